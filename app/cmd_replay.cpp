@@ -1,0 +1,15 @@
+#include <iostream>
+
+#include "commands.hpp"
+
+namespace llmchaos::app {
+
+void add_replay(CLI::App& app, int& exit_code) {
+  auto* sub = app.add_subcommand("replay", "(not built yet)");
+  sub->callback([&exit_code] {
+    std::cerr << "llmchaos replay: not implemented yet\n";
+    exit_code = 2;
+  });
+}
+
+}  // namespace llmchaos::app

@@ -1,0 +1,21 @@
+#pragma once
+// Each subcommand is one file that adds itself to the CLI; commands.cpp lists them in one table.
+#include <CLI/CLI.hpp>
+
+namespace llmchaos::app {
+
+// Adds the subcommand to `app`; when it is chosen and parsed, its callback stores the exit code.
+using AddCommand = void (*)(CLI::App& app, int& exit_code);
+
+void add_serve(CLI::App& app, int& exit_code);
+void add_run(CLI::App& app, int& exit_code);
+void add_lint(CLI::App& app, int& exit_code);
+void add_replay(CLI::App& app, int& exit_code);
+void add_overload(CLI::App& app, int& exit_code);
+void add_gateway(CLI::App& app, int& exit_code);
+void add_explore(CLI::App& app, int& exit_code);
+
+inline constexpr AddCommand all_commands[] = {add_serve,    add_run,     add_lint,   add_replay,
+                                              add_overload, add_gateway, add_explore};
+
+}  // namespace llmchaos::app

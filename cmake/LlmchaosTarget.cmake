@@ -1,0 +1,41 @@
+# One helper for every target's standard, warnings and sanitizers: no global flags.
+function(llmchaos_target_defaults target)
+  target_compile_features(${target} PUBLIC cxx_std_20)
+  set_target_properties(${target} PROPERTIES CXX_EXTENSIONS OFF)
+  target_compile_options(${target} PRIVATE -Wall -Wextra -Wpedantic)
+  if(LLMCHAOS_SANITIZE STREQUAL "address")
+    target_compile_options(${target} PRIVATE -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined)
+    target_link_options(${target} PUBLIC -fsanitize=address,undefined)
+  elseif(LLMCHAOS_SANITIZE STREQUAL "thread")
+    target_compile_options(${target} PRIVATE -fsanitize=thread -fno-omit-frame-pointer)
+    target_link_options(${target} PUBLIC -fsanitize=thread)
+  endif()
+endfunction()
+
+# llmchaos_add_library(name): one library per folder, sources globbed from src/ (and extra dirs),
+# public headers under include/, namespaced alias llmchaos::name.
+function(llmchaos_add_library name)
+  cmake_parse_arguments(ARG "" "" "EXTRA_DIRS;PUBLIC_LIBS;PRIVATE_LIBS" ${ARGN})
+  set(globs ${CMAKE_CURRENT_SOURCE_DIR}/src/*.cpp)
+  foreach(dir IN LISTS ARG_EXTRA_DIRS)
+    list(APPEND globs ${CMAKE_CURRENT_SOURCE_DIR}/${dir}/*.cpp)
+  endforeach()
+  file(GLOB sources CONFIGURE_DEPENDS ${globs})
+  add_library(llmchaos_${name} STATIC ${sources})
+  add_library(llmchaos::${name} ALIAS llmchaos_${name})
+  target_include_directories(llmchaos_${name} PUBLIC ${CMAKE_CURRENT_SOURCE_DIR}/include
+                                              PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/src)
+  target_link_libraries(llmchaos_${name} PUBLIC ${ARG_PUBLIC_LIBS} PRIVATE ${ARG_PRIVATE_LIBS})
+  llmchaos_target_defaults(llmchaos_${name})
+endfunction()
+
+# llmchaos_add_test(name SOURCES... LIBS...): a Catch2 executable registered test by test with CTest.
+function(llmchaos_add_test name)
+  cmake_parse_arguments(ARG "" "" "SOURCES;LIBS" ${ARGN})
+  add_executable(${name} ${ARG_SOURCES})
+  target_link_libraries(${name} PRIVATE llmchaos_catch_main ${ARG_LIBS})
+  llmchaos_target_defaults(${name})
+  catch_discover_tests(${name} TEST_PREFIX "${name}: " PROPERTIES TIMEOUT 120
+                       WORKING_DIRECTORY ${PROJECT_SOURCE_DIR}
+                       ENVIRONMENT "LLMCHAOS_BIN=$<TARGET_FILE:llmchaos>;LLMCHAOS_SOURCE_DIR=${PROJECT_SOURCE_DIR}")
+endfunction()

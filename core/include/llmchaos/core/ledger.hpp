@@ -1,0 +1,49 @@
+#pragma once
+// The attempt ledger: what the mock provider saw, one entry per attempt, in arrival order.
+// It is the single source of truth the checkers read (Jepsen's history).
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "llmchaos/core/types.hpp"
+
+namespace llmchaos {
+
+struct LedgerEntry {
+  std::uint64_t seq = 0;        // global arrival order
+  std::string ns;               // namespace ("" = default)
+  std::string route;
+  Dialect dialect = Dialect::openai;
+  int attempt = 0;              // attempt index on this route within the namespace (0-based)
+  double received_at_ms = 0;    // ms after the namespace's script was installed
+  double finished_at_ms = 0;    // when the mock finished answering (same origin)
+  std::string path;             // request target below the route
+  bool stream = false;
+  std::string model;            // model asked for
+  std::string idempotency_key;  // request headers, empty when absent
+  std::string stainless_retry_count;
+  std::string request_id;       // the id the mock answered with
+  FaultKind fault = FaultKind::ok;
+  int status = 0;               // HTTP status sent (0 = none: reset / hold)
+  AttemptOutcome outcome = AttemptOutcome::completed;
+  int events_sent = 0;          // content events written (streams)
+  bool committed = false;       // the provider did the work (tokens generated / side effect)
+  bool finished = false;        // false while the attempt is still being served
+};
+
+// A tool side effect executed by a client against the mock's side-effect endpoint.
+struct SideEffect {
+  std::uint64_t seq = 0;
+  std::string ns;
+  std::string operation_id;
+  std::string tool;
+  double received_at_ms = 0;
+};
+
+std::string ledger_to_json(const std::vector<LedgerEntry>& entries);
+std::vector<LedgerEntry> ledger_from_json(std::string_view json);  // throws std::runtime_error
+std::string side_effects_to_json(const std::vector<SideEffect>& effects);
+std::vector<SideEffect> side_effects_from_json(std::string_view json);
+
+}  // namespace llmchaos

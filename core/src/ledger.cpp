@@ -1,0 +1,127 @@
+#include "llmchaos/core/ledger.hpp"
+
+#include <stdexcept>
+
+#include <boost/json.hpp>
+
+#include "llmchaos/core/ledger_json.hpp"
+
+namespace json = boost::json;
+
+namespace llmchaos {
+namespace {
+template <class E> E enum_field(const json::object& o, std::string_view key, E fallback) {
+  if (auto* v = o.if_contains(key); v && v->is_string()) {
+    if (auto e = parse_enum<E>(v->get_string())) return *e;
+    throw std::runtime_error("ledger: bad value for " + std::string(key));
+  }
+  return fallback;
+}
+std::string str_field(const json::object& o, std::string_view key) {
+  if (auto* v = o.if_contains(key); v && v->is_string()) return std::string(v->get_string());
+  return {};
+}
+double num_field(const json::object& o, std::string_view key) {
+  if (auto* v = o.if_contains(key); v && v->is_number()) return v->to_number<double>();
+  return 0;
+}
+bool bool_field(const json::object& o, std::string_view key) {
+  if (auto* v = o.if_contains(key); v && v->is_bool()) return v->get_bool();
+  return false;
+}
+}  // namespace
+
+json::value to_json_value(const LedgerEntry& e) {
+  return json::object{{"seq", e.seq},
+                      {"ns", e.ns},
+                      {"route", e.route},
+                      {"dialect", to_string(e.dialect)},
+                      {"attempt", e.attempt},
+                      {"received_at_ms", e.received_at_ms},
+                      {"finished_at_ms", e.finished_at_ms},
+                      {"path", e.path},
+                      {"stream", e.stream},
+                      {"model", e.model},
+                      {"idempotency_key", e.idempotency_key},
+                      {"x_stainless_retry_count", e.stainless_retry_count},
+                      {"request_id", e.request_id},
+                      {"fault", to_string(e.fault)},
+                      {"status", e.status},
+                      {"outcome", to_string(e.outcome)},
+                      {"events_sent", e.events_sent},
+                      {"committed", e.committed},
+                      {"finished", e.finished}};
+}
+
+LedgerEntry ledger_entry_from_json_value(const json::value& v) {
+  if (!v.is_object()) throw std::runtime_error("ledger: entry is not an object");
+  const auto& o = v.get_object();
+  LedgerEntry e;
+  e.seq = static_cast<std::uint64_t>(num_field(o, "seq"));
+  e.ns = str_field(o, "ns");
+  e.route = str_field(o, "route");
+  e.dialect = enum_field(o, "dialect", Dialect::openai);
+  e.attempt = static_cast<int>(num_field(o, "attempt"));
+  e.received_at_ms = num_field(o, "received_at_ms");
+  e.finished_at_ms = num_field(o, "finished_at_ms");
+  e.path = str_field(o, "path");
+  e.stream = bool_field(o, "stream");
+  e.model = str_field(o, "model");
+  e.idempotency_key = str_field(o, "idempotency_key");
+  e.stainless_retry_count = str_field(o, "x_stainless_retry_count");
+  e.request_id = str_field(o, "request_id");
+  e.fault = enum_field(o, "fault", FaultKind::ok);
+  e.status = static_cast<int>(num_field(o, "status"));
+  e.outcome = enum_field(o, "outcome", AttemptOutcome::completed);
+  e.events_sent = static_cast<int>(num_field(o, "events_sent"));
+  e.committed = bool_field(o, "committed");
+  e.finished = bool_field(o, "finished");
+  return e;
+}
+
+json::value to_json_value(const SideEffect& e) {
+  return json::object{{"seq", e.seq},
+                      {"ns", e.ns},
+                      {"operation_id", e.operation_id},
+                      {"tool", e.tool},
+                      {"received_at_ms", e.received_at_ms}};
+}
+
+std::string ledger_to_json(const std::vector<LedgerEntry>& entries) {
+  json::array a;
+  for (const auto& e : entries) a.push_back(to_json_value(e));
+  return json::serialize(a);
+}
+
+std::vector<LedgerEntry> ledger_from_json(std::string_view text) {
+  auto v = json::parse(text);
+  if (!v.is_array()) throw std::runtime_error("ledger: expected a JSON array");
+  std::vector<LedgerEntry> out;
+  for (const auto& e : v.get_array()) out.push_back(ledger_entry_from_json_value(e));
+  return out;
+}
+
+std::string side_effects_to_json(const std::vector<SideEffect>& effects) {
+  json::array a;
+  for (const auto& e : effects) a.push_back(to_json_value(e));
+  return json::serialize(a);
+}
+
+std::vector<SideEffect> side_effects_from_json(std::string_view text) {
+  auto v = json::parse(text);
+  if (!v.is_array()) throw std::runtime_error("side effects: expected a JSON array");
+  std::vector<SideEffect> out;
+  for (const auto& item : v.get_array()) {
+    const auto& o = item.as_object();
+    SideEffect e;
+    e.seq = static_cast<std::uint64_t>(num_field(o, "seq"));
+    e.ns = str_field(o, "ns");
+    e.operation_id = str_field(o, "operation_id");
+    e.tool = str_field(o, "tool");
+    e.received_at_ms = num_field(o, "received_at_ms");
+    out.push_back(std::move(e));
+  }
+  return out;
+}
+
+}  // namespace llmchaos

@@ -1,0 +1,15 @@
+#include "llmchaos/core/spec_error.hpp"
+
+#include <fmt/format.h>
+
+namespace llmchaos {
+
+std::string SourcePos::str() const {
+  if (line <= 0) return file;
+  return fmt::format("{}:{}:{}", file, line, column);
+}
+
+SpecError::SpecError(SourcePos pos, const std::string& message)
+    : std::runtime_error(fmt::format("{}: {}", pos.str(), message)), pos_(std::move(pos)), message_(message) {}
+
+}  // namespace llmchaos

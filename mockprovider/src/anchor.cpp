@@ -1,0 +1,2 @@
+// placeholder until the first unit lands
+namespace llmchaos { void mockprovider_anchor() {} }
