@@ -1,0 +1,83 @@
+#pragma once
+// The executor runs one workflow request through classifier, budget, decision, backoff, breakers and
+// the fallback chain against the routes, and writes a decision log. A ClientStack persists across
+// requests (breakers, limiter, balancer, queue), so a sequence of requests shares them.
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "llmchaos/client/decision.hpp"
+#include "llmchaos/client/policy.hpp"
+#include "llmchaos/client/transport.hpp"
+#include "llmchaos/core/clock.hpp"
+#include "llmchaos/core/rng.hpp"
+
+namespace llmchaos::client {
+
+struct WorkflowRequest {
+  bool stream = false;
+  std::string model = "mock-model";
+  std::string prompt = "classify this";
+  bool tool_call = false;
+  bool prefill = false;
+  std::string operation_id;  // generated when empty
+};
+
+struct AttemptRecord {
+  int index = 0;              // global attempt index (0-based)
+  std::string route;
+  int route_attempt = 0;      // index on that route within this request
+  double start_ms = 0, end_ms = 0;  // relative to the request's start
+  int status = 0;
+  TransportEvent event = TransportEvent::none;
+  Owner owner = Owner::none;  // none = success
+  CommitState commit = CommitState::none;
+  int events = 0;
+  int visible_tokens = 0;
+  std::string reason;         // classifier reason or transport error
+};
+
+struct FailurePoint {
+  int point = 0;              // 1-based
+  int attempt = 0;            // index of the failed attempt
+  std::string route;          // route of the failed attempt
+  Action action = Action::fail_closed;
+  int rule = 0;
+  std::string rule_text;
+  std::string inputs;
+  std::string next_route;     // retry / fallback target
+  double wait_ms = 0;         // sleep before the next attempt (retry-after or backoff)
+};
+
+struct DecisionLog {
+  std::string operation_id;
+  std::vector<AttemptRecord> attempts;
+  std::vector<FailurePoint> failures;
+  Outcome outcome = Outcome::fail_closed;
+  bool answered = false;      // the caller got an answer (model or degraded)
+  std::string text;           // the answer given to the caller
+  std::string route;          // route that served the answer
+  std::string model;          // model reported by that route
+  int input_tokens = 0, output_tokens = 0;
+  double elapsed_ms = 0;
+  double extra_cost_usd = 0;  // cost of every attempt after the first
+  std::vector<std::string> journal;  // attempt journal lines (JSON), requested -> started -> committed -> acknowledged
+};
+
+class ClientStack {
+ public:
+  // `endpoints`: route name -> endpoint. Clock, RNG and transport must outlive the stack.
+  ClientStack(Policy policy, std::map<std::string, Endpoint> endpoints, Clock& clock, Rng& rng,
+              Transport& transport);
+  ~ClientStack();
+  DecisionLog execute(const WorkflowRequest& request);
+  const Policy& policy() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace llmchaos::client

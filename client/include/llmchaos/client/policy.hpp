@@ -1,0 +1,74 @@
+#pragma once
+// The workflow policy: validated, immutable settings loaded from TOML ([workflow], [backoff],
+// [route.NAME] policy keys, [route.NAME.breaker]).
+#include <limits>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "llmchaos/core/spec_error.hpp"
+
+namespace toml {
+inline namespace v3 {
+class table;
+}
+}  // namespace toml
+
+namespace llmchaos::client {
+
+struct BreakerSettings {
+  int failure_threshold = 5;
+  int success_threshold = 2;
+  double open_ms = 30000;
+  int half_open_max_probes = 1;
+};
+
+struct RoutePolicy {
+  std::string name;
+  double expected_latency_ms = 1000;  // judges whether a retry / fallback fits the time left
+  double cost_per_attempt_usd = 0;
+  bool approved = true;               // passed the equivalence contract (fallback candidates)
+  BreakerSettings breaker;
+};
+
+struct BackoffSettings {
+  double base_ms = 200;
+  double cap_ms = 4000;
+};
+
+struct WorkflowPolicy {
+  std::string name = "workflow";
+  std::string primary = "primary";
+  int max_total_attempts = 3;
+  double max_elapsed_ms = 30000;
+  double max_extra_cost_usd = std::numeric_limits<double>::infinity();
+  double attempt_timeout_ms = 10000;  // waiting for headers AND idle gaps inside a stream
+  bool replay_safe = false;
+  std::vector<std::string> fallback;
+  bool queue_allowed = false;
+  bool degrade_allowed = false;
+  std::string degrade_text = "default answer";
+  std::vector<std::string> output_required;
+};
+
+struct Policy {
+  WorkflowPolicy workflow;
+  BackoffSettings backoff;
+  std::map<std::string, RoutePolicy> routes;  // every route named in [route.*] or in primary/fallback
+  const RoutePolicy& route(const std::string& name) const;  // defaults for an unlisted route
+  Policy scaled(double time_scale) const;  // every time (budget, timeouts, latencies, backoff) x scale
+};
+
+// Keys of a `[route.NAME]` table that the policy owns.
+inline constexpr std::string_view route_policy_keys[] = {"expected_latency_ms", "cost_per_attempt_usd",
+                                                         "approved", "breaker"};
+
+// Reads [workflow], [backoff] and the policy keys of [route.*]. Unknown keys in [workflow] /
+// [backoff] / [route.X.breaker] are errors; other route keys are left to the script loader unless
+// `strict_routes`. Top-level tables other than these are allowed when `allow_other_keys`.
+Policy policy_from_toml(const toml::table& doc, const std::string& file, bool allow_other_keys = true,
+                        const std::vector<std::string_view>& extra_route_keys = {});
+Policy load_policy_file(const std::string& path);  // a standalone policy file (strict)
+
+}  // namespace llmchaos::client

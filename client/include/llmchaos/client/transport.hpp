@@ -1,0 +1,61 @@
+#pragma once
+// How the executor reaches a route: one attempt in, what was seen out. The live implementation is a
+// Beast HTTP/1.1 + SSE client (http_transport.hpp); the virtual one plays mock plans under a virtual
+// clock (issue: virtual time). Policy code only sees this interface.
+#include <functional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "llmchaos/client/classifier.hpp"
+#include "llmchaos/core/clock.hpp"
+#include "llmchaos/core/types.hpp"
+
+namespace llmchaos::client {
+
+struct Endpoint {
+  std::string route;
+  Dialect dialect = Dialect::openai;
+  std::string base_url;  // "http://127.0.0.1:PORT/ns/route" (dialect paths are appended)
+};
+
+struct AttemptRequest {
+  Endpoint endpoint;
+  bool stream = false;
+  std::string model = "mock-model";
+  std::string prompt = "classify this";
+  bool tool_call = false;        // ask for a tool call; the executor runs it against the side-effect endpoint
+  bool prefill = false;          // last message is an assistant prefill
+  std::string operation_id;      // sent as Idempotency-Key
+  int attempt_number = 0;        // global attempt index in the workflow (0-based)
+  double timeout_ms = 10000;     // headers AND idle gaps inside a stream
+};
+
+struct AttemptResult {
+  int status = 0;
+  std::vector<std::pair<std::string, std::string>> headers;  // lower-cased names
+  std::string body;              // non-stream body or the error body / error event data
+  TransportEvent event = TransportEvent::none;
+  std::string text;              // content received (visible tokens joined as sent)
+  int content_events = 0;        // visible content events received
+  int events = 0;                // all SSE events received
+  bool tool_call = false;        // the answer asked for a tool call
+  std::string tool_name;
+  std::string model;             // the model the answer reports
+  int input_tokens = 0, output_tokens = 0;
+  double started_ms = 0, ended_ms = 0;  // on the executor's clock
+  std::string error;             // transport error text ("connect: refused"), empty when fine
+};
+
+class Transport {
+ public:
+  virtual ~Transport() = default;
+  // Runs one attempt to its end. `on_token` is called for every visible content token as it arrives
+  // (the commit point).
+  virtual AttemptResult send(const AttemptRequest& req, Clock& clock,
+                             const std::function<void(std::string_view token)>& on_token) = 0;
+  // Execute a tool side effect (recorded by the mock with the operation id). Returns false on failure.
+  virtual bool side_effect(const Endpoint& endpoint, const std::string& operation_id, const std::string& tool) = 0;
+};
+
+}  // namespace llmchaos::client

@@ -1,0 +1,75 @@
+#pragma once
+// What a run produced: one CaseResult per case (verdict, expected vs observed, checks, the mock's
+// ledger and the stack's decision log) and run-level facts. Reports are pure functions of this.
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "llmchaos/client/executor.hpp"
+#include "llmchaos/core/ledger.hpp"
+#include "llmchaos/core/types.hpp"
+
+namespace llmchaos::harness {
+
+enum class Verdict { pass, fail, unknown };  // Jepsen: a hang or crash is unknown, never success
+std::string_view to_string(Verdict v);
+
+struct CheckResult {
+  std::string name;     // "action", "action_agreement", "max_total_attempts", "no_hang", ...
+  bool ok = true;
+  std::string message;  // expected vs observed, in words
+};
+
+struct PointResult {
+  int point = 0;
+  Action expected = Action::none;     // none when the case does not pin this point
+  Action from_log = Action::none;     // derived from the stack's decision log
+  Action from_ledger = Action::none;  // derived from the ledger alone
+  std::string rule;                   // rule that fired (from the log)
+};
+
+struct CaseResult {
+  std::string name;
+  std::string file;     // path as given
+  std::string folder;   // classname: folder below cases/
+  std::vector<std::string> tags;
+  Verdict verdict = Verdict::unknown;
+  std::string unknown_reason;  // "hang", "crash", "error: ..."
+  Action expected = Action::none;
+  Action observed = Action::none;  // action at the first failure point (none: no failure)
+  std::optional<Outcome> expected_outcome;
+  std::optional<Outcome> observed_outcome;
+  std::vector<PointResult> points;
+  std::vector<CheckResult> checks;
+  std::map<std::string, int> attempts_by_route;  // from the ledger
+  std::vector<LedgerEntry> ledger;
+  std::vector<SideEffect> side_effects;
+  std::vector<client::DecisionLog> logs;  // one per request (a sequence has many)
+  std::string policy_name;
+  std::string driver_output;  // exec driver: captured output (capped)
+  double wall_ms = 0;
+};
+
+struct BaselineChange {
+  std::string case_name;
+  Action before = Action::none;
+  Action after = Action::none;
+};
+
+struct RunResult {
+  std::string tool_version = "0.1.0";
+  std::uint64_t seed = 0;
+  std::string driver = "inproc";
+  double time_scale = 1;
+  std::string started_at;  // ISO 8601 UTC
+  double duration_ms = 0;
+  std::vector<CaseResult> cases;
+  std::vector<BaselineChange> baseline_changes;  // filled when --baseline was given
+  int passed() const;
+  int failed() const;
+  int unknown() const;
+  std::map<Outcome, int> outcome_split() const;  // the metric split, over every request of every case
+};
+
+}  // namespace llmchaos::harness

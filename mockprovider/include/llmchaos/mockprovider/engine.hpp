@@ -1,0 +1,65 @@
+#pragma once
+// The engine decides, per attempt, which step applies (namespace, route, attempt index, time window)
+// and keeps the ledger. It does no I/O and takes an injected clock, so the Beast server and the
+// virtual-time transport share it.
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "llmchaos/core/clock.hpp"
+#include "llmchaos/core/ledger.hpp"
+#include "llmchaos/mockprovider/plan.hpp"
+#include "llmchaos/mockprovider/script.hpp"
+
+namespace llmchaos::mock {
+
+// What the server learnt from the request before asking for a plan.
+struct IncomingRequest {
+  std::string ns;        // "" = default namespace
+  std::string route;
+  std::string path;      // below the route, e.g. "/v1/chat/completions"
+  std::string method = "POST";
+  std::string body;
+  std::string idempotency_key;
+  std::string stainless_retry_count;
+  std::vector<std::pair<std::string, std::string>> headers;  // lower-cased names
+};
+
+struct PlannedAttempt {
+  std::uint64_t seq = 0;  // ledger entry to finish later
+  Plan plan;
+};
+
+class Engine {
+ public:
+  explicit Engine(Clock& clock, double time_scale = 1.0);
+  ~Engine();
+
+  void install(const std::string& ns, Script script);  // replaces; resets positions and ledger of ns
+  void reset(const std::string& ns);                   // clears ledger and script positions
+  bool has_route(const std::string& ns, const std::string& route) const;
+  std::optional<Dialect> route_dialect(const std::string& ns, const std::string& route) const;
+
+  // Chooses the step, builds the plan (via the dialect and the fault registry) and appends a ledger
+  // entry (committed already set for post_commit_timeout). Request errors (bad JSON, unknown path)
+  // come back as a plan with the dialect's 4xx body and are ledgered too.
+  PlannedAttempt begin(const IncomingRequest& req);
+  // How the attempt ended on the wire.
+  void finish(std::uint64_t seq, AttemptOutcome outcome, int events_sent, int status);
+  void record_side_effect(const std::string& ns, const std::string& operation_id, const std::string& tool);
+
+  std::vector<LedgerEntry> ledger(const std::string& ns) const;        // arrival order
+  std::vector<LedgerEntry> ledger_all() const;
+  std::vector<SideEffect> side_effects(const std::string& ns) const;
+  std::string metrics_text() const;  // Prometheus exposition format
+
+  double time_scale() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace llmchaos::mock

@@ -1,0 +1,52 @@
+#pragma once
+// A plan is what to put on the wire for one attempt: plain data, built by a fault kind's pure
+// function, executed by the Beast session (or simulated by the virtual transport). The session
+// never decides; it only follows the plan.
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "llmchaos/core/types.hpp"
+
+namespace llmchaos::mock {
+
+struct SseFrame {
+  std::string bytes;     // fully framed ("data: ...\n\n", "event: x\ndata: ...\n\n", "...\r\n\r\n")
+  bool content = false;  // a visible content token (counts in events_sent and commits the attempt)
+};
+
+enum class WireAction {
+  respond,           // send status, headers and the body / frames
+  reset_after_head,  // read the head, then RST (SO_LINGER 0) before any response byte
+  hold,              // send nothing; hold until the client closes, hold_ms passes, or shutdown
+};
+
+enum class StreamEnd {
+  complete,          // all frames, then the chunked terminator (a clean HTTP end)
+  abort,             // after the frames, close the TCP connection mid-body (no terminator)
+  stall_then_abort,  // after the frames, silence for stall_ms, then close mid-body
+};
+
+struct Plan {
+  FaultKind fault = FaultKind::ok;
+  WireAction action = WireAction::respond;
+  int status = 200;
+  std::vector<std::pair<std::string, std::string>> headers;  // content-type included
+  double latency_ms = 0;            // before the status line (already time-scaled)
+  double hold_ms = 0;               // WireAction::hold
+  bool committed_on_arrival = false;  // post_commit_timeout: the provider did the work, the client never hears
+
+  bool streamed = false;
+  std::string body;                 // !streamed
+  std::vector<SseFrame> frames;     // streamed
+  double first_event_ms = 0;        // delay before the first frame after headers
+  double inter_event_ms = 0;        // delay between frames
+  StreamEnd end = StreamEnd::complete;
+  double stall_ms = 0;
+
+  std::string canonical_text;       // the healthy answer of this route (for checks)
+  std::string model;                // model the answer reports
+  std::string request_id;           // echoed as x-request-id / request-id
+};
+
+}  // namespace llmchaos::mock

@@ -1,0 +1,71 @@
+#pragma once
+// The fault script: per route, an ordered list of steps, each applied to the next attempt(s).
+// The `[route.NAME]` table is shared with the policy (client) and case (harness) files, so the
+// loader accepts extra keys that another layer owns (`extra_route_keys`).
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "llmchaos/core/spec_error.hpp"
+#include "llmchaos/core/types.hpp"
+
+namespace toml {
+inline namespace v3 {
+class table;
+}
+}  // namespace toml
+
+namespace llmchaos::mock {
+
+// One scripted step. Defaults are the fault kind's own when a field is absent.
+struct Step {
+  FaultKind fault = FaultKind::ok;
+  int times = 1;                           // consecutive attempts this step covers
+  std::optional<double> until_ms;          // time window: applies to attempts before this many ms after install
+  double latency_ms = 0;                   // before the first byte
+  std::optional<std::string> text;         // the answer (canonical text); streamed one event per word
+  double inter_event_ms = 0;
+  std::optional<int> cut_after_events;     // stream faults: content events before the fault
+  std::optional<double> stall_ms;          // stream_stall: silence before closing
+  std::optional<double> first_token_ms;    // slow_first_token
+  std::optional<double> retry_after_ms;    // rate_429 (and any step that wants the headers)
+  std::optional<std::string> model;        // model the answer reports (default: the request's)
+  std::optional<double> hold_ms;           // post_commit_timeout / no_response hold (default 30000)
+  std::optional<int> status;               // status override
+  std::optional<double> p50_ms, p95_ms;    // slow: lognormal latency from two quantiles
+  std::optional<std::string> missing_field;  // schema_missing: the field left out of the JSON answer
+  SourcePos pos;                           // where the step was written (for error messages)
+};
+
+struct RouteScript {
+  std::string name;
+  Dialect dialect = Dialect::openai;
+  std::vector<Step> steps;
+  FaultKind then = FaultKind::ok;  // what every attempt after the script gets
+  std::string default_text = "hello from the mock provider";
+  SourcePos pos;
+};
+
+struct Script {
+  std::map<std::string, RouteScript> routes;
+};
+
+// Keys of a `[route.NAME]` table that the script owns.
+inline constexpr std::string_view route_script_keys[] = {"dialect", "script", "then", "text"};
+
+// Parse `[route.*]` tables from a whole document. Unknown keys in a route table are errors unless
+// listed in `extra_route_keys`; top-level keys other than `route` are errors unless `allow_other_tables`.
+Script script_from_toml(const toml::table& doc, const std::string& file,
+                        const std::vector<std::string_view>& extra_route_keys = {},
+                        bool allow_other_tables = false);
+// One route table.
+RouteScript route_script_from_toml(const toml::table& route_table, const std::string& route_name,
+                                   const std::string& file,
+                                   const std::vector<std::string_view>& extra_route_keys = {});
+Script load_script_file(const std::string& path);                    // TOML file
+Script parse_script_text(std::string_view text, const std::string& source_name);  // TOML, or JSON if it starts with '{'
+
+}  // namespace llmchaos::mock

@@ -1,0 +1,41 @@
+#pragma once
+// The mock provider's HTTP server (Boost.Beast, C++20 coroutines). No Beast types here.
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "llmchaos/mockprovider/engine.hpp"
+
+namespace llmchaos::mock {
+
+struct ServerOptions {
+  std::string bind = "127.0.0.1";
+  std::uint16_t port = 0;          // 0 = ephemeral
+  std::string admin_token;         // required for admin requests when set (and for non-loopback binds)
+  double time_scale = 1.0;         // scales every scripted delay, retry-after and hold
+  std::size_t body_limit = 8 * 1024 * 1024;
+  std::size_t header_limit = 16 * 1024;
+  std::size_t max_connections = 1024;
+  double idle_timeout_ms = 30000;  // slow or idle connections are closed
+  int threads = 1;
+};
+
+class MockServer {
+ public:
+  explicit MockServer(ServerOptions options);  // uses its own steady clock
+  ~MockServer();                               // stops
+  MockServer(const MockServer&) = delete;
+  MockServer& operator=(const MockServer&) = delete;
+
+  void start();                // binds and runs on background threads; throws with bind:port on failure
+  void stop();                 // cancels holds and closes connections; returns within a second
+  std::uint16_t port() const;
+  std::string base_url() const;  // "http://127.0.0.1:PORT"
+  Engine& engine();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace llmchaos::mock
