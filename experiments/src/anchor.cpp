@@ -1,0 +1,2 @@
+// placeholder until the first unit lands
+namespace llmchaos { void experiments_anchor() {} }
