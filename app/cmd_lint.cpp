@@ -1,15 +1,45 @@
+// llmchaos lint: check case and policy files without running them. Every error as file:line:col: message;
+// exit 2 on any error (or a path that does not exist), 0 otherwise.
 #include <iostream>
+#include <memory>
+
+#include <fmt/format.h>
 
 #include "commands.hpp"
+#include "llmchaos/harness/case.hpp"
 
 namespace llmchaos::app {
+namespace {
+
+int lint(const std::vector<std::string>& paths, bool quiet) {
+  std::vector<harness::SuiteFile> files;
+  try {
+    files = harness::expand_paths(paths.empty() ? std::vector<std::string>{"cases"} : paths);
+  } catch (const SpecError& e) {
+    std::cerr << e.what() << "\n";
+    return 2;
+  }
+  std::size_t errors = 0;
+  for (const auto& f : files) {
+    for (const auto& e : harness::lint_file(f.path)) {
+      std::cerr << e.what() << "\n";
+      ++errors;
+    }
+  }
+  if (!quiet || errors)
+    std::cerr << fmt::format("llmchaos lint: {} file(s), {} error(s)\n", files.size(), errors);
+  return errors ? 2 : 0;
+}
+
+}  // namespace
 
 void add_lint(CLI::App& app, int& exit_code) {
-  auto* sub = app.add_subcommand("lint", "(not built yet)");
-  sub->callback([&exit_code] {
-    std::cerr << "llmchaos lint: not implemented yet\n";
-    exit_code = 2;
-  });
+  auto paths = std::make_shared<std::vector<std::string>>();
+  auto quiet = std::make_shared<bool>(false);
+  auto* sub = app.add_subcommand("lint", "check case and policy files without running them");
+  sub->add_option("paths", *paths, "case / policy files or folders (default: cases/)");
+  sub->add_flag("--quiet,-q", *quiet, "print only the errors");
+  sub->callback([paths, quiet, &exit_code] { exit_code = lint(*paths, *quiet); });
 }
 
 }  // namespace llmchaos::app

@@ -1,14 +1,168 @@
+// llmchaos replay: the timeout-policy study (SPEC 8) over a recorded latency trace, offline or live.
+#include <chrono>
+#include <fstream>
 #include <iostream>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
 
 #include "commands.hpp"
+#include "llmchaos/experiments/replay.hpp"
+#include "llmchaos/experiments/replay_live.hpp"
+#include "llmchaos/experiments/replay_report.hpp"
+#include "llmchaos/experiments/synth.hpp"
+#include "llmchaos/experiments/trace.hpp"
 
 namespace llmchaos::app {
 
+namespace {
+
+namespace ex = llmchaos::experiments;
+
+struct ReplayOptions {
+  std::string trace;
+  std::vector<double> timeouts{2.5, 3, 3.5};
+  std::string format = "detect";
+  bool skip_bad = false;
+  std::string json_path, markdown_path, svg_dir;
+  bool timing = false;
+  // live
+  bool live = false;
+  double time_scale = 0.02;
+  int concurrency = 32;
+  // synth
+  std::size_t synth_rows = 0;
+  std::string out;
+  std::uint64_t seed = 1;
+  std::vector<std::size_t> outage;
+};
+
+void write_to(const ex::ReplayFormat& format, const ex::ReplayReport& report, const std::string& path) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  if (!out) throw std::runtime_error(path + ": cannot write");
+  format.write(report, out);
+  if (!out) throw std::runtime_error(path + ": write failed");
+}
+
+int run_synth(const ReplayOptions& o) {
+  if (o.out.empty()) {
+    std::cerr << "llmchaos replay --synth: --out FILE is required\n";
+    return 2;
+  }
+  ex::SynthOptions synth;
+  synth.rows = o.synth_rows;
+  synth.seed = o.seed;
+  if (!o.outage.empty()) {
+    if (o.outage.size() != 2 || o.outage[0] >= o.outage[1]) {
+      std::cerr << "llmchaos replay --synth: --outage wants START,END request indices with START < END\n";
+      return 2;
+    }
+    synth.outage = std::pair{o.outage[0], o.outage[1]};
+  }
+  ex::write_trace_file(ex::synth_trace(synth), o.out);
+  std::cout << fmt::format("wrote {} synthetic requests to {} (seed {})\n", synth.rows, o.out, synth.seed);
+  return 0;
+}
+
+int run_replay(const ReplayOptions& o) {
+  if (o.trace.empty()) {
+    std::cerr << "llmchaos replay: a TRACE file is required (or --synth N --out FILE)\n";
+    return 2;
+  }
+  for (const double t : o.timeouts) {
+    if (!(t > 0)) {
+      std::cerr << fmt::format("llmchaos replay: --timeout values must be > 0 seconds, got {}\n", t);
+      return 2;
+    }
+  }
+  const auto started = std::chrono::steady_clock::now();
+  ex::TraceParseOptions parse_options;
+  parse_options.format = o.format == "jsonl" ? ex::TraceFormat::jsonl
+                         : o.format == "csv" ? ex::TraceFormat::csv
+                                             : ex::TraceFormat::detect;
+  const ex::TraceParse parsed = ex::read_trace_file(o.trace, parse_options);
+  for (const auto& e : parsed.errors) std::cerr << e.str() << '\n';
+  if (parsed.error_count > parsed.errors.size())
+    std::cerr << fmt::format("... and {} more bad lines\n", parsed.error_count - parsed.errors.size());
+  if (parsed.error_count > 0 && !o.skip_bad) {
+    std::cerr << fmt::format("llmchaos replay: {} bad line(s) in {}; fix them or pass --skip-bad\n",
+                             parsed.error_count, o.trace);
+    return 2;
+  }
+  if (parsed.rows.empty()) {
+    std::cerr << fmt::format("llmchaos replay: {} holds no requests\n", o.trace);
+    return 2;
+  }
+  const auto configs = ex::policy_configs(o.timeouts);
+  ex::ReplayReport report;
+  report.trace = o.trace;
+  report.requests = parsed.rows.size();
+  if (o.live) {
+    ex::LiveReplayOptions live;
+    live.time_scale = o.time_scale;
+    live.concurrency = o.concurrency;
+    const auto result = ex::replay_live(parsed.rows, configs, live);
+    report.mode = "live";
+    report.time_scale = o.time_scale;
+    report.rows = result.stats;
+    report.offline = ex::evaluate_all(parsed.rows, configs);
+    const auto agreement = ex::compare_live(parsed.rows, configs, result, live);
+    report.tolerance = agreement.tolerance;
+    report.disagreements = agreement.disagreements;
+  } else {
+    report.rows = ex::evaluate_all(parsed.rows, configs);
+  }
+  const auto evaluated = std::chrono::steady_clock::now();
+  ex::find_replay_format("text")->write(report, std::cout);
+  if (!o.json_path.empty()) write_to(*ex::find_replay_format("json"), report, o.json_path);
+  if (!o.markdown_path.empty()) write_to(*ex::find_replay_format("markdown"), report, o.markdown_path);
+  if (!o.svg_dir.empty())
+    for (const auto& path : ex::write_replay_svgs(parsed.rows, configs, o.svg_dir)) std::cout << "wrote " << path << '\n';
+  if (o.timing) {
+    const double sec = std::chrono::duration<double>(evaluated - started).count();
+    std::cerr << fmt::format("timing: read and evaluated {} rows x {} policies in {:.3f} s ({:.0f} rows/s)\n",
+                             parsed.rows.size(), configs.size(), sec, static_cast<double>(parsed.rows.size()) / sec);
+  }
+  return report.disagreements.empty() ? 0 : 1;
+}
+
+}  // namespace
+
 void add_replay(CLI::App& app, int& exit_code) {
-  auto* sub = app.add_subcommand("replay", "(not built yet)");
-  sub->callback([&exit_code] {
-    std::cerr << "llmchaos replay: not implemented yet\n";
-    exit_code = 2;
+  auto o = std::make_shared<ReplayOptions>();
+  auto* sub = app.add_subcommand(
+      "replay",
+      "Timeout-policy replay over a latency trace: wait / retry after T / switch after T (offline, or --live "
+      "through the mock); --synth writes a synthetic trace");
+  sub->add_option("trace", o->trace, "trace file: JSON lines or CSV (see experiments/README.md)");
+  sub->add_option("--timeout", o->timeouts, "timeouts T in seconds, comma separated")->delimiter(',')->capture_default_str();
+  sub->add_option("--format", o->format, "trace format")->check(CLI::IsMember({"detect", "jsonl", "csv"}))->capture_default_str();
+  sub->add_flag("--skip-bad", o->skip_bad, "report bad lines but evaluate the good ones (default: exit 2)");
+  sub->add_option("--json", o->json_path, "write the JSON report to FILE");
+  sub->add_option("--markdown", o->markdown_path, "write the Markdown report to FILE");
+  sub->add_option("--svg", o->svg_dir, "write one latency CDF per policy into DIR (replay-<policy>.svg)");
+  sub->add_flag("--timing", o->timing, "print rows/s of reading and evaluating on stderr");
+  sub->add_flag("--live", o->live, "play the trace through real sockets: mock provider + HTTP client per policy");
+  sub->add_option("--time-scale", o->time_scale, "live: every recorded latency and T times this")
+      ->check(CLI::Range(0.001, 1.0))
+      ->capture_default_str();
+  sub->add_option("--concurrency", o->concurrency, "live: requests in flight at once")
+      ->check(CLI::Range(1, 256))
+      ->capture_default_str();
+  sub->add_option("--synth", o->synth_rows, "write a synthetic trace of N requests (with --out) instead of replaying");
+  sub->add_option("--out", o->out, "synthetic trace file (.csv -> CSV, else JSON lines)");
+  sub->add_option("--seed", o->seed, "synthetic trace seed")->capture_default_str();
+  sub->add_option("--outage", o->outage, "synthetic: primary outage over requests START,END (indices)")->delimiter(',');
+  sub->callback([o, &exit_code] {
+    try {
+      exit_code = o->synth_rows > 0 ? run_synth(*o) : run_replay(*o);
+    } catch (const std::exception& e) {
+      std::cerr << "llmchaos replay: " << e.what() << '\n';
+      exit_code = 2;
+    }
   });
 }
 

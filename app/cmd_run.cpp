@@ -1,15 +1,156 @@
+// llmchaos run: play a suite of cases against one in-process mock provider, check every history, write
+// reports, and gate on a baseline. Exit 0 all passed, 1 any failed / unknown / changed, 2 usage or file.
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
 #include <iostream>
+#include <map>
+#include <memory>
+
+#include <fmt/format.h>
 
 #include "commands.hpp"
+#include "llmchaos/harness/baseline.hpp"
+#include "llmchaos/harness/runner.hpp"
+#include "llmchaos/reports/reports.hpp"
 
 namespace llmchaos::app {
+namespace {
+
+struct RunArgs {
+  std::vector<std::string> paths;
+  harness::RunOptions run;
+  std::vector<std::string> filters;
+  std::map<std::string, std::string> report_paths;  // format name -> file
+  std::string report_dir;
+  std::string baseline;
+  std::string write_baseline;
+  bool accept_changes = false;
+  bool quiet = false;
+};
+
+int run_command(RunArgs& a) {
+  if (a.paths.empty()) a.paths.push_back("cases");
+  auto suite = harness::load_suite(a.paths, a.filters);
+  for (const auto& e : suite.errors) std::cerr << e.what() << "\n";
+  if (!suite.errors.empty()) {
+    std::cerr << fmt::format("llmchaos run: {} error(s) in the case files; nothing was run\n", suite.errors.size());
+    return 2;
+  }
+  if (suite.cases.empty()) {
+    std::cerr << "llmchaos run: no case to run" << (a.filters.empty() ? "" : " (none matches --filter)") << "\n";
+    return 2;
+  }
+  harness::Baseline baseline;
+  if (!a.baseline.empty()) {
+    try {
+      baseline = harness::read_baseline(a.baseline);
+    } catch (const std::exception& e) {
+      std::cerr << e.what() << "\n";
+      return 2;
+    }
+  }
+
+  if (!a.quiet) {
+    a.run.progress = &std::cerr;
+    a.run.progress_tty = isatty(STDERR_FILENO) != 0;
+  }
+  harness::RunOutcome outcome;
+  try {
+    outcome = harness::run_suite(suite.cases, a.run);
+  } catch (const std::invalid_argument& e) {
+    std::cerr << "llmchaos run: " << e.what() << "\n";
+    return 2;
+  } catch (const std::exception& e) {
+    std::cerr << "llmchaos run: " << e.what() << "\n";
+    return 2;
+  }
+  auto& run = outcome.result;
+
+  bool gate_failed = false;
+  std::string gate_text;
+  if (!a.baseline.empty()) {
+    run.baseline = a.baseline;
+    std::vector<std::string> added, removed;
+    run.baseline_changes = harness::compare_baseline(baseline, run, &added, &removed);
+    gate_text = fmt::format("\nbaseline {}: {} case(s) changed action\n", a.baseline, run.baseline_changes.size());
+    for (const auto& ch : run.baseline_changes)
+      gate_text += fmt::format("  changed: {}: {} -> {}\n", ch.case_name, harness::actions_str(ch.before_all),
+                               harness::actions_str(ch.after_all));
+    for (const auto& name : added) gate_text += fmt::format("  new (not in the baseline): {}\n", name);
+    for (const auto& name : removed) gate_text += fmt::format("  not run (in the baseline): {}\n", name);
+    if (!run.baseline_changes.empty())
+      gate_text += a.accept_changes ? "  changes accepted (--accept-changes)\n"
+                                    : "  the gate fails: review the changes, then re-run with --accept-changes "
+                                      "(and --write-baseline to record them)\n";
+    gate_failed = !run.baseline_changes.empty() && !a.accept_changes;
+  }
+
+  std::cout << harness::summary_table(run) << gate_text;
+
+  int code = (run.failed() + run.unknown() > 0 || gate_failed) ? 1 : 0;
+  // Reports: --report-dir writes all four; a per-format flag picks that format's path.
+  std::map<std::string, std::string> targets;
+  if (!a.report_dir.empty())
+    for (const auto& f : reports::formats()) targets[std::string(f.name)] = a.report_dir + "/" + std::string(f.file_name);
+  for (const auto& [name, path] : a.report_paths)
+    if (!path.empty()) targets[name] = path;
+  for (const auto& [name, path] : targets) {
+    try {
+      reports::write_report(*reports::find_format(name), run, path);
+      std::cout << fmt::format("{} report: {}\n", name, path);
+    } catch (const std::exception& e) {
+      std::cerr << "llmchaos run: " << e.what() << "\n";
+      code = 2;
+    }
+  }
+  if (!a.write_baseline.empty()) {
+    try {
+      harness::write_baseline(run, a.write_baseline);
+      std::cout << fmt::format("baseline written: {}\n", a.write_baseline);
+    } catch (const std::exception& e) {
+      std::cerr << "llmchaos run: " << e.what() << "\n";
+      code = 2;
+    }
+  }
+  if (outcome.abandoned > 0) {
+    // A hung case thread is still blocked somewhere: do not wait for it (CI never hangs).
+    std::cerr << fmt::format("llmchaos run: {} hung case(s) abandoned\n", outcome.abandoned);
+    std::cout.flush();
+    std::cerr.flush();
+    std::_Exit(code);
+  }
+  return code;
+}
+
+}  // namespace
 
 void add_run(CLI::App& app, int& exit_code) {
-  auto* sub = app.add_subcommand("run", "(not built yet)");
-  sub->callback([&exit_code] {
-    std::cerr << "llmchaos run: not implemented yet\n";
-    exit_code = 2;
-  });
+  auto a = std::make_shared<RunArgs>();
+  auto* sub = app.add_subcommand("run", "run cases against the mock provider, check every action, write reports");
+  sub->add_option("paths", a->paths, "case files or folders (default: cases/)");
+  sub->add_option("--driver", a->run.driver, "what to drive: " + harness::driver_names())->capture_default_str();
+  sub->add_option("--jobs,-j", a->run.jobs, "cases run in parallel (default: the machine's cores)")->check(CLI::Range(1, 256));
+  sub->add_option("--seed", a->run.seed, "seed of every random choice (jitter); written in every report")->capture_default_str();
+  sub->add_option("--time-scale", a->run.time_scale,
+                  "multiply every scripted delay, retry-after and time budget by this factor (e.g. 0.05)")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  sub->add_option("--filter", a->filters, "run only cases with this tag, or whose name or file matches this glob (repeatable)");
+  for (const auto& f : reports::formats()) {
+    const std::string name(f.name);
+    sub->add_option("--" + name, a->report_paths[name], fmt::format("write the {} report to this file", name));
+  }
+  sub->add_option("--report-dir", a->report_dir, "write every report into this folder (junit.xml, report.json, ...)");
+  sub->add_option("--baseline", a->baseline, "compare each case's action with this baseline; a change fails the run");
+  sub->add_option("--write-baseline", a->write_baseline, "record each case's observed action in this file");
+  sub->add_flag("--accept-changes", a->accept_changes, "with --baseline: print the changes but do not fail on them");
+  sub->add_option("--min-deadline-ms", a->run.min_deadline_ms, "shortest hard deadline of a case, real ms")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  sub->add_flag("--quiet,-q", a->quiet, "no progress output");
+  sub->callback([a, &exit_code] { exit_code = run_command(*a); });
 }
 
 }  // namespace llmchaos::app

@@ -1,15 +1,79 @@
+// llmchaos serve: the mock provider as a process. Prints "listening on http://HOST:PORT" first (flushed),
+// serves until SIGINT or SIGTERM, then stops within a second (held connections included).
+#include <csignal>
 #include <iostream>
+#include <memory>
+
+#include <pthread.h>
 
 #include "commands.hpp"
+#include "llmchaos/core/spec_error.hpp"
+#include "llmchaos/mockprovider/server.hpp"
 
 namespace llmchaos::app {
+namespace {
+
+struct ServeArgs {
+  mock::ServerOptions server;
+  std::string script;
+};
+
+int serve(const ServeArgs& args) {
+  // Block the stop signals in every thread (the server's threads inherit the mask) and wait for them here.
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGINT);
+  sigaddset(&stop_signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+
+  std::unique_ptr<mock::MockServer> server;
+  try {
+    mock::Script script;
+    if (!args.script.empty()) script = mock::load_script_file(args.script);
+    server = std::make_unique<mock::MockServer>(args.server);
+    server->engine().install("", std::move(script));
+    server->start();
+  } catch (const SpecError& e) {
+    std::cerr << "llmchaos serve: " << e.what() << "\n";
+    return 2;
+  } catch (const std::exception& e) {
+    std::cerr << "llmchaos serve: " << e.what() << "\n";
+    return 2;
+  }
+  const auto& bind = args.server.bind;
+  const auto host = bind.find(':') != std::string::npos ? "[" + bind + "]" : bind;
+  std::cout << "listening on http://" << host << ":" << server->port() << std::endl;  // endl: flushed at once
+
+  int signal = 0;
+  sigwait(&stop_signals, &signal);
+  server->stop();
+  std::cerr << "llmchaos serve: stopped (" << (signal == SIGINT ? "SIGINT" : "SIGTERM") << ")\n";
+  return 0;
+}
+
+}  // namespace
 
 void add_serve(CLI::App& app, int& exit_code) {
-  auto* sub = app.add_subcommand("serve", "(not built yet)");
-  sub->callback([&exit_code] {
-    std::cerr << "llmchaos serve: not implemented yet\n";
-    exit_code = 2;
-  });
+  auto args = std::make_shared<ServeArgs>();
+  auto* sub = app.add_subcommand("serve", "run the mock provider (OpenAI, Anthropic, Gemini dialects) with a fault script");
+  sub->add_option("--bind", args->server.bind, "address to listen on (a non-loopback address needs --admin-token)")
+      ->capture_default_str();
+  sub->add_option("--port", args->server.port, "port (0 = ephemeral; the bound port is printed)")->capture_default_str();
+  sub->add_option("--script", args->script, "fault script (TOML with [route.NAME] tables)")->check(CLI::ExistingFile);
+  sub->add_option("--admin-token", args->server.admin_token,
+                  "token the admin API (/__llmchaos/...) requires as 'Authorization: Bearer TOKEN'");
+  sub->add_option("--time-scale", args->server.time_scale,
+                  "multiply every scripted delay, hold, time window and retry-after by this factor")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  sub->add_option("--threads", args->server.threads, "I/O threads")->check(CLI::Range(1, 64))->capture_default_str();
+  sub->add_option("--body-limit", args->server.body_limit, "largest request body in bytes (larger: 413)")
+      ->capture_default_str();
+  sub->add_option("--max-connections", args->server.max_connections, "open connections before new ones get 503")
+      ->capture_default_str();
+  sub->add_option("--idle-timeout-ms", args->server.idle_timeout_ms, "close connections idle or slow for this long")
+      ->capture_default_str();
+  sub->callback([args, &exit_code] { exit_code = serve(*args); });
 }
 
 }  // namespace llmchaos::app

@@ -65,10 +65,18 @@ inline constexpr std::string_view route_policy_keys[] = {"expected_latency_ms", 
                                                          "approved", "breaker"};
 
 // Reads [workflow], [backoff] and the policy keys of [route.*]. Unknown keys in [workflow] /
-// [backoff] / [route.X.breaker] are errors; other route keys are left to the script loader unless
-// `strict_routes`. Top-level tables other than these are allowed when `allow_other_keys`.
+// [backoff] / [route.X.breaker] are errors. Top-level keys other than workflow / backoff / route are
+// allowed when `allow_other_keys` (a case file carries its own). A [route.X] key that is neither a
+// policy key nor listed in `extra_route_keys` (pass mock::route_script_keys: the client does not link
+// the mock) is an error when `extra_route_keys` is given or `!allow_other_keys`; with neither, the
+// other route keys are left to the script loader, which reads the same tables.
+// Checks: primary and every fallback name a [route.X] table when any is given (else they are created
+// with defaults); fallback does not list the primary or a route twice; thresholds >= 1; times,
+// costs >= 0; backoff cap_ms >= base_ms. Every error is SpecError "file:line:col: table.key: ...".
 Policy policy_from_toml(const toml::table& doc, const std::string& file, bool allow_other_keys = true,
                         const std::vector<std::string_view>& extra_route_keys = {});
 Policy load_policy_file(const std::string& path);  // a standalone policy file (strict)
+// Added: a standalone policy file whose route tables may also carry `extra_route_keys`.
+Policy load_policy_file(const std::string& path, const std::vector<std::string_view>& extra_route_keys);
 
 }  // namespace llmchaos::client

@@ -3,6 +3,7 @@
 // Beast HTTP/1.1 + SSE client (http_transport.hpp); the virtual one plays mock plans under a virtual
 // clock (issue: virtual time). Policy code only sees this interface.
 #include <functional>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -19,6 +20,15 @@ struct Endpoint {
   std::string base_url;  // "http://127.0.0.1:PORT/ns/route" (dialect paths are appended)
 };
 
+// The second leg of a tool workflow: the tool call the model asked for and the result of executing it,
+// sent back so the model can answer.
+struct ToolTurn {
+  std::string call_id;
+  std::string name;
+  std::string arguments = "{}";  // JSON text
+  std::string result = "ok";
+};
+
 struct AttemptRequest {
   Endpoint endpoint;
   bool stream = false;
@@ -29,6 +39,7 @@ struct AttemptRequest {
   std::string operation_id;      // sent as Idempotency-Key
   int attempt_number = 0;        // global attempt index in the workflow (0-based)
   double timeout_ms = 10000;     // headers AND idle gaps inside a stream
+  std::optional<ToolTurn> tool_turn;  // set on the follow-up call after a tool side effect
 };
 
 struct AttemptResult {
@@ -41,6 +52,10 @@ struct AttemptResult {
   int events = 0;                // all SSE events received
   bool tool_call = false;        // the answer asked for a tool call
   std::string tool_name;
+  std::string tool_call_id;      // the provider's id of the call (echoed in the follow-up)
+  std::string tool_arguments;    // JSON text
+  std::string finish_reason;     // as the dialect spells it ("stop", "end_turn", "STOP", "content_filter")
+  bool terminated = false;       // streams: the dialect's end was seen ([DONE], message_stop, finishReason)
   std::string model;             // the model the answer reports
   int input_tokens = 0, output_tokens = 0;
   double started_ms = 0, ended_ms = 0;  // on the executor's clock

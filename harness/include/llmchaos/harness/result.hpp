@@ -49,12 +49,22 @@ struct CaseResult {
   std::string policy_name;
   std::string driver_output;  // exec driver: captured output (capped)
   double wall_ms = 0;
+  // Added by the harness:
+  std::string description;
+  std::string policy_file;                   // shared policy file ("" = inline policy)
+  std::vector<double> request_started_ms;    // start of each request after the case began (ledger origin)
+  std::optional<client::DecisionLog> alive_log;  // [checks] alive_after: the healthy probe after the case
+  double deadline_ms = 0;                    // the hard real-time deadline the case ran under
+  std::vector<Action> observed_actions;      // every failure point's observed action, in order (the baseline)
 };
 
 struct BaselineChange {
   std::string case_name;
   Action before = Action::none;
   Action after = Action::none;
+  // Added by the harness: the actions at every failure point (a change may be at a later point).
+  std::vector<Action> before_all;
+  std::vector<Action> after_all;
 };
 
 struct RunResult {
@@ -66,6 +76,7 @@ struct RunResult {
   double duration_ms = 0;
   std::vector<CaseResult> cases;
   std::vector<BaselineChange> baseline_changes;  // filled when --baseline was given
+  std::string baseline;  // the --baseline path ("" = no baseline compared; reports say which)
   int passed() const;
   int failed() const;
   int unknown() const;

@@ -6,6 +6,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "llmchaos/core/clock.hpp"
@@ -28,17 +29,20 @@ struct IncomingRequest {
 };
 
 struct PlannedAttempt {
-  std::uint64_t seq = 0;  // ledger entry to finish later
+  std::uint64_t seq = 0;  // ledger entry to finish later (0: not an attempt, e.g. GET /v1/models)
   Plan plan;
 };
 
 class Engine {
  public:
-  explicit Engine(Clock& clock, double time_scale = 1.0);
+  explicit Engine(Clock& clock, double time_scale = 1.0, std::uint64_t seed = 0);
   ~Engine();
 
   void install(const std::string& ns, Script script);  // replaces; resets positions and ledger of ns
   void reset(const std::string& ns);                   // clears ledger and script positions
+  void reset_all();                                    // reset() of every namespace
+  void remove(const std::string& ns);                  // forgets the namespace (script, ledger)
+  std::vector<std::string> routes(const std::string& ns) const;
   bool has_route(const std::string& ns, const std::string& route) const;
   std::optional<Dialect> route_dialect(const std::string& ns, const std::string& route) const;
 
@@ -53,6 +57,9 @@ class Engine {
   std::vector<LedgerEntry> ledger(const std::string& ns) const;        // arrival order
   std::vector<LedgerEntry> ledger_all() const;
   std::vector<SideEffect> side_effects(const std::string& ns) const;
+  std::vector<SideEffect> side_effects_all() const;
+  // A named server event (idle timeout, rejected connection, ...): counted in /metrics.
+  void count_event(std::string_view event);
   std::string metrics_text() const;  // Prometheus exposition format
 
   double time_scale() const;

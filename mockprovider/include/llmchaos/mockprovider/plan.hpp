@@ -2,6 +2,7 @@
 // A plan is what to put on the wire for one attempt: plain data, built by a fault kind's pure
 // function, executed by the Beast session (or simulated by the virtual transport). The session
 // never decides; it only follows the plan.
+#include <cstddef>
 #include <string>
 #include <utility>
 #include <vector>
@@ -35,14 +36,16 @@ struct Plan {
   double latency_ms = 0;            // before the status line (already time-scaled)
   double hold_ms = 0;               // WireAction::hold
   bool committed_on_arrival = false;  // post_commit_timeout: the provider did the work, the client never hears
+  bool commits_when_sent = false;     // a plain answer: committed once written whole (streams commit per content frame)
 
   bool streamed = false;
   std::string body;                 // !streamed
   std::vector<SseFrame> frames;     // streamed
   double first_event_ms = 0;        // delay before the first frame after headers
   double inter_event_ms = 0;        // delay between frames
-  StreamEnd end = StreamEnd::complete;
+  StreamEnd end = StreamEnd::complete;  // also for plain bodies: abort after body_cut_at bytes
   double stall_ms = 0;
+  std::size_t body_cut_at = 0;      // !streamed and end != complete: bytes of `body` sent (Content-Length announces all)
 
   std::string canonical_text;       // the healthy answer of this route (for checks)
   std::string model;                // model the answer reports

@@ -24,6 +24,7 @@ namespace llmchaos::mock {
 struct Step {
   FaultKind fault = FaultKind::ok;
   int times = 1;                           // consecutive attempts this step covers
+  bool times_given = false;                // `times` was written: with until_ms, at most `times` attempts in the window
   std::optional<double> until_ms;          // time window: applies to attempts before this many ms after install
   double latency_ms = 0;                   // before the first byte
   std::optional<std::string> text;         // the answer (canonical text); streamed one event per word
@@ -52,6 +53,17 @@ struct RouteScript {
 struct Script {
   std::map<std::string, RouteScript> routes;
 };
+
+// Every key a step may carry (common_step_keys in fault.hpp plus each fault's own).
+inline constexpr std::string_view step_keys[] = {
+    "fault",  "times",          "until_ms", "latency_ms", "text",     "inter_event_ms", "model",   "status",
+    "retry_after_ms", "cut_after_events", "stall_ms", "first_token_ms", "hold_ms", "p50_ms", "p95_ms",
+    "missing_field"};
+
+// One step table (an element of `script`); `context` names it in messages ("route.a.script[0]").
+Step step_from_toml(const toml::table& step_table, const std::string& file, const std::string& context);
+// A route or namespace name usable as a URL path segment.
+bool valid_name(std::string_view name);
 
 // Keys of a `[route.NAME]` table that the script owns.
 inline constexpr std::string_view route_script_keys[] = {"dialect", "script", "then", "text"};

@@ -16,8 +16,11 @@ struct Format {
 };
 
 std::span<const Format> formats();
-const Format* find_format(std::string_view name);
-// Writes atomically (temp file + rename) so a crash never leaves half a report. Throws with the path.
+const Format* find_format(std::string_view name);  // nullptr when unknown
+// The report as a string (what write_report puts in the file).
+std::string render(const Format& format, const harness::RunResult& run);
+// Writes atomically (temp file + rename) so a crash never leaves half a report; creates the parent
+// directories. Throws std::runtime_error naming the path.
 void write_report(const Format& format, const harness::RunResult& run, const std::string& path);
 
 }  // namespace llmchaos::reports

@@ -1,0 +1,89 @@
+// classify + decide per failure point: the policy engine's cost per call, without I/O.
+// Each benchmark is one realistic failure as the transport reports it (provider-wire.md bodies).
+#include <benchmark/benchmark.h>
+
+#include "llmchaos/client/classifier.hpp"
+#include "llmchaos/client/decision.hpp"
+
+using namespace llmchaos;
+using namespace llmchaos::client;
+
+namespace {
+
+Observation openai_rate_429() {
+  Observation o;
+  o.dialect = Dialect::openai;
+  o.status = 429;
+  o.body =
+      R"({"error":{"message":"Rate limit reached for gpt-4o in organization org-x on tokens per min (TPM): Limit 30000, Used 14567, Requested 24754. Please try again in 18.642s.","type":"tokens","param":null,"code":"rate_limit_exceeded"}})";
+  o.headers = {{"content-type", "application/json"}, {"x-request-id", "req_abc"}, {"retry-after", "1"},
+               {"retry-after-ms", "900"}};
+  return o;
+}
+
+Observation anthropic_overloaded_529() {
+  Observation o;
+  o.dialect = Dialect::anthropic;
+  o.status = 529;
+  o.body = R"({"type":"error","error":{"type":"overloaded_error","message":"Overloaded"},"request_id":"req_011CS"})";
+  o.headers = {{"content-type", "application/json"}, {"request-id", "req_011CS"}};
+  return o;
+}
+
+Observation gemini_quota_429() {
+  Observation o;
+  o.dialect = Dialect::gemini;
+  o.status = 429;
+  o.body =
+      R"({"error":{"code":429,"message":"You exceeded your current quota, please check your plan and billing details.","status":"RESOURCE_EXHAUSTED","details":[{"@type":"type.googleapis.com/google.rpc.QuotaFailure","violations":[{"quotaMetric":"generativelanguage.googleapis.com/generate_content_free_tier_requests","quotaId":"GenerateRequestsPerMinutePerProjectPerModel-FreeTier","quotaDimensions":{"location":"global","model":"gemini-2.0-flash"}}]},{"@type":"type.googleapis.com/google.rpc.Help","links":[{"description":"Learn more about Gemini API quotas","url":"https://ai.google.dev/gemini-api/docs/rate-limits"}]},{"@type":"type.googleapis.com/google.rpc.RetryInfo","retryDelay":"26s"}]}})";
+  o.headers = {{"content-type", "application/json"}};
+  return o;
+}
+
+Observation stream_cut_after_tokens() {
+  Observation o;
+  o.dialect = Dialect::openai;
+  o.status = 200;
+  o.event = TransportEvent::stream_closed;
+  o.visible_tokens = 4;
+  return o;
+}
+
+DecisionInput budget() {
+  DecisionInput in;
+  in.attempts_left = 2;
+  in.time_left_ms = 8000;
+  in.cost_left_usd = 0.012;
+  in.current = {"primary", 800, 0.004, true, true};
+  in.fallbacks = {{"backup", 2000, 0.004, true, true}};
+  in.queue_allowed = true;
+  return in;
+}
+
+void classify_and_decide(benchmark::State& state, Observation obs) {
+  DecisionInput in = budget();
+  for (auto _ : state) {
+    in.failure = classify(obs);
+    Decision d = decide(in);
+    benchmark::DoNotOptimize(d);
+  }
+}
+
+void classify_only(benchmark::State& state, Observation obs) {
+  for (auto _ : state) benchmark::DoNotOptimize(classify(obs));
+}
+
+void decide_only(benchmark::State& state, Observation obs) {
+  DecisionInput in = budget();
+  in.failure = classify(obs);
+  for (auto _ : state) benchmark::DoNotOptimize(decide(in));
+}
+
+}  // namespace
+
+BENCHMARK_CAPTURE(classify_and_decide, openai_rate_429_retry, openai_rate_429());
+BENCHMARK_CAPTURE(classify_and_decide, anthropic_529_retry, anthropic_overloaded_529());
+BENCHMARK_CAPTURE(classify_and_decide, gemini_429_details_retry, gemini_quota_429());
+BENCHMARK_CAPTURE(classify_and_decide, stream_cut_fail_closed, stream_cut_after_tokens());
+BENCHMARK_CAPTURE(classify_only, openai_rate_429, openai_rate_429());
+BENCHMARK_CAPTURE(decide_only, openai_rate_429, openai_rate_429());

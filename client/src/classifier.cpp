@@ -1,0 +1,437 @@
+#include "llmchaos/client/classifier.hpp"
+
+#include <array>
+#include <algorithm>
+#include <charconv>
+#include <cstdint>
+#include <cstring>
+#include <initializer_list>
+
+#include <fmt/compile.h>
+#include <fmt/format.h>
+
+namespace llmchaos::client {
+namespace {
+
+// ---- error detail: the string and scalar fields of a JSON error body, by key, at any depth ----------
+// A single forward scan with no allocation (classify is on the hot path: bench/decide): the three
+// dialects' error bodies are small and their decisive fields (type, code, status, message, reason,
+// quotaId, retryDelay) have distinct keys, so "any field named K" is all the classifier needs.
+// Values are views into the body with escapes left as they are; non-JSON bodies give no fields.
+// Wording checks search a lower-cased copy of the message fields, made once per body.
+
+char lower(char c) { return static_cast<char>(c | ((static_cast<unsigned char>(c - 'A') < 26) << 5)); }
+
+// `needle` must be lower case. For short fields (quotaId); messages use ErrorDetail::message_has.
+bool icontains(std::string_view hay, std::string_view needle) {
+  if (needle.size() > hay.size()) return false;
+  for (std::size_t i = 0; i + needle.size() <= hay.size(); ++i) {
+    std::size_t k = 0;
+    while (k < needle.size() && lower(hay[i + k]) == needle[k]) ++k;
+    if (k == needle.size()) return true;
+  }
+  return false;
+}
+
+bool iequals(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i)
+    if (lower(a[i]) != lower(b[i])) return false;
+  return true;
+}
+
+class ErrorDetail {
+ public:
+  explicit ErrorDetail(std::string_view body) : body_(body.substr(0, 0xffff)) { scan(); }
+
+  bool has_key(std::string_view k) const {
+    for (std::size_t i = 0; i < n_; ++i)
+      if (key(i) == k) return true;
+    return false;
+  }
+  std::string_view first(std::string_view k) const {
+    for (std::size_t i = 0; i < n_; ++i)
+      if (key(i) == k) return value(i);
+    return {};
+  }
+  // Some field named `k` equals one of `values`.
+  bool any(std::string_view k, std::initializer_list<std::string_view> values) const {
+    for (std::size_t i = 0; i < n_; ++i)
+      if (key(i) == k)
+        for (auto v : values)
+          if (value(i) == v) return true;
+    return false;
+  }
+  // Some field named `k` contains one of `needles` (lower case), ignoring case.
+  bool any_contains(std::string_view k, std::initializer_list<std::string_view> needles) const {
+    for (std::size_t i = 0; i < n_; ++i)
+      if (key(i) == k)
+        for (auto n : needles)
+          if (icontains(value(i), n)) return true;
+    return false;
+  }
+  // Some message contains one of `needles` (lower case), ignoring case.
+  bool message_has(std::initializer_list<std::string_view> needles) const {
+    if (!lowered_) {  // on first use: most bodies are decided by their codes alone
+      lowered_ = true;
+      for (std::size_t i = 0; i < n_; ++i)
+        if (key(i) == "message") append_lower(value(i));
+    }
+    const std::string_view text(lower_, lower_len_);
+    for (auto n : needles)
+      if (text.find(n) != std::string_view::npos) return true;
+    return false;
+  }
+  // The most specific error token for the reason text: a string `code`, else a `type` other than
+  // Anthropic's envelope "error", else a Gemini `status`.
+  std::string_view token() const {
+    for (std::size_t i = 0; i < n_; ++i)
+      if (key(i) == "code" && !fields_[i].scalar && fields_[i].value_len > 0) return value(i);
+    for (std::size_t i = 0; i < n_; ++i)
+      if (key(i) == "type" && !fields_[i].scalar && value(i) != "error") return value(i);
+    return first("status");
+  }
+
+ private:
+  // Offsets into the body (bodies are cut at 64 KiB): small, and nothing to initialise.
+  struct Field {
+    std::uint16_t key_pos, key_len, value_pos, value_len;
+    bool scalar;
+  };
+  std::string_view key(std::size_t i) const { return body_.substr(fields_[i].key_pos, fields_[i].key_len); }
+  std::string_view value(std::size_t i) const { return body_.substr(fields_[i].value_pos, fields_[i].value_len); }
+
+  void add(std::size_t key_pos, std::size_t key_len, std::size_t value_pos, std::size_t value_len, bool scalar) {
+    if (n_ == max_fields) return;  // more fields than any error body we know: the rest is ignored
+    fields_[n_++] = {static_cast<std::uint16_t>(key_pos), static_cast<std::uint16_t>(key_len),
+                     static_cast<std::uint16_t>(value_pos), static_cast<std::uint16_t>(value_len), scalar};
+  }
+
+  void append_lower(std::string_view text) const {
+    if (lower_len_ > 0 && lower_len_ < sizeof lower_) lower_[lower_len_++] = '\n';
+    const std::size_t n = std::min(text.size(), sizeof lower_ - lower_len_);
+    for (std::size_t i = 0; i < n; ++i) lower_[lower_len_ + i] = lower(text[i]);
+    lower_len_ += n;
+  }
+
+  // Position of the next '"' at or after `i` (npos: none). Keys are short: a few bytes inline before
+  // paying for a memchr call.
+  std::size_t next_quote(std::size_t i) const {
+    const std::size_t inline_end = std::min(body_.size(), i + 24);
+    for (; i < inline_end; ++i)
+      if (body_[i] == '"') return i;
+    if (i >= body_.size()) return std::string_view::npos;
+    auto* q = static_cast<const char*>(std::memchr(body_.data() + i, '"', body_.size() - i));
+    return q ? static_cast<std::size_t>(q - body_.data()) : std::string_view::npos;
+  }
+
+  // Position of the quote closing the string whose content starts at `i` (npos: unterminated).
+  std::size_t string_end(std::size_t i) const {
+    const char* base = body_.data();
+    while (i < body_.size()) {
+      const std::size_t q = next_quote(i);
+      if (q == std::string_view::npos) return q;
+      std::size_t pos = q, slashes = 0;
+      while (pos - slashes > i && base[pos - slashes - 1] == '\\') ++slashes;
+      if (slashes % 2 == 0) return pos;
+      i = pos + 1;
+    }
+    return std::string_view::npos;
+  }
+
+  std::size_t skip_ws(std::size_t i) const {
+    while (i < body_.size() && (body_[i] == ' ' || body_[i] == '\n' || body_[i] == '\r' || body_[i] == '\t')) ++i;
+    return i;
+  }
+
+  void scan() {
+    std::size_t i = skip_ws(0);
+    if (i >= body_.size() || (body_[i] != '{' && body_[i] != '[')) return;  // not JSON: no detail
+    while (i < body_.size()) {
+      // Every key is a string: jump from quote to quote.
+      const std::size_t q = next_quote(i);
+      if (q == std::string_view::npos) return;
+      const std::size_t key_pos = q + 1;
+      const std::size_t key_end = string_end(key_pos);
+      if (key_end == std::string_view::npos) return;
+      i = skip_ws(key_end + 1);
+      if (i >= body_.size() || body_[i] != ':') continue;  // a value in an array, not a key
+      i = skip_ws(i + 1);
+      if (i >= body_.size()) return;
+      if (body_[i] == '"') {
+        const std::size_t value_end = string_end(i + 1);
+        if (value_end == std::string_view::npos) return;
+        add(key_pos, key_end - key_pos, i + 1, value_end - i - 1, false);
+        i = value_end + 1;
+      } else if (body_[i] != '{' && body_[i] != '[') {  // number, true, false, null
+        const std::size_t start = i;
+        while (i < body_.size() && body_[i] != ',' && body_[i] != '}' && body_[i] != ']' && body_[i] != ' ') ++i;
+        add(key_pos, key_end - key_pos, start, i - start, true);
+      }
+    }
+  }
+
+  static constexpr std::size_t max_fields = 32;
+  std::string_view body_;
+  std::array<Field, max_fields> fields_;
+  std::size_t n_ = 0;
+  mutable bool lowered_ = false;
+  mutable char lower_[768];
+  mutable std::size_t lower_len_ = 0;
+};
+
+// ---- rules ----------------------------------------------------------------------------------------
+
+struct Verdict {
+  Owner owner;
+  std::string_view why;  // the rule, for the reason text
+};
+
+// Billing / credit exhaustion, whatever the status: a fallback with its own quota may serve, a retry
+// of this route cannot. Exact codes first (cheap), wording second.
+bool billing_code(const ErrorDetail& d) {
+  auto in = [&](std::string_view key) {
+    return d.any(key, {"insufficient_quota", "billing_hard_limit_reached", "billing_not_active",
+                       "credit_balance_exhausted", "organization_spend_limit_exceeded",
+                       "project_spend_limit_exceeded", "organization_usage_limit_exceeded", "billing_error"});
+  };
+  return in("code") || in("type");
+}
+bool billing_wording(const ErrorDetail& d) {
+  return d.message_has({"credit balance", "insufficient quota", "insufficient_quota"});
+}
+
+bool says_auth(const ErrorDetail& d) {
+  return d.any("reason", {"API_KEY_INVALID", "API_KEY_SERVICE_BLOCKED"}) ||
+         d.any("type", {"authentication_error", "permission_error"}) || d.any("code", {"invalid_api_key"}) ||
+         d.message_has({"api key not valid", "invalid api key", "incorrect api key", "invalid x-api-key"});
+}
+
+bool says_policy(const ErrorDetail& d) {
+  return d.any("code", {"content_policy_violation", "content_filter"}) ||
+         d.any("type", {"content_policy_violation", "content_filter"}) ||
+         d.any("reason", {"SAFETY", "BLOCKED_REASON_UNSPECIFIED", "PROHIBITED_CONTENT"}) ||
+         d.message_has({"content policy", "content_policy", "content filter", "content_filter",
+                        "content management policy", "usage policies", "safety", "blocked"});
+}
+
+bool names_the_input(const ErrorDetail& d) {
+  return d.any("code", {"context_length_exceeded", "string_above_max_length"}) ||
+         d.message_has({"context length", "context_length", "context window", "too long", "too many tokens",
+                        "maximum context", "exceeds the maximum", "token limit", "input is too large"});
+}
+
+// 429: rate unless the detail says quota. Billing codes and OpenAI's explicit rate codes decide first.
+// Gemini's 429 message says "You exceeded your current quota" even for a per-minute limit, so its
+// structured details (QuotaFailure.quotaId, RetryInfo) decide before any wording; then quota wording
+// ("monthly usage quota", "spend limit"...); the default is rate.
+Verdict owner_of_429(const ErrorDetail& d) {
+  if (billing_code(d)) return {Owner::quota, "billing / quota exhausted"};
+  if (d.any("code", {"rate_limit_exceeded"}) || d.any("type", {"requests", "tokens"}))
+    return {Owner::rate, "rate limit"};
+  if (d.any_contains("quotaId", {"perday"})) return {Owner::quota, "daily quota (quotaId PerDay)"};
+  if (d.message_has({"limit: 0"})) return {Owner::quota, "no quota on this tier (limit: 0)"};
+  if (d.any_contains("quotaId", {"perminute", "persecond"})) return {Owner::rate, "per-minute quota (quotaId)"};
+  if (d.has_key("retryDelay")) return {Owner::rate, "RetryInfo present"};
+  if (billing_wording(d) || d.message_has({"current quota", "usage quota", "quota exceeded", "monthly",
+                                           "usage limit", "spend limit", "billing"}))
+    return {Owner::quota, "quota wording"};
+  return {Owner::rate, "rate limit"};
+}
+
+Verdict owner_of_status(int status, const ErrorDetail& d) {
+  if (status == 402) return {Owner::quota, "payment required"};
+  if (status == 429) return owner_of_429(d);
+  if (status >= 400 && status < 500 && (billing_code(d) || billing_wording(d))) return {Owner::quota, "billing / quota exhausted"};
+  if (status == 401 || status == 403) return {Owner::auth, "credentials"};
+  if (status == 408 || status == 409) return {Owner::transient, "request timeout / conflict"};
+  if (status >= 400 && status < 500) {
+    if (says_auth(d)) return {Owner::auth, "credentials"};
+    if (says_policy(d)) return {Owner::policy, "content policy"};
+    return {Owner::request, "invalid request"};
+  }
+  if (status == 500) {
+    if (names_the_input(d)) return {Owner::request, "500 naming the input"};
+    return {Owner::unknown, "bare 500: the server may have done the work"};
+  }
+  if (status == 501) return {Owner::request, "not implemented"};
+  if (status == 502 || status == 503 || status == 504 || status == 529)
+    return {Owner::transient, "overloaded / unavailable"};
+  if (status >= 500) return {Owner::unknown, "server error"};
+  return {Owner::request, "unexpected status"};  // 1xx / 3xx: the client is talking to the wrong thing
+}
+
+bool content_filter_finish(std::string_view finish_reason) {
+  for (auto r : {"content_filter", "refusal", "SAFETY", "PROHIBITED_CONTENT", "BLOCKLIST", "SPII",
+                 "RECITATION"})
+    if (finish_reason == r) return true;
+  return false;
+}
+
+// ---- numbers ------------------------------------------------------------------------------------
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  return s;
+}
+
+// The whole text is one finite number.
+std::optional<double> parse_number(std::string_view s) {
+  s = trim(s);
+  double v = 0;
+  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || end != s.data() + s.size() || s.empty() || !(v == v)) return std::nullopt;
+  return v;
+}
+
+std::optional<int> parse_int(std::string_view s) {
+  int v = 0;
+  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || end != s.data() + s.size() || s.empty()) return std::nullopt;
+  return v;
+}
+
+// Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's days_from_civil).
+long long days_from_civil(long long y, unsigned m, unsigned d) {
+  y -= m <= 2;
+  const long long era = (y >= 0 ? y : y - 399) / 400;
+  const unsigned yoe = static_cast<unsigned>(y - era * 400);
+  const unsigned doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+  const unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+  return era * 146097 + static_cast<long long>(doe) - 719468;
+}
+
+std::optional<std::string_view> header_value(const std::vector<std::pair<std::string, std::string>>& headers,
+                                             std::string_view name) {
+  for (const auto& [k, v] : headers)
+    if (iequals(k, name)) return std::string_view(v);
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<double> parse_http_date_unix_ms(std::string_view text) {
+  // "Sun, 06 Nov 1994 08:49:37 GMT" or "Sunday, 06-Nov-94 08:49:37 GMT": the day name is skipped.
+  auto s = trim(text);
+  auto comma = s.find(',');
+  if (comma == std::string_view::npos) return std::nullopt;
+  s = trim(s.substr(comma + 1));
+  const bool rfc850 = s.size() > 2 && s[2] == '-';
+  const char sep = rfc850 ? '-' : ' ';
+  auto take = [&](char until) -> std::string_view {
+    auto p = s.find(until);
+    auto part = s.substr(0, p);
+    s = p == std::string_view::npos ? std::string_view{} : s.substr(p + 1);
+    return part;
+  };
+  auto day = parse_int(take(sep));
+  auto month_name = take(sep);
+  auto year = parse_int(take(' '));
+  auto hh = parse_int(take(':'));
+  auto mm = parse_int(take(':'));
+  auto ss = parse_int(take(' '));
+  if (trim(s) != "GMT" || !day || !year || !hh || !mm || !ss) return std::nullopt;
+  static constexpr std::string_view months[] = {"Jan", "Feb", "Mar", "Apr", "May", "Jun",
+                                                "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"};
+  unsigned month = 0;
+  for (unsigned i = 0; i < 12; ++i)
+    if (month_name == months[i]) month = i + 1;
+  if (month == 0 || *day < 1 || *day > 31 || *hh > 23 || *mm > 59 || *ss > 60) return std::nullopt;
+  int y = *year;
+  if (rfc850 && y < 100) y += y < 70 ? 2000 : 1900;
+  const long long days = days_from_civil(y, month, static_cast<unsigned>(*day));
+  return static_cast<double>(((days * 24 + *hh) * 60 + *mm) * 60 + *ss) * 1000.0;
+}
+
+std::optional<double> parse_proto_duration_ms(std::string_view text) {
+  auto s = trim(text);
+  if (s.empty() || s.back() != 's') return std::nullopt;
+  auto v = parse_number(s.substr(0, s.size() - 1));
+  if (!v || *v < 0) return std::nullopt;
+  return *v * 1000.0;
+}
+
+std::optional<double> retry_after_from_headers(const std::vector<std::pair<std::string, std::string>>& headers,
+                                               double now_unix_ms) {
+  if (auto ms = header_value(headers, "retry-after-ms"))
+    if (auto v = parse_number(*ms)) return *v < 0 ? 0.0 : *v;
+  auto ra = header_value(headers, "retry-after");
+  if (!ra) return std::nullopt;
+  if (auto seconds = parse_number(*ra)) return *seconds < 0 ? 0.0 : *seconds * 1000.0;
+  auto at = parse_http_date_unix_ms(*ra);
+  if (!at) return std::nullopt;
+  std::optional<double> reference;
+  if (auto date = header_value(headers, "date")) reference = parse_http_date_unix_ms(*date);
+  if (!reference && now_unix_ms > 0) reference = now_unix_ms;
+  if (!reference) return std::nullopt;  // a date with nothing to measure it against
+  return *at > *reference ? *at - *reference : 0.0;
+}
+
+Classification classify(const Observation& obs) {
+  Classification c;
+  // Anything the caller already saw, or a side effect already run, cannot be taken back.
+  const bool progressed = obs.visible_tokens > 0 || obs.tool_committed;
+  auto after = [&](CommitState otherwise) { return progressed ? CommitState::committed : otherwise; };
+  // A request that was sent and never answered may have been done; only replay safety makes it moot.
+  const CommitState silent = obs.replay_safe ? CommitState::none : CommitState::unknown;
+  auto transport = [&](Owner owner, CommitState commit, std::string reason) {
+    c.owner = owner;
+    c.commit = after(commit);
+    c.reason = std::move(reason);
+    return c;
+  };
+
+  switch (obs.event) {
+    case TransportEvent::connect_failed:
+      return transport(Owner::transient, CommitState::none, "connect failed: nothing was sent");
+    case TransportEvent::reset_before_response:
+      return transport(Owner::transient, CommitState::none, "connection reset before any response byte");
+    case TransportEvent::timeout_no_byte:
+      return transport(Owner::unknown, silent, "timeout: request sent, no byte back");
+    case TransportEvent::stream_closed:
+      return transport(Owner::transient, CommitState::none, "stream closed mid-body");
+    case TransportEvent::stream_idle_timeout:
+      return transport(Owner::transient, CommitState::none, "stream idle past the attempt timeout");
+    case TransportEvent::malformed_event:
+      return transport(Owner::transient, CommitState::none, "malformed stream event");
+    case TransportEvent::stream_error_event: {
+      ErrorDetail d(obs.body);
+      auto token = d.token();
+      if (auto delay = d.first("retryDelay"); !delay.empty()) c.retry_after_ms = parse_proto_duration_ms(delay);
+      return transport(Owner::transient, CommitState::none,
+                       token.empty() ? std::string("in-stream error event")
+                                     : fmt::format("in-stream error event {}", token));
+    }
+    case TransportEvent::missing_terminator:  // complete at the HTTP level: judged as an answer
+    case TransportEvent::none: break;
+  }
+
+  if (obs.status == 0) return transport(Owner::unknown, silent, "no response status");
+
+  if (obs.status >= 200 && obs.status < 300) {
+    c.commit = after(CommitState::none);
+    if (content_filter_finish(obs.finish_reason)) {
+      c.owner = Owner::policy;
+      c.reason = fmt::format("{} finish {}", obs.status, obs.finish_reason);
+    } else if (obs.contract_violation) {
+      c.owner = Owner::contract;
+      c.reason = fmt::format("{} answer misses a required field", obs.status);
+    }
+    return c;
+  }
+
+  ErrorDetail d(obs.body);
+  auto verdict = owner_of_status(obs.status, d);
+  c.owner = verdict.owner;
+  c.commit = after(CommitState::none);
+  c.retry_after_ms = retry_after_from_headers(obs.headers, obs.now_unix_ms);
+  if (!c.retry_after_ms)
+    if (auto delay = d.first("retryDelay"); !delay.empty()) c.retry_after_ms = parse_proto_duration_ms(delay);
+  auto token = d.token();
+  c.reason = token.empty() ? fmt::format(FMT_COMPILE("{} ({})"), obs.status, verdict.why)
+                           : fmt::format(FMT_COMPILE("{} {} ({})"), obs.status, token, verdict.why);
+  return c;
+}
+
+}  // namespace llmchaos::client

@@ -1,0 +1,417 @@
+#include "llmchaos/client/executor.hpp"
+
+#include <algorithm>
+#include <set>
+#include <stdexcept>
+
+#include <boost/json.hpp>
+#include <fmt/format.h>
+
+#include "llmchaos/client/backoff.hpp"
+#include "llmchaos/client/breaker.hpp"
+#include "llmchaos/client/classifier.hpp"
+#include "llmchaos/client/dialect_codec.hpp"
+#include "llmchaos/client/journal.hpp"
+#include "llmchaos/client/queue.hpp"
+
+namespace llmchaos::client {
+
+std::vector<std::string> missing_output_fields(std::string_view answer, const std::vector<std::string>& required) {
+  boost::system::error_code ec;
+  auto v = boost::json::parse(answer, ec);
+  if (ec || !v.is_object()) return required;
+  std::vector<std::string> missing;
+  for (const auto& field : required) {
+    const auto* value = v.get_object().if_contains(field);
+    if (!value || value->is_null()) missing.push_back(field);
+  }
+  return missing;
+}
+
+namespace {
+
+// Everything that persists across the requests of one stack (ClientStack::Impl is this).
+struct StackState {
+  StackState(Policy p, std::map<std::string, Endpoint> e, Clock& c, Rng& r, Transport& t)
+      : policy(std::move(p)), endpoints(std::move(e)), clock(c), rng(r), transport(t), backoff(policy.backoff),
+        breakers(make_breakers(policy)) {}
+
+  CircuitBreaker& breaker(const std::string& route) {
+    auto it = breakers.find(route);
+    if (it == breakers.end()) it = breakers.emplace(route, CircuitBreaker(policy.route(route).breaker)).first;
+    return it->second;
+  }
+  const Endpoint& endpoint(const std::string& route) const {
+    auto it = endpoints.find(route);
+    if (it == endpoints.end()) throw std::runtime_error("workflow " + policy.workflow.name + ": no endpoint for route \"" + route + "\"");
+    return it->second;
+  }
+  std::string new_operation_id() { return fmt::format("op-{:016x}", rng.next()); }
+
+  Policy policy;
+  std::map<std::string, Endpoint> endpoints;
+  Clock& clock;
+  Rng& rng;
+  Transport& transport;
+  Backoff backoff;
+  std::map<std::string, CircuitBreaker> breakers;
+  RequestQueue queue;
+  std::unique_ptr<AttemptJournal> journal = std::make_unique<AttemptJournal>();
+};
+
+// One delivery of one workflow request: the attempt loop, its budget and its decision log.
+class Delivery {
+ public:
+  Delivery(StackState& stack, WorkflowRequest request, std::vector<std::pair<AttemptKind, double>> spent,
+           int delivery)
+      : s_(stack), req_(std::move(request)), spent_(std::move(spent)),
+        budget_(BudgetLimits::from(stack.policy.workflow), stack.clock.now_ms()),
+        buffer_output_(!stack.policy.workflow.output_required.empty()) {
+    for (const auto& [kind, cost] : spent_) budget_.record_attempt(kind, cost);  // the carried-over ledger
+    log_.operation_id = req_.operation_id;
+    log_.delivery = delivery;
+    route_ = s_.policy.workflow.primary;
+    kind_ = delivery > 1 ? AttemptKind::redelivery : AttemptKind::initial;
+  }
+
+  DecisionLog run() {
+    journal(JournalState::requested, -1, {}, log_.delivery > 1 ? "redelivery" : "");
+    const auto& wf = s_.policy.workflow;
+    // Each step sends an attempt (bounded by the budget) or skips an open route (bounded by the chain).
+    const int max_steps = wf.max_total_attempts + 2 * static_cast<int>(wf.fallback.size()) + 4;
+    for (int step = 0; step < max_steps && !done_; ++step) {
+      if (budget_.attempts_left() <= 0) {
+        stop_before_send("no attempt left in the budget");
+        break;
+      }
+      if (budget_.time_left_ms(s_.clock.now_ms()) <= 0) {
+        stop_before_send("no time left in the budget");
+        break;
+      }
+      auto& breaker = s_.breaker(route_);
+      if (!breaker.allow_request(s_.clock.now_ms())) {
+        Classification c;
+        c.owner = Owner::transient;
+        c.commit = tool_committed_ ? CommitState::committed : CommitState::none;
+        c.reason = "breaker of route " + route_ + " is open: attempt not sent";
+        decide_and_apply(c, -1, true);
+        continue;
+      }
+      attempt(breaker);
+    }
+    if (!done_) stop_before_send("step bound reached");
+    return std::move(log_);
+  }
+
+ private:
+  void journal(JournalState state, int attempt, const std::string& route, const std::string& detail) {
+    JournalEntry e{req_.operation_id, state, attempt, route, s_.clock.now_ms() - budget_.start_ms(), detail};
+    s_.journal->append(e, log_.journal);
+  }
+
+  // The commit point: journaled once, before the first visible byte or side effect.
+  void commit(int attempt, const std::string& detail) {
+    if (committed_) return;
+    committed_ = true;
+    journal(JournalState::committed, attempt, route_, detail);
+  }
+
+  void attempt(CircuitBreaker& breaker) {
+    const auto& wf = s_.policy.workflow;
+    const auto& rp = s_.policy.route(route_);
+    const Endpoint& endpoint = s_.endpoint(route_);
+    const double now = s_.clock.now_ms();
+
+    AttemptRequest ar;
+    ar.endpoint = endpoint;
+    ar.stream = req_.stream;
+    ar.model = req_.model;
+    ar.prompt = req_.prompt;
+    ar.tool_call = req_.tool_call;
+    ar.prefill = req_.prefill;
+    ar.operation_id = req_.operation_id;
+    ar.tool_turn = tool_turn_;
+    // The attempt may not outlive the request's time budget.
+    ar.timeout_ms = std::min(wf.attempt_timeout_ms, budget_.time_left_ms(now));
+
+    AttemptRecord rec;
+    rec.index = static_cast<int>(log_.attempts.size());
+    rec.route = route_;
+    rec.route_attempt = route_attempts_[route_]++;
+    rec.kind = kind_;
+    ar.attempt_number = rec.index;
+    budget_.record_attempt(kind_, rp.cost_per_attempt_usd);
+    spent_.emplace_back(kind_, rp.cost_per_attempt_usd);
+    journal(JournalState::started, rec.index, route_, std::string(to_string(endpoint.dialect)));
+
+    int visible = 0;
+    auto on_token = [&](std::string_view token) {
+      if (buffer_output_) return;  // held until the answer meets the output contract
+      commit(rec.index, "token");
+      ++visible;
+      if (req_.on_token) req_.on_token(token);
+    };
+    rec.start_ms = now - budget_.start_ms();
+    AttemptResult res = s_.transport.send(ar, s_.clock, on_token);
+    const double end = s_.clock.now_ms();
+    rec.end_ms = end - budget_.start_ms();
+    rec.status = res.status;
+    rec.event = res.event;
+    rec.events = res.events;
+    rec.visible_tokens = visible;
+    rec.tool_call = res.tool_call;
+
+    Observation obs;
+    obs.dialect = endpoint.dialect;
+    obs.status = res.status;
+    obs.body = res.body;
+    obs.headers = res.headers;
+    obs.event = res.event;
+    obs.visible_tokens = visible;
+    obs.tool_committed = tool_committed_;
+    obs.replay_safe = wf.replay_safe;
+    obs.finish_reason = res.finish_reason;
+    std::vector<std::string> missing;
+    const bool complete_answer = res.status / 100 == 2 &&
+                                 (res.event == TransportEvent::none || res.event == TransportEvent::missing_terminator);
+    if (complete_answer && !res.tool_call && buffer_output_) {
+      missing = missing_output_fields(res.text, wf.output_required);
+      obs.contract_violation = !missing.empty();
+    }
+    Classification c = classify(obs);
+    if (!missing.empty()) c.reason += fmt::format(" (missing: {})", fmt::join(missing, ", "));
+    rec.owner = c.owner;
+    rec.commit = c.commit;
+    rec.reason = !c.reason.empty() ? c.reason : res.error;
+    if (!res.error.empty() && rec.reason != res.error) rec.reason += "; " + res.error;
+    log_.attempts.push_back(rec);
+    const int index = rec.index;
+
+    if (c.owner != Owner::none) {
+      breaker.on_failure(c.owner, end);
+      decide_and_apply(c, index, breaker.state(end) == BreakerState::open);
+      return;
+    }
+    breaker.on_success(end);
+    if (res.tool_call && req_.tool_call && !tool_turn_) {
+      run_tool(res, index);
+      return;
+    }
+    answer(res, index);
+  }
+
+  // The model asked for the workflow's tool: run the side effect (the commit point), then send the
+  // result back on the same route for the final answer.
+  void run_tool(const AttemptResult& res, int index) {
+    const std::string tool = res.tool_name.empty() ? std::string(workflow_tool_name) : res.tool_name;
+    commit(index, "tool:" + tool);
+    tool_committed_ = true;
+    log_.attempts.back().commit = CommitState::committed;
+    if (!s_.transport.side_effect(s_.endpoint(route_), req_.operation_id, tool)) {
+      Classification c;
+      c.owner = Owner::unknown;
+      c.commit = CommitState::unknown;  // the side effect may or may not have happened
+      c.reason = "tool side effect " + tool + " failed";
+      decide_and_apply(c, index, false);
+      return;
+    }
+    tool_turn_ = ToolTurn{res.tool_call_id, tool, res.tool_arguments.empty() ? "{}" : res.tool_arguments, "ok"};
+    kind_ = AttemptKind::initial;  // the second leg of the workflow, not a retry
+  }
+
+  void answer(const AttemptResult& res, int index) {
+    if (buffer_output_) {
+      commit(index, "answer");
+      if (req_.on_token && !res.text.empty()) req_.on_token(res.text);
+    }
+    log_.attempts.back().commit = CommitState::committed;
+    log_.answered = true;
+    log_.text = res.text;
+    log_.route = route_;
+    log_.model = res.model;
+    log_.input_tokens = res.input_tokens;
+    log_.output_tokens = res.output_tokens;
+    Outcome outcome = Outcome::primary_success;
+    if (!log_.failures.empty())
+      outcome = route_ == s_.policy.workflow.primary ? Outcome::retry_recovery : Outcome::fallback_recovery;
+    finish(outcome);
+  }
+
+  RouteOption option(const std::string& route, double now) {
+    const auto& rp = s_.policy.route(route);
+    return RouteOption{route, rp.expected_latency_ms, rp.cost_per_attempt_usd, rp.approved,
+                       s_.breaker(route).would_allow(now)};
+  }
+
+  // One failure point: ask the decision, log it, and carry the action out.
+  void decide_and_apply(const Classification& c, int attempt, bool breaker_open) {
+    const auto& wf = s_.policy.workflow;
+    const double now = s_.clock.now_ms();
+    const BudgetView view = budget_.view(now);
+    DecisionInput in;
+    in.failure = c;
+    in.attempts_left = view.attempts_left;
+    in.time_left_ms = view.time_left_ms;
+    in.cost_left_usd = view.cost_left_usd;
+    in.current = option(route_, now);
+    in.current_breaker_open = breaker_open;
+    for (const auto& fb : wf.fallback)
+      if (fb != route_ && !tried_.count(fb)) in.fallbacks.push_back(option(fb, now));
+    in.queue_allowed = wf.queue_allowed;
+    in.degrade_allowed = wf.degrade_allowed;
+    Decision d = decide(in);
+
+    FailurePoint fp;
+    fp.point = static_cast<int>(log_.failures.size()) + 1;
+    fp.attempt = attempt;
+    fp.route = route_;
+    fp.action = d.action;
+    fp.rule = d.rule;
+    fp.rule_text = d.rule_text;
+    fp.inputs = d.inputs;
+
+    switch (d.action) {
+      case Action::retry: {
+        std::optional<double> retry_after = d.wait_ms > 0 ? std::optional<double>(d.wait_ms) : c.retry_after_ms;
+        double wait = s_.backoff.delay(retries_on_route_, s_.rng, retry_after).ms;
+        // The jitter may not push the retry past the time the decision checked; retry-after stays.
+        const double room = view.time_left_ms - s_.policy.route(route_).expected_latency_ms;
+        if (wait > room) wait = std::max(retry_after.value_or(0.0), room);
+        wait = std::max(wait, 0.0);
+        fp.next_route = route_;
+        fp.wait_ms = wait;
+        log_.failures.push_back(fp);
+        s_.clock.sleep_ms(wait);
+        ++retries_on_route_;
+        kind_ = AttemptKind::retry;
+        return;
+      }
+      case Action::fallback:
+        fp.next_route = d.target_route;
+        log_.failures.push_back(fp);
+        tried_.insert(route_);
+        route_ = d.target_route;
+        tried_.insert(route_);
+        retries_on_route_ = 0;
+        kind_ = AttemptKind::fallback;
+        return;
+      case Action::queue: {
+        QueuedRequest item{req_, spent_, now, log_.delivery, c.reason};
+        if (s_.queue.push(std::move(item))) {
+          log_.failures.push_back(fp);
+          finish(Outcome::queued);
+          return;
+        }
+        // A full queue is no outlet: take the next one the policy allows (rule 7).
+        fp.action = wf.degrade_allowed ? Action::degrade : Action::fail_closed;
+        fp.rule = 7;
+        fp.rule_text = wf.degrade_allowed ? "7: the queue is full; degrade approved"
+                                          : "7: the queue is full; degrade not approved -> fail_closed";
+        break;
+      }
+      default:
+        break;
+    }
+    log_.failures.push_back(fp);
+    if (fp.action == Action::degrade) {
+      log_.answered = true;
+      log_.text = wf.degrade_text;
+      if (req_.on_token) req_.on_token(wf.degrade_text);
+      finish(Outcome::degraded);
+    } else {
+      finish(Outcome::fail_closed);
+    }
+  }
+
+  // The budget (or the loop bound) stops the request before another attempt could be sent.
+  void stop_before_send(const std::string& why) {
+    const BudgetView view = budget_.view(s_.clock.now_ms());
+    FailurePoint fp;
+    fp.point = static_cast<int>(log_.failures.size()) + 1;
+    fp.attempt = -1;
+    fp.route = route_;
+    fp.action = Action::fail_closed;
+    fp.rule = 0;
+    fp.rule_text = "0: budget gate: " + why;
+    fp.inputs = fmt::format("attempts_left={} time_left_ms={:.0f} cost_left_usd={:.4f}", view.attempts_left,
+                            view.time_left_ms, view.cost_left_usd);
+    log_.failures.push_back(fp);
+    finish(Outcome::fail_closed);
+  }
+
+  void finish(Outcome outcome) {
+    const double now = s_.clock.now_ms();
+    log_.outcome = outcome;
+    log_.elapsed_ms = budget_.elapsed_ms(now);
+    log_.extra_cost_usd = budget_.extra_cost_usd();
+    journal(JournalState::acknowledged, -1, log_.route, std::string(to_string(outcome)));
+    done_ = true;
+  }
+
+  StackState& s_;
+  WorkflowRequest req_;
+  std::vector<std::pair<AttemptKind, double>> spent_;
+  BudgetLedger budget_;
+  const bool buffer_output_;
+  DecisionLog log_;
+  std::string route_;
+  AttemptKind kind_;
+  std::set<std::string> tried_;
+  std::map<std::string, int> route_attempts_;
+  int retries_on_route_ = 0;
+  std::optional<ToolTurn> tool_turn_;
+  bool tool_committed_ = false;
+  bool committed_ = false;
+  bool done_ = false;
+};
+
+DecisionLog deliver(StackState& stack, WorkflowRequest request, std::vector<std::pair<AttemptKind, double>> spent,
+                    int delivery) {
+  if (request.operation_id.empty()) request.operation_id = stack.new_operation_id();
+  return Delivery(stack, std::move(request), std::move(spent), delivery).run();
+}
+
+}  // namespace
+
+struct ClientStack::Impl : StackState {
+  using StackState::StackState;
+};
+
+ClientStack::ClientStack(Policy policy, std::map<std::string, Endpoint> endpoints, Clock& clock, Rng& rng,
+                         Transport& transport)
+    : impl_(std::make_unique<Impl>(std::move(policy), std::move(endpoints), clock, rng, transport)) {}
+
+ClientStack::~ClientStack() = default;
+
+DecisionLog ClientStack::execute(const WorkflowRequest& request) { return deliver(*impl_, request, {}, 1); }
+
+const Policy& ClientStack::policy() const { return impl_->policy; }
+
+void ClientStack::journal_to(const std::string& path) { impl_->journal = std::make_unique<AttemptJournal>(path); }
+
+std::size_t ClientStack::queued() const { return impl_->queue.size(); }
+
+std::optional<DecisionLog> ClientStack::redeliver_next() {
+  auto item = impl_->queue.pop();
+  if (!item) return std::nullopt;
+  return deliver(*impl_, std::move(item->request), std::move(item->spent), item->deliveries + 1);
+}
+
+std::vector<DecisionLog> ClientStack::drain() {
+  std::vector<DecisionLog> out;
+  for (std::size_t n = impl_->queue.size(); n > 0; --n) {
+    auto log = redeliver_next();
+    if (!log) break;
+    out.push_back(std::move(*log));
+  }
+  return out;
+}
+
+RequestQueue& ClientStack::queue() { return impl_->queue; }
+
+const CircuitBreaker* ClientStack::breaker(const std::string& route) const {
+  auto it = impl_->breakers.find(route);
+  return it == impl_->breakers.end() ? nullptr : &it->second;
+}
+
+}  // namespace llmchaos::client

@@ -1,0 +1,43 @@
+// inproc: the reference client stack (client::ClientStack) in this process, one per case, talking to
+// the mock through the transport the runner gives it (live sockets, or virtual time later).
+#include <stdexcept>
+
+#include "drivers.hpp"
+#include "llmchaos/core/rng.hpp"
+
+namespace llmchaos::harness::driver_units {
+namespace {
+
+class InprocSession final : public CaseSession {
+ public:
+  explicit InprocSession(const CaseEnv& env)
+      : rng_(env.seed),
+        transport_(env.make_transport()),
+        stack_(env.c->policy.scaled(env.time_scale), env.endpoints, *env.clock, rng_, *transport_) {}
+
+  client::DecisionLog send(const client::WorkflowRequest& request) override { return stack_.execute(request); }
+  std::vector<client::DecisionLog> drain() override { return stack_.queued() ? stack_.drain() : std::vector<client::DecisionLog>{}; }
+  bool has_decision_log() const override { return true; }
+
+ private:
+  Rng rng_;
+  std::unique_ptr<client::Transport> transport_;  // before stack_: the stack holds a reference
+  client::ClientStack stack_;
+};
+
+std::string no_options(const DriverOptions& o) {
+  if (!o.exec_command.empty()) return "--exec is for --driver exec";
+  if (!o.target_url.empty()) return "--target is for --driver http";
+  return {};
+}
+
+std::unique_ptr<CaseSession> open(const CaseEnv& env, const DriverOptions&) {
+  if (!env.make_transport) throw std::logic_error("inproc driver: no transport factory");
+  return std::make_unique<InprocSession>(env);
+}
+
+}  // namespace
+
+Driver inproc() { return {"inproc", "the reference client stack in this process", no_options, open}; }
+
+}  // namespace llmchaos::harness::driver_units

@@ -1,0 +1,108 @@
+#pragma once
+// A case: one TOML file (cases/README.md documents every key). Loaded once into this validated,
+// immutable value; the checker and the drivers only read it.
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "llmchaos/client/executor.hpp"
+#include "llmchaos/client/policy.hpp"
+#include "llmchaos/core/spec_error.hpp"
+#include "llmchaos/core/types.hpp"
+#include "llmchaos/mockprovider/script.hpp"
+
+namespace toml {
+inline namespace v3 {
+class table;
+}
+}  // namespace toml
+
+namespace llmchaos::harness {
+
+struct ExpectAt {
+  int point = 1;  // 1-based failure point, counted across every request of the case
+  Action action = Action::none;
+  SourcePos pos;
+};
+
+struct NoHammering {
+  std::optional<std::string> route;  // empty: every route
+  int max_attempts = 1;
+  double window_ms = 1000;
+};
+
+// Conduct checks a case may ask for (all times in scripted ms; the checker scales them).
+struct Checks {
+  std::optional<double> no_hang_ms;
+  bool no_truncated_success = false;
+  bool retry_after_honoured = false;
+  std::optional<NoHammering> no_hammering;
+  std::optional<double> max_wall_ms;
+  bool alive_after = false;
+  bool names_serving_route = false;
+};
+
+struct Sequence {
+  int count = 1;
+  double interval_ms = 0;
+  std::string outage_route;  // default: the workflow's primary
+  bool served_during_outage = false;
+  std::optional<double> recovered_within_ms;
+  std::optional<int> max_outage_attempts;
+};
+
+struct Case {
+  std::string name;
+  std::string description;
+  std::string file;    // path as given
+  std::string folder;  // folder relative to the suite root ("" at the root): the JUnit classname
+  std::vector<std::string> tags;
+
+  Action expect = Action::none;
+  std::optional<Outcome> expect_outcome;
+  std::map<std::string, int> expect_attempts;
+  std::vector<ExpectAt> expect_at;
+
+  std::string policy_file;  // the shared policy file as resolved ("" = inline only)
+  client::Policy policy;    // unscaled
+  mock::Script script;      // unscaled (the engine scales it)
+  client::WorkflowRequest request;
+  Checks checks;
+  std::optional<Sequence> sequence;
+  std::optional<double> deadline_ms;  // scripted ms
+
+  int request_count() const { return sequence ? sequence->count : 1; }
+  // The action expected at failure point `point` (1-based), none when the case does not pin it.
+  std::optional<Action> expected_at(int point) const;
+  // The hard real-time deadline in real ms for a run at `time_scale` (never below `floor_ms`).
+  double deadline_real_ms(double time_scale, double floor_ms = 5000) const;
+};
+
+// Top-level keys that make a TOML file a case rather than a shared policy file.
+inline constexpr std::string_view case_marker_keys[] = {"name", "expect", "tags", "request"};
+bool is_case_document(const toml::table& doc);
+
+struct LoadResult {
+  std::optional<Case> value;     // set when there was no error
+  std::vector<SpecError> errors;  // every error found, "file:line:col: message", in file order
+};
+
+// `folder` is stored as given. Loading goes on after an error in one section, so lint shows every
+// error of a file at once.
+LoadResult load_case_file(const std::string& path, const std::string& folder = {});
+LoadResult load_case_text(std::string_view text, const std::string& source_name, const std::string& folder = {});
+
+// Lint one file (case or policy): every error of it.
+std::vector<SpecError> lint_file(const std::string& path);
+
+// Expands PATHS (files and directories, recursively, *.toml sorted) into files. A path that does not
+// exist is a SpecError naming it. `root` of each file (for the folder) is the directory argument.
+struct SuiteFile {
+  std::string path;
+  std::string folder;  // relative to the directory it was found under ("" for a file argument)
+};
+std::vector<SuiteFile> expand_paths(const std::vector<std::string>& paths);
+
+}  // namespace llmchaos::harness

@@ -1,0 +1,75 @@
+#pragma once
+// Drivers: what the harness drives against the mock provider. One small unit per driver under
+// harness/drivers/, listed in one table (drivers/registry.cpp); see harness/drivers/README.md.
+//   inproc  the reference client stack in this process (the CI gate for policy files)
+//   http    (later) a gateway / service under test whose upstreams point at the mock
+//   exec    (later) a program started per request with the mock's URLs in its environment
+// The runner owns the mock, the namespaces, the ledger, the sequence timing and the deadline; a driver
+// only turns one workflow request into what the caller saw (a decision log, as complete as it can be).
+#include <functional>
+#include <map>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "llmchaos/client/executor.hpp"
+#include "llmchaos/client/transport.hpp"
+#include "llmchaos/core/clock.hpp"
+#include "llmchaos/harness/case.hpp"
+
+namespace llmchaos::harness {
+
+// Makes the transport a stack talks through: live sockets by default; `--virtual-time` (later) swaps in
+// the simulated transport here, and nothing else changes.
+using TransportFactory = std::function<std::unique_ptr<client::Transport>()>;
+
+// Options of the whole run that some drivers need (checked once by Driver::validate).
+struct DriverOptions {
+  std::string exec_command;   // exec: the program and its arguments
+  std::string target_url;     // http: the service under test
+  std::string target_config;  // http: a config template rendered with the mock's route URLs
+};
+
+// What one case gives its driver.
+struct CaseEnv {
+  const Case* c = nullptr;
+  std::string ns;                                      // the case's namespace in the mock
+  std::string mock_base_url;                           // "http://127.0.0.1:PORT"
+  std::map<std::string, client::Endpoint> endpoints;   // route -> endpoint inside the namespace
+  double time_scale = 1;
+  std::uint64_t seed = 0;                              // this case's seed (from --seed and the case name)
+  Clock* clock = nullptr;
+  TransportFactory make_transport;
+};
+
+// One case's system under test; it lives for the whole case, so a sequence shares its breakers,
+// limiters and pools. Called from one thread at a time.
+class CaseSession {
+ public:
+  virtual ~CaseSession() = default;
+  // Runs one workflow request to its end and says what the caller saw.
+  virtual client::DecisionLog send(const client::WorkflowRequest& request) = 0;
+  // Redelivers what the stack queued (its attempts count in the same budget); empty when it cannot.
+  virtual std::vector<client::DecisionLog> drain() { return {}; }
+  // true when logs carry the stack's own decisions (attempts and failure points); false: only the
+  // outcome and answer, so the checker derives the actions from the ledger alone.
+  virtual bool has_decision_log() const = 0;
+  // Captured output (exec), shown in reports; capped by the driver.
+  virtual std::string output() const { return {}; }
+};
+
+struct Driver {
+  std::string_view name;
+  std::string_view summary;
+  // "" when the options suit this driver, else a usage error to print.
+  std::string (*validate)(const DriverOptions& options);
+  std::unique_ptr<CaseSession> (*open)(const CaseEnv& env, const DriverOptions& options);
+};
+
+std::span<const Driver> drivers();
+const Driver* find_driver(std::string_view name);  // nullptr when unknown
+std::string driver_names();                        // "inproc, ..." for usage messages
+
+}  // namespace llmchaos::harness

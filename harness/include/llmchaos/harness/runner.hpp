@@ -1,0 +1,58 @@
+#pragma once
+// The runner: loads a suite, starts ONE mock provider on an ephemeral loopback port, runs every case
+// in its own namespace on a bounded worker pool, each under a hard real-time deadline (a hung case is
+// `unknown: hang` and the run goes on), and checks each history.
+#include <cstdint>
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+#include "llmchaos/harness/case.hpp"
+#include "llmchaos/harness/driver.hpp"
+#include "llmchaos/harness/result.hpp"
+
+namespace llmchaos::harness {
+
+struct SuiteLoad {
+  std::vector<Case> cases;           // in path order, filtered
+  std::vector<SpecError> errors;     // every load error of every file
+  int skipped_policy_files = 0;      // shared policy files found among the paths (not cases)
+};
+
+// `filters`: a case is kept when any filter equals one of its tags or glob-matches its name or file
+// (no filters: every case). Duplicate case names are an error (the baseline keys on them).
+SuiteLoad load_suite(const std::vector<std::string>& paths, const std::vector<std::string>& filters);
+bool matches_filter(const Case& c, const std::vector<std::string>& filters);
+
+struct RunOptions {
+  std::string driver = "inproc";
+  DriverOptions driver_options;
+  int jobs = 0;  // 0: the machine's cores
+  std::uint64_t seed = 0;
+  double time_scale = 1;
+  double min_deadline_ms = 5000;  // no case gets a shorter hard deadline (real ms)
+  // Progress: one line per finished case, or one \r-updated line when `progress_tty`.
+  std::ostream* progress = nullptr;
+  bool progress_tty = false;
+  TransportFactory make_transport;  // empty: live HTTP over loopback
+};
+
+struct RunOutcome {
+  RunResult result;
+  int abandoned = 0;  // case threads still running past their deadline when the run ended
+};
+
+// Throws std::invalid_argument for an unknown driver or options it rejects.
+RunOutcome run_suite(const std::vector<Case>& cases, const RunOptions& options);
+
+// The live transport (Beast HTTP/1.1 + SSE over loopback).
+TransportFactory live_transport();
+
+// The end-of-run table: one row per case (verdict, name, expected, observed, outcome, attempts, time)
+// and the totals with the metric split.
+std::string summary_table(const RunResult& run);
+
+// A stable per-case seed: the run's seed mixed with the case name (independent of scheduling).
+std::uint64_t case_seed(std::uint64_t run_seed, std::string_view case_name);
+
+}  // namespace llmchaos::harness

@@ -1,0 +1,214 @@
+// The action at each failure point, derived twice: from the stack's decision log and from the mock's
+// ledger alone. Pure functions over plain data.
+#include <algorithm>
+#include <limits>
+#include <map>
+#include <tuple>
+
+#include "llmchaos/harness/checker.hpp"
+
+namespace llmchaos::harness {
+
+std::map<std::uint64_t, const mock::Step*> resolve_steps(const mock::Script& script,
+                                                         const std::vector<LedgerEntry>& ledger, double time_scale) {
+  struct Cursor {
+    std::size_t index = 0;  // current step
+    int used = 0;           // attempts the current step has taken
+  };
+  std::vector<const LedgerEntry*> sorted;
+  for (const auto& e : ledger) sorted.push_back(&e);
+  std::stable_sort(sorted.begin(), sorted.end(), [](auto* a, auto* b) { return a->seq < b->seq; });
+  std::map<std::string, Cursor> cursors;
+  std::map<std::uint64_t, const mock::Step*> out;
+  for (const auto* e : sorted) {
+    auto it = script.routes.find(e->route);
+    if (it == script.routes.end()) continue;
+    const auto& steps = it->second.steps;
+    auto& cur = cursors[e->route];
+    const mock::Step* chosen = nullptr;
+    while (cur.index < steps.size()) {
+      const auto& s = steps[cur.index];
+      const bool expired = s.until_ms && e->received_at_ms >= *s.until_ms * time_scale;
+      const bool spent = (!s.until_ms || s.times_given) && cur.used >= s.times;
+      if (expired || spent) {
+        ++cur.index;
+        cur.used = 0;
+        continue;
+      }
+      ++cur.used;
+      chosen = &s;
+      break;
+    }
+    out[e->seq] = chosen;
+  }
+  return out;
+}
+
+bool attempt_failed(const LedgerEntry& entry, const client::Policy& policy) {
+  if (entry.status >= 400 || entry.status == 0) return true;
+  if (entry.finished && entry.outcome != AttemptOutcome::completed) return true;
+  switch (entry.fault) {
+    case FaultKind::stream_cut:
+    case FaultKind::stream_error:
+    case FaultKind::stream_stall:
+    case FaultKind::malformed_event:
+    case FaultKind::policy:
+    case FaultKind::post_commit_timeout:
+    case FaultKind::no_response:
+    case FaultKind::connect_reset:
+      return true;
+    case FaultKind::schema_missing:
+      return !policy.workflow.output_required.empty();
+    default:
+      return false;
+  }
+}
+
+std::vector<RequestView> group_by_request(const History& history, std::vector<const LedgerEntry*>* unmatched) {
+  std::vector<RequestView> views(history.requests.size());
+  std::map<std::string, std::size_t> by_op;
+  for (std::size_t i = 0; i < history.requests.size(); ++i) {
+    const auto& rec = history.requests[i];
+    views[i].request = &rec;
+    views[i].deliveries.push_back(&rec.log);
+    for (const auto& r : rec.redeliveries) views[i].deliveries.push_back(&r);
+    if (!rec.log.operation_id.empty()) by_op.emplace(rec.log.operation_id, i);
+  }
+  std::vector<const LedgerEntry*> sorted;
+  for (const auto& e : history.ledger) sorted.push_back(&e);
+  std::stable_sort(sorted.begin(), sorted.end(), [](auto* a, auto* b) { return a->seq < b->seq; });
+  for (const auto* e : sorted) {
+    auto it = by_op.find(e->idempotency_key);
+    if (views.size() == 1) {
+      views[0].entries.push_back(e);  // one request: every attempt is its own, key or not
+    } else if (it != by_op.end()) {
+      views[it->second].entries.push_back(e);
+    } else if (unmatched) {
+      unmatched->push_back(e);
+    }
+  }
+
+  // Match log attempts to entries route by route, in order.
+  for (auto& v : views) {
+    std::map<std::string, std::vector<std::size_t>> pending;  // route -> entry indices not yet matched
+    for (std::size_t i = 0; i < v.entries.size(); ++i) pending[v.entries[i]->route].push_back(i);
+    std::map<std::string, std::size_t> next;
+    v.entry_attempt.assign(v.entries.size(), nullptr);
+    v.entry_delivery.assign(v.entries.size(), -1);
+    for (std::size_t d = 0; d < v.deliveries.size(); ++d) {
+      for (const auto& a : v.deliveries[d]->attempts) {
+        auto& queue = pending[a.route];
+        auto& n = next[a.route];
+        if (n < queue.size()) {
+          v.entry_attempt[queue[n]] = &a;
+          v.entry_delivery[queue[n]] = static_cast<int>(d);
+          ++n;
+        }
+      }
+    }
+    // An entry no attempt matched belongs to the delivery of the entry before it.
+    int last = 0;
+    for (auto& d : v.entry_delivery) {
+      if (d < 0) d = last;
+      last = d;
+    }
+  }
+  return views;
+}
+
+namespace {
+
+// No further attempt in the delivery: the answer decides.
+Action terminal_action(const client::DecisionLog& log) {
+  switch (log.outcome) {
+    case Outcome::degraded: return Action::degrade;
+    case Outcome::queued: return Action::queue;
+    case Outcome::fail_closed: return Action::fail_closed;
+    default: return Action::none;  // reported as a success: the failure was accepted as an answer
+  }
+}
+
+struct Positioned {
+  int delivery = 0;
+  double anchor = 0;  // entry index the point sits at (x.5: between entries)
+  int order = 0;
+  PointResult point;
+};
+
+}  // namespace
+
+std::vector<PointResult> derive_points(const RequestView& v, const client::Policy& policy, bool has_decision_log) {
+  const int n = static_cast<int>(v.entries.size());
+  // Ledger alone: what followed entry `i` inside its delivery.
+  auto from_entry = [&](int i) {
+    const int d = v.entry_delivery[i];
+    if (i + 1 < n && v.entry_delivery[i + 1] == d)
+      return v.entries[i + 1]->route == v.entries[i]->route ? Action::retry : Action::fallback;
+    return terminal_action(*v.deliveries[d]);
+  };
+  // A point no ledger entry shows (no attempt sent, or one the mock never saw): the next entry of the
+  // delivery at or after `anchor` decides.
+  auto from_position = [&](int d, int anchor, const std::string& route) {
+    for (int i = anchor; i < n; ++i) {
+      if (v.entry_delivery[i] != d) continue;
+      return v.entries[i]->route == route ? Action::retry : Action::fallback;
+    }
+    return terminal_action(*v.deliveries[d]);
+  };
+
+  std::vector<Positioned> out;
+  std::vector<bool> referenced(n, false);
+  int order = 0;
+  if (has_decision_log) {
+    for (int d = 0; d < static_cast<int>(v.deliveries.size()); ++d) {
+      int position = 0;  // first entry index after the previous point of this delivery
+      for (int i = 0; i < n; ++i)
+        if (v.entry_delivery[i] < d) position = i + 1;
+      for (const auto& fp : v.deliveries[d]->failures) {
+        Positioned p;
+        p.delivery = d;
+        p.order = order++;
+        p.point.from_log = fp.action;
+        p.point.rule = fp.rule_text.empty() ? "rule " + std::to_string(fp.rule) : fp.rule_text;
+        int entry = -1;
+        if (fp.attempt >= 0) {
+          for (int i = 0; i < n; ++i)
+            if (v.entry_attempt[i] && v.entry_delivery[i] == d && v.entry_attempt[i]->index == fp.attempt) entry = i;
+        }
+        if (entry >= 0) {
+          referenced[entry] = true;
+          p.anchor = entry;
+          p.point.from_ledger = from_entry(entry);
+          position = entry + 1;
+        } else {
+          p.anchor = position - 0.5;
+          p.point.from_ledger = from_position(d, position, fp.route);
+        }
+        out.push_back(std::move(p));
+      }
+    }
+  }
+  // Failed attempts the log never called a failure point (or every failed attempt, without a log).
+  for (int i = 0; i < n; ++i) {
+    if (referenced[i] || !attempt_failed(*v.entries[i], policy)) continue;
+    Positioned p;
+    p.delivery = v.entry_delivery[i];
+    p.anchor = i;
+    p.order = order++;
+    p.point.from_log = Action::none;
+    p.point.from_ledger = from_entry(i);
+    p.point.rule = has_decision_log ? "(no failure point in the decision log)" : "";
+    out.push_back(std::move(p));
+  }
+  std::stable_sort(out.begin(), out.end(), [](const Positioned& a, const Positioned& b) {
+    return std::tie(a.delivery, a.anchor, a.order) < std::tie(b.delivery, b.anchor, b.order);
+  });
+  std::vector<PointResult> points;
+  for (auto& p : out) {
+    p.point.point = static_cast<int>(points.size()) + 1;
+    points.push_back(std::move(p.point));
+  }
+  return points;
+}
+
+}  // namespace llmchaos::harness

@@ -1,0 +1,376 @@
+// Case loader: TOML -> validated Case. Sections are read one by one and each section's error is kept,
+// so `llmchaos lint` shows every broken section of a file at once.
+#include <algorithm>
+#include <filesystem>
+#include <functional>
+#include <set>
+#include <span>
+
+#include <fmt/ranges.h>
+
+#include <fmt/format.h>
+#include <toml++/toml.h>
+
+#include "llmchaos/core/toml_reader.hpp"
+#include "llmchaos/harness/case.hpp"
+
+namespace llmchaos::harness {
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr std::string_view case_sections[] = {"workflow", "backoff", "route", "request", "checks", "sequence"};
+constexpr double inf = std::numeric_limits<double>::infinity();
+
+std::vector<std::string_view> keys_of(std::span<const std::string_view> keys) { return {keys.begin(), keys.end()}; }
+
+// Runs one section; a SpecError is kept and loading goes on.
+class Collector {
+ public:
+  bool run(const std::function<void()>& section) {
+    try {
+      section();
+      return true;
+    } catch (const SpecError& e) {
+      errors_.push_back(e);
+      return false;
+    }
+  }
+  std::vector<SpecError>& errors() { return errors_; }
+
+ private:
+  std::vector<SpecError> errors_;
+};
+
+// Moves every key of `from` that `into` lacks into it; tables present in both are merged the same
+// way (the case's own keys win). Moving keeps the policy file's source positions for its errors.
+void merge_missing(toml::table& into, toml::table&& from) {
+  for (auto&& [key, node] : from) {
+    if (auto* existing = into.get(key)) {
+      if (existing->is_table() && node.is_table()) merge_missing(*existing->as_table(), std::move(*node.as_table()));
+      continue;
+    }
+    std::move(node).visit([&](auto&& n) { into.insert(key, std::move(n)); });
+  }
+}
+
+double read_ms(TomlReader& r, std::string_view key) { return *r.opt_number(key, 0, inf); }
+
+Checks read_checks(const toml::table& t, const std::string& file) {
+  TomlReader r(t, file, "checks");
+  Checks c;
+  if (r.has("no_hang_ms")) c.no_hang_ms = read_ms(r, "no_hang_ms");
+  c.no_truncated_success = r.opt_bool("no_truncated_success").value_or(false);
+  c.retry_after_honoured = r.opt_bool("retry_after_honoured").value_or(false);
+  if (auto* h = r.opt_table("no_hammering")) {
+    TomlReader hr(*h, file, "checks.no_hammering");
+    NoHammering n;
+    n.route = hr.opt_string("route");
+    auto max = hr.opt_int("max_attempts", 1, 1'000'000);
+    if (!max) hr.fail_here("missing required key \"max_attempts\"");
+    n.max_attempts = static_cast<int>(*max);
+    auto window = hr.opt_number("window_ms", 0, inf);
+    if (!window) hr.fail_here("missing required key \"window_ms\"");
+    n.window_ms = *window;
+    hr.reject_unknown_keys();
+    c.no_hammering = n;
+  }
+  if (r.has("max_wall_ms")) c.max_wall_ms = read_ms(r, "max_wall_ms");
+  c.alive_after = r.opt_bool("alive_after").value_or(false);
+  c.names_serving_route = r.opt_bool("names_serving_route").value_or(false);
+  r.reject_unknown_keys();
+  return c;
+}
+
+Sequence read_sequence(const toml::table& t, const std::string& file) {
+  TomlReader r(t, file, "sequence");
+  Sequence s;
+  auto count = r.opt_int("count", 1, 10'000);
+  if (!count) r.fail_here("missing required key \"count\"");
+  s.count = static_cast<int>(*count);
+  s.interval_ms = r.opt_number("interval_ms", 0, inf).value_or(0);
+  s.outage_route = r.opt_string("outage_route").value_or("");
+  s.served_during_outage = r.opt_bool("served_during_outage").value_or(false);
+  if (r.has("recovered_within_ms")) s.recovered_within_ms = read_ms(r, "recovered_within_ms");
+  if (auto n = r.opt_int("max_outage_attempts", 0, 1'000'000)) s.max_outage_attempts = static_cast<int>(*n);
+  r.reject_unknown_keys();
+  return s;
+}
+
+client::WorkflowRequest read_request(const toml::table& t, const std::string& file) {
+  TomlReader r(t, file, "request");
+  client::WorkflowRequest q;
+  q.stream = r.opt_bool("stream").value_or(q.stream);
+  q.prompt = r.opt_string("prompt").value_or(q.prompt);
+  q.tool_call = r.opt_bool("tool_call").value_or(q.tool_call);
+  q.prefill = r.opt_bool("prefill").value_or(q.prefill);
+  q.model = r.opt_string("model").value_or(q.model);
+  if (q.model.empty()) r.fail("model", "must not be empty");
+  r.reject_unknown_keys();
+  return q;
+}
+
+std::string route_list(const mock::Script& script) {
+  std::string out;
+  for (const auto& [name, r] : script.routes) out += (out.empty() ? "" : ", ") + name;
+  return out;
+}
+
+bool has_window(const mock::RouteScript& route) {
+  return std::any_of(route.steps.begin(), route.steps.end(), [](const mock::Step& s) { return s.until_ms.has_value(); });
+}
+
+void sort_errors(std::vector<SpecError>& errors) {
+  std::stable_sort(errors.begin(), errors.end(), [](const SpecError& a, const SpecError& b) {
+    return std::tie(a.pos().file, a.pos().line, a.pos().column) < std::tie(b.pos().file, b.pos().line, b.pos().column);
+  });
+}
+
+LoadResult load_case_doc(toml::table doc, const std::string& file, const std::string& folder) {
+  Collector errors;
+  Case c;
+  c.file = file;
+  c.folder = folder;
+  TomlReader top(doc, file);
+  for (auto key : case_sections) top.allow(key);
+
+  // Top-level keys first: name, expectations, the policy reference.
+  std::optional<std::string> policy_ref;
+  SourcePos policy_pos;
+  errors.run([&] { c.name = top.req_string("name"); });
+  errors.run([&] { c.description = top.opt_string("description").value_or(""); });
+  errors.run([&] { c.tags = top.opt_string_array("tags").value_or(std::vector<std::string>{}); });
+  const bool expect_ok = errors.run([&] {
+    auto e = top.opt_enum<Action>("expect");
+    if (!e) top.fail_here("missing required key \"expect\" (retry, fallback, queue, degrade, fail_closed or none)");
+    c.expect = *e;
+  });
+  errors.run([&] { c.expect_outcome = top.opt_enum<Outcome>("expect_outcome"); });
+  std::map<std::string, SourcePos> attempts_pos;
+  errors.run([&] {
+    auto* t = top.opt_table("expect_attempts");
+    if (!t) return;
+    TomlReader r(*t, file, "expect_attempts");
+    for (const auto& [key, node] : *t) {
+      std::string route(key.str());
+      c.expect_attempts[route] = static_cast<int>(*r.opt_int(route, 0, 1'000'000));
+      attempts_pos[route] = pos_of(node, file);
+    }
+  });
+  errors.run([&] {
+    auto* arr = top.opt_array("expect_at");
+    if (!arr) return;
+    std::set<int> points;
+    for (std::size_t i = 0; i < arr->size(); ++i) {
+      const auto& node = *arr->get(i);
+      auto* t = node.as_table();
+      if (!t) throw SpecError(pos_of(node, file), fmt::format("expect_at[{}]: expected a table", i));
+      TomlReader r(*t, file, fmt::format("expect_at[{}]", i));
+      ExpectAt at;
+      at.pos = r.pos();
+      auto point = r.opt_int("point", 1, 1'000'000);
+      if (!point) r.fail_here("missing required key \"point\"");
+      at.point = static_cast<int>(*point);
+      auto action = r.opt_enum<Action>("action");
+      if (!action) r.fail_here("missing required key \"action\"");
+      if (*action == Action::none) r.fail("action", "\"none\" is not an action at a failure point");
+      at.action = *action;
+      r.reject_unknown_keys();
+      if (!points.insert(at.point).second) r.fail("point", fmt::format("point {} is pinned twice", at.point));
+      c.expect_at.push_back(at);
+    }
+  });
+  errors.run([&] {
+    if (auto d = top.opt_number("deadline_ms", 1, inf)) c.deadline_ms = *d;
+  });
+  errors.run([&] {
+    policy_ref = top.opt_string("policy");
+    policy_pos = top.pos("policy");
+  });
+  errors.run([&] { top.reject_unknown_keys(); });
+
+  // The shared policy file: validated on its own (policy keys only), then merged under the case.
+  bool policy_ok = true;
+  if (policy_ref) {
+    policy_ok = errors.run([&] {
+      fs::path p = fs::path(file).parent_path() / *policy_ref;
+      const std::string path = p.lexically_normal().string();
+      if (!fs::is_regular_file(p)) throw SpecError(policy_pos, fmt::format("policy: no such file \"{}\"", path));
+      auto policy_doc = parse_toml_file(path);
+      client::policy_from_toml(policy_doc, path, /*allow_other_keys=*/false);
+      c.policy_file = path;
+      merge_missing(doc, std::move(policy_doc));
+    });
+  }
+
+  // Routes: the mock reads the script keys, the client the policy keys, of the same tables.
+  const std::vector<std::string_view> script_keys = keys_of(mock::route_script_keys);
+  const std::vector<std::string_view> policy_keys = keys_of(client::route_policy_keys);
+  bool routes_ok = true;
+  const auto* routes = doc.get("route");
+  if (!routes) {
+    routes_ok = false;
+    errors.run([&] { top.fail_here("a case needs a [route.NAME] table for each route it uses"); });
+  } else if (!routes->is_table()) {
+    routes_ok = false;
+    errors.run([&] { throw SpecError(pos_of(*routes, file), "route: expected a table of routes"); });
+  } else {
+    for (const auto& [key, node] : *routes->as_table()) {
+      const std::string name(key.str());
+      routes_ok &= errors.run([&] {
+        auto* t = node.as_table();
+        if (!t) throw SpecError(pos_of(node, file), fmt::format("route.{}: expected a table", name));
+        c.script.routes[name] = mock::route_script_from_toml(*t, name, file, policy_keys);
+      });
+    }
+  }
+  const bool workflow_ok = policy_ok && errors.run([&] { c.policy = client::policy_from_toml(doc, file, true, script_keys); });
+
+  errors.run([&] {
+    if (auto* t = top.opt_table("request")) c.request = read_request(*t, file);
+  });
+  errors.run([&] {
+    if (auto* t = top.opt_table("checks")) c.checks = read_checks(*t, file);
+  });
+  errors.run([&] {
+    if (auto* t = top.opt_table("sequence")) c.sequence = read_sequence(*t, file);
+  });
+
+  // Cross-checks: names that must exist, expectations that must agree.
+  if (expect_ok) {
+    errors.run([&] {
+      for (const auto& at : c.expect_at) {
+        if (c.expect == Action::none)
+          throw SpecError(at.pos, "expect_at: the case expects no failure point (expect = \"none\")");
+        if (at.point == 1 && at.action != c.expect)
+          throw SpecError(at.pos, fmt::format("expect_at: point 1 is \"{}\" but expect is \"{}\"",
+                                              to_string(at.action), to_string(c.expect)));
+      }
+    });
+  }
+  if (routes_ok && workflow_ok) {
+    const auto& w = c.policy.workflow;
+    errors.run([&] {
+      for (const auto& [name, r] : c.script.routes) {
+        const bool named = name == w.primary || std::find(w.fallback.begin(), w.fallback.end(), name) != w.fallback.end();
+        if (!named)
+          throw SpecError(r.pos, fmt::format("route.{}: the workflow never uses this route (primary = \"{}\", "
+                                             "fallback = [{}])", name, w.primary, fmt::join(w.fallback, ", ")));
+      }
+    });
+    errors.run([&] {
+      for (const auto& [route, n] : c.expect_attempts)
+        if (!c.script.routes.contains(route))
+          throw SpecError(attempts_pos[route], fmt::format("expect_attempts.{}: unknown route (routes: {})", route,
+                                                           route_list(c.script)));
+    });
+    errors.run([&] {
+      const auto& h = c.checks.no_hammering;
+      if (h && h->route && !c.script.routes.contains(*h->route)) {
+        const auto* t = doc["checks"]["no_hammering"].as_table();
+        TomlReader(*t, file, "checks.no_hammering")
+            .fail("route", fmt::format("unknown route \"{}\" (routes: {})", *h->route, route_list(c.script)));
+      }
+    });
+    errors.run([&] {
+      if (!c.sequence) return;
+      auto& s = *c.sequence;
+      TomlReader r(*doc["sequence"].as_table(), file, "sequence");
+      if (s.outage_route.empty()) s.outage_route = w.primary;
+      auto it = c.script.routes.find(s.outage_route);
+      if (it == c.script.routes.end())
+        r.fail("outage_route", fmt::format("unknown route \"{}\" (routes: {})", s.outage_route, route_list(c.script)));
+      const bool needs_outage = s.recovered_within_ms || s.max_outage_attempts;
+      if (needs_outage && !has_window(it->second))
+        r.fail_here(fmt::format("recovered_within_ms and max_outage_attempts need an outage: a step with until_ms "
+                                "in route.{}", s.outage_route));
+    });
+  }
+
+  LoadResult out;
+  out.errors = std::move(errors.errors());
+  sort_errors(out.errors);
+  if (out.errors.empty()) out.value = std::move(c);
+  return out;
+}
+
+}  // namespace
+
+std::optional<Action> Case::expected_at(int point) const {
+  for (const auto& at : expect_at)
+    if (at.point == point) return at.action;
+  if (point == 1 && expect != Action::none) return expect;
+  return std::nullopt;
+}
+
+double Case::deadline_real_ms(double time_scale, double floor_ms) const {
+  double scripted = 0;
+  if (deadline_ms) {
+    scripted = *deadline_ms;
+  } else {
+    // Every request may use its whole budget, the sequence spans its intervals; times 3 for slack.
+    const int n = request_count() + (checks.alive_after ? 1 : 0);
+    const double span = sequence ? sequence->interval_ms * (sequence->count - 1) : 0;
+    scripted = 3 * (n * policy.workflow.max_elapsed_ms + span);
+  }
+  return std::max(floor_ms, scripted * time_scale);
+}
+
+bool is_case_document(const toml::table& doc) {
+  return std::any_of(std::begin(case_marker_keys), std::end(case_marker_keys),
+                     [&](std::string_view key) { return doc.contains(key); });
+}
+
+LoadResult load_case_text(std::string_view text, const std::string& source_name, const std::string& folder) {
+  try {
+    return load_case_doc(parse_toml(text, source_name), source_name, folder);
+  } catch (const SpecError& e) {
+    return LoadResult{std::nullopt, {e}};
+  }
+}
+
+LoadResult load_case_file(const std::string& path, const std::string& folder) {
+  try {
+    return load_case_doc(parse_toml_file(path), path, folder);
+  } catch (const SpecError& e) {
+    return LoadResult{std::nullopt, {e}};
+  }
+}
+
+std::vector<SpecError> lint_file(const std::string& path) {
+  try {
+    auto doc = parse_toml_file(path);
+    if (is_case_document(doc)) return load_case_doc(std::move(doc), path, {}).errors;
+    client::policy_from_toml(doc, path, /*allow_other_keys=*/false);
+    return {};
+  } catch (const SpecError& e) {
+    return {e};
+  }
+}
+
+std::vector<SuiteFile> expand_paths(const std::vector<std::string>& paths) {
+  std::vector<SuiteFile> out;
+  for (const auto& arg : paths) {
+    const fs::path p(arg);
+    std::error_code ec;
+    if (fs::is_directory(p, ec)) {
+      std::vector<SuiteFile> found;
+      for (fs::recursive_directory_iterator it(p, ec), end; !ec && it != end; it.increment(ec)) {
+        if (!it->is_regular_file() || it->path().extension() != ".toml") continue;
+        auto folder = it->path().parent_path().lexically_relative(p).generic_string();
+        if (folder == ".") folder.clear();
+        found.push_back({it->path().generic_string(), folder});
+      }
+      if (ec) throw SpecError({arg, 0, 0}, "cannot read directory: " + ec.message());
+      std::sort(found.begin(), found.end(), [](const auto& a, const auto& b) { return a.path < b.path; });
+      out.insert(out.end(), found.begin(), found.end());
+    } else if (fs::is_regular_file(p, ec)) {
+      out.push_back({p.generic_string(), p.parent_path().filename().generic_string()});
+    } else {
+      throw SpecError({arg, 0, 0}, "no such file or directory");
+    }
+  }
+  return out;
+}
+
+}  // namespace llmchaos::harness

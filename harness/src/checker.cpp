@@ -1,0 +1,504 @@
+// The checker: one table of checks, each a pure function of the case and its history. A check that is
+// not asked for returns nothing; one that throws makes the case `unknown`.
+#include "llmchaos/harness/checker.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+namespace llmchaos::harness {
+namespace {
+
+constexpr double cost_epsilon = 1e-9;
+
+bool is_success(Outcome o) {
+  return o == Outcome::primary_success || o == Outcome::retry_recovery || o == Outcome::fallback_recovery;
+}
+
+struct Ctx {
+  const Case& c;
+  const History& h;
+  const CheckOptions& opt;
+  std::vector<RequestView> views;
+  std::vector<const LedgerEntry*> unmatched;
+  std::vector<PointResult> points;
+  std::map<std::uint64_t, const mock::Step*> steps;  // seq -> the step that served it
+
+  double scaled(double scripted_ms) const { return scripted_ms * opt.time_scale; }
+  // A bound from [checks] / [sequence]: scaled, plus the fixed real tolerance.
+  double bound(double scripted_ms) const { return scaled(scripted_ms) + opt.elapsed_tolerance_ms; }
+  Action observed(const PointResult& p) const { return h.has_decision_log ? p.from_log : p.from_ledger; }
+  const mock::RouteScript* route(const std::string& name) const {
+    auto it = c.script.routes.find(name);
+    return it == c.script.routes.end() ? nullptr : &it->second;
+  }
+  const mock::Step* step(const LedgerEntry& e) const {
+    auto it = steps.find(e.seq);
+    return it == steps.end() ? nullptr : it->second;
+  }
+  // The healthy answer the mock gives for this attempt.
+  std::string canonical_text(const LedgerEntry& e) const {
+    if (const auto* s = step(e); s && s->text) return *s->text;
+    const auto* r = route(e.route);
+    return r ? r->default_text : std::string();
+  }
+  // The entry that served a successful delivery: its last attempt the mock completed without failing.
+  const LedgerEntry* serving_entry(const RequestView& v, int delivery) const {
+    const LedgerEntry* found = nullptr;
+    for (std::size_t i = 0; i < v.entries.size(); ++i)
+      if (v.entry_delivery[i] == delivery && !attempt_failed(*v.entries[i], c.policy)) found = v.entries[i];
+    return found;
+  }
+  double outage_end_ms() const {
+    double end = 0;
+    if (const auto* r = route(c.sequence->outage_route))
+      for (const auto& s : r->steps)
+        if (s.until_ms) end = std::max(end, scaled(*s.until_ms));
+    return end;
+  }
+};
+
+std::string entry_str(const LedgerEntry& e) {
+  return fmt::format("#{} {}[{}] {} status {} {} at {:.0f}-{:.0f} ms", e.seq, e.route, e.attempt, to_string(e.fault),
+                     e.status, to_string(e.outcome), e.received_at_ms, e.finished_at_ms);
+}
+
+std::string timeline(const Ctx& x) {
+  std::vector<std::string> parts;
+  for (const auto& e : x.h.ledger) parts.push_back(entry_str(e));
+  return parts.empty() ? "(the mock saw no attempt)" : fmt::format("{}", fmt::join(parts, "; "));
+}
+
+CheckResult result(std::string name, bool ok, std::string message) { return {std::move(name), ok, std::move(message)}; }
+
+// ---- expectations ----
+
+std::optional<CheckResult> check_action(const Ctx& x) {
+  const Action observed = x.points.empty() ? Action::none : x.observed(x.points.front());
+  std::string rule = x.points.empty() ? std::string("no failure point") : x.points.front().rule;
+  return result("action", observed == x.c.expect,
+                fmt::format("expected {}, observed {} ({}); timeline: {}", to_string(x.c.expect), to_string(observed),
+                            rule, timeline(x)));
+}
+
+std::optional<CheckResult> check_expect_at(const Ctx& x) {
+  if (x.c.expect_at.empty()) return std::nullopt;
+  std::vector<std::string> bad, good;
+  for (const auto& at : x.c.expect_at) {
+    if (at.point > static_cast<int>(x.points.size())) {
+      bad.push_back(fmt::format("point {}: expected {}, but the case had {} failure point(s)", at.point,
+                                to_string(at.action), x.points.size()));
+      continue;
+    }
+    const Action observed = x.observed(x.points[at.point - 1]);
+    auto line = fmt::format("point {}: expected {}, observed {}", at.point, to_string(at.action), to_string(observed));
+    (observed == at.action ? good : bad).push_back(std::move(line));
+  }
+  return result("expect_at", bad.empty(), fmt::format("{}", fmt::join(bad.empty() ? good : bad, "; ")));
+}
+
+// Both derivations agree at every point, and every point has exactly one action: a failed attempt the
+// stack answered as a success (no action) fails here even when the case expected no failure.
+std::optional<CheckResult> check_agreement(const Ctx& x) {
+  std::vector<std::string> bad;
+  for (const auto& p : x.points) {
+    if (x.h.has_decision_log && p.from_log != p.from_ledger)
+      bad.push_back(fmt::format("point {}: decision log says {}, ledger says {}", p.point, to_string(p.from_log),
+                                to_string(p.from_ledger)));
+    else if (x.observed(p) == Action::none)
+      bad.push_back(fmt::format("point {}: a failed attempt with no action (reported as a success)", p.point));
+  }
+  return result("action_agreement", bad.empty(),
+                bad.empty() ? fmt::format("log and ledger agree on {} failure point(s)", x.points.size())
+                            : fmt::format("{}; timeline: {}", fmt::join(bad, "; "), timeline(x)));
+}
+
+std::optional<CheckResult> check_outcome(const Ctx& x) {
+  if (!x.c.expect_outcome || x.h.requests.empty()) return std::nullopt;
+  const Outcome observed = x.h.requests.front().log.outcome;
+  return result("expect_outcome", observed == *x.c.expect_outcome,
+                fmt::format("expected {}, observed {}", to_string(*x.c.expect_outcome), to_string(observed)));
+}
+
+std::optional<CheckResult> check_attempts(const Ctx& x) {
+  if (x.c.expect_attempts.empty()) return std::nullopt;
+  std::vector<std::string> bad, good;
+  for (const auto& [route, want] : x.c.expect_attempts) {
+    const auto got = std::count_if(x.h.ledger.begin(), x.h.ledger.end(), [&](const LedgerEntry& e) { return e.route == route; });
+    (got == want ? good : bad).push_back(fmt::format("{}: expected {}, the mock received {}", route, want, got));
+  }
+  return result("expect_attempts", bad.empty(), fmt::format("{}", fmt::join(bad.empty() ? good : bad, "; ")));
+}
+
+// ---- SPEC section 5 invariants ----
+
+std::optional<CheckResult> check_max_attempts(const Ctx& x) {
+  const int max = x.c.policy.workflow.max_total_attempts;
+  std::vector<std::string> bad;
+  int most = 0;
+  for (std::size_t i = 0; i < x.views.size(); ++i) {
+    const int n = static_cast<int>(x.views[i].entries.size());
+    most = std::max(most, n);
+    if (n > max) bad.push_back(fmt::format("request {}: the mock received {} attempts", i + 1, n));
+  }
+  return result("max_total_attempts", bad.empty(),
+                bad.empty() ? fmt::format("at most {} attempt(s) per request <= {}", most, max)
+                            : fmt::format("max_total_attempts = {}; {}", max, fmt::join(bad, "; ")));
+}
+
+std::optional<CheckResult> check_elapsed(const Ctx& x) {
+  const double budget = x.scaled(x.c.policy.workflow.max_elapsed_ms);
+  if (!std::isfinite(budget)) return std::nullopt;
+  const double limit = budget * (1 + x.opt.elapsed_tolerance_ratio) + x.opt.elapsed_tolerance_ms;
+  std::vector<std::string> bad;
+  double most = 0;
+  for (std::size_t i = 0; i < x.views.size(); ++i) {
+    const auto& v = x.views[i];
+    for (std::size_t d = 0; d < v.deliveries.size(); ++d) {
+      // The stack's own measure, or the caller's wait when the driver cannot see the stack.
+      const double claimed = x.h.has_decision_log ? v.deliveries[d]->elapsed_ms : (d == 0 ? v.request->wall_ms : 0);
+      // The mock's view: first arrival to last answer of the delivery.
+      double first = -1, last = 0;
+      for (std::size_t k = 0; k < v.entries.size(); ++k) {
+        if (v.entry_delivery[k] != static_cast<int>(d)) continue;
+        if (first < 0) first = v.entries[k]->received_at_ms;
+        last = std::max(last, std::max(v.entries[k]->finished_at_ms, v.entries[k]->received_at_ms));
+      }
+      const double seen = first < 0 ? 0 : last - first;
+      const double worst = std::max(claimed, seen);
+      most = std::max(most, worst);
+      if (worst > limit)
+        bad.push_back(fmt::format("request {} delivery {}: {:.0f} ms (stack {:.0f} ms, mock {:.0f} ms)", i + 1, d + 1,
+                                  worst, claimed, seen));
+    }
+  }
+  const auto rule = fmt::format("budget {:.0f} ms, tolerance 20% + {:.0f} ms -> limit {:.0f} ms", budget,
+                                x.opt.elapsed_tolerance_ms, limit);
+  return result("max_elapsed_ms", bad.empty(),
+                bad.empty() ? fmt::format("longest {:.0f} ms; {}", most, rule) : fmt::format("{}; {}", fmt::join(bad, "; "), rule));
+}
+
+std::optional<CheckResult> check_cost(const Ctx& x) {
+  const double max = x.c.policy.workflow.max_extra_cost_usd;
+  if (!std::isfinite(max)) return std::nullopt;
+  std::vector<std::string> bad;
+  for (std::size_t i = 0; i < x.views.size(); ++i) {
+    const auto& v = x.views[i];
+    double seen = 0;  // every attempt after the first, at its route's price
+    for (std::size_t k = 1; k < v.entries.size(); ++k) seen += x.c.policy.route(v.entries[k]->route).cost_per_attempt_usd;
+    double claimed = 0;
+    for (const auto* log : v.deliveries) claimed = std::max(claimed, log->extra_cost_usd);
+    if (seen > max + cost_epsilon || claimed > max + cost_epsilon)
+      bad.push_back(fmt::format("request {}: extra cost ${:.4f} by the ledger, ${:.4f} by the stack", i + 1, seen, claimed));
+  }
+  return result("max_extra_cost_usd", bad.empty(),
+                fmt::format("budget ${:.4f}{}{}", max, bad.empty() ? "" : "; ", fmt::join(bad, "; ")));
+}
+
+std::optional<CheckResult> check_duplicates(const Ctx& x) {
+  if (x.c.policy.workflow.replay_safe)
+    return result("no_duplicate_commit", true, "replay-safe workflow: a replay duplicates nothing");
+  std::map<std::string, int> committed, effects;
+  for (const auto& e : x.h.ledger)
+    if (e.committed) ++committed[e.idempotency_key];
+  for (const auto& s : x.h.side_effects) ++effects[s.operation_id];
+  std::vector<std::string> bad;
+  for (const auto& [op, n] : effects)
+    if (n > 1) bad.push_back(fmt::format("operation \"{}\": side effect executed {} times", op, n));
+  // A tool workflow commits twice legitimately: the tool call, then the answer after its side effect.
+  for (const auto& [op, n] : committed) {
+    const int allowed = 1 + (effects.contains(op) ? effects.at(op) : 0);
+    if (n > allowed) bad.push_back(fmt::format("operation \"{}\": {} committed attempts (allowed {})", op, n, allowed));
+  }
+  return result("no_duplicate_commit", bad.empty(),
+                bad.empty() ? "no operation committed twice" : fmt::format("{}", fmt::join(bad, "; ")));
+}
+
+std::optional<CheckResult> check_timeline(const Ctx& x) {
+  if (!x.h.has_decision_log) return std::nullopt;
+  std::vector<std::string> bad;
+  for (const auto& v : x.views)
+    for (std::size_t k = 0; k < v.entries.size(); ++k)
+      if (!v.entry_attempt[k]) bad.push_back(entry_str(*v.entries[k]));
+  for (const auto* e : x.unmatched) bad.push_back(entry_str(*e) + " (key names no request)");
+  return result("timeline", bad.empty(),
+                bad.empty() ? "every attempt the mock received is in the decision log"
+                            : fmt::format("attempts missing from the decision log: {}", fmt::join(bad, "; ")));
+}
+
+// ---- conduct checks ([checks]) ----
+
+std::optional<CheckResult> check_no_hang(const Ctx& x) {
+  if (!x.c.checks.no_hang_ms) return std::nullopt;
+  const double limit = x.bound(*x.c.checks.no_hang_ms);
+  double most = 0;
+  for (const auto& r : x.h.requests) most = std::max(most, r.wall_ms);
+  return result("no_hang", most <= limit, fmt::format("longest call {:.0f} ms, bound {:.0f} ms", most, limit));
+}
+
+std::optional<CheckResult> check_truncation(const Ctx& x) {
+  if (!x.c.checks.no_truncated_success) return std::nullopt;
+  std::vector<std::string> bad;
+  int answers = 0;
+  for (std::size_t i = 0; i < x.views.size(); ++i) {
+    const auto& v = x.views[i];
+    for (std::size_t d = 0; d < v.deliveries.size(); ++d) {
+      const auto& log = *v.deliveries[d];
+      if (!is_success(log.outcome)) continue;
+      ++answers;
+      const auto* serving = x.serving_entry(v, static_cast<int>(d));
+      if (!serving) {
+        bad.push_back(fmt::format("request {}: reported {} but the mock completed no attempt", i + 1, to_string(log.outcome)));
+        continue;
+      }
+      const auto want = x.canonical_text(*serving);
+      if (log.text != want)
+        bad.push_back(fmt::format("request {}: answer \"{}\" is not the canonical \"{}\"", i + 1, log.text, want));
+    }
+  }
+  return result("no_truncated_success", bad.empty(),
+                bad.empty() ? fmt::format("{} successful answer(s), each the whole canonical text", answers)
+                            : fmt::format("{}", fmt::join(bad, "; ")));
+}
+
+std::optional<CheckResult> check_retry_after(const Ctx& x) {
+  if (!x.c.checks.retry_after_honoured) return std::nullopt;
+  std::vector<std::string> bad, good;
+  for (const auto& v : x.views) {
+    for (std::size_t k = 0; k < v.entries.size(); ++k) {
+      const auto& e = *v.entries[k];
+      const auto* s = x.step(e);
+      if (!s || !s->retry_after_ms) continue;
+      for (std::size_t j = k + 1; j < v.entries.size(); ++j) {
+        if (v.entries[j]->route != e.route) continue;
+        const double gap = v.entries[j]->received_at_ms - e.finished_at_ms;
+        const double want = x.scaled(*s->retry_after_ms);
+        // 1 ms of slack for the mock's own timestamp rounding.
+        auto line = fmt::format("{}[{}] -> [{}]: gap {:.1f} ms, retry-after {:.1f} ms", e.route, e.attempt,
+                                v.entries[j]->attempt, gap, want);
+        (gap + 1 >= want ? good : bad).push_back(std::move(line));
+        break;
+      }
+    }
+  }
+  if (good.empty() && bad.empty()) return result("retry_after_honoured", true, "no attempt followed a retry-after on its route");
+  return result("retry_after_honoured", bad.empty(), fmt::format("{}", fmt::join(bad.empty() ? good : bad, "; ")));
+}
+
+std::optional<CheckResult> check_hammering(const Ctx& x) {
+  const auto& h = x.c.checks.no_hammering;
+  if (!h) return std::nullopt;
+  const double window = x.scaled(h->window_ms);
+  std::map<std::string, std::vector<double>> times;
+  for (const auto& e : x.h.ledger)
+    if (!h->route || e.route == *h->route) times[e.route].push_back(e.received_at_ms);
+  std::vector<std::string> bad;
+  int worst = 0;
+  for (auto& [route, t] : times) {
+    std::sort(t.begin(), t.end());
+    for (std::size_t i = 0, j = 0; i < t.size(); ++i) {
+      while (t[i] - t[j] >= window) ++j;
+      const int in_window = static_cast<int>(i - j + 1);
+      worst = std::max(worst, in_window);
+      if (in_window > h->max_attempts) {
+        bad.push_back(fmt::format("{}: {} attempts within {:.0f} ms (from {:.0f} ms)", route, in_window, window, t[j]));
+        break;
+      }
+    }
+  }
+  return result("no_hammering", bad.empty(),
+                bad.empty() ? fmt::format("at most {} attempt(s) per {:.0f} ms window <= {}", worst, window, h->max_attempts)
+                            : fmt::format("max {} per window; {}", h->max_attempts, fmt::join(bad, "; ")));
+}
+
+std::optional<CheckResult> check_wall(const Ctx& x) {
+  if (!x.c.checks.max_wall_ms) return std::nullopt;
+  const double limit = x.bound(*x.c.checks.max_wall_ms);
+  return result("max_wall_ms", x.h.wall_ms <= limit, fmt::format("case took {:.0f} ms, bound {:.0f} ms", x.h.wall_ms, limit));
+}
+
+std::optional<CheckResult> check_alive(const Ctx& x) {
+  if (!x.c.checks.alive_after) return std::nullopt;
+  if (!x.h.alive) return result("alive_after", false, "no request was sent after the case");
+  const auto& log = x.h.alive->log;
+  return result("alive_after", log.answered && is_success(log.outcome),
+                fmt::format("healthy request after the case: {} via \"{}\"", to_string(log.outcome), log.route));
+}
+
+std::optional<CheckResult> check_serving_route(const Ctx& x) {
+  if (!x.c.checks.names_serving_route) return std::nullopt;
+  std::vector<std::string> bad, good;
+  for (std::size_t i = 0; i < x.views.size(); ++i) {
+    const auto& v = x.views[i];
+    for (std::size_t d = 0; d < v.deliveries.size(); ++d) {
+      const auto& log = *v.deliveries[d];
+      if (!is_success(log.outcome)) continue;
+      const auto* serving = x.serving_entry(v, static_cast<int>(d));
+      if (!serving) {
+        bad.push_back(fmt::format("request {}: no attempt served it", i + 1));
+        continue;
+      }
+      const auto* s = x.step(*serving);
+      const std::string model = s && s->model ? *s->model : serving->model;
+      std::vector<std::string> wrong;
+      if (log.route != serving->route) wrong.push_back(fmt::format("route \"{}\" (served by \"{}\")", log.route, serving->route));
+      if (log.model != model) wrong.push_back(fmt::format("model \"{}\" (served \"{}\")", log.model, model));
+      if (log.output_tokens <= 0) wrong.push_back("no output token usage");
+      if (wrong.empty())
+        good.push_back(fmt::format("request {}: {} / {}", i + 1, log.route, log.model));
+      else
+        bad.push_back(fmt::format("request {}: {}", i + 1, fmt::join(wrong, ", ")));
+    }
+  }
+  if (good.empty() && bad.empty()) return result("names_serving_route", true, "no successful answer to check");
+  return result("names_serving_route", bad.empty(), fmt::format("{}", fmt::join(bad.empty() ? good : bad, "; ")));
+}
+
+// ---- sequences ----
+
+std::optional<CheckResult> check_served(const Ctx& x) {
+  if (!x.c.sequence || !x.c.sequence->served_during_outage) return std::nullopt;
+  std::vector<std::string> bad;
+  for (std::size_t i = 0; i < x.h.requests.size(); ++i) {
+    const auto& log = x.h.requests[i].log;
+    if (!is_success(log.outcome))
+      bad.push_back(fmt::format("request {} at {:.0f} ms: {}", i + 1, x.h.requests[i].started_ms, to_string(log.outcome)));
+  }
+  return result("served_during_outage", bad.empty(),
+                bad.empty() ? fmt::format("all {} requests answered by a model", x.h.requests.size())
+                            : fmt::format("not served: {}", fmt::join(bad, "; ")));
+}
+
+std::optional<CheckResult> check_recovered(const Ctx& x) {
+  if (!x.c.sequence || !x.c.sequence->recovered_within_ms) return std::nullopt;
+  const double end = x.outage_end_ms();
+  const double from = end + x.scaled(*x.c.sequence->recovered_within_ms);
+  std::vector<std::string> bad;
+  int after = 0;
+  for (std::size_t i = 0; i < x.h.requests.size(); ++i) {
+    const auto& r = x.h.requests[i];
+    if (r.started_ms < from) continue;
+    ++after;
+    if (r.log.outcome != Outcome::primary_success || r.log.route != x.c.policy.workflow.primary)
+      bad.push_back(fmt::format("request {} at {:.0f} ms: {} via \"{}\"", i + 1, r.started_ms, to_string(r.log.outcome), r.log.route));
+  }
+  if (after == 0)
+    return result("recovered_within", false, fmt::format("no request started after {:.0f} ms (outage ended at {:.0f} ms): "
+                                                         "the sequence is too short to show recovery", from, end));
+  return result("recovered_within", bad.empty(),
+                bad.empty() ? fmt::format("{} request(s) after {:.0f} ms served by the primary", after, from)
+                            : fmt::format("outage ended at {:.0f} ms; not recovered: {}", end, fmt::join(bad, "; ")));
+}
+
+std::optional<CheckResult> check_outage_attempts(const Ctx& x) {
+  if (!x.c.sequence || !x.c.sequence->max_outage_attempts) return std::nullopt;
+  const double end = x.outage_end_ms();
+  const auto& route = x.c.sequence->outage_route;
+  const auto n = std::count_if(x.h.ledger.begin(), x.h.ledger.end(),
+                               [&](const LedgerEntry& e) { return e.route == route && e.received_at_ms < end; });
+  return result("max_outage_attempts", n <= *x.c.sequence->max_outage_attempts,
+                fmt::format("{} attempt(s) on \"{}\" during the outage (until {:.0f} ms), at most {}", n, route, end,
+                            *x.c.sequence->max_outage_attempts));
+}
+
+using CheckFn = std::optional<CheckResult> (*)(const Ctx&);
+struct CheckSpec {
+  std::string_view name;  // the name its CheckResult carries
+  CheckFn run;
+};
+// The one table of checks, in report order.
+constexpr CheckSpec all_checks[] = {
+    {"action", check_action},
+    {"expect_at", check_expect_at},
+    {"action_agreement", check_agreement},
+    {"expect_outcome", check_outcome},
+    {"expect_attempts", check_attempts},
+    {"max_total_attempts", check_max_attempts},
+    {"max_elapsed_ms", check_elapsed},
+    {"max_extra_cost_usd", check_cost},
+    {"no_duplicate_commit", check_duplicates},
+    {"timeline", check_timeline},
+    {"no_hang", check_no_hang},
+    {"no_truncated_success", check_truncation},
+    {"retry_after_honoured", check_retry_after},
+    {"no_hammering", check_hammering},
+    {"max_wall_ms", check_wall},
+    {"alive_after", check_alive},
+    {"names_serving_route", check_serving_route},
+    {"served_during_outage", check_served},
+    {"recovered_within", check_recovered},
+    {"max_outage_attempts", check_outage_attempts},
+};
+
+}  // namespace
+
+Verdict combine(const std::vector<CheckResult>& checks, bool any_unknown) {
+  if (any_unknown) return Verdict::unknown;
+  for (const auto& c : checks)
+    if (!c.ok) return Verdict::fail;
+  return Verdict::pass;
+}
+
+CaseResult check_case(const Case& c, const History& h, const CheckOptions& options) {
+  CaseResult r;
+  r.name = c.name;
+  r.description = c.description;
+  r.file = c.file;
+  r.folder = c.folder;
+  r.tags = c.tags;
+  r.expected = c.expect;
+  r.expected_outcome = c.expect_outcome;
+  r.policy_name = c.policy.workflow.name;
+  r.policy_file = c.policy_file;
+  r.ledger = h.ledger;
+  r.side_effects = h.side_effects;
+  for (const auto& req : h.requests) {
+    r.logs.push_back(req.log);
+    r.request_started_ms.push_back(req.started_ms);
+  }
+  for (const auto& req : h.requests)
+    for (const auto& again : req.redeliveries) r.logs.push_back(again);
+  if (h.alive) r.alive_log = h.alive->log;
+  r.wall_ms = h.wall_ms;
+  if (!h.requests.empty()) r.observed_outcome = h.requests.front().log.outcome;
+  for (const auto& [name, route] : c.script.routes) r.attempts_by_route[name] = 0;
+  for (const auto& e : h.ledger) ++r.attempts_by_route[e.route];
+
+  bool unknown = false;
+  auto fail_unknown = [&](const std::string& what, const std::string& why) {
+    r.checks.push_back({what, false, "unknown: the checker failed: " + why});
+    if (!unknown) r.unknown_reason = fmt::format("error: {}: {}", what, why);
+    unknown = true;
+  };
+  try {
+    Ctx x{c, h, options, {}, {}, {}, {}};
+    x.views = group_by_request(h, &x.unmatched);
+    x.steps = resolve_steps(c.script, h.ledger, options.time_scale);
+    for (const auto& v : x.views) {
+      for (auto& p : derive_points(v, c.policy, h.has_decision_log)) {
+        p.point = static_cast<int>(x.points.size()) + 1;
+        p.expected = c.expected_at(p.point).value_or(Action::none);
+        x.points.push_back(std::move(p));
+      }
+    }
+    r.points = x.points;
+    for (const auto& p : x.points) r.observed_actions.push_back(x.observed(p));
+    r.observed = r.observed_actions.empty() ? Action::none : r.observed_actions.front();
+    for (const auto& check : all_checks) {
+      try {
+        if (auto res = check.run(x)) r.checks.push_back(std::move(*res));
+      } catch (const std::exception& e) {
+        fail_unknown(std::string(check.name), e.what());
+      }
+    }
+  } catch (const std::exception& e) {
+    fail_unknown("history", e.what());
+  }
+  r.verdict = combine(r.checks, unknown);
+  return r;
+}
+
+}  // namespace llmchaos::harness

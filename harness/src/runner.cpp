@@ -1,0 +1,340 @@
+// The runner: the only part of the harness that does I/O (the mock, the driver, threads, time).
+#include "llmchaos/harness/runner.hpp"
+
+#include <fnmatch.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <ctime>
+#include <mutex>
+#include <ostream>
+#include <set>
+#include <stdexcept>
+#include <thread>
+
+#include <fmt/format.h>
+#include <toml++/toml.h>
+
+#include "llmchaos/core/toml_reader.hpp"
+#include "llmchaos/harness/checker.hpp"
+#include "llmchaos/mockprovider/server.hpp"
+
+namespace llmchaos::harness {
+
+// ---- suite ----
+
+bool matches_filter(const Case& c, const std::vector<std::string>& filters) {
+  if (filters.empty()) return true;
+  for (const auto& f : filters) {
+    if (std::find(c.tags.begin(), c.tags.end(), f) != c.tags.end()) return true;
+    if (fnmatch(f.c_str(), c.name.c_str(), 0) == 0 || fnmatch(f.c_str(), c.file.c_str(), 0) == 0) return true;
+  }
+  return false;
+}
+
+SuiteLoad load_suite(const std::vector<std::string>& paths, const std::vector<std::string>& filters) {
+  SuiteLoad out;
+  std::vector<SuiteFile> files;
+  try {
+    files = expand_paths(paths);
+  } catch (const SpecError& e) {
+    out.errors.push_back(e);
+    return out;
+  }
+  std::map<std::string, std::string> names;  // case name -> file
+  for (const auto& f : files) {
+    try {
+      if (!is_case_document(parse_toml_file(f.path))) {
+        ++out.skipped_policy_files;  // a shared policy file: checked when a case names it
+        continue;
+      }
+    } catch (const SpecError& e) {
+      out.errors.push_back(e);
+      continue;
+    }
+    auto loaded = load_case_file(f.path, f.folder);
+    out.errors.insert(out.errors.end(), loaded.errors.begin(), loaded.errors.end());
+    if (!loaded.value) continue;
+    auto [it, fresh] = names.emplace(loaded.value->name, f.path);
+    if (!fresh) {
+      out.errors.emplace_back(SourcePos{f.path, 1, 1},
+                              fmt::format("name: \"{}\" is already the name of {}", loaded.value->name, it->second));
+      continue;
+    }
+    if (matches_filter(*loaded.value, filters)) out.cases.push_back(std::move(*loaded.value));
+  }
+  return out;
+}
+
+std::uint64_t case_seed(std::uint64_t run_seed, std::string_view case_name) {
+  std::uint64_t h = 1469598103934665603ull;  // FNV-1a
+  for (unsigned char ch : case_name) h = (h ^ ch) * 1099511628211ull;
+  return run_seed ^ h;
+}
+
+// ---- one case ----
+
+namespace {
+
+struct Shared {  // what every case of the run uses
+  mock::MockServer* mock = nullptr;
+  const Driver* driver = nullptr;
+  const RunOptions* options = nullptr;
+  Clock* clock = nullptr;
+};
+
+// The same routes with nothing scripted: every attempt is healthy (the alive_after probe).
+mock::Script healthy(const mock::Script& script) {
+  mock::Script out = script;
+  for (auto& [name, route] : out.routes) {
+    route.steps.clear();
+    route.then = FaultKind::ok;
+  }
+  return out;
+}
+
+CaseResult run_case(const Case& c, const std::string& ns, const Shared& sh, const std::atomic<bool>& cancelled) {
+  auto& engine = sh.mock->engine();
+  auto& clock = *sh.clock;
+  const double scale = sh.options->time_scale;
+
+  CaseEnv env;
+  env.c = &c;
+  env.ns = ns;
+  env.mock_base_url = sh.mock->base_url();
+  for (const auto& [name, route] : c.script.routes)
+    env.endpoints[name] = client::Endpoint{name, route.dialect, fmt::format("{}/{}/{}", env.mock_base_url, ns, name)};
+  env.time_scale = scale;
+  env.seed = case_seed(sh.options->seed, c.name);
+  env.clock = &clock;
+  env.make_transport = sh.options->make_transport ? sh.options->make_transport : live_transport();
+
+  engine.install(ns, c.script);
+  const double t0 = clock.now_ms();
+  auto session = sh.driver->open(env, sh.options->driver_options);
+
+  History h;
+  h.has_decision_log = session->has_decision_log();
+  const double interval = c.sequence ? c.sequence->interval_ms * scale : 0;
+  for (int i = 0; i < c.request_count() && !cancelled; ++i) {
+    const double due = t0 + i * interval;
+    if (const double now = clock.now_ms(); due > now) clock.sleep_ms(due - now);
+    RequestRecord rec;
+    rec.started_ms = clock.now_ms() - t0;
+    rec.log = session->send(c.request);
+    rec.wall_ms = clock.now_ms() - t0 - rec.started_ms;
+    h.requests.push_back(std::move(rec));
+  }
+  // Queued requests are redelivered once; their attempts count in the same budget.
+  if (!cancelled) {
+    for (auto& again : session->drain()) {
+      auto it = std::find_if(h.requests.begin(), h.requests.end(),
+                             [&](const RequestRecord& r) { return r.log.operation_id == again.operation_id; });
+      if (it != h.requests.end()) it->redeliveries.push_back(std::move(again));
+    }
+  }
+  h.wall_ms = clock.now_ms() - t0;
+  h.ledger = engine.ledger(ns);
+  h.side_effects = engine.side_effects(ns);
+
+  if (c.checks.alive_after && !cancelled) {
+    engine.install(ns, healthy(c.script));  // a fresh ledger; the stack keeps its breakers and pools
+    RequestRecord rec;
+    const double start = clock.now_ms();
+    rec.log = session->send(c.request);
+    rec.wall_ms = clock.now_ms() - start;
+    h.alive = std::move(rec);
+  }
+  engine.remove(ns);
+
+  CheckOptions opt;
+  opt.time_scale = scale;
+  auto result = check_case(c, h, opt);
+  result.driver_output = session->output();
+  return result;
+}
+
+// A case that produced no history of its own (hang, crash): expectations and what the mock saw.
+CaseResult unknown_result(const Case& c, const std::string& reason, const std::string& message,
+                          std::vector<LedgerEntry> ledger) {
+  History h;
+  h.ledger = std::move(ledger);
+  CaseResult r = check_case(c, h, CheckOptions{});
+  r.verdict = Verdict::unknown;
+  r.unknown_reason = reason;
+  r.checks.insert(r.checks.begin(), CheckResult{"deadline", false, message});
+  return r;
+}
+
+// A case on a thread of its own, so a hung case can be abandoned while the run goes on.
+struct CaseJob {
+  std::mutex mutex;
+  std::condition_variable cv;
+  bool done = false;
+  std::atomic<bool> cancelled{false};
+  std::optional<CaseResult> result;
+};
+
+std::string iso_now() {
+  const auto t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+class Progress {
+ public:
+  Progress(const RunOptions& o, int total) : out_(o.progress), tty_(o.progress_tty), total_(total) {}
+  void finished(const CaseResult& r) {
+    if (!out_) return;
+    std::lock_guard lock(mutex_);
+    ++done_;
+    if (r.verdict != Verdict::pass) ++bad_;
+    if (tty_) {
+      *out_ << fmt::format("\r\033[K[{}/{}] {} failed or unknown  {}", done_, total_, bad_, r.name.substr(0, 60)) << std::flush;
+    } else {
+      const auto why = r.verdict == Verdict::unknown ? " (" + r.unknown_reason + ")" : std::string();
+      *out_ << fmt::format("[{}/{}] {:7} {}{}\n", done_, total_, to_string(r.verdict), r.name, why) << std::flush;
+    }
+  }
+  void end() {
+    if (out_ && tty_) *out_ << "\r\033[K" << std::flush;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::ostream* out_;
+  bool tty_;
+  int total_;
+  int done_ = 0;
+  int bad_ = 0;
+};
+
+}  // namespace
+
+RunOutcome run_suite(const std::vector<Case>& cases, const RunOptions& options) {
+  const Driver* driver = find_driver(options.driver);
+  if (!driver) throw std::invalid_argument(fmt::format("unknown driver \"{}\" (drivers: {})", options.driver, driver_names()));
+  if (auto problem = driver->validate(options.driver_options); !problem.empty())
+    throw std::invalid_argument(fmt::format("--driver {}: {}", options.driver, problem));
+
+  RunOutcome out;
+  auto& run = out.result;
+  run.seed = options.seed;
+  run.driver = options.driver;
+  run.time_scale = options.time_scale;
+  run.started_at = iso_now();
+  run.cases.resize(cases.size());
+
+  mock::ServerOptions so;
+  so.time_scale = options.time_scale;
+  so.threads = 2;
+  // Heap-allocated: if a case thread is still running when the run ends, the server must outlive it.
+  auto* mock = new mock::MockServer(so);
+  mock->start();
+  SteadyClock clock;
+  const double run_start = clock.now_ms();
+  Shared sh{mock, driver, &options, &clock};
+
+  const int jobs = std::max(1, std::min<int>(options.jobs > 0 ? options.jobs : static_cast<int>(std::thread::hardware_concurrency()),
+                                             static_cast<int>(cases.size())));
+  Progress progress(options, static_cast<int>(cases.size()));
+  std::atomic<std::size_t> next{0};
+  std::mutex abandoned_mutex;
+  std::vector<std::pair<std::thread, std::shared_ptr<CaseJob>>> abandoned;
+
+  auto worker = [&] {
+    for (std::size_t i = next++; i < cases.size(); i = next++) {
+      auto job = std::make_shared<CaseJob>();
+      auto c = std::make_shared<const Case>(cases[i]);  // the case thread may outlive this loop
+      const std::string ns = fmt::format("case{}", i + 1);
+      std::thread t([job, c, ns, sh] {
+        std::optional<CaseResult> r;
+        try {
+          r = run_case(*c, ns, sh, job->cancelled);
+        } catch (const std::exception& e) {
+          r = unknown_result(*c, fmt::format("crash: {}", e.what()), fmt::format("the case threw: {}", e.what()),
+                             sh.mock->engine().ledger(ns));
+        }
+        std::lock_guard lock(job->mutex);
+        job->result = std::move(r);
+        job->done = true;
+        job->cv.notify_all();
+      });
+      const double deadline = c->deadline_real_ms(options.time_scale, options.min_deadline_ms);
+      std::unique_lock lock(job->mutex);
+      const bool done = job->cv.wait_for(lock, std::chrono::duration<double, std::milli>(deadline), [&] { return job->done; });
+      if (done) {
+        lock.unlock();
+        t.join();
+        run.cases[i] = std::move(*job->result);
+      } else {
+        job->cancelled = true;
+        lock.unlock();
+        run.cases[i] = unknown_result(*c, "hang",
+                                      fmt::format("no verdict within the hard deadline of {:.0f} ms", deadline),
+                                      mock->engine().ledger(ns));
+        std::lock_guard al(abandoned_mutex);
+        abandoned.emplace_back(std::move(t), job);
+      }
+      run.cases[i].deadline_ms = deadline;
+      progress.finished(run.cases[i]);
+    }
+  };
+  std::vector<std::thread> pool;
+  for (int k = 0; k < jobs; ++k) pool.emplace_back(worker);
+  for (auto& t : pool) t.join();
+  progress.end();
+  run.duration_ms = clock.now_ms() - run_start;
+
+  // Stopping the mock cancels its holds, so abandoned cases can end; wait a little for them.
+  mock->stop();
+  for (auto& [t, job] : abandoned) {
+    std::unique_lock lock(job->mutex);
+    if (job->cv.wait_for(lock, std::chrono::seconds(3), [&] { return job->done; })) {
+      lock.unlock();
+      t.join();
+    } else {
+      t.detach();
+      ++out.abandoned;
+    }
+  }
+  if (out.abandoned == 0) delete mock;  // else leaked on purpose: a detached case thread may still use it
+  return out;
+}
+
+std::string summary_table(const RunResult& run) {
+  std::size_t width = 4;
+  for (const auto& c : run.cases) width = std::max(width, std::min<std::size_t>(c.name.size(), 70));
+  std::string out = fmt::format("{:<8} {:<{}} {:<12} {:<12} {:<18} {:>8} {:>8}\n", "verdict", "case", width, "expected",
+                                "observed", "outcome", "attempts", "ms");
+  for (const auto& c : run.cases) {
+    int attempts = 0;
+    for (const auto& [route, n] : c.attempts_by_route) attempts += n;
+    auto name = c.name.size() > width ? c.name.substr(0, width - 3) + "..." : c.name;
+    out += fmt::format("{:<8} {:<{}} {:<12} {:<12} {:<18} {:>8} {:>8.0f}\n", to_string(c.verdict), name, width,
+                       to_string(c.expected), to_string(c.observed),
+                       c.observed_outcome ? std::string(to_string(*c.observed_outcome)) : std::string("-"), attempts,
+                       c.wall_ms);
+  }
+  std::string split;
+  for (const auto& [o, n] : run.outcome_split()) split += fmt::format("{}{} {}", split.empty() ? "" : ", ", to_string(o), n);
+  out += fmt::format("\n{} cases: {} passed, {} failed, {} unknown in {:.1f} s (seed {}, driver {}, time scale {})\n",
+                     run.cases.size(), run.passed(), run.failed(), run.unknown(), run.duration_ms / 1000, run.seed,
+                     run.driver, run.time_scale);
+  out += fmt::format("requests by outcome: {}\n", split);
+  for (const auto& c : run.cases) {
+    if (c.verdict == Verdict::pass) continue;
+    out += fmt::format("\n{} {} ({})\n", to_string(c.verdict), c.name, c.file);
+    if (!c.unknown_reason.empty()) out += fmt::format("  unknown: {}\n", c.unknown_reason);
+    for (const auto& k : c.checks)
+      if (!k.ok) out += fmt::format("  {}: {}\n", k.name, k.message);
+  }
+  return out;
+}
+
+}  // namespace llmchaos::harness

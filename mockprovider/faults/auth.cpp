@@ -1,0 +1,11 @@
+// auth: 401 with the dialect's authentication error (status = 403 for a permission error)
+#include "plan_builder.hpp"
+
+namespace llmchaos::mock {
+namespace {
+Plan plan(const FaultInput& in) { return detail::error_plan(in, FaultKind::auth, ErrorKind::auth); }
+}  // namespace
+
+extern const FaultSpec auth_fault = {FaultKind::auth, {}, plan, "401 with the dialect's authentication error (status = 403 for a permission error)"};
+
+}  // namespace llmchaos::mock

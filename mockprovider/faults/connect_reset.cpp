@@ -1,0 +1,20 @@
+// connect_reset: the request is read, then the connection is reset (RST via SO_LINGER 0) before any
+// response byte.
+#include "plan_builder.hpp"
+
+namespace llmchaos::mock {
+namespace {
+Plan plan(const FaultInput& in) {
+  Plan p = detail::answer_plan(in, FaultKind::connect_reset);
+  p.action = WireAction::reset_after_head;
+  p.status = 0;
+  p.body.clear();
+  p.frames.clear();
+  return p;
+}
+}  // namespace
+
+extern const FaultSpec connect_reset_fault = {FaultKind::connect_reset, {}, plan,
+                                              "RST after the request head, before any response byte"};
+
+}  // namespace llmchaos::mock

@@ -1,0 +1,34 @@
+// malformed_event: a complete 200 stream in which content event N+1 (N = cut_after_events, default 1)
+// is replaced by a frame whose data is not valid JSON. A plain request gets a truncated JSON body with a
+// correct Content-Length.
+#include "plan_builder.hpp"
+
+namespace llmchaos::mock {
+namespace {
+constexpr std::string_view params[] = {"cut_after_events"};
+
+Plan plan(const FaultInput& in) {
+  Plan p = detail::answer_plan(in, FaultKind::malformed_event);
+  if (!p.streamed) {
+    p.body.resize(p.body.size() / 2);
+    p.commits_when_sent = false;  // nothing readable reached the client
+    return p;
+  }
+  auto parts = in.dialect.render_stream(in.answer);
+  const auto n = static_cast<std::size_t>(detail::cut_after(in, 1));
+  auto& content = parts.content;
+  if (n < content.size())
+    content[n] = in.dialect.malformed_frame();
+  else
+    content.push_back(in.dialect.malformed_frame());
+  p.frames.clear();
+  for (auto* part : {&parts.head, &content, &parts.tail, &parts.terminator})
+    for (auto& f : *part) p.frames.push_back(std::move(f));
+  return p;
+}
+}  // namespace
+
+extern const FaultSpec malformed_event_fault = {FaultKind::malformed_event, params, plan,
+                                                "200, SSE with event N+1 not valid JSON, otherwise complete"};
+
+}  // namespace llmchaos::mock

@@ -1,0 +1,14 @@
+// no_response: the same silent hold as post_commit_timeout, but nothing was committed (a stuck upstream).
+#include "plan_builder.hpp"
+
+namespace llmchaos::mock {
+namespace {
+constexpr std::string_view params[] = {"hold_ms"};
+
+Plan plan(const FaultInput& in) { return detail::hold_plan(in, FaultKind::no_response, false); }
+}  // namespace
+
+extern const FaultSpec no_response_fault = {FaultKind::no_response, params, plan,
+                                            "silence (hold) with nothing committed"};
+
+}  // namespace llmchaos::mock

@@ -1,0 +1,11 @@
+// ok: the healthy answer, plain or streamed one event per word (or a tool call, see fault.hpp).
+#include "plan_builder.hpp"
+
+namespace llmchaos::mock {
+namespace {
+Plan plan(const FaultInput& in) { return detail::answer_plan(in, FaultKind::ok); }
+}  // namespace
+
+extern const FaultSpec ok_fault = {FaultKind::ok, {}, plan, "the healthy answer, plain or streamed one event per word"};
+
+}  // namespace llmchaos::mock

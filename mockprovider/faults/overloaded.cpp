@@ -1,0 +1,11 @@
+// overloaded: 503 before any body byte (OpenAI, Gemini UNAVAILABLE) or Anthropic 529 overloaded_error
+#include "plan_builder.hpp"
+
+namespace llmchaos::mock {
+namespace {
+Plan plan(const FaultInput& in) { return detail::error_plan(in, FaultKind::overloaded, ErrorKind::overloaded); }
+}  // namespace
+
+extern const FaultSpec overloaded_fault = {FaultKind::overloaded, {}, plan, "503 before any body byte (OpenAI, Gemini UNAVAILABLE) or Anthropic 529 overloaded_error"};
+
+}  // namespace llmchaos::mock

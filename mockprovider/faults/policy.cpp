@@ -1,0 +1,24 @@
+// policy: a content-policy refusal. Plain requests get the dialect's 400; streamed ones get a 200 stream
+// of cut_after_events tokens (default 0) that finishes with content_filter / refusal / SAFETY.
+#include "plan_builder.hpp"
+
+namespace llmchaos::mock {
+namespace {
+constexpr std::string_view params[] = {"cut_after_events"};
+
+Plan plan(const FaultInput& in) {
+  if (!in.request.stream) return detail::error_plan(in, FaultKind::policy, ErrorKind::policy);
+  Answer stopped = in.answer;
+  stopped.finish = Finish::content_filter;
+  stopped.tool_name.clear();
+  stopped.tokens.resize(static_cast<std::size_t>(detail::cut_after(in, 0)));
+  Plan p = detail::answer_plan(in, FaultKind::policy, stopped);
+  p.canonical_text = in.answer.text();
+  return p;
+}
+}  // namespace
+
+extern const FaultSpec policy_fault = {FaultKind::policy, params, plan,
+                                       "400 content-policy refusal, or a streamed content_filter finish"};
+
+}  // namespace llmchaos::mock

@@ -1,0 +1,11 @@
+// quota_429: 429 with the dialect's quota/billing body (insufficient_quota, RESOURCE_EXHAUSTED), no retry-after
+#include "plan_builder.hpp"
+
+namespace llmchaos::mock {
+namespace {
+Plan plan(const FaultInput& in) { return detail::error_plan(in, FaultKind::quota_429, ErrorKind::quota); }
+}  // namespace
+
+extern const FaultSpec quota_429_fault = {FaultKind::quota_429, {}, plan, "429 with the dialect's quota/billing body (insufficient_quota, RESOURCE_EXHAUSTED), no retry-after"};
+
+}  // namespace llmchaos::mock

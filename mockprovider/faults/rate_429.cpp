@@ -1,0 +1,19 @@
+// rate_429: 429 with the dialect's rate-limit body and retry-after / retry-after-ms (default 1000 ms).
+#include "plan_builder.hpp"
+
+namespace llmchaos::mock {
+namespace {
+constexpr double default_retry_after_ms = 1000;
+
+Plan plan(const FaultInput& in) {
+  Step step = in.step;  // the headers are always sent: default the hint when the script gives none
+  if (!step.retry_after_ms) step.retry_after_ms = default_retry_after_ms;
+  return detail::error_plan({step, in.request, in.dialect, in.answer, in.request_id, in.time_scale, in.rng},
+                            FaultKind::rate_429, ErrorKind::rate_limit);
+}
+}  // namespace
+
+extern const FaultSpec rate_429_fault = {FaultKind::rate_429, {}, plan,
+                                         "429 rate limit with retry-after (s) and retry-after-ms"};
+
+}  // namespace llmchaos::mock

@@ -1,0 +1,11 @@
+// server_500_context: 500 whose message names the input (context too long)
+#include "plan_builder.hpp"
+
+namespace llmchaos::mock {
+namespace {
+Plan plan(const FaultInput& in) { return detail::error_plan(in, FaultKind::server_500_context, ErrorKind::server_context); }
+}  // namespace
+
+extern const FaultSpec server_500_context_fault = {FaultKind::server_500_context, {}, plan, "500 whose message names the input (context too long)"};
+
+}  // namespace llmchaos::mock

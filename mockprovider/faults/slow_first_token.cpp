@@ -1,0 +1,24 @@
+// slow_first_token: headers at once, the first event only after first_token_ms (default 2000), then
+// the normal stream. A plain request simply waits first_token_ms longer before its answer.
+#include "plan_builder.hpp"
+
+namespace llmchaos::mock {
+namespace {
+constexpr std::string_view params[] = {"first_token_ms"};
+constexpr double default_first_token_ms = 2000;
+
+Plan plan(const FaultInput& in) {
+  Plan p = detail::answer_plan(in, FaultKind::slow_first_token);
+  const double wait = detail::scaled(in, in.step.first_token_ms.value_or(default_first_token_ms));
+  if (p.streamed)
+    p.first_event_ms = wait;
+  else
+    p.latency_ms += wait;
+  return p;
+}
+}  // namespace
+
+extern const FaultSpec slow_first_token_fault = {FaultKind::slow_first_token, params, plan,
+                                                 "headers at once, the first event after first_token_ms"};
+
+}  // namespace llmchaos::mock

@@ -1,0 +1,20 @@
+// stream_error: 200, the stream starts, cut_after_events content events (default 1), then the dialect's
+// in-stream error event and a clean HTTP end. A plain request gets the same error as a pre-response
+// status (OpenAI 500, Anthropic 529, Gemini 503).
+#include "plan_builder.hpp"
+
+namespace llmchaos::mock {
+namespace {
+constexpr std::string_view params[] = {"cut_after_events"};
+
+Plan plan(const FaultInput& in) {
+  if (!in.request.stream) return detail::error_plan(in, FaultKind::stream_error, ErrorKind::stream_interrupted);
+  return detail::partial_stream(in, FaultKind::stream_error, detail::cut_after(in, 1),
+                                {in.dialect.stream_error_frame()}, StreamEnd::complete);
+}
+}  // namespace
+
+extern const FaultSpec stream_error_fault = {FaultKind::stream_error, params, plan,
+                                             "200, N content events, then an in-stream error event"};
+
+}  // namespace llmchaos::mock

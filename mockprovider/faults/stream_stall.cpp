@@ -1,0 +1,23 @@
+// stream_stall: 200, cut_after_events content events (default 1), then silence for stall_ms (default
+// 30000), then the connection closes mid body. A plain request stalls half way through its body.
+#include "plan_builder.hpp"
+
+namespace llmchaos::mock {
+namespace {
+constexpr std::string_view params[] = {"cut_after_events", "stall_ms"};
+constexpr double default_stall_ms = 30000;
+
+Plan plan(const FaultInput& in) {
+  Plan p = in.request.stream
+               ? detail::partial_stream(in, FaultKind::stream_stall, detail::cut_after(in, 1), {},
+                                        StreamEnd::stall_then_abort)
+               : detail::truncated_body(in, FaultKind::stream_stall, StreamEnd::stall_then_abort);
+  p.stall_ms = detail::scaled(in, in.step.stall_ms.value_or(default_stall_ms));
+  return p;
+}
+}  // namespace
+
+extern const FaultSpec stream_stall_fault = {FaultKind::stream_stall, params, plan,
+                                             "200, N content events, silence for stall_ms, then close"};
+
+}  // namespace llmchaos::mock

@@ -1,0 +1,98 @@
+#pragma once
+// A dialect renders the wire format of one provider: it reads what the mock needs from a request and
+// renders answers, SSE frames and error bodies. It decides nothing about faults. One unit per dialect
+// (src/openai.cpp, src/anthropic.cpp, src/gemini.cpp), listed in one table (src/dialect.cpp).
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "llmchaos/core/types.hpp"
+#include "llmchaos/mockprovider/plan.hpp"
+
+namespace llmchaos::mock {
+
+// What the mock needs to know about a provider request.
+struct ChatRequest {
+  bool stream = false;
+  std::string model;                // "" when the request names none
+  bool include_usage = false;       // OpenAI stream_options.include_usage
+  std::vector<std::string> tools;   // names of the tools offered, in order
+  bool last_is_tool_result = false; // the conversation ends with a tool result
+  bool prefill = false;             // the last message is an assistant message (a prefill)
+  int input_tokens = 0;             // a rough count (words of the request's text)
+};
+
+enum class RequestError { none, not_found, method_not_allowed, malformed_json };
+
+struct ParsedRequest {
+  RequestError error = RequestError::none;
+  std::string detail;         // for the error body
+  bool models_list = false;   // OpenAI GET /v1/models: a static answer, not an attempt
+  ChatRequest chat;
+};
+
+// Every error body a fault (or a bad request) can ask a dialect for.
+enum class ErrorKind {
+  rate_limit, quota, payment, overloaded, server, server_context, bad_request, auth, policy,
+  prefill, not_found, method_not_allowed, invalid_json, too_large, stream_interrupted
+};
+
+// What an error body may name besides its kind.
+struct ErrorContext {
+  std::string_view detail;            // e.g. the unknown path, the JSON parser's message
+  std::string_view request_id;        // Anthropic repeats it in the body
+  std::optional<double> retry_after_ms;  // Gemini puts it in RetryInfo
+};
+
+struct ErrorReply {
+  int status = 500;
+  std::string body;  // JSON
+};
+
+enum class Finish { stop, content_filter, tool_call };
+
+// A healthy (or policy-stopped) answer, ready to render.
+struct Answer {
+  std::string id;                   // response id (e.g. "chatcmpl-7")
+  std::string model;
+  std::vector<std::string> tokens;  // joined they give the text exactly
+  std::string tool_name;            // non-empty: the answer is a call of this tool
+  std::string tool_call_id;
+  Finish finish = Finish::stop;
+  int input_tokens = 0;
+  bool include_usage = false;       // OpenAI streams: the extra usage chunk
+  std::string text() const;
+  int output_tokens() const;
+};
+
+// A rendered stream, in the parts the fault kinds recombine.
+struct StreamParts {
+  std::vector<SseFrame> head;        // before any content (role chunk, message_start, ...)
+  std::vector<SseFrame> content;     // one frame per token (or the tool call), content = true
+  std::vector<SseFrame> tail;        // finish and usage frames
+  std::vector<SseFrame> terminator;  // the end sentinel ([DONE], message_stop, Gemini's final frame)
+};
+
+struct DialectSpec {
+  Dialect id;
+  const char* request_id_header;  // the header the SDK reads the request id from
+  ParsedRequest (*parse)(std::string_view method, std::string_view path, std::string_view body);
+  std::string (*render_body)(const Answer& answer);
+  StreamParts (*render_stream)(const Answer& answer);
+  ErrorReply (*error)(ErrorKind kind, const ErrorContext& context);
+  SseFrame (*stream_error_frame)();            // the in-stream error event
+  SseFrame (*malformed_frame)();               // an event whose data is not valid JSON
+  std::string (*models_body)(std::string_view model);  // "" when the dialect has no model list
+};
+
+// The one table of dialects.
+const DialectSpec& dialect_spec(Dialect d);
+
+// Splits text into one token per word: each token is a word with the whitespace after it (the first
+// also keeps any leading whitespace), so joining the tokens gives back the text exactly.
+std::vector<std::string> split_tokens(std::string_view text);
+// A rough token count of a request body (its words).
+int count_words(std::string_view text);
+
+}  // namespace llmchaos::mock

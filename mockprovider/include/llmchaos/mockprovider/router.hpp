@@ -1,0 +1,51 @@
+#pragma once
+// Request -> plan, without a socket: the admin API, /metrics, the side-effect endpoint and the
+// provider routes (/{route}/... and /{ns}/{route}/...). The Beast session reads a request, asks the
+// router, executes the plan and reports how it ended. Fuzzers and tests call it directly.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "llmchaos/mockprovider/engine.hpp"
+#include "llmchaos/mockprovider/plan.hpp"
+
+namespace llmchaos::mock {
+
+struct RawRequest {
+  std::string method = "GET";
+  std::string target = "/";  // path and query
+  std::vector<std::pair<std::string, std::string>> headers;  // lower-cased names
+  std::string body;
+  std::string header(std::string_view name) const;  // "" when absent
+};
+
+struct Routed {
+  Plan plan;
+  std::optional<std::uint64_t> seq;  // set when the attempt is in the ledger (finish it later)
+};
+
+struct RouterOptions {
+  std::string admin_token;  // when set, admin requests need it
+};
+
+class Router {
+ public:
+  Router(Engine& engine, RouterOptions options);
+  Routed handle(const RawRequest& req);
+  // Answers for requests the session could not read whole: 413 (body over the limit) in the dialect of
+  // the route the target names (generic JSON when none), 431 (header too large), 400 (bad HTTP).
+  Plan reject(std::string_view target, int status) const;
+
+ private:
+  Routed admin(const RawRequest& req, std::string_view path);
+  Engine& engine_;
+  RouterOptions options_;
+};
+
+// A JSON reply that is not a provider answer (admin, 404 of an unknown route).
+Plan json_plan(int status, std::string body);
+
+}  // namespace llmchaos::mock

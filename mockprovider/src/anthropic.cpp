@@ -1,0 +1,180 @@
+// Anthropic Messages: POST /v1/messages (plain and SSE with an `event:` line on every frame),
+// {"type":"error","error":{type,message},"request_id"} bodies, 529 overloaded_error
+// (provider-wire.md section 2).
+#include "dialect_util.hpp"
+
+namespace llmchaos::mock {
+namespace {
+using namespace detail;
+
+ParsedRequest parse(std::string_view method, std::string_view target, std::string_view body) {
+  ParsedRequest out;
+  const auto path = path_only(target);
+  if (path != "/v1/messages" && path != "/messages") {
+    out.error = RequestError::not_found;
+    out.detail = std::string(path);
+    return out;
+  }
+  if (method != "POST") {
+    out.error = RequestError::method_not_allowed;
+    out.detail = std::string(method);
+    return out;
+  }
+  json::value storage;
+  const auto* o = parse_body(body, storage, out);
+  if (!o) return out;
+  auto& c = out.chat;
+  c.stream = bool_member(*o, "stream");
+  c.model = str_member(*o, "model");
+  if (const auto* tools = array_member(*o, "tools"))
+    for (const auto& t : *tools)
+      if (t.is_object()) c.tools.push_back(str_member(t.get_object(), "name"));
+  if (const auto* msgs = array_member(*o, "messages")) {
+    c.input_tokens = words_in(*msgs);
+    if (!msgs->empty() && msgs->back().is_object()) {
+      const auto& last = msgs->back().get_object();
+      const auto role = str_member(last, "role");
+      c.prefill = role == "assistant";
+      if (const auto* content = array_member(last, "content"))
+        for (const auto& block : *content)
+          if (block.is_object() && str_member(block.get_object(), "type") == "tool_result") c.last_is_tool_result = true;
+    }
+  }
+  if (auto* sys = o->if_contains("system")) c.input_tokens += words_in(*sys);
+  return out;
+}
+
+std::string_view stop_reason(const Answer& a) {
+  switch (a.finish) {
+    case Finish::content_filter: return "refusal";
+    case Finish::tool_call: return "tool_use";
+    default: return "end_turn";
+  }
+}
+
+json::object tool_block(const Answer& a) {
+  return {{"type", "tool_use"}, {"id", a.tool_call_id}, {"name", a.tool_name}, {"input", json::object{}}};
+}
+
+std::string render_body(const Answer& a) {
+  json::array content;
+  if (a.tool_name.empty()) {
+    content.push_back(json::object{{"type", "text"}, {"text", a.text()}});
+  } else {
+    content.push_back(tool_block(a));
+  }
+  json::object body{{"id", a.id},
+                    {"type", "message"},
+                    {"role", "assistant"},
+                    {"model", a.model},
+                    {"content", std::move(content)},
+                    {"stop_reason", stop_reason(a)},
+                    {"stop_sequence", nullptr},
+                    {"usage", json::object{{"input_tokens", a.input_tokens}, {"output_tokens", a.output_tokens()}}}};
+  return json::serialize(body);
+}
+
+StreamParts render_stream(const Answer& a) {
+  StreamParts p;
+  json::object message{{"id", a.id},
+                       {"type", "message"},
+                       {"role", "assistant"},
+                       {"model", a.model},
+                       {"content", json::array{}},
+                       {"stop_reason", nullptr},
+                       {"stop_sequence", nullptr},
+                       {"usage", json::object{{"input_tokens", a.input_tokens}, {"output_tokens", 1}}}};
+  p.head.push_back(sse_event("message_start", json::object{{"type", "message_start"}, {"message", std::move(message)}}));
+  json::object block = a.tool_name.empty() ? json::object{{"type", "text"}, {"text", ""}} : tool_block(a);
+  p.head.push_back(sse_event("content_block_start",
+                             json::object{{"type", "content_block_start"}, {"index", 0}, {"content_block", std::move(block)}}));
+  p.head.push_back(sse_event("ping", json::object{{"type", "ping"}}));
+  const auto delta = [](json::object d) {
+    return json::object{{"type", "content_block_delta"}, {"index", 0}, {"delta", std::move(d)}};
+  };
+  if (a.tool_name.empty()) {
+    for (const auto& t : a.tokens)
+      p.content.push_back(sse_event("content_block_delta", delta({{"type", "text_delta"}, {"text", t}}), true));
+  } else {
+    p.content.push_back(
+        sse_event("content_block_delta", delta({{"type", "input_json_delta"}, {"partial_json", "{}"}}), true));
+  }
+  p.tail.push_back(sse_event("content_block_stop", json::object{{"type", "content_block_stop"}, {"index", 0}}));
+  // message_delta must carry usage: the SDK reads usage.output_tokens unconditionally.
+  p.tail.push_back(sse_event(
+      "message_delta",
+      json::object{{"type", "message_delta"},
+                   {"delta", json::object{{"stop_reason", stop_reason(a)}, {"stop_sequence", nullptr}}},
+                   {"usage", json::object{{"output_tokens", a.output_tokens()}}}}));
+  p.terminator.push_back(sse_event("message_stop", json::object{{"type", "message_stop"}}));
+  return p;
+}
+
+struct Shape {
+  int status;
+  std::string_view type, message;
+};
+
+Shape shape(ErrorKind kind) {
+  switch (kind) {
+    case ErrorKind::rate_limit:
+      return {429, "rate_limit_error",
+              "Number of requests has exceeded your per-minute rate limit "
+              "(https://docs.claude.com/en/api/rate-limits); see the response headers for current usage. Please try "
+              "again later."};
+    case ErrorKind::quota:
+      return {429, "rate_limit_error",
+              "Your organization has exceeded its monthly usage quota for this API; requests are refused until the "
+              "limit is raised in Plans & Billing."};
+    case ErrorKind::payment:
+      return {402, "billing_error",
+              "Your credit balance is too low to access the Anthropic API. Please go to Plans & Billing to upgrade "
+              "or purchase credits."};
+    case ErrorKind::overloaded:
+    case ErrorKind::stream_interrupted: return {529, "overloaded_error", "Overloaded"};
+    case ErrorKind::server: return {500, "api_error", "Internal server error"};
+    case ErrorKind::server_context:
+      return {500, "api_error", "Internal server error while processing the input: prompt is too long for the context window"};
+    case ErrorKind::bad_request: return {400, "invalid_request_error", "prompt is too long: 208719 tokens > 200000 maximum"};
+    case ErrorKind::auth: return {401, "authentication_error", "invalid x-api-key"};
+    case ErrorKind::policy: return {400, "invalid_request_error", "Output blocked by content filtering policy"};
+    case ErrorKind::prefill:
+      return {400, "invalid_request_error",
+              "This model does not support assistant message prefill. The conversation must end with a user message."};
+    case ErrorKind::not_found: return {404, "not_found_error", "Not found"};
+    case ErrorKind::method_not_allowed: return {405, "invalid_request_error", "Method not allowed"};
+    case ErrorKind::invalid_json:
+      return {400, "invalid_request_error", "There was an issue with the format or content of your request: invalid JSON"};
+    case ErrorKind::too_large: return {413, "request_too_large", "Request exceeds the maximum allowed number of bytes."};
+  }
+  return {500, "api_error", "error"};
+}
+
+json::object error_object(ErrorKind kind, std::string_view detail) {
+  const auto s = shape(kind);
+  std::string message(s.message);
+  if (!detail.empty()) message += std::string(" (") + std::string(detail) + ")";
+  return {{"type", s.type}, {"message", message}};
+}
+
+ErrorReply error(ErrorKind kind, const ErrorContext& ctx) {
+  json::object body{{"type", "error"}, {"error", error_object(kind, ctx.detail)}, {"request_id", ctx.request_id}};
+  return {shape(kind).status, json::serialize(body)};
+}
+
+SseFrame stream_error_frame() {
+  return sse_event("error", json::object{{"type", "error"}, {"error", error_object(ErrorKind::stream_interrupted, {})}});
+}
+
+SseFrame malformed_frame() {
+  return {"event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\n\n",
+          false};
+}
+
+std::string models_body(std::string_view) { return {}; }
+}  // namespace
+
+extern const DialectSpec anthropic_dialect = {Dialect::anthropic, "request-id", parse, render_body, render_stream,
+                                              error,              stream_error_frame, malformed_frame, models_body};
+
+}  // namespace llmchaos::mock

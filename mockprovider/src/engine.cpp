@@ -1,0 +1,325 @@
+// The engine: which step applies to an attempt, the plan it gets, and the ledger. Thread-safe, no I/O.
+#include "llmchaos/mockprovider/engine.hpp"
+
+#include <algorithm>
+#include <map>
+#include <mutex>
+#include <tuple>
+#include <unordered_map>
+
+#include <fmt/format.h>
+
+#include "llmchaos/core/rng.hpp"
+#include "llmchaos/mockprovider/fault.hpp"
+#include "llmchaos/mockprovider/router.hpp"
+#include "plan_builder.hpp"
+
+namespace llmchaos::mock {
+namespace {
+
+struct RouteState {
+  RouteScript script;
+  std::size_t index = 0;  // current step
+  int used = 0;           // attempts the current step has taken
+  int attempts = 0;       // attempts seen on this route
+};
+
+struct Namespace {
+  std::map<std::string, RouteState> routes;
+  double installed_at_ms = 0;
+  std::vector<LedgerEntry> ledger;
+  std::vector<SideEffect> side_effects;
+};
+
+struct Pending {
+  std::string ns;
+  std::size_t index = 0;
+  bool commits_when_sent = false;
+};
+
+std::string_view id_prefix(Dialect d) {
+  switch (d) {
+    case Dialect::anthropic: return "msg_";
+    case Dialect::gemini: return "resp-";
+    default: return "chatcmpl-";
+  }
+}
+
+ErrorKind error_kind(RequestError e) {
+  switch (e) {
+    case RequestError::not_found: return ErrorKind::not_found;
+    case RequestError::method_not_allowed: return ErrorKind::method_not_allowed;
+    default: return ErrorKind::invalid_json;
+  }
+}
+
+std::string header_of(const IncomingRequest& req, std::string_view name) {
+  for (const auto& [k, v] : req.headers)
+    if (k == name) return v;
+  return {};
+}
+
+// The step for an attempt at `t_ms` after install: steps are taken in order; a step covers `times`
+// attempts, or with until_ms every attempt (at most `times` when given) until its window ends.
+Step select_step(RouteState& r, double t_ms, double time_scale) {
+  auto& steps = r.script.steps;
+  while (r.index < steps.size()) {
+    const auto& s = steps[r.index];
+    const bool expired = s.until_ms && t_ms >= *s.until_ms * time_scale;
+    const bool spent = (!s.until_ms || s.times_given) && r.used >= s.times;
+    if (expired || spent) {
+      ++r.index;
+      r.used = 0;
+      continue;
+    }
+    ++r.used;
+    return s;
+  }
+  Step then;
+  then.fault = r.script.then;
+  return then;
+}
+
+}  // namespace
+
+Answer healthy_answer(const RouteScript& route, const Step& step, const ChatRequest& request, std::uint64_t seq) {
+  Answer a;
+  a.id = fmt::format("{}{}", id_prefix(route.dialect), seq);
+  a.model = step.model ? *step.model : !request.model.empty() ? request.model : "mock-model";
+  a.tokens = split_tokens(step.text ? *step.text : route.default_text);
+  a.input_tokens = request.input_tokens;
+  a.include_usage = request.include_usage;
+  if (!request.tools.empty() && !request.tools.front().empty() && !request.last_is_tool_result) {
+    a.tool_name = request.tools.front();
+    a.tool_call_id = fmt::format("{}{}", route.dialect == Dialect::anthropic ? "toolu_" : "call_", seq);
+    a.finish = Finish::tool_call;
+  }
+  return a;
+}
+
+struct Engine::Impl {
+  Impl(Clock& c, double scale, std::uint64_t seed) : clock(c), time_scale(scale), rng(seed) {}
+  Clock& clock;
+  const double time_scale;
+  mutable std::mutex mutex;
+  Rng rng;
+  std::map<std::string, Namespace> namespaces;
+  std::uint64_t next_seq = 1;
+  std::unordered_map<std::uint64_t, Pending> pending;
+  std::map<std::tuple<std::string, FaultKind, AttemptOutcome>, std::uint64_t> attempts_metric;
+  std::map<std::string, std::uint64_t, std::less<>> events_metric;
+
+  void forget_pending(const std::string& ns) {
+    std::erase_if(pending, [&](const auto& kv) { return kv.second.ns == ns; });
+  }
+  void reset_locked(const std::string& ns, Namespace& n) {
+    forget_pending(ns);
+    for (auto& [name, r] : n.routes) r = RouteState{std::move(r.script)};
+    n.ledger.clear();
+    n.side_effects.clear();
+    n.installed_at_ms = clock.now_ms();
+  }
+};
+
+Engine::Engine(Clock& clock, double time_scale, std::uint64_t seed)
+    : impl_(std::make_unique<Impl>(clock, time_scale > 0 ? time_scale : 1.0, seed)) {}
+Engine::~Engine() = default;
+
+double Engine::time_scale() const { return impl_->time_scale; }
+
+void Engine::install(const std::string& ns, Script script) {
+  std::lock_guard lock(impl_->mutex);
+  Namespace n;
+  for (auto& [name, route] : script.routes) n.routes.emplace(name, RouteState{std::move(route)});
+  n.installed_at_ms = impl_->clock.now_ms();
+  impl_->forget_pending(ns);
+  impl_->namespaces[ns] = std::move(n);
+}
+
+void Engine::reset(const std::string& ns) {
+  std::lock_guard lock(impl_->mutex);
+  if (auto it = impl_->namespaces.find(ns); it != impl_->namespaces.end()) impl_->reset_locked(ns, it->second);
+}
+
+void Engine::reset_all() {
+  std::lock_guard lock(impl_->mutex);
+  for (auto& [name, n] : impl_->namespaces) impl_->reset_locked(name, n);
+}
+
+void Engine::remove(const std::string& ns) {
+  std::lock_guard lock(impl_->mutex);
+  impl_->forget_pending(ns);
+  impl_->namespaces.erase(ns);
+}
+
+bool Engine::has_route(const std::string& ns, const std::string& route) const {
+  return route_dialect(ns, route).has_value();
+}
+
+std::optional<Dialect> Engine::route_dialect(const std::string& ns, const std::string& route) const {
+  std::lock_guard lock(impl_->mutex);
+  auto it = impl_->namespaces.find(ns);
+  if (it == impl_->namespaces.end()) return std::nullopt;
+  auto r = it->second.routes.find(route);
+  if (r == it->second.routes.end()) return std::nullopt;
+  return r->second.script.dialect;
+}
+
+std::vector<std::string> Engine::routes(const std::string& ns) const {
+  std::lock_guard lock(impl_->mutex);
+  std::vector<std::string> out;
+  if (auto it = impl_->namespaces.find(ns); it != impl_->namespaces.end())
+    for (const auto& [name, r] : it->second.routes) out.push_back(name);
+  return out;
+}
+
+PlannedAttempt Engine::begin(const IncomingRequest& req) {
+  std::lock_guard lock(impl_->mutex);
+  auto nit = impl_->namespaces.find(req.ns);
+  Namespace* ns = nit == impl_->namespaces.end() ? nullptr : &nit->second;
+  RouteState* found = nullptr;
+  if (ns)
+    if (auto rit = ns->routes.find(req.route); rit != ns->routes.end()) found = &rit->second;
+  if (!found)
+    return {0, json_plan(404, fmt::format(R"({{"error":{{"message":"no route \"{}\" in namespace \"{}\"","type":"not_found_error"}}}})",
+                                          req.route, req.ns))};
+  auto& route = *found;
+  const auto& dialect = dialect_spec(route.script.dialect);
+  const auto parsed = dialect.parse(req.method, req.path, req.body);
+  if (parsed.models_list && parsed.error == RequestError::none) {
+    const auto body = dialect.models_body(parsed.chat.model.empty() ? "mock-model" : parsed.chat.model);
+    if (!body.empty()) {
+      Plan p = json_plan(200, body);
+      p.headers.emplace_back(dialect.request_id_header, "req_models");
+      return {0, std::move(p)};
+    }
+  }
+
+  const auto seq = impl_->next_seq++;
+  std::string request_id = header_of(req, "x-request-id");
+  if (request_id.empty()) request_id = header_of(req, "request-id");
+  if (request_id.empty()) request_id = fmt::format("req_{}", seq);
+
+  LedgerEntry e;
+  e.seq = seq;
+  e.ns = req.ns;
+  e.route = req.route;
+  e.dialect = route.script.dialect;
+  e.attempt = route.attempts++;
+  e.received_at_ms = impl_->clock.now_ms() - ns->installed_at_ms;
+  e.path = req.path;
+  e.stream = parsed.chat.stream;
+  e.model = parsed.chat.model;
+  e.idempotency_key = req.idempotency_key.empty() ? header_of(req, "idempotency-key") : req.idempotency_key;
+  e.stainless_retry_count =
+      req.stainless_retry_count.empty() ? header_of(req, "x-stainless-retry-count") : req.stainless_retry_count;
+  e.request_id = request_id;
+
+  Plan plan;
+  if (parsed.error != RequestError::none) {
+    // A request the provider would refuse before any work: ledgered, but it takes no script step.
+    Step step;
+    step.fault = FaultKind::bad_request;
+    const Answer answer = healthy_answer(route.script, step, parsed.chat, seq);
+    const FaultInput in{step, parsed.chat, dialect, answer, request_id, impl_->time_scale, impl_->rng};
+    plan = detail::error_plan(in, FaultKind::bad_request, error_kind(parsed.error), parsed.detail);
+  } else {
+    const Step step = select_step(route, e.received_at_ms, impl_->time_scale);
+    const Answer answer = healthy_answer(route.script, step, parsed.chat, seq);
+    const FaultInput in{step, parsed.chat, dialect, answer, request_id, impl_->time_scale, impl_->rng};
+    plan = fault_spec(step.fault).plan(in);
+  }
+  e.fault = plan.fault;
+  e.status = plan.status;
+  e.committed = plan.committed_on_arrival;
+  if (plan.model.empty()) plan.model = e.model;
+  impl_->pending[seq] = {req.ns, ns->ledger.size(), plan.commits_when_sent};
+  ns->ledger.push_back(std::move(e));
+  return {seq, std::move(plan)};
+}
+
+void Engine::finish(std::uint64_t seq, AttemptOutcome outcome, int events_sent, int status) {
+  std::lock_guard lock(impl_->mutex);
+  auto it = impl_->pending.find(seq);
+  if (it == impl_->pending.end()) return;  // not an attempt, or its namespace was reset meanwhile
+  auto& ns = impl_->namespaces.at(it->second.ns);
+  auto& e = ns.ledger.at(it->second.index);
+  e.outcome = outcome;
+  e.events_sent = events_sent;
+  e.status = status;
+  e.finished = true;
+  e.finished_at_ms = impl_->clock.now_ms() - ns.installed_at_ms;
+  // Committed once a content token left (streams) or a whole answer was written (plain).
+  if (events_sent > 0 || (it->second.commits_when_sent && outcome == AttemptOutcome::completed)) e.committed = true;
+  ++impl_->attempts_metric[{e.route, e.fault, outcome}];
+  impl_->pending.erase(it);
+}
+
+void Engine::record_side_effect(const std::string& ns, const std::string& operation_id, const std::string& tool) {
+  std::lock_guard lock(impl_->mutex);
+  auto& n = impl_->namespaces[ns];
+  SideEffect s;
+  s.seq = impl_->next_seq++;
+  s.ns = ns;
+  s.operation_id = operation_id;
+  s.tool = tool;
+  s.received_at_ms = impl_->clock.now_ms() - n.installed_at_ms;
+  n.side_effects.push_back(std::move(s));
+}
+
+std::vector<LedgerEntry> Engine::ledger(const std::string& ns) const {
+  std::lock_guard lock(impl_->mutex);
+  auto it = impl_->namespaces.find(ns);
+  return it == impl_->namespaces.end() ? std::vector<LedgerEntry>{} : it->second.ledger;
+}
+
+std::vector<LedgerEntry> Engine::ledger_all() const {
+  std::lock_guard lock(impl_->mutex);
+  std::vector<LedgerEntry> out;
+  for (const auto& [name, n] : impl_->namespaces) out.insert(out.end(), n.ledger.begin(), n.ledger.end());
+  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.seq < b.seq; });
+  return out;
+}
+
+std::vector<SideEffect> Engine::side_effects(const std::string& ns) const {
+  std::lock_guard lock(impl_->mutex);
+  auto it = impl_->namespaces.find(ns);
+  return it == impl_->namespaces.end() ? std::vector<SideEffect>{} : it->second.side_effects;
+}
+
+std::vector<SideEffect> Engine::side_effects_all() const {
+  std::lock_guard lock(impl_->mutex);
+  std::vector<SideEffect> out;
+  for (const auto& [name, n] : impl_->namespaces) out.insert(out.end(), n.side_effects.begin(), n.side_effects.end());
+  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.seq < b.seq; });
+  return out;
+}
+
+void Engine::count_event(std::string_view event) {
+  std::lock_guard lock(impl_->mutex);
+  auto it = impl_->events_metric.find(event);
+  if (it == impl_->events_metric.end()) it = impl_->events_metric.emplace(std::string(event), 0).first;
+  ++it->second;
+}
+
+std::string Engine::metrics_text() const {
+  std::lock_guard lock(impl_->mutex);
+  std::string out =
+      "# HELP llmchaos_attempts_total Attempts the mock provider answered, by route, fault and outcome.\n"
+      "# TYPE llmchaos_attempts_total counter\n";
+  for (const auto& [key, n] : impl_->attempts_metric) {
+    const auto& [route, fault, outcome] = key;
+    out += fmt::format("llmchaos_attempts_total{{route=\"{}\",fault=\"{}\",outcome=\"{}\"}} {}\n", route,
+                       to_string(fault), to_string(outcome), n);
+  }
+  out += "# HELP llmchaos_attempts_in_flight Attempts being served now (held ones included).\n"
+         "# TYPE llmchaos_attempts_in_flight gauge\n";
+  out += fmt::format("llmchaos_attempts_in_flight {}\n", impl_->pending.size());
+  out += "# HELP llmchaos_server_events_total Connection-level events (timeouts, rejections).\n"
+         "# TYPE llmchaos_server_events_total counter\n";
+  for (const auto& [event, n] : impl_->events_metric)
+    out += fmt::format("llmchaos_server_events_total{{event=\"{}\"}} {}\n", event, n);
+  return out;
+}
+
+}  // namespace llmchaos::mock

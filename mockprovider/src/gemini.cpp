@@ -1,0 +1,173 @@
+// Gemini generateContent: POST /v1beta/models/{model}:generateContent and
+// :streamGenerateContent?alt=sse (`data:` frames ending in CRLF CRLF, no end sentinel besides the final
+// frame carrying finishReason), {"error":{code,message,status}} bodies (provider-wire.md section 3).
+#include <fmt/format.h>
+
+#include "dialect_util.hpp"
+
+namespace llmchaos::mock {
+namespace {
+using namespace detail;
+
+ParsedRequest parse(std::string_view method, std::string_view target, std::string_view body) {
+  ParsedRequest out;
+  const auto path = path_only(target);
+  std::string_view rest;
+  for (std::string_view prefix : {"/v1beta/models/", "/v1/models/", "/v1alpha/models/"})
+    if (path.substr(0, prefix.size()) == prefix) rest = path.substr(prefix.size());
+  const auto colon = rest.rfind(':');
+  const auto verb = colon == std::string_view::npos ? std::string_view{} : rest.substr(colon + 1);
+  if (rest.empty() || (verb != "generateContent" && verb != "streamGenerateContent")) {
+    out.error = RequestError::not_found;
+    out.detail = std::string(path);
+    return out;
+  }
+  if (method != "POST") {
+    out.error = RequestError::method_not_allowed;
+    out.detail = std::string(method);
+    return out;
+  }
+  out.chat.model = std::string(rest.substr(0, colon));
+  // The SDK always asks for alt=sse; the stream is chosen by the method, never by Accept.
+  out.chat.stream = verb == "streamGenerateContent";
+  json::value storage;
+  const auto* o = parse_body(body, storage, out);
+  if (!o) return out;
+  auto& c = out.chat;
+  if (const auto* tools = array_member(*o, "tools"))
+    for (const auto& t : *tools)
+      if (t.is_object())
+        if (const auto* decls = array_member(t.get_object(), "functionDeclarations"))
+          for (const auto& d : *decls)
+            if (d.is_object()) c.tools.push_back(str_member(d.get_object(), "name"));
+  if (const auto* contents = array_member(*o, "contents")) {
+    c.input_tokens = words_in(*contents);
+    if (!contents->empty() && contents->back().is_object()) {
+      const auto& last = contents->back().get_object();
+      c.prefill = str_member(last, "role") == "model";
+      if (const auto* parts = array_member(last, "parts"))
+        for (const auto& part : *parts)
+          if (part.is_object() && part.get_object().contains("functionResponse")) c.last_is_tool_result = true;
+    }
+  }
+  return out;
+}
+
+std::string_view finish_reason(const Answer& a) { return a.finish == Finish::content_filter ? "SAFETY" : "STOP"; }
+
+json::object usage(const Answer& a, bool final) {
+  json::object u{{"promptTokenCount", a.input_tokens}};
+  if (final) {
+    u["candidatesTokenCount"] = a.output_tokens();
+    u["totalTokenCount"] = a.input_tokens + a.output_tokens();
+  }
+  return u;
+}
+
+json::object response(const Answer& a, json::array parts, std::string_view finish, bool final) {
+  json::object candidate{{"content", json::object{{"role", "model"}, {"parts", std::move(parts)}}}, {"index", 0}};
+  if (!finish.empty()) candidate["finishReason"] = finish;
+  return {{"candidates", json::array{std::move(candidate)}},
+          {"usageMetadata", usage(a, final)},
+          {"modelVersion", a.model},
+          {"responseId", a.id}};
+}
+
+json::array answer_parts(const Answer& a) {
+  if (!a.tool_name.empty())
+    return {json::object{{"functionCall", json::object{{"name", a.tool_name}, {"args", json::object{}}}}}};
+  return {json::object{{"text", a.text()}}};
+}
+
+std::string render_body(const Answer& a) { return json::serialize(response(a, answer_parts(a), finish_reason(a), true)); }
+
+StreamParts render_stream(const Answer& a) {
+  StreamParts p;
+  if (a.tool_name.empty()) {
+    for (const auto& t : a.tokens)
+      p.content.push_back(sse_data_crlf(response(a, {json::object{{"text", t}}}, {}, false), true));
+  } else {
+    p.content.push_back(sse_data_crlf(response(a, answer_parts(a), {}, false), true));
+  }
+  // Gemini has no [DONE]: the final frame, with finishReason and the full usage, ends the answer.
+  p.terminator.push_back(sse_data_crlf(response(a, {json::object{{"text", ""}}}, finish_reason(a), true)));
+  return p;
+}
+
+struct Shape {
+  int status;
+  std::string_view status_name, message;
+};
+
+Shape shape(ErrorKind kind) {
+  switch (kind) {
+    case ErrorKind::rate_limit:
+      return {429, "RESOURCE_EXHAUSTED",
+              "Resource exhausted: too many requests per minute. Please try again later."};
+    case ErrorKind::quota:
+      return {429, "RESOURCE_EXHAUSTED",
+              "You exceeded your current quota, please check your plan and billing details."};
+    case ErrorKind::payment:
+      return {402, "FAILED_PRECONDITION", "The prepaid credits of this project are exhausted; add billing credits to continue."};
+    case ErrorKind::overloaded:
+    case ErrorKind::stream_interrupted: return {503, "UNAVAILABLE", "The model is overloaded. Please try again later."};
+    case ErrorKind::server:
+      return {500, "INTERNAL",
+              "An internal error has occurred. Please retry or report in "
+              "https://developers.generativeai.google/guide/troubleshooting"};
+    case ErrorKind::server_context:
+      return {500, "INTERNAL", "Internal error while processing the input: the input token count exceeds the context window."};
+    case ErrorKind::bad_request:
+      return {400, "INVALID_ARGUMENT",
+              "The input token count (1048577) exceeds the maximum number of tokens allowed (1048576)."};
+    case ErrorKind::auth: return {401, "UNAUTHENTICATED", "API key not valid. Please pass a valid API key."};
+    case ErrorKind::policy: return {400, "INVALID_ARGUMENT", "The request was blocked by the content safety policy."};
+    case ErrorKind::prefill:
+      return {400, "INVALID_ARGUMENT",
+              "Please ensure that the conversation ends with a user turn: a model (assistant) prefill is not "
+              "supported by this model."};
+    case ErrorKind::not_found: return {404, "NOT_FOUND", "Requested entity was not found."};
+    case ErrorKind::method_not_allowed: return {405, "INVALID_ARGUMENT", "Method not allowed."};
+    case ErrorKind::invalid_json: return {400, "INVALID_ARGUMENT", "Invalid JSON payload received."};
+    case ErrorKind::too_large: return {413, "INVALID_ARGUMENT", "Request payload size exceeds the limit."};
+  }
+  return {500, "INTERNAL", "error"};
+}
+
+json::object error_json(ErrorKind kind, const ErrorContext& ctx) {
+  const auto s = shape(kind);
+  std::string message(s.message);
+  if (!ctx.detail.empty()) message += std::string(" (") + std::string(ctx.detail) + ")";
+  json::object e{{"code", s.status}, {"message", message}, {"status", s.status_name}};
+  json::array details;
+  if (kind == ErrorKind::quota)
+    details.push_back(json::object{
+        {"@type", "type.googleapis.com/google.rpc.QuotaFailure"},
+        {"violations", json::array{json::object{{"quotaMetric", "generativelanguage.googleapis.com/generate_content_requests"},
+                                                {"quotaId", "GenerateRequestsPerDayPerProjectPerModel"}}}}});
+  // Gemini's retry hint lives in the body (RetryInfo), not in a header.
+  if (ctx.retry_after_ms)
+    details.push_back(json::object{{"@type", "type.googleapis.com/google.rpc.RetryInfo"},
+                                   {"retryDelay", fmt::format("{}s", *ctx.retry_after_ms / 1000.0)}});
+  if (!details.empty()) e["details"] = std::move(details);
+  return {{"error", std::move(e)}};
+}
+
+ErrorReply error(ErrorKind kind, const ErrorContext& ctx) {
+  return {shape(kind).status, json::serialize(error_json(kind, ctx))};
+}
+
+// The SDK throws on a chunk with error.code in 400..599.
+SseFrame stream_error_frame() { return sse_data_crlf(error_json(ErrorKind::stream_interrupted, {})); }
+
+SseFrame malformed_frame() {
+  return {"data: {\"candidates\":[{\"content\":{\"role\":\"model\",\"parts\":[{\"text\":\r\n\r\n", false};
+}
+
+std::string models_body(std::string_view) { return {}; }
+}  // namespace
+
+extern const DialectSpec gemini_dialect = {Dialect::gemini, "x-request-id", parse, render_body, render_stream,
+                                           error,           stream_error_frame, malformed_frame, models_body};
+
+}  // namespace llmchaos::mock

@@ -1,0 +1,197 @@
+// OpenAI Chat Completions: POST /v1/chat/completions (plain and `data:` SSE ending in [DONE]),
+// GET /v1/models, and {"error":{message,type,param,code}} bodies (provider-wire.md section 1).
+#include "dialect_util.hpp"
+
+namespace llmchaos::mock {
+namespace {
+using namespace detail;
+constexpr std::int64_t created = 1700000000;  // fixed: answers are reproducible
+
+ParsedRequest parse(std::string_view method, std::string_view target, std::string_view body) {
+  ParsedRequest out;
+  const auto path = path_only(target);
+  if (path == "/v1/models" || path == "/models") {
+    if (method != "GET") out.error = RequestError::method_not_allowed;
+    out.models_list = true;
+    return out;
+  }
+  if (path != "/v1/chat/completions" && path != "/chat/completions") {
+    out.error = RequestError::not_found;
+    out.detail = std::string(path);
+    return out;
+  }
+  if (method != "POST") {
+    out.error = RequestError::method_not_allowed;
+    out.detail = std::string(method);
+    return out;
+  }
+  json::value storage;
+  const auto* o = parse_body(body, storage, out);
+  if (!o) return out;
+  auto& c = out.chat;
+  c.stream = bool_member(*o, "stream");
+  c.model = str_member(*o, "model");
+  if (const auto* so = object_member(*o, "stream_options")) c.include_usage = bool_member(*so, "include_usage");
+  if (const auto* tools = array_member(*o, "tools"))
+    for (const auto& t : *tools)
+      if (t.is_object())
+        if (const auto* fn = object_member(t.get_object(), "function")) c.tools.push_back(str_member(*fn, "name"));
+  if (const auto* msgs = array_member(*o, "messages")) {
+    c.input_tokens = words_in(*msgs);
+    if (!msgs->empty() && msgs->back().is_object()) {
+      const auto role = str_member(msgs->back().get_object(), "role");
+      c.last_is_tool_result = role == "tool";
+      c.prefill = role == "assistant";
+    }
+  }
+  return out;
+}
+
+std::string_view finish_reason(const Answer& a) {
+  switch (a.finish) {
+    case Finish::content_filter: return "content_filter";
+    case Finish::tool_call: return "tool_calls";
+    default: return "stop";
+  }
+}
+
+json::object usage(const Answer& a) {
+  return {{"prompt_tokens", a.input_tokens},
+          {"completion_tokens", a.output_tokens()},
+          {"total_tokens", a.input_tokens + a.output_tokens()}};
+}
+
+json::array tool_calls(const Answer& a, bool with_index) {
+  json::object call{{"id", a.tool_call_id},
+                    {"type", "function"},
+                    {"function", json::object{{"name", a.tool_name}, {"arguments", "{}"}}}};
+  if (with_index) call["index"] = 0;
+  return json::array{std::move(call)};
+}
+
+std::string render_body(const Answer& a) {
+  json::object message{{"role", "assistant"}, {"content", nullptr}, {"refusal", nullptr}};
+  if (a.tool_name.empty())
+    message["content"] = a.text();
+  else
+    message["tool_calls"] = tool_calls(a, false);
+  json::object choice{{"index", 0}, {"message", std::move(message)}, {"logprobs", nullptr},
+                      {"finish_reason", finish_reason(a)}};
+  json::object body{{"id", a.id},         {"object", "chat.completion"},
+                    {"created", created}, {"model", a.model},
+                    {"choices", json::array{std::move(choice)}}, {"usage", usage(a)}};
+  return json::serialize(body);
+}
+
+StreamParts render_stream(const Answer& a) {
+  const auto chunk = [&](json::object delta, json::value finish) {
+    json::object c{{"id", a.id}, {"object", "chat.completion.chunk"}, {"created", created}, {"model", a.model},
+                   {"choices", json::array{json::object{{"index", 0}, {"delta", std::move(delta)},
+                                                        {"logprobs", nullptr}, {"finish_reason", std::move(finish)}}}}};
+    if (a.include_usage) c["usage"] = nullptr;
+    return c;
+  };
+  StreamParts p;
+  // The accumulator needs delta.role in some chunk: the first one, as the real API does.
+  p.head.push_back(sse_data(chunk({{"role", "assistant"}, {"content", ""}}, nullptr)));
+  if (a.tool_name.empty()) {
+    for (const auto& t : a.tokens) p.content.push_back(sse_data(chunk({{"content", t}}, nullptr), true));
+  } else {
+    p.content.push_back(sse_data(chunk({{"tool_calls", tool_calls(a, true)}}, nullptr), true));
+  }
+  p.tail.push_back(sse_data(chunk({}, json::string(finish_reason(a)))));
+  if (a.include_usage) {
+    json::object u{{"id", a.id},         {"object", "chat.completion.chunk"}, {"created", created},
+                   {"model", a.model},   {"choices", json::array{}},        {"usage", usage(a)}};
+    p.tail.push_back(sse_data(u));
+  }
+  p.terminator.push_back({"data: [DONE]\n\n", false});
+  return p;
+}
+
+struct Shape {
+  int status;
+  std::string_view type, code, message;
+};
+
+Shape shape(ErrorKind kind) {
+  switch (kind) {
+    case ErrorKind::rate_limit:
+      return {429, "requests", "rate_limit_exceeded",
+              "Rate limit reached for requests in organization org-mock on requests per min (RPM): Limit 60, Used 60, "
+              "Requested 1. Please try again later. Visit https://platform.openai.com/account/rate-limits to learn more."};
+    case ErrorKind::quota:
+      return {429, "insufficient_quota", "insufficient_quota",
+              "You exceeded your current quota, please check your plan and billing details. For more information on "
+              "this error, read the docs: https://platform.openai.com/docs/guides/error-codes/api-errors."};
+    case ErrorKind::payment:
+      return {402, "insufficient_quota", "credit_balance_exhausted",
+              "Your credit balance is exhausted. Add credits to continue using the API."};
+    case ErrorKind::overloaded:
+      return {503, "service_unavailable_error", "server_is_overloaded",
+              "The engine is currently overloaded, please try again later"};
+    case ErrorKind::server:
+    case ErrorKind::stream_interrupted:
+      return {500, "server_error", "", "The server had an error while processing your request. Sorry about that!"};
+    case ErrorKind::server_context:
+      return {500, "server_error", "",
+              "The server had an error processing your request: the input (messages) is longer than the model's "
+              "context window."};
+    case ErrorKind::bad_request:
+      return {400, "invalid_request_error", "context_length_exceeded",
+              "This model's maximum context length is 128000 tokens. However, your messages resulted in 131072 "
+              "tokens. Please reduce the length of the messages."};
+    case ErrorKind::auth:
+      return {401, "invalid_request_error", "invalid_api_key",
+              "Incorrect API key provided. You can find your API key at https://platform.openai.com/account/api-keys."};
+    case ErrorKind::policy:
+      return {400, "invalid_request_error", "content_policy_violation",
+              "Your request was rejected as a result of our safety system."};
+    case ErrorKind::prefill:
+      return {400, "invalid_request_error", "unsupported_value",
+              "This model does not support an assistant message prefill: the last message must come from the user "
+              "or a tool."};
+    case ErrorKind::not_found: return {404, "invalid_request_error", "unknown_url", "Unknown request URL"};
+    case ErrorKind::method_not_allowed:
+      return {405, "invalid_request_error", "method_not_allowed", "Method not allowed for this URL"};
+    case ErrorKind::invalid_json:
+      return {400, "invalid_request_error", "",
+              "We could not parse the JSON body of your request. (HINT: This likely means you aren't using your HTTP "
+              "library correctly.)"};
+    case ErrorKind::too_large:
+      return {413, "invalid_request_error", "request_too_large", "The request body is larger than the limit."};
+  }
+  return {500, "server_error", "", "error"};
+}
+
+json::value error_json(ErrorKind kind, std::string_view detail) {
+  const auto s = shape(kind);
+  std::string message(s.message);
+  if (!detail.empty()) message += std::string(" (") + std::string(detail) + ")";
+  return json::object{{"error", json::object{{"message", message},
+                                             {"type", s.type},
+                                             {"param", kind == ErrorKind::bad_request ? json::value("messages") : nullptr},
+                                             {"code", s.code.empty() ? json::value(nullptr) : json::value(s.code)}}}};
+}
+
+ErrorReply error(ErrorKind kind, const ErrorContext& ctx) {
+  return {shape(kind).status, json::serialize(error_json(kind, ctx.detail))};
+}
+
+SseFrame stream_error_frame() { return sse_data(error_json(ErrorKind::stream_interrupted, {})); }
+
+SseFrame malformed_frame() {
+  return {"data: {\"id\":\"chatcmpl-broken\",\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\n\n",
+          false};
+}
+
+std::string models_body(std::string_view model) {
+  json::object m{{"id", model}, {"object", "model"}, {"created", created}, {"owned_by", "llmchaos"}};
+  return json::serialize(json::object{{"object", "list"}, {"data", json::array{std::move(m)}}});
+}
+}  // namespace
+
+extern const DialectSpec openai_dialect = {Dialect::openai, "x-request-id", parse, render_body, render_stream,
+                                           error,           stream_error_frame, malformed_frame, models_body};
+
+}  // namespace llmchaos::mock

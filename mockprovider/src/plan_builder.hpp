@@ -1,0 +1,26 @@
+#pragma once
+// The building blocks fault kinds compose their plans from (faults/*.cpp). Pure functions.
+#include <vector>
+
+#include "llmchaos/mockprovider/fault.hpp"
+
+namespace llmchaos::mock::detail {
+
+double scaled(const FaultInput& in, double ms);
+// The dialect's healthy answer (plain body or the whole stream) with the step's latency and pacing.
+Plan answer_plan(const FaultInput& in, FaultKind kind);
+Plan answer_plan(const FaultInput& in, FaultKind kind, const Answer& answer);
+// The dialect's error reply; status overridable by the step; retry headers when the step asks.
+Plan error_plan(const FaultInput& in, FaultKind kind, ErrorKind error, std::string_view detail = {});
+// retry-after (whole seconds, rounded up) and retry-after-ms.
+void add_retry_after(Plan& plan, double ms);
+// Content events before a stream fault: the step's cut_after_events (else `fallback`), at most all.
+int cut_after(const FaultInput& in, int fallback);
+// A stream of the head and the first `n` content frames, then `extra`, ending with `end`.
+Plan partial_stream(const FaultInput& in, FaultKind kind, int n, std::vector<SseFrame> extra, StreamEnd end);
+// A plain answer whose body stops half way: the shape a cut takes on a non-streamed request.
+Plan truncated_body(const FaultInput& in, FaultKind kind, StreamEnd end);
+// A plan that sends nothing and holds the connection.
+Plan hold_plan(const FaultInput& in, FaultKind kind, bool committed);
+
+}  // namespace llmchaos::mock::detail

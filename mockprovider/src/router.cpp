@@ -1,0 +1,219 @@
+// Request -> plan without a socket. Data plane: /{route}/... and /{ns}/{route}/... (plus each route's
+// side-effect endpoint); control plane: /__llmchaos/... (token-guarded) and /metrics.
+#include "llmchaos/mockprovider/router.hpp"
+
+#include <algorithm>
+
+#include <boost/json.hpp>
+#include <fmt/format.h>
+
+#include "llmchaos/core/ledger_json.hpp"
+#include "llmchaos/core/spec_error.hpp"
+#include "llmchaos/mockprovider/dialect.hpp"
+#include "llmchaos/mockprovider/script.hpp"
+
+namespace json = boost::json;
+
+namespace llmchaos::mock {
+namespace {
+
+constexpr std::string_view admin_prefix = "/__llmchaos/";
+constexpr std::string_view side_effect_suffix = "/__llmchaos/side_effect";
+
+std::vector<std::string_view> split_path(std::string_view path) {
+  std::vector<std::string_view> out;
+  std::size_t i = 0;
+  while (i < path.size()) {
+    while (i < path.size() && path[i] == '/') ++i;
+    const auto j = path.find('/', i);
+    const auto end = j == std::string_view::npos ? path.size() : j;
+    if (end > i) out.push_back(path.substr(i, end - i));
+    i = end;
+  }
+  return out;
+}
+
+Plan error_json(int status, std::string_view message) {
+  return json_plan(status, json::serialize(json::object{{"error", message}}));
+}
+
+Plan ok_json(json::value v) { return json_plan(200, json::serialize(v)); }
+
+// Where a provider request goes: namespace, route and the path below the route (query kept).
+struct Target {
+  std::string ns, route, rest;
+};
+
+std::optional<Target> resolve(const Engine& engine, std::string_view target) {
+  const auto path = target.substr(0, target.find('?'));
+  const auto segs = split_path(path);
+  if (segs.empty()) return std::nullopt;
+  const auto rest_after = [&](std::size_t n) {
+    const auto end = segs[n - 1].data() + segs[n - 1].size() - target.data();
+    return std::string(target.substr(static_cast<std::size_t>(end)));
+  };
+  if (segs.size() >= 2 && valid_name(segs[0]) && engine.has_route(std::string(segs[0]), std::string(segs[1])))
+    return Target{std::string(segs[0]), std::string(segs[1]), rest_after(2)};
+  if (engine.has_route("", std::string(segs[0]))) return Target{"", std::string(segs[0]), rest_after(1)};
+  return std::nullopt;
+}
+
+Plan unknown_route(const Engine& engine, std::string_view target) {
+  const auto segs = split_path(target.substr(0, target.find('?')));
+  const auto first = segs.empty() ? std::string_view{} : segs[0];
+  std::string known;
+  for (const auto& r : engine.routes("")) known += (known.empty() ? "" : ", ") + r;
+  return json_plan(404, json::serialize(json::object{
+                            {"error", json::object{{"message", fmt::format("no route \"{}\" on this mock provider (routes "
+                                                                           "of the default namespace: {})",
+                                                                           first, known.empty() ? "none" : known)},
+                                                   {"type", "not_found_error"},
+                                                   {"code", "unknown_route"}}}}));
+}
+
+Routed side_effect(Engine& engine, const std::string& ns, const RawRequest& req) {
+  if (req.method != "POST") return {error_json(405, "side effects are recorded with POST"), {}};
+  boost::system::error_code ec;
+  auto v = json::parse(req.body, ec);
+  const auto* o = !ec && v.is_object() ? &v.get_object() : nullptr;
+  const auto* op = o ? o->if_contains("operation_id") : nullptr;
+  const auto* tool = o ? o->if_contains("tool") : nullptr;
+  if (!op || !op->is_string() || op->get_string().empty())
+    return {error_json(400, R"(expected a JSON object {"operation_id": "...", "tool": "..."})"), {}};
+  const std::string tool_name = tool && tool->is_string() ? std::string(tool->get_string()) : "";
+  const auto before = engine.side_effects(ns);
+  const bool duplicate = std::any_of(before.begin(), before.end(),
+                                     [&](const SideEffect& s) { return s.operation_id == op->get_string(); });
+  engine.record_side_effect(ns, std::string(op->get_string()), tool_name);
+  return {ok_json(json::object{{"ok", true}, {"duplicate", duplicate}}), {}};
+}
+
+json::value ledger_json(const std::vector<LedgerEntry>& entries) {
+  json::array a;
+  for (const auto& e : entries) a.push_back(to_json_value(e));
+  return a;
+}
+
+json::value effects_json(const std::vector<SideEffect>& effects) {
+  json::array a;
+  for (const auto& e : effects) a.push_back(to_json_value(e));
+  return a;
+}
+
+}  // namespace
+
+std::string RawRequest::header(std::string_view name) const {
+  for (const auto& [k, v] : headers)
+    if (k == name) return v;
+  return {};
+}
+
+Plan json_plan(int status, std::string body) {
+  Plan p;
+  p.status = status;
+  p.body = std::move(body);
+  p.headers.emplace_back("content-type", "application/json");
+  return p;
+}
+
+Router::Router(Engine& engine, RouterOptions options) : engine_(engine), options_(std::move(options)) {}
+
+Routed Router::handle(const RawRequest& req) {
+  const std::string_view target = req.target;
+  const auto path = target.substr(0, target.find('?'));
+  if (path == "/metrics") {
+    Plan p = json_plan(200, engine_.metrics_text());
+    p.headers = {{"content-type", "text/plain; version=0.0.4"}};
+    return {std::move(p), {}};
+  }
+  if (path.substr(0, admin_prefix.size()) == admin_prefix) return admin(req, path.substr(admin_prefix.size()));
+  auto where = resolve(engine_, target);
+  if (!where) return {unknown_route(engine_, target), {}};
+  if (where->rest == side_effect_suffix) return side_effect(engine_, where->ns, req);
+
+  IncomingRequest in;
+  in.ns = std::move(where->ns);
+  in.route = std::move(where->route);
+  in.path = where->rest.empty() ? "/" : std::move(where->rest);
+  in.method = req.method;
+  in.body = req.body;
+  in.idempotency_key = req.header("idempotency-key");
+  in.stainless_retry_count = req.header("x-stainless-retry-count");
+  in.headers = req.headers;
+  auto planned = engine_.begin(in);
+  Routed out{std::move(planned.plan), {}};
+  if (planned.seq != 0) out.seq = planned.seq;
+  return out;
+}
+
+Routed Router::admin(const RawRequest& req, std::string_view path) {
+  const auto segs = split_path(path);
+  const auto& m = req.method;
+  if (segs.size() == 1 && segs[0] == "health") {
+    // Liveness stays open to probes even when a token guards the rest.
+    return {ok_json(json::object{{"status", "ok"}}), {}};
+  }
+  if (!options_.admin_token.empty()) {
+    const auto bearer = req.header("authorization");
+    const bool ok = bearer == "Bearer " + options_.admin_token || req.header("x-llmchaos-admin-token") == options_.admin_token;
+    if (!ok)
+      return {error_json(401, "admin token required: send Authorization: Bearer TOKEN or x-llmchaos-admin-token"), {}};
+  }
+  // /__llmchaos/X or /__llmchaos/ns/{ns}/X
+  std::string ns;
+  std::string_view what;
+  bool all = false;  // the top-level ledger, side_effects and reset cover every namespace
+  if (segs.size() == 1) {
+    what = segs[0];
+    all = true;
+  } else if (segs.size() == 3 && segs[0] == "ns" && valid_name(segs[1])) {
+    ns = std::string(segs[1]);
+    what = segs[2];
+  } else if (segs.size() == 2 && segs[0] == "ns" && valid_name(segs[1]) && m == "DELETE") {
+    engine_.remove(std::string(segs[1]));
+    return {ok_json(json::object{{"ok", true}}), {}};
+  } else {
+    return {error_json(404, fmt::format("no admin endpoint {}{}", admin_prefix, path)), {}};
+  }
+
+  if (what == "script" && (m == "PUT" || m == "POST")) {
+    try {
+      auto script = parse_script_text(req.body, ns.empty() ? "script" : "script of namespace " + ns);
+      json::array names;
+      for (const auto& [name, r] : script.routes) names.push_back(json::string(name));
+      engine_.install(ns, std::move(script));
+      return {ok_json(json::object{{"ok", true}, {"ns", ns}, {"routes", std::move(names)}}), {}};
+    } catch (const SpecError& e) {
+      return {error_json(400, e.what()), {}};
+    }
+  }
+  if (what == "reset" && m == "POST") {
+    if (all)
+      engine_.reset_all();
+    else
+      engine_.reset(ns);
+    return {ok_json(json::object{{"ok", true}}), {}};
+  }
+  if (what == "ledger" && m == "GET")
+    return {json_plan(200, json::serialize(ledger_json(all ? engine_.ledger_all() : engine_.ledger(ns)))), {}};
+  if (what == "side_effects" && m == "GET")
+    return {json_plan(200, json::serialize(effects_json(all ? engine_.side_effects_all() : engine_.side_effects(ns)))), {}};
+  if (what == "side_effect" && !all) return side_effect(engine_, ns, req);
+  return {error_json(404, fmt::format("no admin endpoint {} {}{}", m, admin_prefix, path)), {}};
+}
+
+Plan Router::reject(std::string_view target, int status) const {
+  if (status == 413) {
+    if (auto where = resolve(engine_, target)) {
+      const auto& d = dialect_spec(engine_.route_dialect(where->ns, where->route).value_or(Dialect::openai));
+      auto reply = d.error(ErrorKind::too_large, {});
+      return json_plan(reply.status, std::move(reply.body));
+    }
+    return error_json(413, "request body too large");
+  }
+  if (status == 431) return error_json(431, "request header fields too large");
+  if (status == 503) return error_json(503, "too many connections");
+  return error_json(status, "bad request");
+}
+
+}  // namespace llmchaos::mock

@@ -1,0 +1,515 @@
+// The Beast server: C++20 coroutines, one session per connection. A session reads a request, asks the
+// router for a plan, executes it and reports how it ended; it never decides what to send.
+// Every read and write is preceded by expires_after; every wait is a timer raced against the client
+// closing; stop() cancels every session and returns within a second.
+#include "llmchaos/mockprovider/server.hpp"
+
+#include <atomic>
+#include <condition_variable>
+#include <iostream>
+#include <mutex>
+#include <thread>
+#include <unordered_map>
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/experimental/awaitable_operators.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/strand.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/asio/write.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <fmt/format.h>
+
+#include "llmchaos/mockprovider/router.hpp"
+
+namespace net = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+using tcp = net::ip::tcp;
+using namespace net::experimental::awaitable_operators;
+
+namespace llmchaos::mock {
+namespace {
+
+constexpr auto use_tuple = net::as_tuple(net::use_awaitable);
+constexpr std::size_t max_buffered_while_waiting = 64 * 1024;
+
+std::chrono::steady_clock::duration ms_duration(double ms) {
+  return std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+      std::chrono::duration<double, std::milli>(ms > 0 ? ms : 0));
+}
+
+bool is_loopback(const std::string& bind) {
+  beast::error_code ec;
+  auto addr = net::ip::make_address(bind, ec);
+  return !ec && addr.is_loopback();
+}
+
+std::string host_for_url(const std::string& bind) {
+  if (bind == "0.0.0.0") return "127.0.0.1";
+  if (bind == "::") return "[::1]";
+  if (bind.find(':') != std::string::npos) return "[" + bind + "]";
+  return bind;
+}
+
+enum class WaitEnd { elapsed, client_closed, shutdown };
+
+struct Executed {
+  AttemptOutcome outcome = AttemptOutcome::completed;
+  int events = 0;
+  int status = 0;
+  bool keep_open = false;
+};
+
+class Session;
+
+// Everything the server shares with its sessions.
+struct ServerCore {
+  explicit ServerCore(ServerOptions o)
+      : options(std::move(o)), engine(clock, options.time_scale), router(engine, {options.admin_token}) {}
+
+  ServerOptions options;
+  SteadyClock clock;
+  Engine engine;
+  Router router;
+  std::mutex mutex;
+  std::condition_variable idle_cv;
+  std::unordered_map<Session*, std::weak_ptr<Session>> sessions;
+  std::atomic<bool> stopping{false};
+  bool started = false;
+  std::uint16_t port = 0;
+  // Declared last: destroyed first, so frames torn down with it still find the engine and the registry.
+  net::io_context ioc;
+  std::optional<tcp::acceptor> acceptor;
+  std::vector<std::thread> threads;
+
+  void add(const std::shared_ptr<Session>& s) {
+    std::lock_guard lock(mutex);
+    sessions.emplace(s.get(), s);
+  }
+  void remove(Session* s) {
+    std::lock_guard lock(mutex);
+    sessions.erase(s);
+    if (sessions.empty()) idle_cv.notify_all();
+  }
+  std::size_t session_count() {
+    std::lock_guard lock(mutex);
+    return sessions.size();
+  }
+
+  net::awaitable<void> accept_loop();
+  void reject_connection(tcp::socket& socket);
+};
+
+// One connection. Lives on its own strand; cancel() is posted to that strand.
+class Session : public std::enable_shared_from_this<Session> {
+ public:
+  Session(ServerCore& server, tcp::socket socket);
+  ~Session();
+  net::awaitable<void> run();
+  void cancel();  // on the session's strand
+  net::any_io_executor executor() { return timer_.get_executor(); }
+
+ private:
+  net::awaitable<WaitEnd> wait(double ms);
+  net::awaitable<Executed> execute(const Plan& plan, bool keep_alive);
+  net::awaitable<Executed> respond_plain(const Plan& plan, bool keep_alive);
+  net::awaitable<Executed> respond_stream(const Plan& plan, bool keep_alive);
+  net::awaitable<void> send_reject(std::string_view target, int status);
+  net::awaitable<void> drain();
+  template <class Message> void apply_headers(Message& m, const Plan& plan, bool keep_alive);
+  void fail(beast::error_code ec, std::string_view what);
+  void close();
+  void reset();
+  void arm() { stream_.expires_after(ms_duration(idle_ms_)); }
+
+  ServerCore& server_;
+  beast::tcp_stream stream_;
+  beast::flat_buffer buffer_;
+  net::steady_timer timer_;
+  double idle_ms_;
+  bool stopping_ = false;
+  std::optional<std::uint64_t> active_seq_;  // finished by the destructor if the frame is torn down
+  bool holding_ = false;
+};
+
+Session::Session(ServerCore& server, tcp::socket socket)
+    : server_(server), stream_(std::move(socket)), timer_(stream_.get_executor()),
+      idle_ms_(server.options.idle_timeout_ms) {}
+
+Session::~Session() {
+  if (active_seq_)
+    server_.engine.finish(*active_seq_, holding_ ? AttemptOutcome::held_then_closed : AttemptOutcome::cut, 0, 0);
+  server_.remove(this);
+}
+
+void Session::cancel() {
+  stopping_ = true;
+  timer_.cancel();
+  close();
+}
+
+void Session::close() {
+  beast::error_code ec;
+  stream_.socket().shutdown(tcp::socket::shutdown_both, ec);
+  stream_.socket().close(ec);
+}
+
+void Session::reset() {
+  beast::error_code ec;
+  stream_.socket().set_option(net::socket_base::linger(true, 0), ec);  // close() now sends RST
+  stream_.socket().close(ec);
+}
+
+// The one failure funnel: normal ends are silent, the rest are counted as server events.
+void Session::fail(beast::error_code ec, std::string_view what) {
+  if (ec == net::error::operation_aborted || ec == http::error::end_of_stream || ec == net::error::eof ||
+      ec == net::error::connection_reset || ec == net::error::broken_pipe || stopping_)
+    return;
+  if (ec == beast::error::timeout) {
+    server_.engine.count_event("idle_timeout");
+    return;
+  }
+  server_.engine.count_event(fmt::format("{}_error", what));
+}
+
+// A timer raced against the client: a close (or an error) on the socket ends the wait early. Bytes the
+// client sends meanwhile (a pipelined request) stay in the buffer for the next read.
+net::awaitable<WaitEnd> Session::wait(double ms) {
+  if (stopping_) co_return WaitEnd::shutdown;
+  stream_.expires_never();  // the wait is bounded by its own timer
+  const auto deadline = std::chrono::steady_clock::now() + ms_duration(ms);
+  for (;;) {
+    timer_.expires_at(deadline);
+    if (buffer_.size() >= max_buffered_while_waiting) {
+      co_await timer_.async_wait(use_tuple);
+      co_return stopping_ ? WaitEnd::shutdown : WaitEnd::elapsed;
+    }
+    auto result = co_await (timer_.async_wait(use_tuple) ||
+                            stream_.socket().async_read_some(buffer_.prepare(4096), use_tuple));
+    if (stopping_) co_return WaitEnd::shutdown;
+    if (result.index() == 0) co_return WaitEnd::elapsed;
+    auto [ec, n] = std::get<1>(result);
+    if (ec) co_return WaitEnd::client_closed;
+    buffer_.commit(n);
+  }
+}
+
+template <class Message> void Session::apply_headers(Message& m, const Plan& plan, bool keep_alive) {
+  m.set(http::field::server, "llmchaos");
+  for (const auto& [k, v] : plan.headers) m.set(k, v);
+  m.keep_alive(keep_alive);
+}
+
+net::awaitable<Executed> Session::respond_plain(const Plan& plan, bool keep_alive) {
+  Executed out;
+  if (plan.end == StreamEnd::complete) {
+    http::response<http::string_body> res{static_cast<http::status>(plan.status), 11};
+    apply_headers(res, plan, keep_alive);
+    res.body() = plan.body;
+    res.prepare_payload();
+    arm();
+    auto [ec, n] = co_await http::async_write(stream_, res, use_tuple);
+    if (ec) {
+      fail(ec, "write");
+      out.outcome = AttemptOutcome::client_closed;
+      co_return out;
+    }
+    out.status = plan.status;
+    out.keep_open = keep_alive;
+    co_return out;
+  }
+  // A cut plain answer: the head announces the whole body, part of it follows, then the close.
+  http::response<http::empty_body> res{static_cast<http::status>(plan.status), 11};
+  apply_headers(res, plan, keep_alive);
+  res.content_length(plan.body.size());
+  http::response_serializer<http::empty_body> sr{res};
+  arm();
+  auto [ec, n] = co_await http::async_write_header(stream_, sr, use_tuple);
+  if (!ec) {
+    out.status = plan.status;
+    arm();
+    std::tie(ec, n) = co_await net::async_write(
+        stream_, net::buffer(plan.body.data(), std::min(plan.body_cut_at, plan.body.size())), use_tuple);
+  }
+  out.outcome = AttemptOutcome::cut;
+  if (!ec && plan.end == StreamEnd::stall_then_abort && co_await wait(plan.stall_ms) == WaitEnd::client_closed)
+    out.outcome = AttemptOutcome::client_closed;
+  if (ec) fail(ec, "write");
+  co_return out;
+}
+
+net::awaitable<Executed> Session::respond_stream(const Plan& plan, bool keep_alive) {
+  Executed out;
+  http::response<http::empty_body> res{static_cast<http::status>(plan.status), 11};
+  apply_headers(res, plan, keep_alive);
+  res.chunked(true);
+  http::response_serializer<http::empty_body> sr{res};
+  arm();
+  auto [ec, n] = co_await http::async_write_header(stream_, sr, use_tuple);
+  if (ec) {
+    fail(ec, "write");
+    out.outcome = AttemptOutcome::client_closed;
+    co_return out;
+  }
+  out.status = plan.status;
+  for (std::size_t i = 0; i < plan.frames.size(); ++i) {
+    const double delay = i == 0 ? plan.first_event_ms : plan.inter_event_ms;
+    if (delay > 0) {
+      const auto w = co_await wait(delay);
+      if (w != WaitEnd::elapsed) {
+        out.outcome = w == WaitEnd::client_closed ? AttemptOutcome::client_closed : AttemptOutcome::cut;
+        co_return out;
+      }
+    }
+    // One write per SSE event: the chunk header, the frame and its CRLF go out together.
+    arm();
+    std::tie(ec, n) = co_await net::async_write(stream_, http::make_chunk(net::buffer(plan.frames[i].bytes)), use_tuple);
+    if (ec) {
+      fail(ec, "write");
+      out.outcome = AttemptOutcome::client_closed;
+      co_return out;
+    }
+    if (plan.frames[i].content) ++out.events;
+  }
+  switch (plan.end) {
+    case StreamEnd::complete:
+      arm();
+      std::tie(ec, n) = co_await net::async_write(stream_, http::make_chunk_last(), use_tuple);
+      if (ec) {
+        fail(ec, "write");
+        out.outcome = AttemptOutcome::client_closed;
+        co_return out;
+      }
+      out.keep_open = keep_alive;
+      break;
+    case StreamEnd::stall_then_abort:
+      out.outcome = co_await wait(plan.stall_ms) == WaitEnd::client_closed ? AttemptOutcome::client_closed
+                                                                             : AttemptOutcome::cut;
+      break;
+    case StreamEnd::abort: out.outcome = AttemptOutcome::cut; break;
+  }
+  co_return out;
+}
+
+net::awaitable<Executed> Session::execute(const Plan& plan, bool keep_alive) {
+  Executed out;
+  switch (plan.action) {
+    case WireAction::reset_after_head:
+      reset();
+      out.outcome = AttemptOutcome::reset;
+      co_return out;
+    case WireAction::hold:
+      holding_ = true;
+      co_await wait(plan.hold_ms);  // ends on hold_ms, a client close or shutdown: all close the connection
+      holding_ = false;
+      out.outcome = AttemptOutcome::held_then_closed;
+      co_return out;
+    case WireAction::respond: break;
+  }
+  if (plan.latency_ms > 0) {
+    const auto w = co_await wait(plan.latency_ms);
+    if (w != WaitEnd::elapsed) {
+      out.outcome = w == WaitEnd::client_closed ? AttemptOutcome::client_closed : AttemptOutcome::cut;
+      co_return out;
+    }
+  }
+  // Not a conditional expression: GCC 12 evaluates both co_awaits of `c ? co_await a : co_await b`.
+  if (plan.streamed) co_return co_await respond_stream(plan, keep_alive);
+  co_return co_await respond_plain(plan, keep_alive);
+}
+
+net::awaitable<void> Session::send_reject(std::string_view target, int status) {
+  const Plan plan = server_.router.reject(target, status);
+  http::response<http::string_body> res{static_cast<http::status>(plan.status), 11};
+  apply_headers(res, plan, false);
+  res.body() = plan.body;
+  res.prepare_payload();
+  arm();
+  auto [ec, n] = co_await http::async_write(stream_, res, use_tuple);
+  if (ec) fail(ec, "write");
+  co_await drain();
+}
+
+// After an early answer (413, 431, 400) the client may still be sending: read and drop what comes for a
+// moment, so closing with unread bytes does not turn into an RST that destroys the answer in flight.
+net::awaitable<void> Session::drain() {
+  beast::error_code ec;
+  stream_.socket().shutdown(tcp::socket::shutdown_send, ec);
+  buffer_.consume(buffer_.size());
+  std::size_t total = 0;
+  stream_.expires_after(std::chrono::milliseconds(200));
+  while (!ec && total < 64 * 1024 * 1024) {
+    auto [e, n] = co_await stream_.async_read_some(buffer_.prepare(64 * 1024), use_tuple);
+    ec = e;
+    total += n;
+  }
+  buffer_.consume(buffer_.size());
+}
+
+net::awaitable<void> Session::run() {
+  auto self = shared_from_this();
+  const auto& opt = server_.options;
+  while (!stopping_) {
+    http::request_parser<http::string_body> parser;
+    parser.header_limit(static_cast<std::uint32_t>(opt.header_limit));
+    parser.body_limit(opt.body_limit);
+    arm();
+    auto [ec, n] = co_await http::async_read_header(stream_, buffer_, parser, use_tuple);
+    if (!ec && !parser.is_done()) {
+      arm();
+      std::tie(ec, n) = co_await http::async_read(stream_, buffer_, parser, use_tuple);
+    }
+    if (ec) {
+      if (stopping_) break;
+      if (ec == http::error::body_limit) {
+        server_.engine.count_event("body_too_large");
+        co_await send_reject(parser.get().target(), 413);
+      } else if (ec == http::error::header_limit) {
+        server_.engine.count_event("header_too_large");
+        co_await send_reject({}, 431);
+      } else if (ec.category() == http::make_error_code(http::error::bad_target).category() &&
+                 ec != http::error::end_of_stream && ec != http::error::partial_message) {
+        server_.engine.count_event("bad_http");
+        co_await send_reject({}, 400);
+      } else {
+        fail(ec, "read");
+      }
+      break;
+    }
+    const auto& msg = parser.get();
+    RawRequest req;
+    req.method = std::string(msg.method_string());
+    req.target = std::string(msg.target());
+    for (const auto& f : msg) {
+      std::string name(f.name_string());
+      for (auto& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      req.headers.emplace_back(std::move(name), std::string(f.value()));
+    }
+    req.body = std::move(parser.get().body());
+    const bool keep_alive = msg.keep_alive();
+
+    Routed routed = server_.router.handle(req);
+    active_seq_ = routed.seq;
+    const Executed done = co_await execute(routed.plan, keep_alive);
+    active_seq_.reset();
+    if (routed.seq) server_.engine.finish(*routed.seq, done.outcome, done.events, done.status);
+    if (!done.keep_open) break;
+  }
+  if (!stopping_) {
+    beast::error_code ec;
+    stream_.socket().shutdown(tcp::socket::shutdown_send, ec);
+  }
+  close();
+}
+
+void ServerCore::reject_connection(tcp::socket& socket) {
+  engine.count_event("connection_limit");
+  static constexpr std::string_view busy =
+      "HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\ncontent-length: 33\r\nconnection: "
+      "close\r\n\r\n{\"error\":\"too many connections\"}\n";
+  beast::error_code ec;
+  socket.non_blocking(true, ec);
+  socket.write_some(net::buffer(busy), ec);
+  socket.close(ec);
+}
+
+net::awaitable<void> ServerCore::accept_loop() {
+  for (;;) {
+    auto [ec, socket] = co_await acceptor->async_accept(net::any_io_executor(net::make_strand(ioc)), use_tuple);
+    if (stopping) co_return;
+    if (ec) {
+      if (ec == net::error::operation_aborted || ec == net::error::bad_descriptor) co_return;
+      engine.count_event("accept_error");  // e.g. out of file descriptors: back off briefly
+      net::steady_timer pause(acceptor->get_executor(), std::chrono::milliseconds(10));
+      co_await pause.async_wait(use_tuple);
+      continue;
+    }
+    if (session_count() >= options.max_connections) {
+      reject_connection(socket);
+      continue;
+    }
+    beast::error_code ignore;
+    socket.set_option(tcp::no_delay(true), ignore);  // one SSE event per segment, sent at once
+    auto session = std::make_shared<Session>(*this, std::move(socket));
+    add(session);
+    net::co_spawn(session->executor(), session->run(), net::detached);
+  }
+}
+
+}  // namespace
+
+struct MockServer::Impl : ServerCore {
+  using ServerCore::ServerCore;
+};
+
+MockServer::MockServer(ServerOptions options) : impl_(std::make_unique<Impl>(std::move(options))) {}
+
+MockServer::~MockServer() { stop(); }
+
+void MockServer::start() {
+  auto& im = *impl_;
+  if (im.started) return;
+  const auto& o = im.options;
+  if (!is_loopback(o.bind) && o.admin_token.empty())
+    throw std::runtime_error(fmt::format(
+        "refusing to bind {}: it is not a loopback address, so the admin API needs --admin-token", o.bind));
+  beast::error_code ec;
+  const auto address = net::ip::make_address(o.bind, ec);
+  if (ec) throw std::runtime_error(fmt::format("{}:{}: not an IP address: {}", o.bind, o.port, ec.message()));
+  const tcp::endpoint endpoint{address, o.port};
+  tcp::acceptor acceptor(net::make_strand(im.ioc));
+  acceptor.open(endpoint.protocol(), ec);
+  if (!ec) acceptor.set_option(net::socket_base::reuse_address(true), ec);
+  if (!ec) acceptor.bind(endpoint, ec);
+  if (!ec) acceptor.listen(net::socket_base::max_listen_connections, ec);
+  if (ec) throw std::runtime_error(fmt::format("{}:{}: cannot listen: {}", o.bind, o.port, ec.message()));
+  im.port = acceptor.local_endpoint().port();
+  im.acceptor.emplace(std::move(acceptor));
+  net::co_spawn(im.acceptor->get_executor(), im.accept_loop(), net::detached);
+  im.started = true;
+  const int n = std::max(1, o.threads);
+  for (int i = 0; i < n; ++i) im.threads.emplace_back([&im] { im.ioc.run(); });
+}
+
+void MockServer::stop() {
+  auto& im = *impl_;
+  if (!im.started || im.stopping.exchange(true)) return;
+  net::post(im.acceptor->get_executor(), [&im] {
+    beast::error_code ec;
+    im.acceptor->close(ec);
+  });
+  std::vector<std::shared_ptr<Session>> live;
+  {
+    std::lock_guard lock(im.mutex);
+    for (auto& [p, weak] : im.sessions)
+      if (auto s = weak.lock()) live.push_back(std::move(s));
+  }
+  for (auto& s : live) net::post(s->executor(), [s] { s->cancel(); });
+  live.clear();
+  {
+    // Sessions end as their cancelled operations complete; whatever is left after the grace period is
+    // torn down with the io_context (their ledger entries are finished by the session destructor).
+    std::unique_lock lock(im.mutex);
+    im.idle_cv.wait_for(lock, std::chrono::milliseconds(500), [&] { return im.sessions.empty(); });
+  }
+  im.ioc.stop();
+  for (auto& t : im.threads) t.join();
+  im.threads.clear();
+}
+
+std::uint16_t MockServer::port() const { return impl_->port; }
+
+std::string MockServer::base_url() const {
+  return fmt::format("http://{}:{}", host_for_url(impl_->options.bind), impl_->port);
+}
+
+Engine& MockServer::engine() { return impl_->engine; }
+
+}  // namespace llmchaos::mock

@@ -1,0 +1,410 @@
+// HTML: one self-contained page (inline CSS, inline SVG, a few lines of inline script for the filter;
+// nothing fetched): run facts, the metric split, the action matrix, and a timeline per case.
+#include <map>
+#include <optional>
+#include <ostream>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "html_timeline.hpp"
+#include "text.hpp"
+#include "writers.hpp"
+
+namespace llmchaos::reports::detail {
+namespace {
+
+using harness::CaseResult;
+using harness::Verdict;
+
+std::string h(std::string_view s) { return markup_escape(s, true); }
+
+constexpr std::string_view style = R"css(
+:root{--fg:#1f2328;--muted:#59636e;--line:#d1d9e0;--soft:#f6f8fa;
+--pass:#1a7f37;--pass-bg:#dafbe1;--fail:#cf222e;--fail-bg:#ffebe9;--unk:#9a6700;--unk-bg:#fff8c5;
+--primary_success:#2da44e;--retry_recovery:#0969da;--fallback_recovery:#1b7c83;--degraded:#bf8700;
+--queued:#8c959f;--fail_closed:#cf222e;
+--a-ok:#2da44e;--a-retryable:#fb8f44;--a-fatal:#cf222e;--a-unknown:#8250df;--a-failed:#bc4c00;
+--x-retry:#0969da;--x-fallback:#1b7c83;--x-queue:#6e7781;--x-degrade:#bf8700;--x-fail_closed:#cf222e;--x-none:#8c959f}
+*{box-sizing:border-box}
+[hidden]{display:none!important}
+body{margin:0;background:#fff;color:var(--fg);font:14px/1.5 -apple-system,"Segoe UI","Noto Sans",Helvetica,Arial,"Liberation Sans",sans-serif}
+main{max-width:1180px;margin:0 auto;padding:28px 32px 64px}
+h1{font-size:24px;margin:0 0 4px}
+h2{font-size:18px;margin:36px 0 12px;padding-bottom:6px;border-bottom:1px solid var(--line)}
+h3{font-size:15px;margin:0}
+code,pre,.mono{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,"Liberation Mono",monospace;font-size:12.5px}
+pre{background:var(--soft);border:1px solid var(--line);border-radius:6px;padding:10px 12px;overflow:auto;white-space:pre-wrap;word-break:break-word}
+.muted,.facts{color:var(--muted)}
+.facts span{margin-right:18px;white-space:nowrap}
+.facts b{color:var(--fg);font-weight:600}
+.tiles{display:flex;gap:12px;flex-wrap:wrap;margin:18px 0 0}
+.tile{flex:1 1 130px;border:1px solid var(--line);border-radius:8px;padding:10px 14px;background:#fff}
+.tile .n{display:block;font-size:26px;font-weight:600;line-height:1.2}
+.tile .l{color:var(--muted);font-size:13px}
+.tile.pass{border-color:#aceebb;background:var(--pass-bg)}.tile.pass .n{color:var(--pass)}
+.tile.fail{border-color:#ffcecb;background:var(--fail-bg)}.tile.fail .n{color:var(--fail)}
+.tile.unknown{border-color:#f5e0a0;background:var(--unk-bg)}.tile.unknown .n{color:var(--unk)}
+.tile.zero{background:#fff;border-color:var(--line)}.tile.zero .n{color:var(--muted)}
+.splitbar{display:flex;height:14px;border-radius:7px;overflow:hidden;background:var(--soft);border:1px solid var(--line)}
+.splitbar span{display:block;height:100%}
+.split{display:grid;grid-template-columns:repeat(6,1fr);gap:10px;margin-top:12px}
+.split div{border:1px solid var(--line);border-radius:8px;padding:8px 12px;border-top-width:4px}
+.split .n{font-size:20px;font-weight:600}.split .p{color:var(--muted);font-size:12px;margin-left:6px}
+.split .l{display:block;color:var(--muted);font-size:12.5px}
+.note{color:var(--muted);font-size:12.5px;margin:8px 0 0}
+table{border-collapse:collapse;width:100%}
+th,td{text-align:left;padding:6px 10px;border-bottom:1px solid var(--line);vertical-align:top}
+th{font-size:12px;color:var(--muted);font-weight:600;text-transform:uppercase;letter-spacing:.03em;background:var(--soft)}
+td.num,th.num{text-align:right}
+.matrix td{font-size:13.5px}
+.matrix a{color:var(--fg);text-decoration:none;font-weight:500}.matrix a:hover{text-decoration:underline}
+.folder{display:block;color:var(--muted);font-size:12px}
+.act{display:inline-block;padding:1px 8px;border-radius:10px;font-size:12px;font-weight:600;border:1px solid var(--line);background:var(--soft);white-space:nowrap}
+td.match{background:var(--pass-bg)}td.match .act{color:var(--pass);border-color:#aceebb;background:#fff}
+td.mismatch{background:var(--fail-bg)}td.mismatch .act{color:var(--fail);border-color:#ffcecb;background:#fff}
+td.unk{background:var(--unk-bg);color:var(--unk);font-weight:600;font-size:12.5px}
+.chip{display:inline-block;margin:1px 4px 1px 0;padding:0 7px;border-radius:9px;font-size:11.5px;border:1px solid var(--line);white-space:nowrap}
+.chip.ok{color:var(--pass);border-color:#aceebb}.chip.bad{color:var(--fail);border-color:#ff8182;background:var(--fail-bg)}
+.badge{display:inline-block;min-width:64px;text-align:center;padding:1px 8px;border-radius:10px;font-size:11.5px;font-weight:700;letter-spacing:.04em;text-transform:uppercase}
+.badge.pass{background:var(--pass-bg);color:var(--pass)}.badge.fail{background:var(--fail-bg);color:var(--fail)}.badge.unknown{background:var(--unk-bg);color:var(--unk)}
+.o{font-weight:600}
+.o-primary_success{color:var(--primary_success)}.o-retry_recovery{color:var(--retry_recovery)}.o-fallback_recovery{color:var(--fallback_recovery)}
+.o-degraded{color:var(--degraded)}.o-queued{color:#6e7781}.o-fail_closed{color:var(--fail_closed)}
+.exp-miss{display:block;font-size:12px;color:var(--fail)}
+.confusion{width:auto;margin-top:8px}.confusion td,.confusion th{text-align:center;min-width:74px}
+.confusion th.rowh{text-align:right}
+.confusion td.diag{background:var(--pass-bg);color:var(--pass);font-weight:600}
+.confusion td.off{background:var(--fail-bg);color:var(--fail);font-weight:600}
+.confusion td.zero{color:#c4c9cf}
+.filters{margin:0 0 10px}
+.filters button{font:inherit;font-size:13px;border:1px solid var(--line);background:#fff;border-radius:6px;padding:3px 12px;margin-right:6px;cursor:pointer;color:var(--fg)}
+.filters button.on{background:var(--fg);color:#fff;border-color:var(--fg)}
+.legend{display:flex;flex-wrap:wrap;gap:6px 18px;font-size:12.5px;color:var(--muted);margin:0 0 14px}
+.legend i{display:inline-block;width:14px;height:10px;border-radius:2px;margin-right:6px;vertical-align:-1px}
+.legend i.mk{width:12px;height:12px;border-radius:50%}
+article.case{border:1px solid var(--line);border-left-width:4px;border-radius:8px;padding:14px 18px 12px;margin:0 0 16px}
+article.case.pass{border-left-color:var(--pass)}article.case.fail{border-left-color:var(--fail)}article.case.unknown{border-left-color:#d4a72c}
+article.case header{display:flex;align-items:baseline;gap:10px;flex-wrap:wrap}
+article.case .where{color:var(--muted);font-size:12.5px}
+.summary{margin:6px 0 4px;font-weight:500}
+.desc{margin:6px 0 0;color:var(--muted)}
+ul.failed{margin:4px 0 8px;padding-left:20px;color:var(--fail)}
+ul.failed b{font-weight:600}
+.axis-note{margin:6px 0 2px;color:var(--muted);font-size:12px}
+svg.timeline{display:block;width:100%;height:auto}
+svg .row{fill:#fff}svg .row.odd{fill:#f6f8fa}
+svg text{font-size:11px;fill:var(--fg)}
+svg .row-label{text-anchor:end;font-size:12px}
+svg .tick{text-anchor:middle;fill:var(--muted);font-size:10.5px}
+svg .grid{stroke:#d1d9e0;stroke-dasharray:2 3}
+svg .wait{stroke:#8c959f;stroke-dasharray:3 3;stroke-width:1.2}
+svg .bar.a-ok{fill:var(--a-ok)}svg .bar.a-retryable{fill:var(--a-retryable)}svg .bar.a-fatal{fill:var(--a-fatal)}
+svg .bar.a-unknown{fill:var(--a-unknown)}svg .bar.a-failed{fill:var(--a-failed)}
+svg .bar.committed{stroke:#1f2328;stroke-width:1.6}
+svg .bar-label{fill:#fff;font-size:10px;font-weight:600;pointer-events:none}
+svg .mark line{stroke-width:2}svg .mark .num{fill:#fff;font-size:9.5px;font-weight:700;text-anchor:middle}
+svg .mark .act{font-size:10.5px;font-weight:600}
+svg .x-retry line{stroke:var(--x-retry)}svg .x-retry circle,svg .x-retry .act{fill:var(--x-retry)}
+svg .x-fallback line{stroke:var(--x-fallback)}svg .x-fallback circle,svg .x-fallback .act{fill:var(--x-fallback)}
+svg .x-queue line{stroke:var(--x-queue)}svg .x-queue circle,svg .x-queue .act{fill:var(--x-queue)}
+svg .x-degrade line{stroke:var(--x-degrade)}svg .x-degrade circle,svg .x-degrade .act{fill:var(--x-degrade)}
+svg .x-fail_closed line{stroke:var(--x-fail_closed)}svg .x-fail_closed circle,svg .x-fail_closed .act{fill:var(--x-fail_closed)}
+svg .x-none line{stroke:var(--x-none)}svg .x-none circle,svg .x-none .act{fill:var(--x-none)}
+svg .end{font-weight:600;font-size:11.5px}
+svg .end.o-primary_success{fill:var(--primary_success)}svg .end.o-retry_recovery{fill:var(--retry_recovery)}
+svg .end.o-fallback_recovery{fill:var(--fallback_recovery)}svg .end.o-degraded{fill:var(--degraded)}
+svg .end.o-queued{fill:#6e7781}svg .end.o-fail_closed{fill:var(--fail_closed)}
+details{margin-top:8px}
+details summary{cursor:pointer;color:var(--muted);font-size:13px}
+details table{margin:8px 0 4px;font-size:12.5px}
+details td,details th{padding:4px 8px}
+td.okc{color:var(--pass);font-weight:600}td.badc{color:var(--fail);font-weight:600}
+footer{margin-top:40px;color:var(--muted);font-size:12px}
+)css";
+
+// Filter buttons: show all cases, or those of one verdict (matrix rows and timeline cards alike).
+constexpr std::string_view script = R"js(
+document.querySelectorAll('.filters button').forEach(function (b) {
+  b.addEventListener('click', function () {
+    var f = b.getAttribute('data-show');
+    document.querySelectorAll('.filters button').forEach(function (x) { x.classList.toggle('on', x === b); });
+    document.querySelectorAll('[data-verdict]').forEach(function (e) {
+      e.hidden = f !== 'all' && e.getAttribute('data-verdict') !== f;
+    });
+  });
+});
+)js";
+
+std::string action_chip(Action a) { return "<span class=\"act\">" + h(to_string(a)) + "</span>"; }
+
+int attempts_of(const CaseResult& c) {
+  int n = 0;
+  for (const auto& [route, k] : c.attempts_by_route) n += k;
+  return n;
+}
+
+void write_head(std::ostream& out, const harness::RunResult& run) {
+  out << "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+         "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n";
+  out << fmt::format("<title>llmchaos report · {} passed, {} failed, {} unknown</title>\n", run.passed(),
+                     run.failed(), run.unknown());
+  out << "<style>" << style << "</style>\n</head>\n<body>\n<main>\n";
+}
+
+void write_summary(std::ostream& out, const harness::RunResult& run) {
+  out << "<h1>llmchaos run report</h1>\n<p class=\"facts\">";
+  out << "<span>seed <b class=\"mono\">" << run.seed << "</b></span>";
+  out << "<span>driver <b>" << h(run.driver) << "</b></span>";
+  out << "<span>time scale <b>" << h(format_number(run.time_scale)) << "</b></span>";
+  if (!run.started_at.empty()) out << "<span>started <b>" << h(run.started_at) << "</b></span>";
+  out << "<span>took <b>" << h(format_ms(run.duration_ms)) << "</b></span>";
+  out << "<span>llmchaos <b>" << h(run.tool_version) << "</b></span></p>\n";
+  const auto tile = [&](std::string_view cls, std::size_t n, std::string_view label) {
+    out << fmt::format("<div class=\"tile {}{}\"><span class=\"n\">{}</span><span class=\"l\">{}</span></div>", cls,
+                       n == 0 && !cls.empty() ? " zero" : "", n, label);
+  };
+  out << "<div class=\"tiles\">";
+  tile("", run.cases.size(), "cases");
+  tile("pass", static_cast<std::size_t>(run.passed()), "passed");
+  tile("fail", static_cast<std::size_t>(run.failed()), "failed");
+  tile("unknown", static_cast<std::size_t>(run.unknown()), "unknown (hang or crash)");
+  out << "</div>\n";
+}
+
+void write_split(std::ostream& out, const harness::RunResult& run) {
+  const auto split = run.outcome_split();
+  const int total = split_total(split);
+  out << fmt::format("<h2>Outcomes of {} requests</h2>\n<div class=\"splitbar\">", total);
+  const auto count = [&](Outcome o) {
+    const auto it = split.find(o);
+    return it == split.end() ? 0 : it->second;
+  };
+  for (const auto& [o, name] : enum_names<Outcome>::table)
+    if (count(o) > 0)
+      out << fmt::format("<span style=\"width:{:.3f}%;background:var(--{})\" title=\"{}: {}\"></span>",
+                         100.0 * count(o) / total, name, outcome_label(o), count(o));
+  out << "</div>\n<div class=\"split\">";
+  for (const auto& [o, name] : enum_names<Outcome>::table)
+    out << fmt::format("<div style=\"border-top-color:var(--{})\"><span class=\"n\">{}</span><span class=\"p\">{}</span>"
+                       "<span class=\"l\">{}</span></div>",
+                       name, count(o), h(percent(count(o), total)), outcome_label(o));
+  out << "</div>\n<p class=\"note\">Each outcome is counted apart: recoveries, degraded and queued answers are "
+         "never folded into one success rate.</p>\n";
+}
+
+void write_baseline(std::ostream& out, const harness::RunResult& run) {
+  if (run.baseline.empty() && run.baseline_changes.empty()) return;
+  out << fmt::format("<h2>Action changes vs baseline ({})</h2>\n", run.baseline_changes.size());
+  if (!run.baseline.empty()) out << "<p class=\"muted\">Compared with <code>" << h(run.baseline) << "</code>.</p>\n";
+  if (run.baseline_changes.empty()) {
+    out << "<p>No case changed its action.</p>\n";
+    return;
+  }
+  out << "<table class=\"matrix\"><thead><tr><th>case</th><th>before</th><th>after</th></tr></thead><tbody>\n";
+  for (const auto& ch : run.baseline_changes)
+    out << "<tr><td>" << h(ch.case_name) << "</td><td>" << action_chip(ch.before) << "</td><td class=\"mismatch\">"
+        << action_chip(ch.after) << "</td></tr>\n";
+  out << "</tbody></table>\n";
+}
+
+void write_matrix_row(std::ostream& out, const CaseResult& c, std::size_t i) {
+  const auto verdict = to_string(c.verdict);
+  out << "<tr data-verdict=\"" << verdict << "\"><td><a href=\"#case-" << i << "\">" << h(c.name) << "</a>";
+  if (!c.folder.empty()) out << "<span class=\"folder\">" << h(c.folder) << "</span>";
+  out << "</td><td>" << action_chip(c.expected) << "</td>";
+  if (c.verdict == Verdict::unknown)
+    out << "<td class=\"unk\">" << h(verdict_summary(c)) << "</td>";
+  else
+    out << "<td class=\"" << (c.observed == c.expected ? "match" : "mismatch") << "\">" << action_chip(c.observed)
+        << "</td>";
+  out << "<td>";
+  for (const auto& p : c.points) {
+    const bool bad = (p.expected != Action::none && p.from_log != p.expected) || p.from_log != p.from_ledger;
+    std::string title = fmt::format("point {}: expected {} · from the log {} · from the ledger {}", p.point,
+                                    to_string(p.expected), to_string(p.from_log), to_string(p.from_ledger));
+    if (!p.rule.empty()) title += " · " + p.rule;
+    out << "<span class=\"chip " << (bad ? "bad" : "ok") << "\" title=\"" << h(title) << "\">" << p.point << " "
+        << h(to_string(p.from_log));
+    if (p.from_log != p.from_ledger) out << " / ledger " << h(to_string(p.from_ledger));
+    out << "</span>";
+  }
+  if (c.points.empty()) out << "<span class=\"muted\">none</span>";
+  out << "</td><td>";
+  if (c.observed_outcome)
+    out << "<span class=\"o o-" << to_string(*c.observed_outcome) << "\">" << outcome_label(*c.observed_outcome)
+        << "</span>";
+  else
+    out << "<span class=\"muted\">-</span>";
+  if (c.expected_outcome && c.expected_outcome != c.observed_outcome)
+    out << "<span class=\"exp-miss\">expected " << outcome_label(*c.expected_outcome) << "</span>";
+  out << "</td><td class=\"num\">" << attempts_of(c) << "</td><td><span class=\"badge " << verdict << "\">"
+      << verdict << "</span></td></tr>\n";
+}
+
+// Expected action (rows) against observed action (columns); unknown verdicts get their own column.
+void write_confusion(std::ostream& out, const harness::RunResult& run) {
+  std::map<std::pair<Action, Action>, int> cell;
+  std::map<Action, int> unknown;
+  std::set<Action> used;
+  for (const auto& c : run.cases) {
+    used.insert(c.expected);
+    if (c.verdict == Verdict::unknown) {
+      ++unknown[c.expected];
+    } else {
+      used.insert(c.observed);
+      ++cell[{c.expected, c.observed}];
+    }
+  }
+  if (used.empty()) return;
+  out << "<h3 style=\"margin-top:22px\">Expected vs observed action</h3>\n<table class=\"confusion\"><thead><tr>"
+         "<th class=\"rowh\">expected \\ observed</th>";
+  for (Action a : used) out << "<th>" << h(to_string(a)) << "</th>";
+  if (!unknown.empty()) out << "<th>unknown</th>";
+  out << "</tr></thead><tbody>\n";
+  for (Action e : used) {
+    out << "<tr><th class=\"rowh\">" << h(to_string(e)) << "</th>";
+    for (Action o : used) {
+      const int n = cell.count({e, o}) ? cell.at({e, o}) : 0;
+      out << "<td class=\"" << (n == 0 ? "zero" : e == o ? "diag" : "off") << "\">" << n << "</td>";
+    }
+    if (!unknown.empty()) {
+      const int n = unknown.count(e) ? unknown.at(e) : 0;
+      out << "<td class=\"" << (n == 0 ? "zero" : "off") << "\">" << n << "</td>";
+    }
+    out << "</tr>\n";
+  }
+  out << "</tbody></table>\n";
+}
+
+void write_matrix(std::ostream& out, const harness::RunResult& run) {
+  out << "<h2>Action matrix</h2>\n<div class=\"filters\">";
+  out << fmt::format("<button class=\"on\" data-show=\"all\">All {}</button>", run.cases.size());
+  out << fmt::format("<button data-show=\"fail\">Failed {}</button>", run.failed());
+  out << fmt::format("<button data-show=\"unknown\">Unknown {}</button>", run.unknown());
+  out << fmt::format("<button data-show=\"pass\">Passed {}</button>", run.passed());
+  out << "</div>\n<table class=\"matrix\"><thead><tr><th>case</th><th>expected</th><th>observed</th>"
+         "<th>failure points (log / ledger)</th><th>outcome</th><th class=\"num\">attempts</th><th>verdict</th>"
+         "</tr></thead><tbody>\n";
+  for (std::size_t i = 0; i < run.cases.size(); ++i) write_matrix_row(out, run.cases[i], i);
+  out << "</tbody></table>\n";
+  write_confusion(out, run);
+}
+
+void write_legend(std::ostream& out) {
+  out << "<div class=\"legend\">";
+  for (auto k : {AttemptClass::ok, AttemptClass::retryable, AttemptClass::fatal, AttemptClass::unknown,
+                 AttemptClass::failed}) {
+    out << "<span><i style=\"background:var(--a-" << attempt_class_name(k) << ")\"></i>"
+        << h(attempt_class_label(k)) << "</span>";
+  }
+  out << "<span><i style=\"background:#fff;border:1.6px solid #1f2328\"></i>outlined: committed before it failed</span>";
+  for (const auto& [a, name] : enum_names<Action>::table)
+    if (a != Action::none)
+      out << "<span><i class=\"mk\" style=\"background:var(--x-" << name << ")\"></i>" << name << "</span>";
+  out << "<span>numbered marks: failure points; dashed: wait before the next attempt</span></div>\n";
+}
+
+void write_case_tables(std::ostream& out, const CaseResult& c) {
+  out << "<details" << (c.verdict == Verdict::pass ? "" : " open") << "><summary>Checks, failure points, requests and "
+      << "the mock's ledger</summary>\n";
+  if (!c.checks.empty()) {
+    out << "<table><thead><tr><th>check</th><th>result</th><th>detail</th></tr></thead><tbody>\n";
+    for (const auto& ch : c.checks)
+      out << "<tr><td class=\"mono\">" << h(ch.name) << "</td><td class=\"" << (ch.ok ? "okc\">ok" : "badc\">failed")
+          << "</td><td>" << h(ch.message) << "</td></tr>\n";
+    out << "</tbody></table>\n";
+  }
+  if (!c.points.empty()) {
+    out << "<table><thead><tr><th>point</th><th>expected</th><th>from the log</th><th>from the ledger</th>"
+           "<th>rule</th></tr></thead><tbody>\n";
+    for (const auto& p : c.points)
+      out << "<tr><td>" << p.point << "</td><td>" << h(to_string(p.expected)) << "</td><td>"
+          << h(to_string(p.from_log)) << "</td><td>" << h(to_string(p.from_ledger)) << "</td><td>" << h(p.rule)
+          << "</td></tr>\n";
+    out << "</tbody></table>\n";
+  }
+  if (!c.logs.empty() || c.alive_log) {
+    out << "<table><thead><tr><th>request</th><th>operation</th><th class=\"num\">started</th><th>outcome</th>"
+           "<th>answered by</th><th>model</th><th class=\"num\">tokens in/out</th><th class=\"num\">elapsed</th>"
+           "<th class=\"num\">extra cost</th></tr></thead><tbody>\n";
+    const auto row = [&](const client::DecisionLog& log, const std::string& label, std::optional<double> started) {
+      out << "<tr><td>" << h(label) << "</td><td class=\"mono\">" << h(log.operation_id) << "</td><td class=\"num\">"
+          << (started ? "+" + h(format_ms(*started)) : "") << "</td><td><span class=\"o o-" << to_string(log.outcome)
+          << "\">" << outcome_label(log.outcome) << "</span></td><td>"
+          << (log.answered ? h(log.route) : "<span class=\"muted\">no answer</span>") << "</td><td>" << h(log.model)
+          << "</td><td class=\"num\">" << log.input_tokens << " / " << log.output_tokens << "</td><td class=\"num\">"
+          << h(format_ms(log.elapsed_ms)) << "</td><td class=\"num\">" << fmt::format("${:.4f}", log.extra_cost_usd)
+          << "</td></tr>\n";
+    };
+    for (std::size_t k = 0; k < c.logs.size(); ++k)
+      row(c.logs[k], request_label(c, k),
+          k < c.request_started_ms.size() ? std::optional(c.request_started_ms[k]) : std::nullopt);
+    if (c.alive_log) row(*c.alive_log, "alive probe after the case", std::nullopt);
+    out << "</tbody></table>\n";
+  }
+  if (!c.ledger.empty()) {
+    out << "<table><thead><tr><th>seq</th><th>route</th><th>dialect</th><th>fault</th><th class=\"num\">status</th>"
+           "<th>ended</th><th class=\"num\">received</th><th class=\"num\">finished</th><th>committed</th>"
+           "</tr></thead><tbody>\n";
+    for (const auto& e : c.ledger)
+      out << "<tr><td>" << e.seq << "</td><td>" << h(e.route) << "#" << e.attempt << "</td><td>"
+          << to_string(e.dialect) << "</td><td class=\"mono\">" << to_string(e.fault) << "</td><td class=\"num\">"
+          << e.status << "</td><td>" << to_string(e.outcome) << "</td><td class=\"num\">"
+          << h(format_ms(e.received_at_ms)) << "</td><td class=\"num\">"
+          << (e.finished ? h(format_ms(e.finished_at_ms)) : "unfinished") << "</td><td>"
+          << (e.committed ? "yes" : "") << "</td></tr>\n";
+    out << "</tbody></table>\n";
+  }
+  if (!c.side_effects.empty()) {
+    out << "<table><thead><tr><th>side effect</th><th>operation</th><th>tool</th><th class=\"num\">at</th></tr>"
+           "</thead><tbody>\n";
+    for (const auto& s : c.side_effects)
+      out << "<tr><td>" << s.seq << "</td><td class=\"mono\">" << h(s.operation_id) << "</td><td>" << h(s.tool)
+          << "</td><td class=\"num\">" << h(format_ms(s.received_at_ms)) << "</td></tr>\n";
+    out << "</tbody></table>\n";
+  }
+  if (!c.driver_output.empty()) out << "<pre>" << h(c.driver_output) << "</pre>\n";
+  out << "</details>\n";
+}
+
+void write_case(std::ostream& out, const CaseResult& c, std::size_t i) {
+  const auto verdict = to_string(c.verdict);
+  out << "<article class=\"case " << verdict << "\" id=\"case-" << i << "\" data-verdict=\"" << verdict << "\">\n";
+  out << "<header><span class=\"badge " << verdict << "\">" << verdict << "</span><h3>" << h(c.name)
+      << "</h3><span class=\"where\">" << h(c.file);
+  if (!c.policy_name.empty()) out << " · policy " << h(c.policy_name);
+  if (!c.policy_file.empty()) out << " (" << h(c.policy_file) << ")";
+  for (const auto& t : c.tags) out << " · #" << h(t);
+  out << " · " << h(format_ms(c.wall_ms)) << "</span></header>\n";
+  if (!c.description.empty()) out << "<p class=\"desc\">" << h(c.description) << "</p>\n";
+  out << "<p class=\"summary\">" << h(verdict_summary(c));
+  if (c.verdict == Verdict::unknown && c.deadline_ms > 0) out << " (deadline " << h(format_ms(c.deadline_ms)) << ")";
+  out << "</p>\n";
+  if (const auto failed = failed_checks(c); !failed.empty()) {
+    out << "<ul class=\"failed\">";
+    for (const auto* ch : failed) out << "<li><b>" << h(ch->name) << "</b>: " << h(ch->message) << "</li>";
+    out << "</ul>\n";
+  }
+  out << timeline_svg(c);
+  write_case_tables(out, c);
+  out << "</article>\n";
+}
+
+}  // namespace
+
+void write_html(const harness::RunResult& run, std::ostream& out) {
+  write_head(out, run);
+  write_summary(out, run);
+  write_split(out, run);
+  write_baseline(out, run);
+  write_matrix(out, run);
+  out << "<h2>Timelines</h2>\n";
+  write_legend(out);
+  for (std::size_t i = 0; i < run.cases.size(); ++i) write_case(out, run.cases[i], i);
+  out << "<footer>Written by llmchaos " << h(run.tool_version)
+      << ". Self-contained: this page loads nothing from anywhere.</footer>\n</main>\n<script>" << script
+      << "</script>\n</body>\n</html>\n";
+}
+
+}  // namespace llmchaos::reports::detail

@@ -1,0 +1,264 @@
+#include "html_timeline.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "text.hpp"
+
+namespace llmchaos::reports::detail {
+namespace {
+
+// Geometry of the drawing (SVG user units; the SVG scales to the page width).
+constexpr double width = 960, label_w = 150, outcome_w = 130, plot_w = width - label_w - outcome_w;
+constexpr double row_h = 36, top_pad = 6, axis_h = 26;
+constexpr double char_w = 6.3;  // average glyph width at the 10-11px sizes used, for fit checks
+
+struct Bar {
+  std::size_t row;
+  double start, end;
+  AttemptClass cls;
+  bool committed;
+  std::string title, label;
+};
+struct Marker {
+  std::size_t row;
+  double at;
+  int point;
+  Action action;
+  std::string text, title;
+};
+struct Link {  // from the end of one attempt to the start of the next (the wait between them)
+  std::size_t from_row, to_row;
+  double from, to;
+};
+struct RowEnd {
+  std::size_t row;
+  Outcome outcome;
+};
+
+struct Drawing {
+  std::vector<std::string> rows;
+  std::vector<Bar> bars;
+  std::vector<Marker> markers;
+  std::vector<Link> links;
+  std::vector<RowEnd> ends;
+  double extent = 1;
+  std::string axis_note;
+};
+
+std::size_t row_of(std::vector<std::string>& rows, const std::string& name) {
+  auto it = std::find(rows.begin(), rows.end(), name);
+  if (it != rows.end()) return static_cast<std::size_t>(it - rows.begin());
+  rows.push_back(name);
+  return rows.size() - 1;
+}
+
+AttemptClass classify_attempt(const client::AttemptRecord& a) {
+  if (a.owner == Owner::none) return AttemptClass::ok;
+  if (a.owner == Owner::unknown || a.commit == CommitState::unknown) return AttemptClass::unknown;
+  switch (a.owner) {
+    case Owner::transient: case Owner::rate: case Owner::quota: return AttemptClass::retryable;
+    default: return AttemptClass::fatal;
+  }
+}
+
+// The client's view: every attempt of every request, and the action at each failure point.
+Drawing from_logs(const harness::CaseResult& c) {
+  Drawing d;
+  const bool sequence = c.logs.size() > 1;
+  d.extent = timeline_extent_ms(c);
+  d.axis_note = "time since the request started";
+  for (std::size_t k = 0; k < c.logs.size(); ++k) {
+    const auto& log = c.logs[k];
+    const std::string request_row = sequence ? request_label(c, k) : "";
+    const auto row_for = [&](const std::string& route) {
+      return row_of(d.rows, sequence ? request_row : route);
+    };
+    if (sequence) row_for("");
+    std::map<int, std::pair<std::size_t, double>> attempt_end;  // attempt index -> (row, end)
+    const client::AttemptRecord* previous = nullptr;
+    for (const auto& a : log.attempts) {
+      const std::size_t row = row_for(a.route);
+      std::string title = fmt::format("attempt {} ({}) · {}#{} · {} – {} · status {} · {}", a.index,
+                                      attempt_kind_name(a.kind), a.route, a.route_attempt, format_ms(a.start_ms),
+                                      format_ms(a.end_ms), a.status,
+                                      a.owner == Owner::none ? "ok" : "owner " + std::string(to_string(a.owner)));
+      if (a.commit != CommitState::none) title += " · commit " + std::string(to_string(a.commit));
+      if (a.event != client::TransportEvent::none) title += " · " + std::string(transport_event_name(a.event));
+      if (!a.reason.empty()) title += " · " + a.reason;
+      d.bars.push_back(Bar{row, a.start_ms, a.end_ms, classify_attempt(a),
+                           a.owner != Owner::none && a.commit == CommitState::committed, title,
+                           sequence ? a.route : ""});
+      if (previous) d.links.push_back(Link{row_for(previous->route), row, previous->end_ms, a.start_ms});
+      attempt_end[a.index] = {row, a.end_ms};
+      previous = &a;
+    }
+    const auto anchors = failure_anchors(log);
+    for (std::size_t f = 0; f < log.failures.size(); ++f) {
+      const auto& fp = log.failures[f];
+      // A point with no attempt (breaker open, budget spent) sits at its predecessor, or at the start.
+      const auto it = attempt_end.find(anchors[f]);
+      const auto [row, at] = it != attempt_end.end()
+                                 ? it->second
+                                 : std::pair{row_for(fp.route.empty() ? c.logs[k].route : fp.route), 0.0};
+      std::string text(to_string(fp.action));
+      if (fp.action == Action::fallback && !fp.next_route.empty()) text += " → " + fp.next_route;
+      std::string title = fmt::format("point {}: {} · rule {}: {}", fp.point, to_string(fp.action), fp.rule,
+                                      fp.rule_text);
+      if (fp.attempt < 0) title += " · no attempt sent on " + fp.route;
+      if (fp.wait_ms > 0) title += " · wait " + format_ms(fp.wait_ms);
+      d.markers.push_back(Marker{row, at, fp.point, fp.action, text, title});
+    }
+    if (previous || sequence)
+      d.ends.push_back(RowEnd{row_for(previous ? previous->route : ""), log.outcome});
+    else if (!log.failures.empty())
+      d.ends.push_back(RowEnd{d.markers.back().row, log.outcome});
+  }
+  return d;
+}
+
+// The mock's view, for a case whose request never returned (no decision log): what reached the mock.
+Drawing from_ledger(const harness::CaseResult& c) {
+  Drawing d;
+  d.axis_note = "time since the case's script was installed (mock ledger; the request never returned)";
+  double latest = c.wall_ms;
+  for (const auto& e : c.ledger) latest = std::max({latest, e.received_at_ms, e.finished_at_ms});
+  d.extent = std::max(1.0, latest);
+  for (const auto& e : c.ledger) {
+    const std::size_t row = row_of(d.rows, e.route);
+    const bool unfinished = !e.finished || e.status == 0 || e.outcome == AttemptOutcome::held_then_closed;
+    const bool ok = !unfinished && e.status >= 200 && e.status < 300 && e.outcome == AttemptOutcome::completed;
+    const double end = e.finished ? std::max(e.finished_at_ms, e.received_at_ms) : d.extent;
+    std::string title = fmt::format("seq {} · {}#{} · {} · status {} · {} · {} – {}", e.seq, e.route, e.attempt,
+                                    to_string(e.fault), e.status, to_string(e.outcome),
+                                    format_ms(e.received_at_ms), e.finished ? format_ms(end) : "unfinished");
+    if (e.committed) title += " · committed";
+    d.bars.push_back(Bar{row, e.received_at_ms, end,
+                         unfinished ? AttemptClass::unknown : ok ? AttemptClass::ok : AttemptClass::failed,
+                         e.committed && !ok, title, ""});
+  }
+  return d;
+}
+
+double nice_step(double extent) {
+  const double raw = extent / 6;
+  const double magnitude = std::pow(10, std::floor(std::log10(raw)));
+  const double f = raw / magnitude;
+  return (f <= 1 ? 1 : f <= 2 ? 2 : f <= 5 ? 5 : 10) * magnitude;
+}
+
+std::string tick_label(double t, double extent) {
+  if (extent >= 2000) return fmt::format("{} s", std::round(t) / 1000);
+  return fmt::format("{} ms", std::round(t * 1000) / 1000);
+}
+
+std::string truncate(const std::string& s, std::size_t max_chars) {
+  if (s.size() <= max_chars) return s;
+  std::size_t cut = max_chars - 1;
+  while (cut > 0 && (static_cast<unsigned char>(s[cut]) & 0xC0) == 0x80) --cut;  // keep UTF-8 whole
+  return s.substr(0, cut) + "…";
+}
+
+std::string render(const Drawing& d) {
+  const auto x_of = [&](double t) { return label_w + std::clamp(t / d.extent, 0.0, 1.0) * plot_w; };
+  const double rows_h = static_cast<double>(d.rows.size()) * row_h;
+  const double height = top_pad + rows_h + axis_h;
+  std::string svg = fmt::format(
+      "<svg class=\"timeline\" viewBox=\"0 0 {} {}\" role=\"img\" preserveAspectRatio=\"xMinYMin meet\">"
+      "<title>{}</title>\n",
+      width, height, markup_escape(d.axis_note, true));
+  const auto row_top = [&](std::size_t r) { return top_pad + static_cast<double>(r) * row_h; };
+
+  for (std::size_t r = 0; r < d.rows.size(); ++r) {
+    svg += fmt::format("<rect class=\"row{}\" x=\"0\" y=\"{}\" width=\"{}\" height=\"{}\"/>", r % 2 ? " odd" : "",
+                       row_top(r), width, row_h);
+    svg += fmt::format("<text class=\"row-label\" x=\"{}\" y=\"{:.1f}\"><title>{}</title>{}</text>\n", label_w - 10,
+                       row_top(r) + 27, markup_escape(d.rows[r]), markup_escape(truncate(d.rows[r], 22)));
+  }
+  const double step = nice_step(d.extent);
+  for (double t = 0; t <= d.extent * 1.0001; t += step) {
+    const double x = x_of(t);
+    svg += fmt::format("<line class=\"grid\" x1=\"{0:.1f}\" y1=\"{1}\" x2=\"{0:.1f}\" y2=\"{2}\"/>", x, top_pad,
+                       top_pad + rows_h + 4);
+    svg += fmt::format("<text class=\"tick\" x=\"{:.1f}\" y=\"{}\">{}</text>\n", x, top_pad + rows_h + 18,
+                       markup_escape(tick_label(t, d.extent)));
+  }
+  for (const auto& l : d.links)
+    svg += fmt::format("<line class=\"wait\" x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\"/>\n", x_of(l.from),
+                       row_top(l.from_row) + 23, x_of(l.to), row_top(l.to_row) + 23);
+  for (const auto& b : d.bars) {
+    const double x = x_of(b.start), w = std::max(3.0, x_of(b.end) - x);
+    svg += fmt::format("<rect class=\"bar a-{}{}\" x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"14\" rx=\"2\">"
+                       "<title>{}</title></rect>",
+                       attempt_class_name(b.cls), b.committed ? " committed" : "", x, row_top(b.row) + 16, w,
+                       markup_escape(b.title));
+    if (!b.label.empty() && w >= char_w * static_cast<double>(b.label.size()) + 8)
+      svg += fmt::format("<text class=\"bar-label\" x=\"{:.1f}\" y=\"{:.1f}\">{}</text>", x + 4, row_top(b.row) + 26.5,
+                         markup_escape(b.label));
+    svg += '\n';
+  }
+  // Markers last so they sit on top; a label is drawn only where it fits before the next marker.
+  auto markers = d.markers;
+  std::sort(markers.begin(), markers.end(),
+            [](const Marker& a, const Marker& b) { return a.row != b.row ? a.row < b.row : a.at < b.at; });
+  // Points at the same spot (a point with no attempt of its own) are set side by side.
+  std::vector<double> xs;
+  for (std::size_t i = 0; i < markers.size(); ++i) {
+    const bool crowded = i > 0 && markers[i - 1].row == markers[i].row && x_of(markers[i].at) - xs.back() < 16;
+    xs.push_back(crowded ? xs.back() + 16 : x_of(markers[i].at));
+  }
+  for (std::size_t i = 0; i < markers.size(); ++i) {
+    const auto& m = markers[i];
+    const double x = xs[i], y = row_top(m.row);
+    const double label_w_needed = char_w * static_cast<double>(m.text.size()) + 14;
+    const bool last_in_row = i + 1 == markers.size() || markers[i + 1].row != m.row;
+    const bool fits = last_in_row ? x + label_w_needed <= width - 4 : xs[i + 1] - x >= label_w_needed;
+    const auto action = to_string(m.action);
+    svg += fmt::format("<g class=\"mark x-{}\"><title>{}</title>", action, markup_escape(m.title));
+    svg += fmt::format("<line x1=\"{0:.1f}\" y1=\"{1:.1f}\" x2=\"{0:.1f}\" y2=\"{2:.1f}\"/>", x, y + 8, y + 32);
+    svg += fmt::format("<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"7\"/>", x, y + 8);
+    svg += fmt::format("<text class=\"num\" x=\"{:.1f}\" y=\"{:.1f}\">{}</text>", x, y + 11.2, m.point);
+    if (fits) svg += fmt::format("<text class=\"act\" x=\"{:.1f}\" y=\"{:.1f}\">{}</text>", x + 10, y + 12, markup_escape(m.text));
+    svg += "</g>\n";
+  }
+  for (const auto& e : d.ends)
+    svg += fmt::format("<text class=\"end o-{}\" x=\"{}\" y=\"{:.1f}\">{}</text>\n", to_string(e.outcome),
+                       label_w + plot_w + 12, row_top(e.row) + 27, outcome_label(e.outcome));
+  svg += "</svg>\n";
+  return svg;
+}
+
+}  // namespace
+
+std::string_view attempt_class_name(AttemptClass k) {
+  switch (k) {
+    case AttemptClass::ok: return "ok";
+    case AttemptClass::retryable: return "retryable";
+    case AttemptClass::fatal: return "fatal";
+    case AttemptClass::unknown: return "unknown";
+    case AttemptClass::failed: return "failed";
+  }
+  return "?";
+}
+
+std::string_view attempt_class_label(AttemptClass k) {
+  switch (k) {
+    case AttemptClass::ok: return "answered";
+    case AttemptClass::retryable: return "failed: transient / rate / quota";
+    case AttemptClass::fatal: return "failed: request / auth / policy / contract";
+    case AttemptClass::unknown: return "unknown result (commit state unknown, or never answered)";
+    case AttemptClass::failed: return "failed (mock's view only)";
+  }
+  return "?";
+}
+
+std::string timeline_svg(const harness::CaseResult& c) {
+  const Drawing d = c.logs.empty() ? from_ledger(c) : from_logs(c);
+  if (d.rows.empty()) return "<p class=\"muted\">No attempt reached the mock provider.</p>\n";
+  return "<p class=\"axis-note\">" + markup_escape(d.axis_note) + "</p>\n" + render(d);
+}
+
+}  // namespace llmchaos::reports::detail

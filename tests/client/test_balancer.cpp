@@ -1,0 +1,104 @@
+// Balancer: weighted least-connections with a latency EMA; failures exclude, and decay brings back.
+#include <catch2/catch.hpp>
+
+#include <map>
+
+#include "llmchaos/client/balancer.hpp"
+#include "llmchaos/core/clock.hpp"
+
+using namespace llmchaos;
+using namespace llmchaos::client;
+
+TEST_CASE("least connections: the busy endpoint is avoided", "[balancer]") {
+  Rng rng(1);
+  Balancer b({{"a"}, {"b"}});
+  b.on_start(0);
+  b.on_start(0);
+  CHECK(b.pick(0, rng).name == "b");
+  b.on_start(1);
+  b.on_start(1);
+  b.on_start(1);
+  CHECK(b.pick(0, rng).name == "a");
+}
+
+TEST_CASE("the latency EMA steers load to the faster endpoint", "[balancer]") {
+  ManualClock clock;
+  Rng rng(2);
+  Balancer b({{"slow"}, {"fast"}}, {.ema_alpha = 0.5});
+  b.on_start(0);
+  b.on_finish(0, true, 400, clock.now_ms());
+  b.on_start(1);
+  b.on_finish(1, true, 100, clock.now_ms());
+  CHECK(b.latency_ema_ms(0) == 400);  // the first sample seeds the EMA
+  CHECK(b.pick(clock.now_ms(), rng).name == "fast");
+  b.on_finish(1, true, 300, clock.now_ms());
+  CHECK(b.latency_ema_ms(1) == 200);  // 0.5 * 300 + 0.5 * 100
+  // At equal latency, three requests in flight on "fast" outweigh its speed.
+  for (int i = 0; i < 3; ++i) b.on_start(1);
+  CHECK(b.pick(clock.now_ms(), rng).name == "slow");
+}
+
+TEST_CASE("weights share the load in proportion when sequential requests tie", "[balancer]") {
+  Rng rng(3);
+  Balancer b({{"small", 1}, {"big", 3}});
+  // Equal latency; a request in flight on each: big's score is a third of small's.
+  b.on_start(0);
+  b.on_start(1);
+  CHECK(b.score(1) < b.score(0));
+  CHECK(b.pick(0, rng).name == "big");
+}
+
+TEST_CASE("equal endpoints share the load through the seeded tie-break", "[balancer]") {
+  Rng rng(4);
+  Balancer b({{"a"}, {"b"}, {"c"}});
+  std::map<std::string, int> picks;
+  for (int i = 0; i < 300; ++i) ++picks[std::string(b.pick(0, rng).name)];
+  CHECK(picks.size() == 3);
+  for (const auto& [name, n] : picks) CHECK(n > 50);
+}
+
+TEST_CASE("an endpoint excluded for failures comes back as the failures decay", "[balancer]") {
+  ManualClock clock;
+  Rng rng(5);
+  BalancerSettings s;
+  s.failure_half_life_ms = 10000;
+  s.exclude_at_failures = 3;
+  Balancer b({{"flaky"}, {"steady", 0.01}}, s);  // "steady" is a poor choice unless flaky is out
+  for (int i = 0; i < 4; ++i) {
+    b.on_start(0);
+    b.on_finish(0, false, 0, clock.now_ms());
+  }
+  CHECK(b.excluded(0, clock.now_ms()));
+  CHECK(b.pick(clock.now_ms(), rng).name == "steady");
+  // Score 4 decays below 3 after log2(4/3) half-lives (~4150 ms).
+  clock.advance(4000);
+  CHECK(b.excluded(0, clock.now_ms()));
+  clock.advance(200);
+  CHECK_FALSE(b.excluded(0, clock.now_ms()));
+  CHECK(b.pick(clock.now_ms(), rng).name == "flaky");
+}
+
+TEST_CASE("never excluded forever: however many failures, the decay ends the exclusion", "[balancer]") {
+  ManualClock clock;
+  Balancer b({{"a"}}, {.failure_half_life_ms = 1000, .exclude_at_failures = 3});
+  for (int i = 0; i < 1000; ++i) b.on_finish(0, false, 0, clock.now_ms());
+  CHECK(b.excluded(0, clock.now_ms()));
+  int steps = 0;
+  while (b.excluded(0, clock.now_ms()) && steps < 100) {
+    clock.advance(1000);
+    ++steps;
+  }
+  CHECK_FALSE(b.excluded(0, clock.now_ms()));
+  CHECK(steps == 9);  // 1000 / 2^9 < 3 <= 1000 / 2^8
+}
+
+TEST_CASE("all excluded: panic mode picks the least-failed endpoint", "[balancer]") {
+  ManualClock clock;
+  Rng rng(6);
+  Balancer b({{"a"}, {"b"}});
+  for (int i = 0; i < 5; ++i) b.on_finish(0, false, 0, clock.now_ms());
+  for (int i = 0; i < 3; ++i) b.on_finish(1, false, 0, clock.now_ms());
+  auto p = b.pick(clock.now_ms(), rng);
+  CHECK(p.panic);
+  CHECK(p.name == "b");
+}

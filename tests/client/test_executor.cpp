@@ -1,0 +1,483 @@
+// The executor (ClientStack) over a scripted in-memory transport and a manual clock: every staging case
+// of issue 4, the budget, the queue outlet and the journal. (Against the real mock provider over
+// loopback: test_executor_loopback.cpp.)
+#include <catch2/catch.hpp>
+
+#include <cstdio>
+#include <deque>
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <unistd.h>
+
+#include "llmchaos/client/breaker.hpp"
+#include "llmchaos/client/executor.hpp"
+#include "llmchaos/client/journal.hpp"
+#include "llmchaos/client/queue.hpp"
+
+using namespace llmchaos;
+using namespace llmchaos::client;
+
+namespace {
+
+// One scripted attempt: what the transport reports, the tokens it streams first, and how long it takes.
+struct FakeStep {
+  AttemptResult result;
+  std::vector<std::string> tokens;
+  double latency_ms = 10;
+};
+
+FakeStep ok(std::string text = R"({"label":"cat"})", std::vector<std::string> tokens = {}) {
+  FakeStep s;
+  s.result.status = 200;
+  s.result.text = std::move(text);
+  s.result.model = "fake-model";
+  s.result.terminated = true;
+  s.tokens = tokens.empty() ? std::vector<std::string>{s.result.text} : std::move(tokens);
+  return s;
+}
+
+FakeStep error(int status, std::string body, std::vector<std::pair<std::string, std::string>> headers = {}) {
+  FakeStep s;
+  s.result.status = status;
+  s.result.body = std::move(body);
+  s.result.headers = std::move(headers);
+  return s;
+}
+
+FakeStep event(TransportEvent ev, int status, std::vector<std::string> tokens, double latency_ms = 10) {
+  FakeStep s;
+  s.result.status = status;
+  s.result.event = ev;
+  s.tokens = std::move(tokens);
+  s.latency_ms = latency_ms;
+  return s;
+}
+
+const std::string openai_rate =
+    R"({"error":{"message":"Rate limit reached for requests","type":"requests","param":null,"code":"rate_limit_exceeded"}})";
+const std::string openai_quota =
+    R"({"error":{"message":"You exceeded your current quota, please check your plan and billing details.","type":"insufficient_quota","param":null,"code":"insufficient_quota"}})";
+const std::string openai_503 =
+    R"({"error":{"message":"The engine is currently overloaded, please try again later","type":"service_unavailable_error","param":null,"code":"server_is_overloaded"}})";
+const std::string openai_500 = R"({"error":{"message":"The server had an error while processing your request","type":"server_error","param":null,"code":null}})";
+
+class FakeTransport final : public Transport {
+ public:
+  std::map<std::string, std::deque<FakeStep>> script;  // route -> steps; an empty script answers ok()
+  std::vector<AttemptRequest> sent;
+  std::vector<std::pair<std::string, std::string>> side_effects;  // (operation id, tool)
+  bool side_effect_ok = true;
+
+  AttemptResult send(const AttemptRequest& req, Clock& clock,
+                     const std::function<void(std::string_view)>& on_token) override {
+    sent.push_back(req);
+    auto& steps = script[req.endpoint.route];
+    FakeStep step = ok();
+    if (!steps.empty()) {
+      step = steps.front();
+      steps.pop_front();
+    }
+    AttemptResult r = step.result;
+    r.started_ms = clock.now_ms();
+    clock.sleep_ms(std::min(step.latency_ms, req.timeout_ms));
+    for (const auto& t : step.tokens) {
+      on_token(t);
+      ++r.content_events;
+    }
+    r.events = r.content_events;
+    r.ended_ms = clock.now_ms();
+    return r;
+  }
+  bool side_effect(const Endpoint&, const std::string& operation_id, const std::string& tool) override {
+    side_effects.emplace_back(operation_id, tool);
+    return side_effect_ok;
+  }
+  int attempts_on(const std::string& route) const {
+    int n = 0;
+    for (const auto& r : sent) n += r.endpoint.route == route;
+    return n;
+  }
+};
+
+Policy base_policy() {
+  Policy p;
+  p.workflow.name = "test";
+  p.workflow.primary = "primary";
+  p.workflow.max_total_attempts = 3;
+  p.workflow.max_elapsed_ms = 6000;
+  p.workflow.attempt_timeout_ms = 2000;
+  p.workflow.fallback = {"backup"};
+  p.backoff = {200, 4000};
+  for (const char* name : {"primary", "backup"}) {
+    RoutePolicy r;
+    r.name = name;
+    r.expected_latency_ms = 800;
+    r.cost_per_attempt_usd = 0.004;
+    r.breaker = {3, 2, 30000, 1};
+    p.routes[name] = r;
+  }
+  return p;
+}
+
+std::map<std::string, Endpoint> endpoints() {
+  return {{"primary", {"primary", Dialect::openai, "http://fake/primary"}},
+          {"backup", {"backup", Dialect::anthropic, "http://fake/backup"}}};
+}
+
+struct Fixture {
+  ManualClock clock{1000};
+  Rng rng{7};
+  FakeTransport transport;
+  Policy policy = base_policy();
+  std::unique_ptr<ClientStack> stack;
+  ClientStack& make() {
+    stack = std::make_unique<ClientStack>(policy, endpoints(), clock, rng, transport);
+    return *stack;
+  }
+};
+
+std::vector<JournalState> states(const DecisionLog& log) {
+  std::vector<JournalState> out;
+  for (const auto& line : log.journal) out.push_back(journal_entry_from_line(line).state);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("executor: a healthy primary is a primary success with one attempt", "[executor]") {
+  Fixture f;
+  auto log = f.make().execute({});
+  CHECK(log.outcome == Outcome::primary_success);
+  CHECK(log.answered);
+  CHECK(log.text == R"({"label":"cat"})");
+  CHECK(log.route == "primary");
+  CHECK(log.attempts.size() == 1);
+  CHECK(log.failures.empty());
+  CHECK(log.extra_cost_usd == 0);
+  CHECK(log.attempts[0].commit == CommitState::committed);
+  CHECK(states(log) == std::vector<JournalState>{JournalState::requested, JournalState::started,
+                                                 JournalState::committed, JournalState::acknowledged});
+}
+
+TEST_CASE("executor: rate 429 with a short retry-after retries the primary after the retry-after", "[executor]") {
+  Fixture f;
+  f.transport.script["primary"] = {error(429, openai_rate, {{"retry-after-ms", "500"}}), ok()};
+  auto log = f.make().execute({});
+  REQUIRE(log.failures.size() == 1);
+  CHECK(log.failures[0].action == Action::retry);
+  CHECK(log.failures[0].rule == 4);
+  CHECK(log.failures[0].wait_ms >= 500);
+  CHECK(log.attempts[1].start_ms - log.attempts[0].end_ms >= 500);  // the manual clock slept it
+  CHECK(log.outcome == Outcome::retry_recovery);
+  CHECK(log.attempts[0].owner == Owner::rate);
+  CHECK(log.attempts[1].kind == AttemptKind::retry);
+  // One operation id on every attempt.
+  REQUIRE(f.transport.sent.size() == 2);
+  CHECK(f.transport.sent[0].operation_id == log.operation_id);
+  CHECK(f.transport.sent[1].operation_id == log.operation_id);
+  CHECK(log.extra_cost_usd == Approx(0.004));
+}
+
+TEST_CASE("executor: quota 429 falls back to the approved route", "[executor]") {
+  Fixture f;
+  f.transport.script["primary"] = {error(429, openai_quota)};
+  auto log = f.make().execute({});
+  REQUIRE(log.failures.size() == 1);
+  CHECK(log.failures[0].action == Action::fallback);
+  CHECK(log.failures[0].rule == 5);
+  CHECK(log.failures[0].next_route == "backup");
+  CHECK(log.failures[0].wait_ms == 0);
+  CHECK(log.outcome == Outcome::fallback_recovery);
+  CHECK(log.route == "backup");
+  CHECK(f.transport.attempts_on("primary") == 1);
+  CHECK(f.transport.attempts_on("backup") == 1);
+}
+
+TEST_CASE("executor: a pre-stream 503 retries", "[executor]") {
+  Fixture f;
+  f.transport.script["primary"] = {error(503, openai_503), ok()};
+  WorkflowRequest req;
+  req.stream = true;
+  auto log = f.make().execute(req);
+  REQUIRE(log.failures.size() == 1);
+  CHECK(log.failures[0].action == Action::retry);
+  CHECK(log.attempts[0].owner == Owner::transient);
+  CHECK(log.outcome == Outcome::retry_recovery);
+}
+
+TEST_CASE("executor: a stream cut after visible tokens fails closed (committed)", "[executor]") {
+  Fixture f;
+  f.transport.script["primary"] = {event(TransportEvent::stream_closed, 200, {"hel", "lo"})};
+  WorkflowRequest req;
+  req.stream = true;
+  std::string seen;
+  req.on_token = [&](std::string_view t) { seen += t; };
+  auto log = f.make().execute(req);
+  REQUIRE(log.failures.size() == 1);
+  CHECK(log.failures[0].action == Action::fail_closed);
+  CHECK(log.failures[0].rule == 2);
+  CHECK(log.attempts[0].commit == CommitState::committed);
+  CHECK(log.attempts[0].visible_tokens == 2);
+  CHECK(seen == "hello");  // the caller saw the tokens: that is why nothing may be replayed
+  CHECK(log.outcome == Outcome::fail_closed);
+  CHECK_FALSE(log.answered);
+  CHECK(f.transport.sent.size() == 1);
+}
+
+TEST_CASE("executor: a stream cut before any visible token retries", "[executor]") {
+  Fixture f;
+  f.transport.script["primary"] = {event(TransportEvent::stream_closed, 200, {}), ok()};
+  WorkflowRequest req;
+  req.stream = true;
+  auto log = f.make().execute(req);
+  REQUIRE(log.failures.size() == 1);
+  CHECK(log.failures[0].action == Action::retry);
+  CHECK(log.attempts[0].commit == CommitState::none);
+  CHECK(log.outcome == Outcome::retry_recovery);
+}
+
+TEST_CASE("executor: a timeout after a tool commit fails closed and runs the side effect once", "[executor]") {
+  Fixture f;
+  FakeStep tool = ok("", {});
+  tool.tokens.clear();
+  tool.result.tool_call = true;
+  tool.result.tool_name = "record_label";
+  tool.result.tool_call_id = "call_1";
+  tool.result.tool_arguments = R"({"label":"cat"})";
+  f.transport.script["primary"] = {tool, event(TransportEvent::timeout_no_byte, 0, {}, 5000)};
+  WorkflowRequest req;
+  req.tool_call = true;
+  auto log = f.make().execute(req);
+  REQUIRE(log.attempts.size() == 2);
+  CHECK(log.attempts[0].tool_call);
+  CHECK(log.attempts[1].kind == AttemptKind::initial);  // the second leg, not a retry
+  REQUIRE(f.transport.sent[1].tool_turn.has_value());
+  CHECK(f.transport.sent[1].tool_turn->call_id == "call_1");
+  REQUIRE(log.failures.size() == 1);
+  CHECK(log.failures[0].action == Action::fail_closed);
+  CHECK(log.failures[0].rule == 2);
+  CHECK(log.attempts[1].commit == CommitState::committed);
+  REQUIRE(f.transport.side_effects.size() == 1);
+  CHECK(f.transport.side_effects[0].first == log.operation_id);
+  // Write-ahead: committed is journaled before the side effect, started before each send.
+  CHECK(states(log) == std::vector<JournalState>{JournalState::requested, JournalState::started,
+                                                 JournalState::committed, JournalState::started,
+                                                 JournalState::acknowledged});
+}
+
+TEST_CASE("executor: a fallback answer missing a required field degrades or fails closed as configured",
+          "[executor]") {
+  for (bool degrade : {true, false}) {
+    Fixture f;
+    f.policy.workflow.output_required = {"label"};
+    f.policy.workflow.degrade_allowed = degrade;
+    f.policy.workflow.degrade_text = "default answer";
+    f.transport.script["primary"] = {error(429, openai_quota)};
+    f.transport.script["backup"] = {ok(R"({"confidence":0.9})")};
+    WorkflowRequest req;
+    std::string seen;
+    req.on_token = [&](std::string_view t) { seen += t; };
+    auto log = f.make().execute(req);
+    REQUIRE(log.failures.size() == 2);
+    CHECK(log.failures[0].action == Action::fallback);
+    CHECK(log.attempts[1].owner == Owner::contract);
+    CHECK(log.attempts[1].commit == CommitState::none);  // held back: the caller never saw it
+    CHECK(log.attempts[1].reason.find("label") != std::string::npos);
+    if (degrade) {
+      CHECK(log.failures[1].action == Action::degrade);
+      CHECK(log.outcome == Outcome::degraded);
+      CHECK(log.text == "default answer");
+      CHECK(seen == "default answer");
+    } else {
+      CHECK(log.failures[1].action == Action::fail_closed);
+      CHECK(log.outcome == Outcome::fail_closed);
+      CHECK(seen.empty());
+    }
+  }
+}
+
+TEST_CASE("executor: an open breaker is skipped in favour of the healthy fallback", "[executor]") {
+  Fixture f;
+  f.policy.routes["primary"].breaker.failure_threshold = 1;
+  f.transport.script["primary"] = {error(503, openai_503)};
+  auto& stack = f.make();
+  auto first = stack.execute({});  // the 503 opens the breaker: no retry on an open breaker
+  REQUIRE(first.failures.size() == 1);
+  CHECK(first.failures[0].action == Action::fallback);
+  CHECK(first.outcome == Outcome::fallback_recovery);
+
+  f.transport.sent.clear();
+  auto second = stack.execute({});
+  REQUIRE(second.failures.size() == 1);
+  CHECK(second.failures[0].attempt == -1);  // nothing was sent to the primary
+  CHECK(second.failures[0].action == Action::fallback);
+  CHECK(second.failures[0].rule == 5);
+  CHECK(second.failures[0].inputs.find("breaker=open") != std::string::npos);
+  CHECK(second.outcome == Outcome::fallback_recovery);
+  CHECK(f.transport.attempts_on("primary") == 0);
+  CHECK(f.transport.attempts_on("backup") == 1);
+}
+
+TEST_CASE("executor: retry-after 60 s with 8 s of SLO left and a healthy 2 s fallback falls back, not queue",
+          "[executor]") {
+  Fixture f;
+  f.policy.workflow.max_elapsed_ms = 8000;
+  f.policy.workflow.queue_allowed = true;
+  f.policy.routes["backup"].expected_latency_ms = 2000;
+  f.transport.script["primary"] = {error(429, openai_rate, {{"retry-after", "60"}})};
+  f.transport.script["backup"] = {[] {
+    auto s = ok();
+    s.latency_ms = 2000;
+    return s;
+  }()};
+  auto log = f.make().execute({});
+  REQUIRE(log.failures.size() == 1);
+  CHECK(log.failures[0].action == Action::fallback);
+  CHECK(log.failures[0].rule == 5);
+  CHECK(log.outcome == Outcome::fallback_recovery);
+  CHECK(f.stack->queued() == 0);
+  CHECK(log.elapsed_ms <= 8000);
+}
+
+TEST_CASE("executor: a bare 500 is queued, not redelivered in the same call, and redelivery spends the same budget",
+          "[executor]") {
+  Fixture f;
+  f.policy.workflow.queue_allowed = true;
+  f.transport.script["primary"] = {error(500, openai_500), error(503, openai_503), ok()};
+  auto& stack = f.make();
+  auto log = stack.execute({});
+  REQUIRE(log.failures.size() == 1);
+  CHECK(log.failures[0].action == Action::queue);
+  CHECK(log.failures[0].rule == 3);
+  CHECK(log.outcome == Outcome::queued);
+  CHECK_FALSE(log.answered);
+  CHECK(f.transport.sent.size() == 1);
+  CHECK(stack.queued() == 1);
+
+  auto logs = stack.drain();
+  REQUIRE(logs.size() == 1);
+  const auto& again = logs[0];
+  CHECK(again.delivery == 2);
+  CHECK(again.operation_id == log.operation_id);  // the same Idempotency-Key
+  CHECK(again.attempts.front().kind == AttemptKind::redelivery);
+  CHECK(again.outcome == Outcome::retry_recovery);
+  // 1 (first delivery) + 2 (redelivery) = the workflow's 3 attempts; the cost of the 2nd and 3rd is extra.
+  CHECK(f.transport.sent.size() == 3);
+  CHECK(again.extra_cost_usd == Approx(0.008));
+  for (const auto& r : f.transport.sent) CHECK(r.operation_id == log.operation_id);
+  CHECK(stack.queued() == 0);
+}
+
+TEST_CASE("executor: a redelivery with no attempt left fails closed at the budget gate without sending",
+          "[executor]") {
+  Fixture f;
+  f.policy.workflow.queue_allowed = true;
+  f.policy.workflow.max_total_attempts = 1;
+  f.transport.script["primary"] = {error(500, openai_500)};
+  auto& stack = f.make();
+  auto log = stack.execute({});
+  CHECK(log.outcome == Outcome::queued);
+  auto again = stack.redeliver_next();
+  REQUIRE(again.has_value());
+  CHECK(again->attempts.empty());
+  REQUIRE(again->failures.size() == 1);
+  CHECK(again->failures[0].rule == 0);
+  CHECK(again->outcome == Outcome::fail_closed);
+  CHECK(f.transport.sent.size() == 1);
+  CHECK_FALSE(stack.redeliver_next().has_value());
+}
+
+TEST_CASE("executor: every layer draws on one attempt budget", "[executor]") {
+  Fixture f;
+  f.policy.workflow.max_total_attempts = 3;
+  f.transport.script["primary"] = {error(503, openai_503), error(503, openai_503), error(503, openai_503)};
+  f.transport.script["backup"] = {error(503, openai_503), error(503, openai_503)};
+  auto log = f.make().execute({});
+  CHECK(f.transport.sent.size() == 3);
+  CHECK(log.attempts.size() == 3);
+  CHECK(log.outcome == Outcome::fail_closed);
+  CHECK(log.failures.back().inputs.find("attempts_left=0") != std::string::npos);
+}
+
+TEST_CASE("executor: request, auth and policy errors fail closed at once", "[executor]") {
+  Fixture f;
+  f.transport.script["primary"] = {error(401, R"({"error":{"message":"Incorrect API key provided","type":"invalid_request_error","param":null,"code":"invalid_api_key"}})")};
+  auto log = f.make().execute({});
+  REQUIRE(log.failures.size() == 1);
+  CHECK(log.failures[0].action == Action::fail_closed);
+  CHECK(log.failures[0].rule == 1);
+  CHECK(f.transport.sent.size() == 1);
+  // A client error is not the route's fault: the breaker did not count it.
+  CHECK(f.stack->breaker("primary")->consecutive_failures() == 0);
+}
+
+TEST_CASE("executor: a silent timeout is commit-unknown unless the workflow is replay-safe", "[executor]") {
+  for (bool replay_safe : {false, true}) {
+    Fixture f;
+    f.policy.workflow.replay_safe = replay_safe;
+    f.transport.script["primary"] = {event(TransportEvent::timeout_no_byte, 0, {}, 2000)};
+    auto log = f.make().execute({});
+    REQUIRE_FALSE(log.failures.empty());
+    if (replay_safe) {
+      CHECK(log.attempts[0].commit == CommitState::none);
+      CHECK(log.failures[0].action != Action::fail_closed);
+    } else {
+      CHECK(log.attempts[0].commit == CommitState::unknown);
+      CHECK(log.failures[0].action == Action::fail_closed);
+      CHECK(log.failures[0].rule == 2);
+    }
+  }
+}
+
+TEST_CASE("executor: the attempt timeout never outlives the time budget", "[executor]") {
+  Fixture f;
+  f.policy.workflow.max_elapsed_ms = 500;
+  f.policy.workflow.attempt_timeout_ms = 2000;
+  auto log = f.make().execute({});
+  REQUIRE(f.transport.sent.size() == 1);
+  CHECK(f.transport.sent[0].timeout_ms == 500);
+  CHECK(log.outcome == Outcome::primary_success);
+}
+
+TEST_CASE("executor: the same seed gives the same backoff and operation ids", "[executor]") {
+  auto run = [] {
+    Fixture f;
+    f.transport.script["primary"] = {error(503, openai_503), error(503, openai_503), ok()};
+    auto log = f.make().execute({});
+    std::vector<double> waits;
+    for (const auto& p : log.failures) waits.push_back(p.wait_ms);
+    return std::make_pair(log.operation_id, waits);
+  };
+  auto a = run(), b = run();
+  CHECK(a == b);
+  REQUIRE(a.second.size() == 2);
+  CHECK(a.second[0] <= 200);  // full jitter under base * 2^0
+  CHECK(a.second[1] <= 400);
+}
+
+TEST_CASE("executor: the journal goes to a file as well, one JSON line per state", "[executor]") {
+  Fixture f;
+  const auto path = (std::filesystem::temp_directory_path() / ("llmchaos-exec-journal-" + std::to_string(::getpid()) + ".jsonl")).string();
+  std::remove(path.c_str());
+  auto& stack = f.make();
+  stack.journal_to(path);
+  f.transport.script["primary"] = {error(503, openai_503), ok()};
+  auto log = stack.execute({});
+  auto entries = read_journal_file(path);
+  REQUIRE(entries.size() == log.journal.size());
+  CHECK(entries.front().state == JournalState::requested);
+  CHECK(entries.back().state == JournalState::acknowledged);
+  CHECK(entries.back().detail == "retry_recovery");
+  CHECK(unacknowledged(entries).empty());
+  std::remove(path.c_str());
+}
+
+TEST_CASE("output contract: required fields of a JSON object answer", "[executor]") {
+  CHECK(missing_output_fields(R"({"label":"a","x":1})", {"label"}).empty());
+  CHECK(missing_output_fields(R"({"label":null})", {"label"}) == std::vector<std::string>{"label"});
+  CHECK(missing_output_fields("not json", {"label", "score"}) == std::vector<std::string>{"label", "score"});
+  CHECK(missing_output_fields("[1]", {"label"}) == std::vector<std::string>{"label"});
+}

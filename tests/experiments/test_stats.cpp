@@ -1,0 +1,62 @@
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "llmchaos/core/rng.hpp"
+#include "llmchaos/experiments/stats.hpp"
+
+using namespace llmchaos;
+using namespace llmchaos::experiments;
+
+// Expected values are numpy.percentile(a, q) with the default method, worked out by hand:
+// h = (n - 1) * q / 100, result = a[floor h] + (a[floor h + 1] - a[floor h]) * frac(h).
+TEST_CASE("percentiles interpolate linearly between the closest ranks as numpy does", "[experiments][stats]") {
+  const std::vector<double> a = {1, 2, 3, 4};
+  CHECK(percentile_sorted(a, 0) == 1);
+  CHECK(percentile_sorted(a, 50) == 2.5);             // h = 1.5
+  CHECK(percentile_sorted(a, 95) == Approx(3.85));    // h = 2.85
+  CHECK(percentile_sorted(a, 99) == Approx(3.97));    // h = 2.97
+  CHECK(percentile_sorted(a, 100) == 4);
+  const std::vector<double> b = {10, 20, 30, 40, 50};
+  CHECK(percentile_sorted(b, 25) == 20);              // h = 1 exactly
+  CHECK(percentile_sorted(b, 90) == Approx(46));      // h = 3.6
+  CHECK(percentile_sorted(b, 33) == Approx(23.2));    // h = 1.32
+}
+
+TEST_CASE("a percentile of one value is that value; of none it is NaN", "[experiments][stats]") {
+  const std::vector<double> one = {7.5};
+  CHECK(percentile_sorted(one, 0) == 7.5);
+  CHECK(percentile_sorted(one, 99) == 7.5);
+  CHECK(std::isnan(percentile_sorted(std::vector<double>{}, 50)));
+  std::vector<double> none;
+  const std::vector<double> qs = {50, 99};
+  const auto p = percentiles(none, qs);
+  REQUIRE(p.size() == 2);
+  CHECK(std::isnan(p[0]));
+  CHECK(std::isnan(p[1]));
+}
+
+TEST_CASE("selection-based percentiles of unsorted values equal the sorted definition", "[experiments][stats]") {
+  Rng rng(11);
+  for (const int n : {1, 2, 3, 10, 101, 1000}) {
+    std::vector<double> values;
+    for (int i = 0; i < n; ++i) values.push_back(std::floor(rng.uniform() * 50));  // with ties
+    std::vector<double> sorted = values;
+    std::sort(sorted.begin(), sorted.end());
+    const std::vector<double> qs = {99, 50, 0, 95, 100, 50, 12.5};  // any order, repeated
+    const auto got = percentiles(values, qs);
+    for (std::size_t k = 0; k < qs.size(); ++k) CHECK(got[k] == percentile_sorted(sorted, qs[k]));
+  }
+}
+
+TEST_CASE("the unsorted percentiles of a hand-made list match the numpy values", "[experiments][stats]") {
+  std::vector<double> v = {4, 1, 3, 2};
+  const std::vector<double> qs = {50, 95, 99, 100};
+  const auto p = percentiles(v, qs);
+  CHECK(p[0] == 2.5);
+  CHECK(p[1] == Approx(3.85));
+  CHECK(p[2] == Approx(3.97));
+  CHECK(p[3] == 4);
+}

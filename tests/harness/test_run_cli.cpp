@@ -1,0 +1,160 @@
+// End to end through the real CLI ($LLMCHAOS_BIN): the bundled catalog passes against the reference
+// stack, lint and run report file errors with positions, and the baseline gate names flipped cases.
+#include <catch2/catch.hpp>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "llmchaos/harness/baseline.hpp"
+#include "llmchaos/harness/runner.hpp"
+
+using namespace llmchaos;
+using namespace llmchaos::harness;
+namespace fs = std::filesystem;
+
+namespace {
+
+// The catalog at this scale: a 60 s retry-after becomes 3 s, an 8 s budget 400 ms.
+constexpr const char* time_scale = "0.05";
+
+std::string env(const char* name) {
+  const char* v = std::getenv(name);
+  return v ? v : "";
+}
+
+struct Output {
+  int code = -1;
+  std::string text;  // stdout and stderr
+};
+
+Output run(const std::string& args) {
+  const auto bin = env("LLMCHAOS_BIN");
+  REQUIRE_FALSE(bin.empty());
+  Output out;
+  FILE* p = popen(("'" + bin + "' " + args + " 2>&1").c_str(), "r");
+  REQUIRE(p);
+  std::array<char, 4096> buf{};
+  for (std::size_t n; (n = fread(buf.data(), 1, buf.size(), p)) > 0;) out.text.append(buf.data(), n);
+  const int status = pclose(p);
+  out.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return out;
+}
+
+struct TempDir {
+  fs::path path;
+  explicit TempDir(const std::string& tag) {
+    path = fs::temp_directory_path() / fs::path("llmchaos-" + tag + "-" + std::to_string(::getpid()));
+    fs::remove_all(path);
+    fs::create_directories(path);
+  }
+  ~TempDir() { fs::remove_all(path); }
+};
+
+std::string source_cases() { return env("LLMCHAOS_SOURCE_DIR") + "/cases"; }
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+}  // namespace
+
+TEST_CASE("the bundled catalog passes against the reference stack and writes every report", "[cli][e2e]") {
+  TempDir dir("e2e");
+  const auto report_dir = (dir.path / "report").string();
+  const auto baseline = (dir.path / "baseline.json").string();
+  auto out = run("run '" + source_cases() + "' -q --time-scale " + time_scale + " --seed 11 --report-dir '" + report_dir +
+                 "' --write-baseline '" + baseline + "'");
+  INFO(out.text);
+  CHECK(out.code == 0);
+  for (const char* f : {"junit.xml", "report.json", "report.md", "report.html"}) {
+    INFO(f);
+    CHECK(fs::file_size(fs::path(report_dir) / f) > 0);
+  }
+  // Every case file of the catalog ran, and each passed.
+  auto suite = load_suite({source_cases()}, {});
+  REQUIRE(suite.errors.empty());
+  const auto recorded = baseline_from_json(slurp(baseline), baseline);
+  CHECK(recorded.size() == suite.cases.size());
+  const auto doc = slurp(baseline);
+  CHECK(doc.find("\"verdict\":\"fail\"") == std::string::npos);
+  CHECK(doc.find("\"verdict\":\"unknown\"") == std::string::npos);
+}
+
+TEST_CASE("lint and run print file errors as file:line:col and exit 2", "[cli]") {
+  TempDir dir("lint");
+  const auto bad = (dir.path / "bad.toml").string();
+  std::ofstream(bad) << "name = \"x\"\nexpect = \"retyr\"\n[request]\nstrem = true\n[route.primary]\n";
+  auto lint = run("lint '" + bad + "'");
+  CHECK(lint.code == 2);
+  CHECK_THAT(lint.text, Catch::Contains(bad + ":2:10: expect: unknown value \"retyr\""));
+  CHECK_THAT(lint.text, Catch::Contains(bad + ":4:9: request.strem: unknown key"));
+
+  auto r = run("run '" + bad + "'");
+  CHECK(r.code == 2);
+  CHECK_THAT(r.text, Catch::Contains(bad + ":2:10: expect: unknown value \"retyr\""));
+
+  CHECK(run("lint '" + source_cases() + "' -q").code == 0);
+  CHECK(run("run '" + (dir.path / "missing").string() + "'").code == 2);
+  CHECK(run("run '" + source_cases() + "' --driver nope").code == 2);
+  CHECK(run("run '" + source_cases() + "' --filter no-such-tag").code == 2);
+}
+
+TEST_CASE("the baseline gate names every case a max_total_attempts cut from 3 to 1 flips", "[cli][e2e]") {
+  TempDir dir("gate");
+  const auto cases = dir.path / "cases";
+  fs::copy(source_cases(), cases, fs::copy_options::recursive);
+  const auto baseline = (dir.path / "baseline.json").string();
+  const std::string common = " -q --time-scale " + std::string(time_scale) + " --seed 5";
+
+  auto first = run("run '" + cases.string() + "'" + common + " --write-baseline '" + baseline + "'");
+  INFO(first.text);
+  REQUIRE(first.code == 0);
+
+  // The policy change under review: every case sharing the standard policy gets one attempt.
+  const auto policy = cases / "policies" / "standard.toml";
+  auto text = slurp(policy);
+  const std::string from = "max_total_attempts = 3";
+  REQUIRE(text.find(from) != std::string::npos);
+  text.replace(text.find(from), from.size(), "max_total_attempts = 1");
+  std::ofstream(policy, std::ios::trunc) << text;
+
+  // Expected flips: cases now limited to one attempt whose baseline relied on a retry or a fallback.
+  const auto before = read_baseline(baseline);
+  std::set<std::string> expected;
+  for (const auto& c : load_suite({cases.string()}, {}).cases) {
+    if (c.policy.workflow.max_total_attempts != 1) continue;
+    const auto& acts = before.at(c.name).actions;
+    if (std::find(acts.begin(), acts.end(), Action::retry) != acts.end() ||
+        std::find(acts.begin(), acts.end(), Action::fallback) != acts.end())
+      expected.insert(c.name);
+  }
+  REQUIRE_FALSE(expected.empty());
+
+  auto second = run("run '" + cases.string() + "'" + common + " --baseline '" + baseline + "'");
+  INFO(second.text);
+  CHECK(second.code == 1);
+  std::set<std::string> named;
+  std::istringstream lines(second.text);
+  const std::string marker = "  changed: ";
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind(marker, 0) != 0) continue;
+    const auto rest = line.substr(marker.size());
+    named.insert(rest.substr(0, rest.rfind(": ")));
+    CHECK_THAT(rest, Catch::Contains(" -> "));
+  }
+  CHECK(named == expected);
+
+  // Accepted changes do not fail the gate (the cases themselves still fail their expectations).
+  auto accepted = run("run '" + cases.string() + "'" + common + " --baseline '" + baseline + "' --accept-changes");
+  CHECK_THAT(accepted.text, Catch::Contains("changes accepted (--accept-changes)"));
+}

@@ -1,0 +1,143 @@
+// `llmchaos serve` as a child process: first line, a request, SIGTERM while a connection is held.
+#include <catch2/catch.hpp>
+
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <string>
+#include <thread>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "llmchaos/net/http_call.hpp"
+#include "wire_client.hpp"
+
+using namespace llmchaos;
+
+namespace {
+struct Child {
+  pid_t pid = -1;
+  int out = -1;  // the child's stdout
+  int err = -1;  // the child's stderr
+  ~Child() {
+    if (pid > 0) {
+      kill(pid, SIGKILL);
+      waitpid(pid, nullptr, 0);
+    }
+    if (out >= 0) close(out);
+    if (err >= 0) close(err);
+  }
+};
+
+std::string bin() {
+  const char* b = std::getenv("LLMCHAOS_BIN");
+  return b ? b : "llmchaos";
+}
+
+Child spawn(std::vector<std::string> args) {
+  int out[2], err[2];
+  REQUIRE(pipe(out) == 0);
+  REQUIRE(pipe(err) == 0);
+  Child c;
+  c.pid = fork();
+  REQUIRE(c.pid >= 0);
+  if (c.pid == 0) {
+    dup2(out[1], 1);
+    dup2(err[1], 2);
+    close(out[0]);
+    close(err[0]);
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    execv(argv[0], argv.data());
+    _exit(127);
+  }
+  close(out[1]);
+  close(err[1]);
+  c.out = out[0];
+  c.err = err[0];
+  return c;
+}
+
+// Reads one line (bounded), or everything until EOF.
+std::string read_line(int fd, bool whole = false) {
+  std::string s;
+  char ch;
+  while (s.size() < 65536 && read(fd, &ch, 1) == 1) {
+    if (ch == '\n' && !whole) break;
+    s += ch;
+  }
+  return s;
+}
+
+// Waits for the child to exit within `ms`; returns its exit status or -1.
+int wait_exit(Child& c, int ms) {
+  for (int i = 0; i < ms; ++i) {
+    int status = 0;
+    if (waitpid(c.pid, &status, WNOHANG) == c.pid) {
+      c.pid = -1;
+      return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    }
+    usleep(1000);
+  }
+  return -1;
+}
+
+std::string write_temp(const std::string& content) {
+  char path[] = "/tmp/llmchaos-serve-XXXXXX";
+  const int fd = mkstemp(path);
+  REQUIRE(fd >= 0);
+  REQUIRE(write(fd, content.data(), content.size()) == static_cast<ssize_t>(content.size()));
+  close(fd);
+  return path;
+}
+}  // namespace
+
+TEST_CASE("serve prints its URL first, serves the script, and stops within a second of SIGTERM", "[cli]") {
+  const auto script = write_temp(R"([route.primary]
+dialect = "openai"
+script = [{ fault = "ok", text = "hello from primary" }, { fault = "post_commit_timeout", hold_ms = 600000 }]
+)");
+  auto child = spawn({bin(), "serve", "--port", "0", "--script", script});
+  const auto line = read_line(child.out);
+  REQUIRE(line.rfind("listening on http://127.0.0.1:", 0) == 0);
+  const auto url = net::parse_url(line.substr(std::string("listening on ").size()));
+  const auto ok = test::chat_call(Dialect::openai, "/primary", false);
+  net::HttpCall c;
+  c.port = url.port;
+  c.method = "POST";
+  c.target = ok.target;
+  c.body = ok.body;
+  const auto reply = net::http_call(c);
+  CHECK(reply.status == 200);
+  CHECK(reply.body.find("hello from primary") != std::string::npos);
+  // Hold a connection open (post_commit_timeout), then ask the server to stop.
+  test::WireReply held;
+  std::thread holder([&] { held = test::wire_exchange(url.port, test::http_request("POST", ok.target, ok.body), 10000); });
+  c.method = "GET";
+  c.target = "/__llmchaos/ledger";
+  for (int i = 0; i < 500 && net::http_call(c).body.find("post_commit_timeout") == std::string::npos; ++i) usleep(5000);
+  kill(child.pid, SIGTERM);
+  CHECK(wait_exit(child, 1000) == 0);
+  holder.join();
+  CHECK_FALSE(held.timed_out);  // the server closed the held connection
+  std::remove(script.c_str());
+}
+
+TEST_CASE("serve refuses a bad script with file:line:col and a non-zero exit", "[cli]") {
+  const auto script = write_temp("[route.a]\nscript = [{ fault = \"rate_430\" }]\n");
+  auto child = spawn({bin(), "serve", "--script", script});
+  const auto err = read_line(child.err, true);
+  CHECK(wait_exit(child, 5000) == 2);
+  CHECK(err.find(script + ":2:21: route.a.script[0].fault: unknown fault \"rate_430\"") != std::string::npos);
+  std::remove(script.c_str());
+}
+
+TEST_CASE("serve refuses a non-loopback bind without --admin-token", "[cli]") {
+  auto child = spawn({bin(), "serve", "--bind", "0.0.0.0"});
+  const auto err = read_line(child.err, true);
+  CHECK(wait_exit(child, 5000) == 2);
+  CHECK(err.find("--admin-token") != std::string::npos);
+}
