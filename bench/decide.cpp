@@ -69,6 +69,18 @@ void classify_and_decide(benchmark::State& state, Observation obs) {
   }
 }
 
+// The same with a Classification and a Decision reused across calls (classify_into / decide_into), as
+// a gateway's hot loop would: no allocation once the strings have grown.
+void classify_and_decide_reused(benchmark::State& state, Observation obs) {
+  DecisionInput in = budget();
+  Decision d;
+  for (auto _ : state) {
+    classify_into(obs, in.failure);
+    decide_into(in, d);
+    benchmark::DoNotOptimize(d);
+  }
+}
+
 void classify_only(benchmark::State& state, Observation obs) {
   for (auto _ : state) benchmark::DoNotOptimize(classify(obs));
 }
@@ -85,5 +97,9 @@ BENCHMARK_CAPTURE(classify_and_decide, openai_rate_429_retry, openai_rate_429())
 BENCHMARK_CAPTURE(classify_and_decide, anthropic_529_retry, anthropic_overloaded_529());
 BENCHMARK_CAPTURE(classify_and_decide, gemini_429_details_retry, gemini_quota_429());
 BENCHMARK_CAPTURE(classify_and_decide, stream_cut_fail_closed, stream_cut_after_tokens());
+BENCHMARK_CAPTURE(classify_and_decide_reused, openai_rate_429_retry, openai_rate_429());
+BENCHMARK_CAPTURE(classify_and_decide_reused, anthropic_529_retry, anthropic_overloaded_529());
+BENCHMARK_CAPTURE(classify_and_decide_reused, gemini_429_details_retry, gemini_quota_429());
+BENCHMARK_CAPTURE(classify_and_decide_reused, stream_cut_fail_closed, stream_cut_after_tokens());
 BENCHMARK_CAPTURE(classify_only, openai_rate_429, openai_rate_429());
 BENCHMARK_CAPTURE(decide_only, openai_rate_429, openai_rate_429());

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <cstring>
 #include <initializer_list>
+#include <iterator>
 
 #include <fmt/compile.h>
 #include <fmt/format.h>
@@ -21,17 +22,6 @@ namespace {
 // Wording checks search a lower-cased copy of the message fields, made once per body.
 
 char lower(char c) { return static_cast<char>(c | ((static_cast<unsigned char>(c - 'A') < 26) << 5)); }
-
-// `needle` must be lower case. For short fields (quotaId); messages use ErrorDetail::message_has.
-bool icontains(std::string_view hay, std::string_view needle) {
-  if (needle.size() > hay.size()) return false;
-  for (std::size_t i = 0; i + needle.size() <= hay.size(); ++i) {
-    std::size_t k = 0;
-    while (k < needle.size() && lower(hay[i + k]) == needle[k]) ++k;
-    if (k == needle.size()) return true;
-  }
-  return false;
-}
 
 bool iequals(std::string_view a, std::string_view b) {
   if (a.size() != b.size()) return false;
@@ -62,12 +52,12 @@ class ErrorDetail {
           if (value(i) == v) return true;
     return false;
   }
-  // Some field named `k` contains one of `needles` (lower case), ignoring case.
+  // Some field named `k` contains one of `needles` (case-sensitive: for identifiers like quotaId).
   bool any_contains(std::string_view k, std::initializer_list<std::string_view> needles) const {
     for (std::size_t i = 0; i < n_; ++i)
       if (key(i) == k)
         for (auto n : needles)
-          if (icontains(value(i), n)) return true;
+          if (value(i).find(n) != std::string_view::npos) return true;
     return false;
   }
   // Some message contains one of `needles` (lower case), ignoring case.
@@ -114,12 +104,8 @@ class ErrorDetail {
     lower_len_ += n;
   }
 
-  // Position of the next '"' at or after `i` (npos: none). Keys are short: a few bytes inline before
-  // paying for a memchr call.
+  // Position of the next '"' at or after `i` (npos: none).
   std::size_t next_quote(std::size_t i) const {
-    const std::size_t inline_end = std::min(body_.size(), i + 24);
-    for (; i < inline_end; ++i)
-      if (body_[i] == '"') return i;
     if (i >= body_.size()) return std::string_view::npos;
     auto* q = static_cast<const char*>(std::memchr(body_.data() + i, '"', body_.size() - i));
     return q ? static_cast<std::size_t>(q - body_.data()) : std::string_view::npos;
@@ -229,9 +215,9 @@ Verdict owner_of_429(const ErrorDetail& d) {
   if (billing_code(d)) return {Owner::quota, "billing / quota exhausted"};
   if (d.any("code", {"rate_limit_exceeded"}) || d.any("type", {"requests", "tokens"}))
     return {Owner::rate, "rate limit"};
-  if (d.any_contains("quotaId", {"perday"})) return {Owner::quota, "daily quota (quotaId PerDay)"};
+  if (d.any_contains("quotaId", {"PerDay"})) return {Owner::quota, "daily quota (quotaId PerDay)"};
   if (d.message_has({"limit: 0"})) return {Owner::quota, "no quota on this tier (limit: 0)"};
-  if (d.any_contains("quotaId", {"perminute", "persecond"})) return {Owner::rate, "per-minute quota (quotaId)"};
+  if (d.any_contains("quotaId", {"PerMinute", "PerSecond"})) return {Owner::rate, "per-minute quota (quotaId)"};
   if (d.has_key("retryDelay")) return {Owner::rate, "RetryInfo present"};
   if (billing_wording(d) || d.message_has({"current quota", "usage quota", "quota exceeded", "monthly",
                                            "usage limit", "spend limit", "billing"}))
@@ -279,6 +265,13 @@ std::string_view trim(std::string_view s) {
 // The whole text is one finite number.
 std::optional<double> parse_number(std::string_view s) {
   s = trim(s);
+  // Header values are almost always small integers: skip the general parser for them.
+  if (!s.empty() && s.size() <= 12) {
+    long long whole = 0;
+    std::size_t k = 0;
+    for (; k < s.size() && s[k] >= '0' && s[k] <= '9'; ++k) whole = whole * 10 + (s[k] - '0');
+    if (k == s.size()) return static_cast<double>(whole);
+  }
   double v = 0;
   auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
   if (ec != std::errc() || end != s.data() + s.size() || s.empty() || !(v == v)) return std::nullopt;
@@ -368,18 +361,21 @@ std::optional<double> retry_after_from_headers(const std::vector<std::pair<std::
   return *at > *reference ? *at - *reference : 0.0;
 }
 
-Classification classify(const Observation& obs) {
-  Classification c;
+void classify_into(const Observation& obs, Classification& c) {
+  c.owner = Owner::none;
+  c.commit = CommitState::none;
+  c.retry_after_ms.reset();
+  c.reason.clear();  // keeps its capacity: a reused Classification allocates nothing
+  auto reason = [&](auto&&... parts) { fmt::format_to(std::back_inserter(c.reason), parts...); };
   // Anything the caller already saw, or a side effect already run, cannot be taken back.
   const bool progressed = obs.visible_tokens > 0 || obs.tool_committed;
   auto after = [&](CommitState otherwise) { return progressed ? CommitState::committed : otherwise; };
   // A request that was sent and never answered may have been done; only replay safety makes it moot.
   const CommitState silent = obs.replay_safe ? CommitState::none : CommitState::unknown;
-  auto transport = [&](Owner owner, CommitState commit, std::string reason) {
+  auto transport = [&](Owner owner, CommitState commit, std::string_view why) {
     c.owner = owner;
     c.commit = after(commit);
-    c.reason = std::move(reason);
-    return c;
+    c.reason += why;
   };
 
   switch (obs.event) {
@@ -397,11 +393,10 @@ Classification classify(const Observation& obs) {
       return transport(Owner::transient, CommitState::none, "malformed stream event");
     case TransportEvent::stream_error_event: {
       ErrorDetail d(obs.body);
-      auto token = d.token();
       if (auto delay = d.first("retryDelay"); !delay.empty()) c.retry_after_ms = parse_proto_duration_ms(delay);
-      return transport(Owner::transient, CommitState::none,
-                       token.empty() ? std::string("in-stream error event")
-                                     : fmt::format("in-stream error event {}", token));
+      transport(Owner::transient, CommitState::none, "in-stream error event");
+      if (auto token = d.token(); !token.empty()) reason(FMT_COMPILE(" {}"), token);
+      return;
     }
     case TransportEvent::missing_terminator:  // complete at the HTTP level: judged as an answer
     case TransportEvent::none: break;
@@ -413,12 +408,12 @@ Classification classify(const Observation& obs) {
     c.commit = after(CommitState::none);
     if (content_filter_finish(obs.finish_reason)) {
       c.owner = Owner::policy;
-      c.reason = fmt::format("{} finish {}", obs.status, obs.finish_reason);
+      reason(FMT_COMPILE("{} finish {}"), obs.status, obs.finish_reason);
     } else if (obs.contract_violation) {
       c.owner = Owner::contract;
-      c.reason = fmt::format("{} answer misses a required field", obs.status);
+      reason(FMT_COMPILE("{} answer misses a required field"), obs.status);
     }
-    return c;
+    return;
   }
 
   ErrorDetail d(obs.body);
@@ -428,9 +423,15 @@ Classification classify(const Observation& obs) {
   c.retry_after_ms = retry_after_from_headers(obs.headers, obs.now_unix_ms);
   if (!c.retry_after_ms)
     if (auto delay = d.first("retryDelay"); !delay.empty()) c.retry_after_ms = parse_proto_duration_ms(delay);
-  auto token = d.token();
-  c.reason = token.empty() ? fmt::format(FMT_COMPILE("{} ({})"), obs.status, verdict.why)
-                           : fmt::format(FMT_COMPILE("{} {} ({})"), obs.status, token, verdict.why);
+  if (auto token = d.token(); token.empty())
+    reason(FMT_COMPILE("{} ({})"), obs.status, verdict.why);
+  else
+    reason(FMT_COMPILE("{} {} ({})"), obs.status, token, verdict.why);
+}
+
+Classification classify(const Observation& obs) {
+  Classification c;
+  classify_into(obs, c);
   return c;
 }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <limits>
+#include <thread>
 
 #include "llmchaos/experiments/stats.hpp"
 
@@ -89,13 +90,23 @@ ReplayStats evaluate(std::span<const TraceRow> trace, const PolicyConfig& config
   return stats_from(config, trace.size(), extra, latencies);
 }
 
-std::vector<ReplayStats> evaluate_all(std::span<const TraceRow> trace, std::span<const PolicyConfig> configs) {
-  std::vector<ReplayStats> out;
-  std::vector<double> latencies;  // one buffer for every configuration
-  for (const auto& c : configs) {
-    const std::size_t extra = collect(trace, c, latencies);
-    out.push_back(stats_from(c, trace.size(), extra, latencies));
-  }
+std::vector<ReplayStats> evaluate_all(std::span<const TraceRow> trace, std::span<const PolicyConfig> configs,
+                                      unsigned threads) {
+  std::vector<ReplayStats> out(configs.size());
+  // Configurations are independent: thread k takes every k-th one, with its own latency buffer.
+  auto work = [&](std::size_t first, std::size_t step) {
+    std::vector<double> latencies;
+    for (std::size_t i = first; i < configs.size(); i += step) {
+      const std::size_t extra = collect(trace, configs[i], latencies);
+      out[i] = stats_from(configs[i], trace.size(), extra, latencies);
+    }
+  };
+  if (threads == 0) threads = trace.size() >= 100000 ? std::min(8u, std::thread::hardware_concurrency()) : 1;
+  threads = static_cast<unsigned>(std::clamp<std::size_t>(threads, 1, std::max<std::size_t>(1, configs.size())));
+  std::vector<std::thread> workers;
+  for (unsigned k = 1; k < threads; ++k) workers.emplace_back(work, k, threads);
+  work(0, threads);
+  for (auto& w : workers) w.join();
   return out;
 }
 

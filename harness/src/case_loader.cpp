@@ -120,10 +120,14 @@ bool has_window(const mock::RouteScript& route) {
   return std::any_of(route.steps.begin(), route.steps.end(), [](const mock::Step& s) { return s.until_ms.has_value(); });
 }
 
+// File order; a key both owners of a route table reject is reported once.
 void sort_errors(std::vector<SpecError>& errors) {
   std::stable_sort(errors.begin(), errors.end(), [](const SpecError& a, const SpecError& b) {
     return std::tie(a.pos().file, a.pos().line, a.pos().column) < std::tie(b.pos().file, b.pos().line, b.pos().column);
   });
+  errors.erase(std::unique(errors.begin(), errors.end(),
+                           [](const SpecError& a, const SpecError& b) { return std::string_view(a.what()) == b.what(); }),
+               errors.end());
 }
 
 LoadResult load_case_doc(toml::table doc, const std::string& file, const std::string& folder) {

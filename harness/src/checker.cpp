@@ -45,12 +45,16 @@ struct Ctx {
     const auto* r = route(e.route);
     return r ? r->default_text : std::string();
   }
-  // The entry that served a successful delivery: its last attempt the mock completed without failing.
+  // The entry that served a successful delivery, by the ledger: its last attempt that did not fail,
+  // else (the stack took a failed attempt for an answer) its last attempt.
   const LedgerEntry* serving_entry(const RequestView& v, int delivery) const {
-    const LedgerEntry* found = nullptr;
-    for (std::size_t i = 0; i < v.entries.size(); ++i)
-      if (v.entry_delivery[i] == delivery && !attempt_failed(*v.entries[i], c.policy)) found = v.entries[i];
-    return found;
+    const LedgerEntry *healthy = nullptr, *any = nullptr;
+    for (std::size_t i = 0; i < v.entries.size(); ++i) {
+      if (v.entry_delivery[i] != delivery) continue;
+      any = v.entries[i];
+      if (!attempt_failed(*v.entries[i], c.policy)) healthy = v.entries[i];
+    }
+    return healthy ? healthy : any;
   }
   double outage_end_ms() const {
     double end = 0;

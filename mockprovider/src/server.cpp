@@ -4,6 +4,7 @@
 // closing; stop() cancels every session and returns within a second.
 #include "llmchaos/mockprovider/server.hpp"
 
+#include <array>
 #include <atomic>
 #include <condition_variable>
 #include <iostream>
@@ -104,7 +105,6 @@ struct ServerCore {
   }
 
   net::awaitable<void> accept_loop();
-  void reject_connection(tcp::socket& socket);
 };
 
 // One connection. Lives on its own strand; cancel() is posted to that strand.
@@ -202,6 +202,8 @@ net::awaitable<WaitEnd> Session::wait(double ms) {
 }
 
 template <class Message> void Session::apply_headers(Message& m, const Plan& plan, bool keep_alive) {
+  // Beast knows no reason phrase for some statuses providers use (529): never send "<unknown-status>".
+  if (http::obsolete_reason(m.result()) == "<unknown-status>") m.reason(m.result_int() == 529 ? "Overloaded" : "Error");
   m.set(http::field::server, "llmchaos");
   for (const auto& [k, v] : plan.headers) m.set(k, v);
   m.keep_alive(keep_alive);
@@ -362,6 +364,11 @@ net::awaitable<void> Session::run() {
     parser.body_limit(opt.body_limit);
     arm();
     auto [ec, n] = co_await http::async_read_header(stream_, buffer_, parser, use_tuple);
+    if (!ec && !parser.is_done() && beast::iequals(parser.get()[http::field::expect], "100-continue")) {
+      http::response<http::empty_body> go_on{http::status::continue_, 11};
+      arm();
+      std::tie(ec, n) = co_await http::async_write(stream_, go_on, use_tuple);
+    }
     if (!ec && !parser.is_done()) {
       arm();
       std::tie(ec, n) = co_await http::async_read(stream_, buffer_, parser, use_tuple);
@@ -395,7 +402,13 @@ net::awaitable<void> Session::run() {
     req.body = std::move(parser.get().body());
     const bool keep_alive = msg.keep_alive();
 
-    Routed routed = server_.router.handle(req);
+    Routed routed;
+    try {
+      routed = server_.router.handle(req);
+    } catch (const std::exception&) {  // a bug must cost one answer, never the server
+      server_.engine.count_event("internal_error");
+      routed = {json_plan(500, R"({"error":"internal error in the mock provider"})"), {}};
+    }
     active_seq_ = routed.seq;
     const Executed done = co_await execute(routed.plan, keep_alive);
     active_seq_.reset();
@@ -409,15 +422,19 @@ net::awaitable<void> Session::run() {
   close();
 }
 
-void ServerCore::reject_connection(tcp::socket& socket) {
-  engine.count_event("connection_limit");
+// Over the connection limit: a canned 503, then a short drain so the close does not become an RST that
+// destroys the answer. Not a session (nothing to ledger); it ends by itself within its deadline.
+net::awaitable<void> reject_connection(tcp::socket socket) {
   static constexpr std::string_view busy =
       "HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\ncontent-length: 33\r\nconnection: "
       "close\r\n\r\n{\"error\":\"too many connections\"}\n";
-  beast::error_code ec;
-  socket.non_blocking(true, ec);
-  socket.write_some(net::buffer(busy), ec);
-  socket.close(ec);
+  beast::tcp_stream stream(std::move(socket));
+  stream.expires_after(std::chrono::milliseconds(500));
+  auto [ec, n] = co_await net::async_write(stream, net::buffer(busy), use_tuple);
+  stream.socket().shutdown(tcp::socket::shutdown_send, ec);
+  std::array<char, 4096> sink;
+  for (int i = 0; !ec && i < 1024; ++i) std::tie(ec, n) = co_await stream.async_read_some(net::buffer(sink), use_tuple);
+  stream.socket().close(ec);
 }
 
 net::awaitable<void> ServerCore::accept_loop() {
@@ -432,7 +449,9 @@ net::awaitable<void> ServerCore::accept_loop() {
       continue;
     }
     if (session_count() >= options.max_connections) {
-      reject_connection(socket);
+      engine.count_event("connection_limit");
+      auto executor = socket.get_executor();
+      net::co_spawn(executor, reject_connection(std::move(socket)), net::detached);
       continue;
     }
     beast::error_code ignore;

@@ -62,7 +62,8 @@ td.num,th.num{text-align:right}
 .folder{display:block;color:var(--muted);font-size:12px}
 .act{display:inline-block;padding:1px 8px;border-radius:10px;font-size:12px;font-weight:600;border:1px solid var(--line);background:var(--soft);white-space:nowrap}
 td.match{background:var(--pass-bg)}td.match .act{color:var(--pass);border-color:#aceebb;background:#fff}
-td.mismatch{background:var(--fail-bg)}td.mismatch .act{color:var(--fail);border-color:#ffcecb;background:#fff}
+td.mismatch,td.changed{background:var(--fail-bg)}
+td.mismatch .act,td.changed .act{color:var(--fail);border-color:#ffcecb;background:#fff}
 td.unk{background:var(--unk-bg);color:var(--unk);font-weight:600;font-size:12.5px}
 .chip{display:inline-block;margin:1px 4px 1px 0;padding:0 7px;border-radius:9px;font-size:11.5px;border:1px solid var(--line);white-space:nowrap}
 .chip.ok{color:var(--pass);border-color:#aceebb}.chip.bad{color:var(--fail);border-color:#ff8182;background:var(--fail-bg)}
@@ -121,6 +122,7 @@ details table{margin:8px 0 4px;font-size:12.5px}
 details td,details th{padding:4px 8px}
 td.okc{color:var(--pass);font-weight:600}td.badc{color:var(--fail);font-weight:600}
 footer{margin-top:40px;color:var(--muted);font-size:12px}
+@media (max-width:900px){main{padding:20px 16px 48px}.split{grid-template-columns:repeat(3,1fr)}}
 )css";
 
 // Filter buttons: show all cases, or those of one verdict (matrix rows and timeline cards alike).
@@ -203,8 +205,9 @@ void write_baseline(std::ostream& out, const harness::RunResult& run) {
   }
   out << "<table class=\"matrix\"><thead><tr><th>case</th><th>before</th><th>after</th></tr></thead><tbody>\n";
   for (const auto& ch : run.baseline_changes)
-    out << "<tr><td>" << h(ch.case_name) << "</td><td>" << action_chip(ch.before) << "</td><td class=\"mismatch\">"
-        << action_chip(ch.after) << "</td></tr>\n";
+    out << "<tr><td>" << h(ch.case_name) << "</td><td><span class=\"act\">" << h(actions_text(ch.before_all, ch.before))
+        << "</span></td><td class=\"changed\"><span class=\"act\">" << h(actions_text(ch.after_all, ch.after))
+        << "</span></td></tr>\n";
   out << "</tbody></table>\n";
 }
 
@@ -350,7 +353,7 @@ void write_case_tables(std::ostream& out, const CaseResult& c) {
     for (const auto& e : c.ledger)
       out << "<tr><td>" << e.seq << "</td><td>" << h(e.route) << "#" << e.attempt << "</td><td>"
           << to_string(e.dialect) << "</td><td class=\"mono\">" << to_string(e.fault) << "</td><td class=\"num\">"
-          << e.status << "</td><td>" << to_string(e.outcome) << "</td><td class=\"num\">"
+          << e.status << "</td><td>" << (e.finished ? to_string(e.outcome) : "still open") << "</td><td class=\"num\">"
           << h(format_ms(e.received_at_ms)) << "</td><td class=\"num\">"
           << (e.finished ? h(format_ms(e.finished_at_ms)) : "unfinished") << "</td><td>"
           << (e.committed ? "yes" : "") << "</td></tr>\n";

@@ -12,7 +12,7 @@ namespace llmchaos::reports::detail {
 namespace {
 
 // Geometry of the drawing (SVG user units; the SVG scales to the page width).
-constexpr double width = 960, label_w = 150, outcome_w = 130, plot_w = width - label_w - outcome_w;
+constexpr double width = 960, label_w = 180, outcome_w = 130, plot_w = width - label_w - outcome_w;
 constexpr double row_h = 36, top_pad = 6, axis_h = 26;
 constexpr double char_w = 6.3;  // average glyph width at the 10-11px sizes used, for fit checks
 
@@ -155,11 +155,15 @@ std::string tick_label(double t, double extent) {
   return fmt::format("{} ms", std::round(t * 1000) / 1000);
 }
 
+// At most max_chars code points, the last one an ellipsis when the text is cut.
 std::string truncate(const std::string& s, std::size_t max_chars) {
-  if (s.size() <= max_chars) return s;
-  std::size_t cut = max_chars - 1;
-  while (cut > 0 && (static_cast<unsigned char>(s[cut]) & 0xC0) == 0x80) --cut;  // keep UTF-8 whole
-  return s.substr(0, cut) + "…";
+  std::size_t chars = 0, cut = 0;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    if ((static_cast<unsigned char>(s[i]) & 0xC0) == 0x80) continue;  // inside a UTF-8 sequence
+    if (chars + 1 == max_chars) cut = i;
+    if (++chars > max_chars) return s.substr(0, cut) + "…";
+  }
+  return s;
 }
 
 std::string render(const Drawing& d) {
@@ -176,7 +180,7 @@ std::string render(const Drawing& d) {
     svg += fmt::format("<rect class=\"row{}\" x=\"0\" y=\"{}\" width=\"{}\" height=\"{}\"/>", r % 2 ? " odd" : "",
                        row_top(r), width, row_h);
     svg += fmt::format("<text class=\"row-label\" x=\"{}\" y=\"{:.1f}\"><title>{}</title>{}</text>\n", label_w - 10,
-                       row_top(r) + 27, markup_escape(d.rows[r]), markup_escape(truncate(d.rows[r], 22)));
+                       row_top(r) + 27, markup_escape(d.rows[r]), markup_escape(truncate(d.rows[r], 26)));
   }
   const double step = nice_step(d.extent);
   for (double t = 0; t <= d.extent * 1.0001; t += step) {

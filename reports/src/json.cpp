@@ -201,9 +201,17 @@ json::value to_json_value(const harness::RunResult& run) {
     outcomes[name] = it == split.end() ? 0 : it->second;
   }
   json::array changes;
+  const auto names = [](const std::vector<Action>& all) {
+    json::array a;
+    for (Action x : all) a.push_back(json::value(to_string(x)));
+    return a;
+  };
   for (const auto& ch : run.baseline_changes)
-    changes.push_back(json::object{
-        {"case", ch.case_name}, {"before", to_string(ch.before)}, {"after", to_string(ch.after)}});
+    changes.push_back(json::object{{"case", ch.case_name},
+                                   {"before", to_string(ch.before)},
+                                   {"after", to_string(ch.after)},
+                                   {"before_all", names(ch.before_all)},
+                                   {"after_all", names(ch.after_all)}});
   json::array cases;
   for (const auto& c : run.cases) cases.push_back(case_json(c));
   return json::object{{"schema", json_schema_id},

@@ -17,7 +17,7 @@ using harness::Verdict;
 constexpr std::size_t max_detailed_cases = 10;  // timelines shown in full; the rest are listed only
 constexpr std::size_t max_timeline_lines = 60;
 
-std::string code(std::string_view s) { return "`" + md_inline(s) + "`"; }
+std::string code(std::string_view s) { return md_code(s); }
 
 std::string capped_lines(const std::string& text, std::size_t max_lines) {
   std::size_t pos = 0;
@@ -70,8 +70,9 @@ void write_case_detail(std::ostream& out, const CaseResult& c, bool with_timelin
     out << "\n";
   }
   for (const auto& p : c.points) {
-    out << fmt::format("- point {}: expected {}, from the log {}, from the ledger {}", p.point,
-                       code(to_string(p.expected)), code(to_string(p.from_log)), code(to_string(p.from_ledger)));
+    out << fmt::format("- point {}: ", p.point);
+    if (p.expected != Action::none) out << "expected " << code(to_string(p.expected)) << ", ";
+    out << "from the log " << code(to_string(p.from_log)) << ", from the ledger " << code(to_string(p.from_ledger));
     if (!p.rule.empty()) out << " (rule " << md_inline(p.rule) << ")";
     out << "\n";
   }
@@ -110,8 +111,8 @@ void write_baseline(std::ostream& out, const harness::RunResult& run) {
   if (!against.empty()) out << "Compared with" << against << ".\n\n";
   out << "| case | before | after |\n| --- | --- | --- |\n";
   for (const auto& ch : run.baseline_changes)
-    out << "| " << md_inline(ch.case_name) << " | " << code(to_string(ch.before)) << " | "
-        << code(to_string(ch.after)) << " |\n";
+    out << "| " << md_inline(ch.case_name) << " | " << code(actions_text(ch.before_all, ch.before)) << " | "
+        << code(actions_text(ch.after_all, ch.after)) << " |\n";
   out << "\n";
 }
 

@@ -117,6 +117,18 @@ std::string md_inline(std::string_view s) {
   return out;
 }
 
+std::string md_code(std::string_view s) {
+  std::string body;
+  bool backtick = false;
+  for (char c : clean_text(s)) {
+    if (c == '\n' || c == '\r' || c == '\t') c = ' ';
+    if (c == '|') body += '\\';  // GFM splits table cells on '|' even inside code spans
+    backtick = backtick || c == '`';
+    body += c;
+  }
+  return backtick ? "`` " + body + " ``" : "`" + body + "`";
+}
+
 std::string md_code_block(std::string_view content, std::string_view info) {
   std::string body = clean_text(content);
   std::size_t longest = 0, run = 0;
@@ -217,6 +229,13 @@ std::string case_label(const harness::CaseResult& c) {
 
 std::string suite_name(const harness::CaseResult& c) { return c.folder.empty() ? "cases" : c.folder; }
 
+std::string actions_text(const std::vector<Action>& all, Action first) {
+  if (all.empty()) return std::string(to_string(first));
+  std::string out;
+  for (Action a : all) out += (out.empty() ? "" : " → ") + std::string(to_string(a));
+  return out;
+}
+
 int split_total(const std::map<Outcome, int>& split) {
   int total = 0;
   for (const auto& [outcome, n] : split) total += n;
@@ -278,10 +297,10 @@ void log_text(std::string& out, const client::DecisionLog& log, std::string_view
   };
   points_after(-1);
   for (const auto& a : log.attempts) {
-    out += fmt::format("  attempt {:<2} {:<14} {:>9} -> {:>9}  status {:>3}  {}", a.index,
-                       route_attempt(a.route, a.route_attempt), format_ms(a.start_ms), format_ms(a.end_ms), a.status,
+    out += fmt::format("  attempt {:<2} {:<14} {:<10} {:>9} -> {:>9}  status {:>3}  {}", a.index,
+                       route_attempt(a.route, a.route_attempt), attempt_kind_name(a.kind), format_ms(a.start_ms),
+                       format_ms(a.end_ms), a.status,
                        a.owner == Owner::none ? "ok" : "owner " + std::string(to_string(a.owner)));
-    if (a.kind != client::AttemptKind::initial) out += fmt::format("  ({})", attempt_kind_name(a.kind));
     if (a.commit != CommitState::none) out += fmt::format("  commit {}", to_string(a.commit));
     if (a.event != client::TransportEvent::none) out += fmt::format("  event {}", transport_event_name(a.event));
     if (a.visible_tokens > 0) out += fmt::format("  visible tokens {}", a.visible_tokens);
@@ -301,13 +320,13 @@ std::string timeline_text(const harness::CaseResult& c) {
     log_text(out, c.logs[k], fmt::format("{} (log {} of {})", request_label(c, k), k + 1, c.logs.size()),
              k < c.request_started_ms.size() ? std::optional(c.request_started_ms[k]) : std::nullopt);
   if (c.alive_log) log_text(out, *c.alive_log, "alive probe after the case", std::nullopt);
-  out += fmt::format("mock ledger ({} attempts):\n", c.ledger.size());
+  out += fmt::format("mock ledger ({} attempt{}):\n", c.ledger.size(), c.ledger.size() == 1 ? "" : "s");
   for (const auto& e : c.ledger) {
     out += fmt::format("  seq {:<4} {:<14} {:<9} {:<19} status {:>3}  {:<16} {:>9} -> {:>9}", e.seq,
                        route_attempt(e.route, e.attempt), to_string(e.dialect), to_string(e.fault), e.status,
-                       to_string(e.outcome), format_ms(e.received_at_ms), format_ms(e.finished_at_ms));
+                       to_string(e.outcome), format_ms(e.received_at_ms),
+                       e.finished ? format_ms(e.finished_at_ms) : "unfinished");
     if (e.committed) out += "  committed";
-    if (!e.finished) out += "  unfinished";
     out += '\n';
   }
   if (!c.side_effects.empty()) {

@@ -24,6 +24,8 @@ std::string markup_escape(std::string_view s, bool attribute = false);
 // One line of Markdown inline text: clean, newlines folded, Markdown and HTML punctuation escaped
 // (safe inside table cells).
 std::string md_inline(std::string_view s);
+// An inline code span: literal inside (no backslash escapes), safe in a table cell.
+std::string md_code(std::string_view s);
 // A fenced code block that cannot be closed early by backticks in `content`.
 std::string md_code_block(std::string_view content, std::string_view info = "text");
 
@@ -45,6 +47,9 @@ std::string request_label(const harness::CaseResult& c, std::size_t log_index);
 // "folder/name" or just the name when the case sits at the top of cases/.
 std::string case_label(const harness::CaseResult& c);
 std::string suite_name(const harness::CaseResult& c);  // folder, "cases" for the top level
+
+// "queue" or, when every point is known, "retry → fallback" (baseline changes).
+std::string actions_text(const std::vector<Action>& all, Action first);
 
 // Total requests in the split and a request's share of it ("25.0%").
 int split_total(const std::map<Outcome, int>& split);

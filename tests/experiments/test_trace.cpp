@@ -1,5 +1,7 @@
 #include <catch2/catch.hpp>
 
+#include <cmath>
+#include <cstdio>
 #include <sstream>
 #include <string>
 
@@ -11,6 +13,13 @@ using namespace llmchaos;
 using namespace llmchaos::experiments;
 
 namespace {
+// Shortest round-trip decimal text of v (never an exponent for the values used here).
+std::string fmt_number(double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.9f", v);
+  return buf;
+}
+
 std::string errors_of(const TraceParse& p) {
   std::string s;
   for (const auto& e : p.errors) s += e.str() + "\n";
@@ -71,15 +80,15 @@ TEST_CASE("bad JSON lines are reported as file:line:col with what is wrong, good
   CHECK(p.rows.size() == 2);
   CHECK(p.error_count == 9);
   REQUIRE(p.errors.size() == 9);
-  CHECK(p.errors[0].str() == "t.jsonl:2:66: missing \"alternate\"");
+  CHECK(p.errors[0].str() == "t.jsonl:2:1: missing \"alternate\"");
   CHECK(p.errors[1].str() == "t.jsonl:3:21: \"primary_1\".sec: must be >= 0, got -1");
-  CHECK(p.errors[2].str() == "t.jsonl:4:29: \"primary_1\".ok: expected true or false");
-  CHECK(p.errors[3].str() == "t.jsonl:5:103: unexpected characters after the object");
+  CHECK(p.errors[2].str() == "t.jsonl:4:28: \"primary_1\".ok: expected true or false");
+  CHECK(p.errors[3].str() == "t.jsonl:5:99: unexpected characters after the object");
   CHECK(p.errors[4].str() == "t.jsonl:6:1: expected '{', found '['");
-  CHECK(p.errors[5].str() == "t.jsonl:7:48: duplicate key \"primary_1\"");
+  CHECK(p.errors[5].str() == "t.jsonl:7:46: duplicate key \"primary_1\"");
   CHECK(p.errors[6].str() == "t.jsonl:8:21: \"primary_1\".sec: expected a finite number");
   CHECK(p.errors[7].str() == "t.jsonl:9:12: unterminated string");
-  CHECK(p.errors[8].str() == "t.jsonl:10:24: \"primary_1\": missing \"sec\"");
+  CHECK(p.errors[8].str() == "t.jsonl:10:14: \"primary_1\": missing \"sec\"");
 }
 
 TEST_CASE("only the first max_errors bad lines are kept, all are counted", "[experiments][trace]") {
@@ -215,4 +224,54 @@ TEST_CASE("the synthetic trace is seeded, has rare failures and a failing primar
   CHECK(failures_outside < 200);
   options.seed = 4;
   CHECK(synth_trace(options)[0].primary_1.sec != a[0].primary_1.sec);
+}
+
+TEST_CASE("a large JSON-lines trace parsed on several threads equals the single-threaded parse",
+          "[experiments][trace]") {
+  SynthOptions options;
+  options.rows = 60000;  // ~6.6 MB: over the 4 MiB chunk threshold
+  std::ostringstream out;
+  write_trace_jsonl(synth_trace(options), out);
+  std::string text = out.str();
+  // Bad lines near the start, the middle and the end, and one spaced-out (non-canonical) good line.
+  text.insert(0, "oops\n");
+  text.insert(text.size() / 2, "\n{\"primary_1\": 1}\n");
+  text += "{ \"alternate\" : {\"ok\":true,\"sec\":1}, \"primary_2\":{\"sec\":1,\"ok\":true}, \"primary_1\":{\"sec\":2,\"ok\":false} }\n";
+  text += "{\n";
+  TraceParseOptions one, many;
+  one.threads = 1;
+  many.threads = 3;
+  one.format = many.format = TraceFormat::jsonl;  // the first line is bad: detection would say CSV
+  const auto a = parse_trace(text, "big.jsonl", one);
+  const auto b = parse_trace(text, "big.jsonl", many);
+  REQUIRE(a.rows.size() == b.rows.size());
+  CHECK(a.lines == b.lines);
+  CHECK(a.error_count == b.error_count);
+  REQUIRE(a.errors.size() == b.errors.size());
+  for (std::size_t i = 0; i < a.errors.size(); ++i) CHECK(a.errors[i].str() == b.errors[i].str());
+  for (std::size_t i = 0; i < a.rows.size(); ++i) {
+    REQUIRE(a.rows[i].primary_1.sec == b.rows[i].primary_1.sec);
+    REQUIRE(a.rows[i].alternate.ok == b.rows[i].alternate.ok);
+  }
+  CHECK(a.rows.back().primary_1.sec == 2);
+  CHECK(a.error_count >= 3);
+  CHECK(a.errors.front().pos.line == 1);
+}
+
+TEST_CASE("the fast decimal path reads the same doubles as the general number reader", "[experiments][trace]") {
+  // Lines in canonical order take the fast path; the same numbers with an exponent take from_chars.
+  Rng rng(77);
+  for (int i = 0; i < 2000; ++i) {
+    const double v = std::floor(rng.uniform() * 1e9) / std::pow(10.0, static_cast<double>(rng.between(0, 9)));
+    const std::string plain = fmt_number(v);
+    const std::string with_exp = plain + "e0";
+    auto line = [](const std::string& n) {
+      return "{\"primary_1\":{\"sec\":" + n + ",\"ok\":true},\"primary_2\":{\"sec\":1,\"ok\":true},\"alternate\":{\"sec\":1,\"ok\":true}}";
+    };
+    const auto a = parse_trace(line(plain), "a");
+    const auto b = parse_trace(line(with_exp), "b");
+    REQUIRE(a.rows.size() == 1);
+    REQUIRE(b.rows.size() == 1);
+    REQUIRE(a.rows[0].primary_1.sec == b.rows[0].primary_1.sec);
+  }
 }

@@ -31,9 +31,15 @@ struct Child {
   }
 };
 
+// $LLMCHAOS_BIN, else the CLI beside this test in the build tree (build/tests/.. -> build/app/llmchaos).
 std::string bin() {
-  const char* b = std::getenv("LLMCHAOS_BIN");
-  return b ? b : "llmchaos";
+  if (const char* b = std::getenv("LLMCHAOS_BIN"); b && *b) return b;
+  char self[4096];
+  const auto n = readlink("/proc/self/exe", self, sizeof self - 1);
+  if (n <= 0) return "llmchaos";
+  std::string path(self, static_cast<std::size_t>(n));
+  path = path.substr(0, path.rfind('/'));
+  return path.substr(0, path.rfind('/')) + "/app/llmchaos";
 }
 
 Child spawn(std::vector<std::string> args) {

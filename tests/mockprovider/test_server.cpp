@@ -193,6 +193,14 @@ TEST_CASE("error faults answer every dialect's status and body, plain and to a s
   }
 }
 
+TEST_CASE("Anthropic's 529 goes out with a reason phrase", "[server]") {
+  TestServer s;
+  s.install("", route_toml(Dialect::anthropic, R"({ fault = "overloaded" })"));
+  const auto r = s.chat(Dialect::anthropic, "/r", false);
+  CHECK(r.raw.rfind("HTTP/1.1 529 Overloaded\r\n", 0) == 0);
+  CHECK(r.json().at("error").at("type") == "overloaded_error");
+}
+
 TEST_CASE("rate_429 sends the scripted retry-after and retry-after-ms", "[server]") {
   TestServer s;
   s.install("", route_toml(Dialect::openai, R"({ fault = "rate_429", retry_after_ms = 2500 })"));
@@ -565,4 +573,28 @@ TEST_CASE("openai /v1/models lists the asked model and is not an attempt", "[ser
   CHECK(r.status == 200);
   CHECK(r.json().at("object") == "list");
   CHECK(s.engine().ledger("").empty());
+}
+
+TEST_CASE("a request with Expect: 100-continue gets the interim answer, then the real one", "[server]") {
+  TestServer s;
+  s.install("", route_toml(Dialect::openai, R"({ fault = "ok" })"));
+  const auto call = chat_call(Dialect::openai, "/r", false);
+  const auto r = wire_exchange(s.port(), http_request("POST", call.target, call.body, {{"expect", "100-continue"}}));
+  CHECK(r.raw.rfind("HTTP/1.1 100 Continue\r\n\r\n", 0) == 0);
+  CHECK(r.raw.find("HTTP/1.1 200 OK") != std::string::npos);
+}
+
+TEST_CASE("connections over the limit get 503 at once", "[server]") {
+  mock::ServerOptions o;
+  o.max_connections = 1;
+  TestServer s(o);
+  s.install("", route_toml(Dialect::openai, R"({ fault = "no_response", hold_ms = 600000 })"));
+  WireReply held;
+  std::thread holder([&] { held = s.chat(Dialect::openai, "/r", false, {}, {}, 2000); });
+  for (int i = 0; i < 500 && s.engine().ledger("").empty(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  const auto second = s.chat(Dialect::openai, "/r", false);
+  holder.join();
+  CHECK(second.status == 503);
+  CHECK(second.json().at("error") == "too many connections");
+  CHECK(held.timed_out);
 }

@@ -246,7 +246,13 @@ inline harness::RunResult run() {
   r.duration_ms = 3210;
   r.cases = {fallback_pass(), retry_fail(), hang_unknown(), breaker_sequence(), queued_then_redelivered()};
   r.baseline = "reports/baseline.json";
-  r.baseline_changes = {{retry_fail().name, Action::queue, Action::retry}};
+  harness::BaselineChange change;
+  change.case_name = retry_fail().name;
+  change.before = Action::queue;
+  change.after = Action::retry;
+  change.before_all = {Action::queue};
+  change.after_all = {Action::retry, Action::retry};
+  r.baseline_changes = {change};
   return r;
 }
 

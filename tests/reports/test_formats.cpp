@@ -1,6 +1,8 @@
 #include <catch2/catch.hpp>
 
+#include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <set>
 #include <stdexcept>
 
@@ -83,4 +85,16 @@ TEST_CASE("a writer that throws leaves no file and the error names the path", "[
 TEST_CASE("every format renders a run with no cases", "[reports]") {
   harness::RunResult empty;
   for (const auto& f : reports::formats()) CHECK_FALSE(reports::render(f, empty).empty());
+}
+
+// Hidden (run by hand): writes the four reports of the sample run into $LLMCHAOS_REPORTS_SAMPLE_DIR, to
+// look at them (e.g. the HTML page in a headless browser).
+TEST_CASE("write the sample reports for a person to look at", "[.sample]") {
+  const char* dir = std::getenv("LLMCHAOS_REPORTS_SAMPLE_DIR");
+  REQUIRE(dir != nullptr);
+  for (const auto& f : reports::formats()) {
+    const auto path = std::filesystem::path(dir) / f.file_name;
+    reports::write_report(f, sample::run(), path.string());
+    CHECK(std::filesystem::file_size(path) > 0);
+  }
 }

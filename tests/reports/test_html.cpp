@@ -13,13 +13,21 @@ namespace {
 
 std::string html(const harness::RunResult& run) { return reports::render(*reports::find_format("html"), run); }
 
-// Anything a browser would fetch: src/href/srcset/action/poster/data/xlink:href attributes with a
-// scheme or a protocol-relative URL, CSS url()/@import, <link> and <iframe> elements.
+// Anything a browser would fetch: inside a tag, a src/href/srcset/action/poster/data/xlink:href
+// attribute with a scheme or a protocol-relative URL, or a <link>/<iframe>/<object>/<embed>/<img>
+// element; inside the style sheet, url() or @import. Text is escaped, so every '<' starts a real tag.
 bool loads_anything(const std::string& page) {
-  static const std::regex fetch(
-      R"((\b(src|href|srcset|action|poster|data|xlink:href)\s*=\s*["']?\s*([a-z]+:|//))|url\s*\(|@import|<link\b|<iframe\b|<object\b|<embed\b)",
-      std::regex::icase);
-  return std::regex_search(page, fetch);
+  static const std::regex tag(R"(<[^>]*>)");
+  static const std::regex fetch_attr(
+      R"(\s(src|href|srcset|action|poster|data|xlink:href)\s*=\s*["']?\s*([a-z][a-z0-9+.-]*:|//))", std::regex::icase);
+  static const std::regex fetch_tag(R"(^<(link|iframe|object|embed|img|frame|base)\b)", std::regex::icase);
+  for (auto it = std::sregex_iterator(page.begin(), page.end(), tag); it != std::sregex_iterator(); ++it) {
+    const std::string t = it->str();
+    if (std::regex_search(t, fetch_attr) || std::regex_search(t, fetch_tag)) return true;
+  }
+  const auto style_begin = page.find("<style>"), style_end = page.find("</style>");
+  const auto css = page.substr(style_begin, style_end - style_begin);
+  return css.find("url(") != std::string::npos || css.find("@import") != std::string::npos;
 }
 
 }  // namespace

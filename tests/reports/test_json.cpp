@@ -3,6 +3,7 @@
 #include <boost/json.hpp>
 
 #include "helpers.hpp"
+#include "llmchaos/core/ledger_json.hpp"
 #include "llmchaos/reports/reports.hpp"
 #include "sample_run.hpp"
 
@@ -71,6 +72,7 @@ TEST_CASE("JSON report parses back and holds every case, ledger, decision log an
   REQUIRE(changes.size() == run.baseline_changes.size());
   CHECK(changes[0].at("before").as_string() == "queue");
   CHECK(changes[0].at("after").as_string() == "retry");
+  CHECK(changes[0].at("after_all").as_array().size() == run.baseline_changes[0].after_all.size());
   CHECK(doc.at("baseline").as_string() == run.baseline);
 }
 

@@ -2,6 +2,8 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <map>
+#include <set>
 
 #include "helpers.hpp"
 #include "llmchaos/reports/reports.hpp"

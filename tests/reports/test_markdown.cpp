@@ -1,5 +1,7 @@
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+
 #include "helpers.hpp"
 #include "llmchaos/reports/reports.hpp"
 #include "sample_run.hpp"
@@ -47,7 +49,7 @@ TEST_CASE("Markdown lists the action changes vs the baseline", "[reports][markdo
   const auto md = markdown(run);
   CHECK_THAT(md, Catch::Contains("### Action changes vs baseline (1)"));
   CHECK_THAT(md, Catch::Contains("Compared with `reports/baseline.json`."));
-  CHECK_THAT(md, Catch::Contains(" | `queue` | `retry` |"));
+  CHECK_THAT(md, Catch::Contains(" | `queue` | `retry → retry` |"));
 
   auto unchanged = run;
   unchanged.baseline_changes.clear();

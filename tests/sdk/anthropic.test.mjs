@@ -31,7 +31,10 @@ describe('anthropic SDK against llmchaos serve', () => {
   const client = (route) => new Anthropic({ apiKey: 'sk-ant-test', baseURL: mock.url(route), timeout: 10_000 });
 
   before(async () => { mock = await MockServer.start(scriptToml(routes)); });
-  after(async () => { await mock?.stop(); });
+  after(async () => {
+    if (!mock) return;  // before() failed and said why
+    assert.equal(await mock.stop(), 0, `llmchaos serve exit code after SIGTERM; stderr: ${mock.stderr}`);
+  });
 
   test('a plain message returns the scripted text, with the ledgered request id', TEST_TIMEOUT, async () => {
     const res = await client('an_plain').messages.create(request);

@@ -32,7 +32,10 @@ describe('genai SDK against llmchaos serve', () => {
     new GoogleGenAI({ apiKey: 'gemini-test-key', httpOptions: { baseUrl: mock.url(route), timeout: 10_000, ...httpOptions } });
 
   before(async () => { mock = await MockServer.start(scriptToml(routes)); });
-  after(async () => { await mock?.stop(); });
+  after(async () => {
+    if (!mock) return;  // before() failed and said why
+    assert.equal(await mock.stop(), 0, `llmchaos serve exit code after SIGTERM; stderr: ${mock.stderr}`);
+  });
 
   test('generateContent returns the scripted text', TEST_TIMEOUT, async () => {
     const res = await client('ge_plain').models.generateContent({ model: MODEL, contents });

@@ -26,7 +26,10 @@ describe('openai SDK against llmchaos serve', () => {
     new OpenAI({ apiKey: 'sk-test', baseURL: `${mock.url(route)}/v1`, timeout: 10_000, ...opts });
 
   before(async () => { mock = await MockServer.start(scriptToml(routes)); });
-  after(async () => { await mock?.stop(); });
+  after(async () => {
+    if (!mock) return;  // before() failed and said why
+    assert.equal(await mock.stop(), 0, `llmchaos serve exit code after SIGTERM; stderr: ${mock.stderr}`);
+  });
 
   test('a plain chat completion returns the scripted text, with the ledgered request id', TEST_TIMEOUT, async () => {
     const res = await client('oa_plain').chat.completions.create({ model: 'gpt-test', messages });

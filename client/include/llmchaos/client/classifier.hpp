@@ -50,6 +50,9 @@ struct Classification {
 };
 
 Classification classify(const Observation& obs);
+// Added: the same into an existing Classification, reusing its string's capacity (hot loops: a
+// gateway, bench/decide). `out` is fully overwritten.
+void classify_into(const Observation& obs, Classification& out);
 
 // The rules, by detail (pinned by tests/client/test_classifier.cpp):
 // - transport: reset before any response byte / connect failed -> transient, commit none; a timeout with

@@ -59,5 +59,8 @@ struct Decision {
 // `inputs` lists what the rules looked at, including why retry / each fallback did not apply
 // ("retry=no(breaker open) fallbacks=[backup:unhealthy]").
 Decision decide(const DecisionInput& in);
+// Added: the same into an existing Decision, reusing its strings' capacity (hot loops: a gateway,
+// bench/decide). `out` is fully overwritten.
+void decide_into(const DecisionInput& in, Decision& out);
 
 }  // namespace llmchaos::client

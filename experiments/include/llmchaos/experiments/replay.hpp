@@ -57,7 +57,9 @@ struct ReplayStats {
 ReplayStats summarize(const PolicyConfig& config, std::span<const RequestOutcome> outcomes);
 
 ReplayStats evaluate(std::span<const TraceRow> trace, const PolicyConfig& config);
-std::vector<ReplayStats> evaluate_all(std::span<const TraceRow> trace, std::span<const PolicyConfig> configs);
+// threads = 0: the cores for a large trace (each configuration is evaluated on one thread), else 1.
+std::vector<ReplayStats> evaluate_all(std::span<const TraceRow> trace, std::span<const PolicyConfig> configs,
+                                      unsigned threads = 0);
 
 // Sorted latencies of the successful requests (for the CDF plots).
 std::vector<double> successful_latencies(std::span<const TraceRow> trace, const PolicyConfig& config);

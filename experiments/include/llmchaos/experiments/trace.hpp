@@ -46,6 +46,7 @@ struct TraceParse {
 struct TraceParseOptions {
   TraceFormat format = TraceFormat::detect;  // detect: '{' first -> JSON lines, else CSV
   std::size_t max_errors = 20;
+  unsigned threads = 0;  // JSON lines over 4 MiB are parsed in chunks on this many threads (0 = the cores)
 };
 
 // Never throws for bad content: every bad line is an error and is left out of `rows`.

@@ -1,0 +1,335 @@
+#include "llmchaos/client/http_transport.hpp"
+
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <chrono>
+#include <future>
+#include <map>
+#include <thread>
+#include <vector>
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <boost/json.hpp>
+#include <fmt/format.h>
+
+#include "llmchaos/client/dialect_codec.hpp"
+#include "llmchaos/client/sse.hpp"
+#include "llmchaos/net/http_call.hpp"
+
+namespace llmchaos::client {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+using tcp = asio::ip::tcp;
+
+namespace {
+
+constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
+
+std::chrono::steady_clock::duration ms(double v) {
+  return std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+      std::chrono::duration<double, std::milli>(std::max(v, 1.0)));
+}
+
+std::string lower(std::string_view s) {
+  std::string out(s);
+  std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return std::tolower(c); });
+  return out;
+}
+
+// A kept-alive connection is only worth reusing if the server has not closed it meanwhile: a
+// non-blocking peek says "would block" exactly when the socket is open and has nothing unread.
+bool still_open(tcp::socket& socket) {
+  beast::error_code ec;
+  socket.non_blocking(true, ec);
+  if (ec) return false;
+  char byte;
+  socket.receive(asio::buffer(&byte, 1), tcp::socket::message_peek, ec);
+  const bool open = ec == asio::error::would_block;
+  socket.non_blocking(false, ec);
+  return open;
+}
+
+void close(beast::tcp_stream& stream) {
+  beast::error_code ignore;
+  stream.socket().shutdown(tcp::socket::shutdown_both, ignore);
+  stream.socket().close(ignore);
+}
+
+}  // namespace
+
+struct HttpTransport::Impl {
+  using Stream = std::unique_ptr<beast::tcp_stream>;
+  using TokenFn = std::function<void(std::string_view)>;
+
+  explicit Impl(HttpTransportOptions o) : options(std::move(o)), thread([this] { ioc.run(); }) {}
+  ~Impl() {
+    asio::post(ioc, [this] { idle.clear(); });
+    work.reset();
+    thread.join();
+  }
+
+  asio::awaitable<AttemptResult> attempt(const AttemptRequest& req, Clock& clock, const TokenFn& on_token);
+  // A connection to host:port, reused when one is idle and still open; nullptr + error when connecting
+  // failed.
+  asio::awaitable<Stream> connect(const net::Url& url, const std::string& key, double timeout_ms, bool& reused,
+                                  std::string& error);
+  void release(const std::string& key, Stream stream) {
+    auto& pool = idle[key];
+    if (pool.size() < options.max_idle_per_host) pool.push_back(std::move(stream));
+  }
+
+  HttpTransportOptions options;
+  asio::io_context ioc;
+  asio::executor_work_guard<asio::io_context::executor_type> work{ioc.get_executor()};
+  std::map<std::string, std::vector<Stream>> idle;  // touched only on the io thread
+  std::atomic<int> connects{0}, reused{0}, stale_dropped{0}, stale_resent{0};
+  std::thread thread;  // last: starts once everything above exists
+};
+
+asio::awaitable<HttpTransport::Impl::Stream> HttpTransport::Impl::connect(const net::Url& url, const std::string& key,
+                                                                          double timeout_ms, bool& was_reused,
+                                                                          std::string& error) {
+  was_reused = false;
+  auto& pool = idle[key];
+  while (!pool.empty()) {
+    Stream s = std::move(pool.back());
+    pool.pop_back();
+    if (still_open(s->socket())) {
+      was_reused = true;
+      ++reused;
+      co_return s;
+    }
+    ++stale_dropped;
+  }
+  tcp::resolver resolver(ioc);
+  auto [rec, endpoints] = co_await resolver.async_resolve(url.host, std::to_string(url.port), use_tuple);
+  if (rec) {
+    error = "resolve " + url.host + ": " + rec.message();
+    co_return nullptr;
+  }
+  auto stream = std::make_unique<beast::tcp_stream>(ioc);
+  stream->expires_after(ms(std::min(options.connect_timeout_ms, timeout_ms)));
+  auto [cec, ep] = co_await stream->async_connect(endpoints, use_tuple);
+  if (cec) {
+    error = fmt::format("connect {}: {}", key, cec == beast::error::timeout ? "timeout" : cec.message());
+    co_return nullptr;
+  }
+  ++connects;
+  beast::error_code ignore;
+  stream->socket().set_option(tcp::no_delay(true), ignore);
+  co_return stream;
+}
+
+asio::awaitable<AttemptResult> HttpTransport::Impl::attempt(const AttemptRequest& req, Clock& clock,
+                                                            const TokenFn& on_token) {
+  AttemptResult r;
+  r.started_ms = clock.now_ms();
+  const std::string where = fmt::format("route {} attempt {}", req.endpoint.route, req.attempt_number);
+  auto fail = [&](TransportEvent ev, const std::string& what) {
+    r.event = ev;
+    r.error = where + ": " + what;
+    r.ended_ms = clock.now_ms();
+  };
+  net::Url url;
+  try {
+    url = net::parse_url(req.endpoint.base_url);
+  } catch (const std::exception& e) {
+    fail(TransportEvent::connect_failed, e.what());
+    co_return r;
+  }
+  const std::string key = fmt::format("{}:{}", url.host, url.port);
+  const DialectCodec& codec = codec_for(req.endpoint.dialect);
+
+  http::request<http::string_body> hreq{http::verb::post, url.path + codec.target(req), 11};
+  hreq.set(http::field::host, key);
+  hreq.set(http::field::user_agent, options.user_agent);
+  hreq.set(http::field::content_type, "application/json");
+  hreq.set(http::field::accept, "application/json");  // as the SDKs, also for streams
+  if (!req.operation_id.empty()) hreq.set("Idempotency-Key", req.operation_id);
+  for (const auto& [name, value] : codec.headers(options.api_key)) hreq.set(name, value);
+  hreq.keep_alive(true);
+  hreq.body() = codec.request_body(req);
+  hreq.prepare_payload();
+  const auto timeout = ms(req.timeout_ms);
+
+  // Send. A kept-alive connection the server closed under us fails the write before the server could
+  // have read the request: that is not an attempt failure, so it is resent once on a new connection.
+  Stream stream;
+  for (int tries = 0; tries < 2; ++tries) {
+    bool was_reused = false;
+    std::string error;
+    stream = co_await connect(url, key, req.timeout_ms, was_reused, error);
+    if (!stream) {
+      fail(TransportEvent::connect_failed, error);
+      co_return r;
+    }
+    stream->expires_after(timeout);
+    auto [wec, written] = co_await http::async_write(*stream, hreq, use_tuple);
+    if (!wec) break;
+    close(*stream);
+    if (was_reused && tries == 0) {
+      ++stale_resent;
+      continue;
+    }
+    fail(TransportEvent::reset_before_response, "write: " + wec.message());
+    co_return r;
+  }
+
+  // The response head: the attempt timeout covers the whole wait for it.
+  beast::flat_buffer buffer;
+  http::response_parser<http::buffer_body> parser;
+  parser.body_limit(options.body_limit);
+  stream->expires_after(timeout);
+  auto [hec, head_bytes] = co_await http::async_read_header(*stream, buffer, parser, use_tuple);
+  if (hec) {
+    close(*stream);
+    const bool some = parser.got_some() || buffer.size() > 0;
+    if (hec == beast::error::timeout)
+      fail(TransportEvent::timeout_no_byte, some ? "timeout inside the response head" : "timeout, no response byte");
+    else
+      fail(TransportEvent::reset_before_response, (some ? "closed inside the response head: " : "no response: ") +
+                                                      hec.message());
+    co_return r;
+  }
+  const auto& head = parser.get();
+  r.status = static_cast<int>(head.result_int());
+  for (const auto& field : head) r.headers.emplace_back(lower(field.name_string()), std::string(field.value()));
+  const std::string content_type = lower(head[http::field::content_type]);
+  const bool sse = r.status / 100 == 2 && req.stream && content_type.rfind("application/json", 0) != 0;
+
+  // The body, read as it comes; every read may wait at most the attempt timeout (an idle gap).
+  Answer answer;
+  SseParser sse_parser;
+  std::vector<SseEvent> events;
+  std::string body;
+  bool stopped = false;  // an error or malformed event ended the stream early
+  beast::error_code body_ec;
+  std::array<char, 16 * 1024> chunk;
+  while (!parser.is_done() && !stopped) {
+    parser.get().body().data = chunk.data();
+    parser.get().body().size = chunk.size();
+    stream->expires_after(timeout);
+    auto [rec, n] = co_await http::async_read_some(*stream, buffer, parser, use_tuple);
+    if (rec == http::error::need_buffer) rec = {};
+    const std::size_t got = chunk.size() - parser.get().body().size;
+    if (got > 0 && !sse) body.append(chunk.data(), got);
+    if (got > 0 && sse) {
+      events.clear();
+      sse_parser.feed(std::string_view(chunk.data(), got), events);
+      for (const auto& ev : events) {
+        ++r.events;
+        EventResult er = codec.on_event(ev, answer);
+        r.terminated = r.terminated || er.end;
+        if (er.kind == EventKind::content) {
+          ++r.content_events;
+          on_token(er.token);
+        } else if (er.kind == EventKind::error || er.kind == EventKind::malformed) {
+          r.event = er.kind == EventKind::error ? TransportEvent::stream_error_event : TransportEvent::malformed_event;
+          r.body = ev.data;
+          stopped = true;
+          break;
+        }
+      }
+    }
+    if (rec) {
+      body_ec = rec;
+      break;
+    }
+  }
+
+  bool reusable = !stopped && !body_ec && parser.is_done() && parser.get().keep_alive() && buffer.size() == 0;
+  if (stopped) {
+    // r.event already says which
+  } else if (body_ec) {
+    // A stream whose end the dialect already announced is complete, whatever happens after.
+    if (!(sse && r.terminated)) {
+      const bool idle = body_ec == beast::error::timeout;
+      fail(idle ? TransportEvent::stream_idle_timeout : TransportEvent::stream_closed,
+           (idle ? "idle longer than the attempt timeout: " : "body cut: ") + body_ec.message());
+      if (!sse && r.status / 100 != 2) r.body = body;
+    }
+  } else if (sse) {
+    if (!r.terminated) r.event = TransportEvent::missing_terminator;
+  } else if (r.status / 100 == 2) {
+    if (!codec.parse_answer(body, answer)) {
+      r.event = TransportEvent::malformed_event;
+      r.body = body;
+      r.error = where + ": the answer is not the dialect's JSON";
+    } else if (!answer.text.empty()) {
+      r.content_events = 1;  // a plain answer becomes visible at once
+      on_token(answer.text);
+    }
+    if (r.event == TransportEvent::none) r.body = std::move(body);
+  } else {
+    r.body = std::move(body);
+  }
+  if (reusable)
+    release(key, std::move(stream));
+  else
+    close(*stream);
+
+  r.text = std::move(answer.text);
+  r.tool_call = answer.tool_call;
+  r.tool_name = std::move(answer.tool_name);
+  r.tool_call_id = std::move(answer.tool_call_id);
+  r.tool_arguments = std::move(answer.tool_arguments);
+  r.finish_reason = std::move(answer.finish_reason);
+  r.model = std::move(answer.model);
+  r.input_tokens = answer.input_tokens;
+  r.output_tokens = answer.output_tokens;
+  r.ended_ms = clock.now_ms();
+  co_return r;
+}
+
+HttpTransport::HttpTransport(HttpTransportOptions options) : impl_(std::make_unique<Impl>(std::move(options))) {}
+
+HttpTransport::~HttpTransport() = default;
+
+AttemptResult HttpTransport::send(const AttemptRequest& req, Clock& clock,
+                                  const std::function<void(std::string_view)>& on_token) {
+  std::promise<AttemptResult> promise;
+  auto future = promise.get_future();
+  // The caller blocks until the coroutine is done, so its references stay valid throughout.
+  asio::co_spawn(impl_->ioc, impl_->attempt(req, clock, on_token),
+                 [&promise](std::exception_ptr e, AttemptResult r) {
+                   if (e)
+                     promise.set_exception(e);
+                   else
+                     promise.set_value(std::move(r));
+                 });
+  return future.get();
+}
+
+bool HttpTransport::side_effect(const Endpoint& endpoint, const std::string& operation_id, const std::string& tool) {
+  try {
+    auto url = net::parse_url(endpoint.base_url);
+    net::HttpCall call;
+    call.host = url.host;
+    call.port = url.port;
+    call.method = "POST";
+    call.target = url.path + "/__llmchaos/side_effect";
+    call.body = boost::json::serialize(boost::json::object{{"operation_id", operation_id}, {"tool", tool}});
+    call.headers = {{"content-type", "application/json"}, {"idempotency-key", operation_id}};
+    call.timeout_ms = impl_->options.side_effect_timeout_ms;
+    return net::http_call(call).status / 100 == 2;
+  } catch (const std::exception&) {
+    return false;  // the executor treats it as a side effect of unknown outcome
+  }
+}
+
+HttpTransportStats HttpTransport::stats() const {
+  return {impl_->connects.load(), impl_->reused.load(), impl_->stale_dropped.load(), impl_->stale_resent.load()};
+}
+
+}  // namespace llmchaos::client
