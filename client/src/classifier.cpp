@@ -19,7 +19,7 @@ namespace {
 // dialects' error bodies are small and their decisive fields (type, code, status, message, reason,
 // quotaId, retryDelay) have distinct keys, so "any field named K" is all the classifier needs.
 // Values are views into the body with escapes left as they are; non-JSON bodies give no fields.
-// Wording checks search a lower-cased copy of the message fields, made once per body.
+// Wording checks search a lower-cased copy of the message fields, made on first use.
 
 char lower(char c) { return static_cast<char>(c | ((static_cast<unsigned char>(c - 'A') < 26) << 5)); }
 

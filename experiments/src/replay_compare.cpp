@@ -15,7 +15,7 @@ LiveAgreement compare_live(std::span<const TraceRow> trace, std::span<const Poli
   LiveAgreement out;
   out.tolerance = fmt::format(
       "per request: same outcome and extra calls, latency within {:.3f} s + 2%; requests whose primary_1 latency "
-      "is within {:.3f} s of T are not compared",
+      "is within {:.3f} s of T are not compared; the mock's ledger holds one attempt per request plus the extra calls",
       guard, guard);
   std::size_t count = 0;
   auto note = [&](std::string message) {
@@ -47,6 +47,12 @@ LiveAgreement compare_live(std::span<const TraceRow> trace, std::span<const Poli
       }
     }
   }
+  std::size_t expected_attempts = 0;
+  for (const auto& per_config : live.outcomes)
+    for (const auto& o : per_config) expected_attempts += 1 + static_cast<std::size_t>(o.extra_calls);
+  if (live.mock_attempts != expected_attempts)
+    note(fmt::format("the mock saw {} attempts, the client reports {} (one per request plus extra calls)",
+                     live.mock_attempts, expected_attempts));
   if (count > max_messages) out.disagreements.push_back(fmt::format("... and {} more", count - max_messages));
   return out;
 }

@@ -1,4 +1,8 @@
 // The one table of report formats, and the atomic file writer they share.
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -6,10 +10,6 @@
 #include <sstream>
 #include <stdexcept>
 #include <system_error>
-
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "llmchaos/reports/reports.hpp"
 #include "writers.hpp"
@@ -30,7 +30,9 @@ constexpr Format format_table[] = {
 
 }  // namespace
 
-std::span<const Format> formats() { return format_table; }
+std::span<const Format> formats() {
+  return format_table;
+}
 
 const Format* find_format(std::string_view name) {
   for (const auto& f : format_table)

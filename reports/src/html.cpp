@@ -1,11 +1,11 @@
 // HTML: one self-contained page (inline CSS, inline SVG, a few lines of inline script for the filter;
 // nothing fetched): run facts, the metric split, the action matrix, and a timeline per case.
+#include <fmt/format.h>
+
 #include <map>
 #include <optional>
 #include <ostream>
 #include <set>
-
-#include <fmt/format.h>
 
 #include "html_timeline.hpp"
 #include "text.hpp"
@@ -17,7 +17,9 @@ namespace {
 using harness::CaseResult;
 using harness::Verdict;
 
-std::string h(std::string_view s) { return markup_escape(s, true); }
+std::string h(std::string_view s) {
+  return markup_escape(s, true);
+}
 
 constexpr std::string_view style = R"css(
 :root{--fg:#1f2328;--muted:#59636e;--line:#d1d9e0;--soft:#f6f8fa;
@@ -138,7 +140,9 @@ document.querySelectorAll('.filters button').forEach(function (b) {
 });
 )js";
 
-std::string action_chip(Action a) { return "<span class=\"act\">" + h(to_string(a)) + "</span>"; }
+std::string action_chip(Action a) {
+  return "<span class=\"act\">" + h(to_string(a)) + "</span>";
+}
 
 int attempts_of(const CaseResult& c) {
   int n = 0;
@@ -163,8 +167,9 @@ void write_summary(std::ostream& out, const harness::RunResult& run) {
   out << "<span>took <b>" << h(format_ms(run.duration_ms)) << "</b></span>";
   out << "<span>llmchaos <b>" << h(run.tool_version) << "</b></span></p>\n";
   const auto tile = [&](std::string_view cls, std::size_t n, std::string_view label) {
-    out << fmt::format("<div class=\"tile {}{}\"><span class=\"n\">{}</span><span class=\"l\">{}</span></div>", cls,
-                       n == 0 && !cls.empty() ? " zero" : "", n, label);
+    out << fmt::format(
+        "<div class=\"tile {}{}\"><span class=\"n\">{}</span><span class=\"l\">{}</span></div>", cls,
+        n == 0 && !cls.empty() ? " zero" : "", n, label);
   };
   out << "<div class=\"tiles\">";
   tile("", run.cases.size(), "cases");
@@ -188,24 +193,29 @@ void write_split(std::ostream& out, const harness::RunResult& run) {
                          100.0 * count(o) / total, name, outcome_label(o), count(o));
   out << "</div>\n<div class=\"split\">";
   for (const auto& [o, name] : enum_names<Outcome>::table)
-    out << fmt::format("<div style=\"border-top-color:var(--{})\"><span class=\"n\">{}</span><span class=\"p\">{}</span>"
-                       "<span class=\"l\">{}</span></div>",
-                       name, count(o), h(percent(count(o), total)), outcome_label(o));
-  out << "</div>\n<p class=\"note\">Each outcome is counted apart: recoveries, degraded and queued answers are "
+    out << fmt::format(
+        "<div style=\"border-top-color:var(--{})\"><span class=\"n\">{}</span><span class=\"p\">{}</span>"
+        "<span class=\"l\">{}</span></div>",
+        name, count(o), h(percent(count(o), total)), outcome_label(o));
+  out << "</div>\n<p class=\"note\">Each outcome is counted apart: recoveries, degraded and queued answers "
+         "are "
          "never folded into one success rate.</p>\n";
 }
 
 void write_baseline(std::ostream& out, const harness::RunResult& run) {
   if (run.baseline.empty() && run.baseline_changes.empty()) return;
   out << fmt::format("<h2>Action changes vs baseline ({})</h2>\n", run.baseline_changes.size());
-  if (!run.baseline.empty()) out << "<p class=\"muted\">Compared with <code>" << h(run.baseline) << "</code>.</p>\n";
+  if (!run.baseline.empty())
+    out << "<p class=\"muted\">Compared with <code>" << h(run.baseline) << "</code>.</p>\n";
   if (run.baseline_changes.empty()) {
     out << "<p>No case changed its action.</p>\n";
     return;
   }
-  out << "<table class=\"matrix\"><thead><tr><th>case</th><th>before</th><th>after</th></tr></thead><tbody>\n";
+  out << "<table "
+         "class=\"matrix\"><thead><tr><th>case</th><th>before</th><th>after</th></tr></thead><tbody>\n";
   for (const auto& ch : run.baseline_changes)
-    out << "<tr><td>" << h(ch.case_name) << "</td><td><span class=\"act\">" << h(actions_text(ch.before_all, ch.before))
+    out << "<tr><td>" << h(ch.case_name) << "</td><td><span class=\"act\">"
+        << h(actions_text(ch.before_all, ch.before))
         << "</span></td><td class=\"changed\"><span class=\"act\">" << h(actions_text(ch.after_all, ch.after))
         << "</span></td></tr>\n";
   out << "</tbody></table>\n";
@@ -219,24 +229,24 @@ void write_matrix_row(std::ostream& out, const CaseResult& c, std::size_t i) {
   if (c.verdict == Verdict::unknown)
     out << "<td class=\"unk\">" << h(verdict_summary(c)) << "</td>";
   else
-    out << "<td class=\"" << (c.observed == c.expected ? "match" : "mismatch") << "\">" << action_chip(c.observed)
-        << "</td>";
+    out << "<td class=\"" << (c.observed == c.expected ? "match" : "mismatch") << "\">"
+        << action_chip(c.observed) << "</td>";
   out << "<td>";
   for (const auto& p : c.points) {
     const bool bad = (p.expected != Action::none && p.from_log != p.expected) || p.from_log != p.from_ledger;
     std::string title = fmt::format("point {}: expected {} · from the log {} · from the ledger {}", p.point,
                                     to_string(p.expected), to_string(p.from_log), to_string(p.from_ledger));
     if (!p.rule.empty()) title += " · " + p.rule;
-    out << "<span class=\"chip " << (bad ? "bad" : "ok") << "\" title=\"" << h(title) << "\">" << p.point << " "
-        << h(to_string(p.from_log));
+    out << "<span class=\"chip " << (bad ? "bad" : "ok") << "\" title=\"" << h(title) << "\">" << p.point
+        << " " << h(to_string(p.from_log));
     if (p.from_log != p.from_ledger) out << " / ledger " << h(to_string(p.from_ledger));
     out << "</span>";
   }
   if (c.points.empty()) out << "<span class=\"muted\">none</span>";
   out << "</td><td>";
   if (c.observed_outcome)
-    out << "<span class=\"o o-" << to_string(*c.observed_outcome) << "\">" << outcome_label(*c.observed_outcome)
-        << "</span>";
+    out << "<span class=\"o o-" << to_string(*c.observed_outcome) << "\">"
+        << outcome_label(*c.observed_outcome) << "</span>";
   else
     out << "<span class=\"muted\">-</span>";
   if (c.expected_outcome && c.expected_outcome != c.observed_outcome)
@@ -260,7 +270,8 @@ void write_confusion(std::ostream& out, const harness::RunResult& run) {
     }
   }
   if (used.empty()) return;
-  out << "<h3 style=\"margin-top:22px\">Expected vs observed action</h3>\n<table class=\"confusion\"><thead><tr>"
+  out << "<h3 style=\"margin-top:22px\">Expected vs observed action</h3>\n<table "
+         "class=\"confusion\"><thead><tr>"
          "<th class=\"rowh\">expected \\ observed</th>";
   for (Action a : used) out << "<th>" << h(to_string(a)) << "</th>";
   if (!unknown.empty()) out << "<th>unknown</th>";
@@ -287,7 +298,8 @@ void write_matrix(std::ostream& out, const harness::RunResult& run) {
   out << fmt::format("<button data-show=\"unknown\">Unknown {}</button>", run.unknown());
   out << fmt::format("<button data-show=\"pass\">Passed {}</button>", run.passed());
   out << "</div>\n<table class=\"matrix\"><thead><tr><th>case</th><th>expected</th><th>observed</th>"
-         "<th>failure points (log / ledger)</th><th>outcome</th><th class=\"num\">attempts</th><th>verdict</th>"
+         "<th>failure points (log / ledger)</th><th>outcome</th><th "
+         "class=\"num\">attempts</th><th>verdict</th>"
          "</tr></thead><tbody>\n";
   for (std::size_t i = 0; i < run.cases.size(); ++i) write_matrix_row(out, run.cases[i], i);
   out << "</tbody></table>\n";
@@ -301,7 +313,8 @@ void write_legend(std::ostream& out) {
     out << "<span><i style=\"background:var(--a-" << attempt_class_name(k) << ")\"></i>"
         << h(attempt_class_label(k)) << "</span>";
   }
-  out << "<span><i style=\"background:#fff;border:1.6px solid #1f2328\"></i>outlined: committed before it failed</span>";
+  out << "<span><i style=\"background:#fff;border:1.6px solid #1f2328\"></i>outlined: committed before it "
+         "failed</span>";
   for (const auto& [a, name] : enum_names<Action>::table)
     if (a != Action::none)
       out << "<span><i class=\"mk\" style=\"background:var(--x-" << name << ")\"></i>" << name << "</span>";
@@ -309,13 +322,14 @@ void write_legend(std::ostream& out) {
 }
 
 void write_case_tables(std::ostream& out, const CaseResult& c) {
-  out << "<details" << (c.verdict == Verdict::pass ? "" : " open") << "><summary>Checks, failure points, requests and "
+  out << "<details" << (c.verdict == Verdict::pass ? "" : " open")
+      << "><summary>Checks, failure points, requests and "
       << "the mock's ledger</summary>\n";
   if (!c.checks.empty()) {
     out << "<table><thead><tr><th>check</th><th>result</th><th>detail</th></tr></thead><tbody>\n";
     for (const auto& ch : c.checks)
-      out << "<tr><td class=\"mono\">" << h(ch.name) << "</td><td class=\"" << (ch.ok ? "okc\">ok" : "badc\">failed")
-          << "</td><td>" << h(ch.message) << "</td></tr>\n";
+      out << "<tr><td class=\"mono\">" << h(ch.name) << "</td><td class=\""
+          << (ch.ok ? "okc\">ok" : "badc\">failed") << "</td><td>" << h(ch.message) << "</td></tr>\n";
     out << "</tbody></table>\n";
   }
   if (!c.points.empty()) {
@@ -323,22 +337,25 @@ void write_case_tables(std::ostream& out, const CaseResult& c) {
            "<th>rule</th></tr></thead><tbody>\n";
     for (const auto& p : c.points)
       out << "<tr><td>" << p.point << "</td><td>" << h(to_string(p.expected)) << "</td><td>"
-          << h(to_string(p.from_log)) << "</td><td>" << h(to_string(p.from_ledger)) << "</td><td>" << h(p.rule)
-          << "</td></tr>\n";
+          << h(to_string(p.from_log)) << "</td><td>" << h(to_string(p.from_ledger)) << "</td><td>"
+          << h(p.rule) << "</td></tr>\n";
     out << "</tbody></table>\n";
   }
   if (!c.logs.empty() || c.alive_log) {
-    out << "<table><thead><tr><th>request</th><th>operation</th><th class=\"num\">started</th><th>outcome</th>"
-           "<th>answered by</th><th>model</th><th class=\"num\">tokens in/out</th><th class=\"num\">elapsed</th>"
+    out << "<table><thead><tr><th>request</th><th>operation</th><th "
+           "class=\"num\">started</th><th>outcome</th>"
+           "<th>answered by</th><th>model</th><th class=\"num\">tokens in/out</th><th "
+           "class=\"num\">elapsed</th>"
            "<th class=\"num\">extra cost</th></tr></thead><tbody>\n";
-    const auto row = [&](const client::DecisionLog& log, const std::string& label, std::optional<double> started) {
-      out << "<tr><td>" << h(label) << "</td><td class=\"mono\">" << h(log.operation_id) << "</td><td class=\"num\">"
-          << (started ? "+" + h(format_ms(*started)) : "") << "</td><td><span class=\"o o-" << to_string(log.outcome)
-          << "\">" << outcome_label(log.outcome) << "</span></td><td>"
-          << (log.answered ? h(log.route) : "<span class=\"muted\">no answer</span>") << "</td><td>" << h(log.model)
-          << "</td><td class=\"num\">" << log.input_tokens << " / " << log.output_tokens << "</td><td class=\"num\">"
-          << h(format_ms(log.elapsed_ms)) << "</td><td class=\"num\">" << fmt::format("${:.4f}", log.extra_cost_usd)
-          << "</td></tr>\n";
+    const auto row = [&](const client::DecisionLog& log, const std::string& label,
+                         std::optional<double> started) {
+      out << "<tr><td>" << h(label) << "</td><td class=\"mono\">" << h(log.operation_id)
+          << "</td><td class=\"num\">" << (started ? "+" + h(format_ms(*started)) : "")
+          << "</td><td><span class=\"o o-" << to_string(log.outcome) << "\">" << outcome_label(log.outcome)
+          << "</span></td><td>" << (log.answered ? h(log.route) : "<span class=\"muted\">no answer</span>")
+          << "</td><td>" << h(log.model) << "</td><td class=\"num\">" << log.input_tokens << " / "
+          << log.output_tokens << "</td><td class=\"num\">" << h(format_ms(log.elapsed_ms))
+          << "</td><td class=\"num\">" << fmt::format("${:.4f}", log.extra_cost_usd) << "</td></tr>\n";
     };
     for (std::size_t k = 0; k < c.logs.size(); ++k)
       row(c.logs[k], request_label(c, k),
@@ -347,24 +364,27 @@ void write_case_tables(std::ostream& out, const CaseResult& c) {
     out << "</tbody></table>\n";
   }
   if (!c.ledger.empty()) {
-    out << "<table><thead><tr><th>seq</th><th>route</th><th>dialect</th><th>fault</th><th class=\"num\">status</th>"
+    out << "<table><thead><tr><th>seq</th><th>route</th><th>dialect</th><th>fault</th><th "
+           "class=\"num\">status</th>"
            "<th>ended</th><th class=\"num\">received</th><th class=\"num\">finished</th><th>committed</th>"
            "</tr></thead><tbody>\n";
     for (const auto& e : c.ledger)
       out << "<tr><td>" << e.seq << "</td><td>" << h(e.route) << "#" << e.attempt << "</td><td>"
-          << to_string(e.dialect) << "</td><td class=\"mono\">" << to_string(e.fault) << "</td><td class=\"num\">"
-          << e.status << "</td><td>" << (e.finished ? to_string(e.outcome) : "still open") << "</td><td class=\"num\">"
+          << to_string(e.dialect) << "</td><td class=\"mono\">" << to_string(e.fault)
+          << "</td><td class=\"num\">" << e.status << "</td><td>"
+          << (e.finished ? to_string(e.outcome) : "still open") << "</td><td class=\"num\">"
           << h(format_ms(e.received_at_ms)) << "</td><td class=\"num\">"
           << (e.finished ? h(format_ms(e.finished_at_ms)) : "unfinished") << "</td><td>"
           << (e.committed ? "yes" : "") << "</td></tr>\n";
     out << "</tbody></table>\n";
   }
   if (!c.side_effects.empty()) {
-    out << "<table><thead><tr><th>side effect</th><th>operation</th><th>tool</th><th class=\"num\">at</th></tr>"
+    out << "<table><thead><tr><th>side effect</th><th>operation</th><th>tool</th><th "
+           "class=\"num\">at</th></tr>"
            "</thead><tbody>\n";
     for (const auto& s : c.side_effects)
-      out << "<tr><td>" << s.seq << "</td><td class=\"mono\">" << h(s.operation_id) << "</td><td>" << h(s.tool)
-          << "</td><td class=\"num\">" << h(format_ms(s.received_at_ms)) << "</td></tr>\n";
+      out << "<tr><td>" << s.seq << "</td><td class=\"mono\">" << h(s.operation_id) << "</td><td>"
+          << h(s.tool) << "</td><td class=\"num\">" << h(format_ms(s.received_at_ms)) << "</td></tr>\n";
     out << "</tbody></table>\n";
   }
   if (!c.driver_output.empty()) out << "<pre>" << h(c.driver_output) << "</pre>\n";
@@ -373,7 +393,8 @@ void write_case_tables(std::ostream& out, const CaseResult& c) {
 
 void write_case(std::ostream& out, const CaseResult& c, std::size_t i) {
   const auto verdict = to_string(c.verdict);
-  out << "<article class=\"case " << verdict << "\" id=\"case-" << i << "\" data-verdict=\"" << verdict << "\">\n";
+  out << "<article class=\"case " << verdict << "\" id=\"case-" << i << "\" data-verdict=\"" << verdict
+      << "\">\n";
   out << "<header><span class=\"badge " << verdict << "\">" << verdict << "</span><h3>" << h(c.name)
       << "</h3><span class=\"where\">" << h(c.file);
   if (!c.policy_name.empty()) out << " · policy " << h(c.policy_name);
@@ -382,7 +403,8 @@ void write_case(std::ostream& out, const CaseResult& c, std::size_t i) {
   out << " · " << h(format_ms(c.wall_ms)) << "</span></header>\n";
   if (!c.description.empty()) out << "<p class=\"desc\">" << h(c.description) << "</p>\n";
   out << "<p class=\"summary\">" << h(verdict_summary(c));
-  if (c.verdict == Verdict::unknown && c.deadline_ms > 0) out << " (deadline " << h(format_ms(c.deadline_ms)) << ")";
+  if (c.verdict == Verdict::unknown && c.deadline_ms > 0)
+    out << " (deadline " << h(format_ms(c.deadline_ms)) << ")";
   out << "</p>\n";
   if (const auto failed = failed_checks(c); !failed.empty()) {
     out << "<ul class=\"failed\">";

@@ -1,10 +1,10 @@
 #include "html_timeline.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <map>
-
-#include <fmt/format.h>
 
 #include "text.hpp"
 
@@ -60,8 +60,12 @@ AttemptClass classify_attempt(const client::AttemptRecord& a) {
   if (a.owner == Owner::none) return AttemptClass::ok;
   if (a.owner == Owner::unknown || a.commit == CommitState::unknown) return AttemptClass::unknown;
   switch (a.owner) {
-    case Owner::transient: case Owner::rate: case Owner::quota: return AttemptClass::retryable;
-    default: return AttemptClass::fatal;
+    case Owner::transient:
+    case Owner::rate:
+    case Owner::quota:
+      return AttemptClass::retryable;
+    default:
+      return AttemptClass::fatal;
   }
 }
 
@@ -82,12 +86,13 @@ Drawing from_logs(const harness::CaseResult& c) {
     const client::AttemptRecord* previous = nullptr;
     for (const auto& a : log.attempts) {
       const std::size_t row = row_for(a.route);
-      std::string title = fmt::format("attempt {} ({}) · {}#{} · {} – {} · status {} · {}", a.index,
-                                      attempt_kind_name(a.kind), a.route, a.route_attempt, format_ms(a.start_ms),
-                                      format_ms(a.end_ms), a.status,
-                                      a.owner == Owner::none ? "ok" : "owner " + std::string(to_string(a.owner)));
+      std::string title = fmt::format(
+          "attempt {} ({}) · {}#{} · {} – {} · status {} · {}", a.index, attempt_kind_name(a.kind), a.route,
+          a.route_attempt, format_ms(a.start_ms), format_ms(a.end_ms), a.status,
+          a.owner == Owner::none ? "ok" : "owner " + std::string(to_string(a.owner)));
       if (a.commit != CommitState::none) title += " · commit " + std::string(to_string(a.commit));
-      if (a.event != client::TransportEvent::none) title += " · " + std::string(transport_event_name(a.event));
+      if (a.event != client::TransportEvent::none)
+        title += " · " + std::string(transport_event_name(a.event));
       if (!a.reason.empty()) title += " · " + a.reason;
       d.bars.push_back(Bar{row, a.start_ms, a.end_ms, classify_attempt(a),
                            a.owner != Owner::none && a.commit == CommitState::committed, title,
@@ -106,8 +111,8 @@ Drawing from_logs(const harness::CaseResult& c) {
                                  : std::pair{row_for(fp.route.empty() ? c.logs[k].route : fp.route), 0.0};
       std::string text(to_string(fp.action));
       if (fp.action == Action::fallback && !fp.next_route.empty()) text += " → " + fp.next_route;
-      std::string title = fmt::format("point {}: {} · rule {}: {}", fp.point, to_string(fp.action), fp.rule,
-                                      fp.rule_text);
+      std::string title =
+          fmt::format("point {}: {} · rule {}: {}", fp.point, to_string(fp.action), fp.rule, fp.rule_text);
       if (fp.attempt < 0) title += " · no attempt sent on " + fp.route;
       if (fp.wait_ms > 0) title += " · wait " + format_ms(fp.wait_ms);
       d.markers.push_back(Marker{row, at, fp.point, fp.action, text, title});
@@ -130,14 +135,17 @@ Drawing from_ledger(const harness::CaseResult& c) {
   for (const auto& e : c.ledger) {
     const std::size_t row = row_of(d.rows, e.route);
     const bool unfinished = !e.finished || e.status == 0 || e.outcome == AttemptOutcome::held_then_closed;
-    const bool ok = !unfinished && e.status >= 200 && e.status < 300 && e.outcome == AttemptOutcome::completed;
+    const bool ok =
+        !unfinished && e.status >= 200 && e.status < 300 && e.outcome == AttemptOutcome::completed;
     const double end = e.finished ? std::max(e.finished_at_ms, e.received_at_ms) : d.extent;
-    std::string title = fmt::format("seq {} · {}#{} · {} · status {} · {} · {} – {}", e.seq, e.route, e.attempt,
-                                    to_string(e.fault), e.status, to_string(e.outcome),
+    std::string title = fmt::format("seq {} · {}#{} · {} · status {} · {} · {} – {}", e.seq, e.route,
+                                    e.attempt, to_string(e.fault), e.status, to_string(e.outcome),
                                     format_ms(e.received_at_ms), e.finished ? format_ms(end) : "unfinished");
     if (e.committed) title += " · committed";
     d.bars.push_back(Bar{row, e.received_at_ms, end,
-                         unfinished ? AttemptClass::unknown : ok ? AttemptClass::ok : AttemptClass::failed,
+                         unfinished ? AttemptClass::unknown
+                         : ok       ? AttemptClass::ok
+                                    : AttemptClass::failed,
                          e.committed && !ok, title, ""});
   }
   return d;
@@ -177,31 +185,33 @@ std::string render(const Drawing& d) {
   const auto row_top = [&](std::size_t r) { return top_pad + static_cast<double>(r) * row_h; };
 
   for (std::size_t r = 0; r < d.rows.size(); ++r) {
-    svg += fmt::format("<rect class=\"row{}\" x=\"0\" y=\"{}\" width=\"{}\" height=\"{}\"/>", r % 2 ? " odd" : "",
-                       row_top(r), width, row_h);
-    svg += fmt::format("<text class=\"row-label\" x=\"{}\" y=\"{:.1f}\"><title>{}</title>{}</text>\n", label_w - 10,
-                       row_top(r) + 27, markup_escape(d.rows[r]), markup_escape(truncate(d.rows[r], 26)));
+    svg += fmt::format("<rect class=\"row{}\" x=\"0\" y=\"{}\" width=\"{}\" height=\"{}\"/>",
+                       r % 2 ? " odd" : "", row_top(r), width, row_h);
+    svg += fmt::format("<text class=\"row-label\" x=\"{}\" y=\"{:.1f}\"><title>{}</title>{}</text>\n",
+                       label_w - 10, row_top(r) + 27, markup_escape(d.rows[r]),
+                       markup_escape(truncate(d.rows[r], 26)));
   }
   const double step = nice_step(d.extent);
   for (double t = 0; t <= d.extent * 1.0001; t += step) {
     const double x = x_of(t);
-    svg += fmt::format("<line class=\"grid\" x1=\"{0:.1f}\" y1=\"{1}\" x2=\"{0:.1f}\" y2=\"{2}\"/>", x, top_pad,
-                       top_pad + rows_h + 4);
+    svg += fmt::format("<line class=\"grid\" x1=\"{0:.1f}\" y1=\"{1}\" x2=\"{0:.1f}\" y2=\"{2}\"/>", x,
+                       top_pad, top_pad + rows_h + 4);
     svg += fmt::format("<text class=\"tick\" x=\"{:.1f}\" y=\"{}\">{}</text>\n", x, top_pad + rows_h + 18,
                        markup_escape(tick_label(t, d.extent)));
   }
   for (const auto& l : d.links)
-    svg += fmt::format("<line class=\"wait\" x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\"/>\n", x_of(l.from),
-                       row_top(l.from_row) + 23, x_of(l.to), row_top(l.to_row) + 23);
+    svg += fmt::format("<line class=\"wait\" x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\"/>\n",
+                       x_of(l.from), row_top(l.from_row) + 23, x_of(l.to), row_top(l.to_row) + 23);
   for (const auto& b : d.bars) {
     const double x = x_of(b.start), w = std::max(3.0, x_of(b.end) - x);
-    svg += fmt::format("<rect class=\"bar a-{}{}\" x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"14\" rx=\"2\">"
-                       "<title>{}</title></rect>",
-                       attempt_class_name(b.cls), b.committed ? " committed" : "", x, row_top(b.row) + 16, w,
-                       markup_escape(b.title));
+    svg += fmt::format(
+        "<rect class=\"bar a-{}{}\" x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"14\" rx=\"2\">"
+        "<title>{}</title></rect>",
+        attempt_class_name(b.cls), b.committed ? " committed" : "", x, row_top(b.row) + 16, w,
+        markup_escape(b.title));
     if (!b.label.empty() && w >= char_w * static_cast<double>(b.label.size()) + 8)
-      svg += fmt::format("<text class=\"bar-label\" x=\"{:.1f}\" y=\"{:.1f}\">{}</text>", x + 4, row_top(b.row) + 26.5,
-                         markup_escape(b.label));
+      svg += fmt::format("<text class=\"bar-label\" x=\"{:.1f}\" y=\"{:.1f}\">{}</text>", x + 4,
+                         row_top(b.row) + 26.5, markup_escape(b.label));
     svg += '\n';
   }
   // Markers last so they sit on top; a label is drawn only where it fits before the next marker.
@@ -211,7 +221,8 @@ std::string render(const Drawing& d) {
   // Points at the same spot (a point with no attempt of its own) are set side by side.
   std::vector<double> xs;
   for (std::size_t i = 0; i < markers.size(); ++i) {
-    const bool crowded = i > 0 && markers[i - 1].row == markers[i].row && x_of(markers[i].at) - xs.back() < 16;
+    const bool crowded =
+        i > 0 && markers[i - 1].row == markers[i].row && x_of(markers[i].at) - xs.back() < 16;
     xs.push_back(crowded ? xs.back() + 16 : x_of(markers[i].at));
   }
   for (std::size_t i = 0; i < markers.size(); ++i) {
@@ -222,10 +233,13 @@ std::string render(const Drawing& d) {
     const bool fits = last_in_row ? x + label_w_needed <= width - 4 : xs[i + 1] - x >= label_w_needed;
     const auto action = to_string(m.action);
     svg += fmt::format("<g class=\"mark x-{}\"><title>{}</title>", action, markup_escape(m.title));
-    svg += fmt::format("<line x1=\"{0:.1f}\" y1=\"{1:.1f}\" x2=\"{0:.1f}\" y2=\"{2:.1f}\"/>", x, y + 8, y + 32);
+    svg +=
+        fmt::format("<line x1=\"{0:.1f}\" y1=\"{1:.1f}\" x2=\"{0:.1f}\" y2=\"{2:.1f}\"/>", x, y + 8, y + 32);
     svg += fmt::format("<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"7\"/>", x, y + 8);
     svg += fmt::format("<text class=\"num\" x=\"{:.1f}\" y=\"{:.1f}\">{}</text>", x, y + 11.2, m.point);
-    if (fits) svg += fmt::format("<text class=\"act\" x=\"{:.1f}\" y=\"{:.1f}\">{}</text>", x + 10, y + 12, markup_escape(m.text));
+    if (fits)
+      svg += fmt::format("<text class=\"act\" x=\"{:.1f}\" y=\"{:.1f}\">{}</text>", x + 10, y + 12,
+                         markup_escape(m.text));
     svg += "</g>\n";
   }
   for (const auto& e : d.ends)
@@ -239,22 +253,32 @@ std::string render(const Drawing& d) {
 
 std::string_view attempt_class_name(AttemptClass k) {
   switch (k) {
-    case AttemptClass::ok: return "ok";
-    case AttemptClass::retryable: return "retryable";
-    case AttemptClass::fatal: return "fatal";
-    case AttemptClass::unknown: return "unknown";
-    case AttemptClass::failed: return "failed";
+    case AttemptClass::ok:
+      return "ok";
+    case AttemptClass::retryable:
+      return "retryable";
+    case AttemptClass::fatal:
+      return "fatal";
+    case AttemptClass::unknown:
+      return "unknown";
+    case AttemptClass::failed:
+      return "failed";
   }
   return "?";
 }
 
 std::string_view attempt_class_label(AttemptClass k) {
   switch (k) {
-    case AttemptClass::ok: return "answered";
-    case AttemptClass::retryable: return "failed: transient / rate / quota";
-    case AttemptClass::fatal: return "failed: request / auth / policy / contract";
-    case AttemptClass::unknown: return "unknown result (commit state unknown, or never answered)";
-    case AttemptClass::failed: return "failed (mock's view only)";
+    case AttemptClass::ok:
+      return "answered";
+    case AttemptClass::retryable:
+      return "failed: transient / rate / quota";
+    case AttemptClass::fatal:
+      return "failed: request / auth / policy / contract";
+    case AttemptClass::unknown:
+      return "unknown result (commit state unknown, or never answered)";
+    case AttemptClass::failed:
+      return "failed (mock's view only)";
   }
   return "?";
 }

@@ -1,12 +1,13 @@
 // JSON: everything the run produced, for tools. Keys keep the order written here (Boost.JSON objects
 // preserve insertion order), and the printer indents, so two reports diff line by line.
-#include <ostream>
+#include "llmchaos/reports/json.hpp"
 
-#include <boost/json.hpp>
 #include <fmt/format.h>
 
+#include <boost/json.hpp>
+#include <ostream>
+
 #include "llmchaos/core/ledger_json.hpp"
-#include "llmchaos/reports/json.hpp"
 #include "text.hpp"
 #include "writers.hpp"
 
@@ -17,7 +18,8 @@ namespace {
 
 using harness::CaseResult;
 
-template <class E> json::value name_or_null(const std::optional<E>& v) {
+template <class E>
+json::value name_or_null(const std::optional<E>& v) {
   return v ? json::value(to_string(*v)) : json::value(nullptr);
 }
 
@@ -39,9 +41,11 @@ json::value attempt_json(const client::AttemptRecord& a) {
 }
 
 json::value failure_json(const client::FailurePoint& f) {
-  return json::object{{"point", f.point},         {"attempt", f.attempt},     {"route", f.route},
-                      {"action", to_string(f.action)}, {"rule", f.rule},      {"rule_text", f.rule_text},
-                      {"inputs", f.inputs},       {"next_route", f.next_route}, {"wait_ms", f.wait_ms}};
+  return json::object{{"point", f.point},    {"attempt", f.attempt},
+                      {"route", f.route},    {"action", to_string(f.action)},
+                      {"rule", f.rule},      {"rule_text", f.rule_text},
+                      {"inputs", f.inputs},  {"next_route", f.next_route},
+                      {"wait_ms", f.wait_ms}};
 }
 
 // Journal lines are JSON themselves; a line that does not parse is kept whole under "unparsed".
@@ -109,11 +113,21 @@ void print_string(std::ostream& out, std::string_view raw) {
   for (char ch : s) {
     const auto c = static_cast<unsigned char>(ch);
     switch (c) {
-      case '"': out << "\\\""; break;
-      case '\\': out << "\\\\"; break;
-      case '\n': out << "\\n"; break;
-      case '\r': out << "\\r"; break;
-      case '\t': out << "\\t"; break;
+      case '"':
+        out << "\\\"";
+        break;
+      case '\\':
+        out << "\\\\";
+        break;
+      case '\n':
+        out << "\\n";
+        break;
+      case '\r':
+        out << "\\r";
+        break;
+      case '\t':
+        out << "\\t";
+        break;
       default:
         if (c < 0x20)
           out << fmt::format("\\u{:04x}", c);
@@ -127,12 +141,24 @@ void print_string(std::ostream& out, std::string_view raw) {
 void print(std::ostream& out, const json::value& v, int depth) {
   const std::string pad(2 * (depth + 1), ' '), end_pad(2 * depth, ' ');
   switch (v.kind()) {
-    case json::kind::null: out << "null"; break;
-    case json::kind::bool_: out << (v.get_bool() ? "true" : "false"); break;
-    case json::kind::int64: out << v.get_int64(); break;
-    case json::kind::uint64: out << v.get_uint64(); break;
-    case json::kind::double_: out << detail::format_number(v.get_double()); break;
-    case json::kind::string: print_string(out, v.get_string()); break;
+    case json::kind::null:
+      out << "null";
+      break;
+    case json::kind::bool_:
+      out << (v.get_bool() ? "true" : "false");
+      break;
+    case json::kind::int64:
+      out << v.get_int64();
+      break;
+    case json::kind::uint64:
+      out << v.get_uint64();
+      break;
+    case json::kind::double_:
+      out << detail::format_number(v.get_double());
+      break;
+    case json::kind::string:
+      print_string(out, v.get_string());
+      break;
     case json::kind::array: {
       const auto& a = v.get_array();
       if (a.empty()) {
@@ -221,11 +247,10 @@ json::value to_json_value(const harness::RunResult& run) {
                       {"time_scale", run.time_scale},
                       {"started_at", run.started_at},
                       {"duration_ms", run.duration_ms},
-                      {"totals",
-                       json::object{{"cases", run.cases.size()},
-                                    {"passed", run.passed()},
-                                    {"failed", run.failed()},
-                                    {"unknown", run.unknown()}}},
+                      {"totals", json::object{{"cases", run.cases.size()},
+                                              {"passed", run.passed()},
+                                              {"failed", run.failed()},
+                                              {"unknown", run.unknown()}}},
                       {"outcome_split", std::move(outcomes)},
                       {"requests", detail::split_total(split)},
                       {"baseline", run.baseline.empty() ? json::value(nullptr) : json::value(run.baseline)},

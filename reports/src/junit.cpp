@@ -1,10 +1,10 @@
 // JUnit XML in the shape of the common junit-10 schema (Jenkins / Ant): one testsuite per case folder,
 // one testcase per case; a failed case carries <failure>, an unknown one (hang, crash) <error>.
+#include <fmt/format.h>
+
 #include <map>
 #include <ostream>
 #include <set>
-
-#include <fmt/format.h>
 
 #include "text.hpp"
 #include "writers.hpp"
@@ -39,7 +39,9 @@ std::vector<Suite> group_by_folder(const harness::RunResult& run) {
   return suites;
 }
 
-std::string attr(std::string_view s) { return markup_escape(s, true); }
+std::string attr(std::string_view s) {
+  return markup_escape(s, true);
+}
 
 void property(std::ostream& out, std::string_view name, std::string_view value) {
   out << "      <property name=\"" << attr(name) << "\" value=\"" << attr(value) << "\"/>\n";
@@ -88,12 +90,13 @@ void write_case(std::ostream& out, const CaseResult& c) {
 void write_junit(const harness::RunResult& run, std::ostream& out) {
   const auto suites = group_by_folder(run);
   out << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
-  out << fmt::format("<testsuites name=\"llmchaos\" tests=\"{}\" failures=\"{}\" errors=\"{}\" time=\"{}\">\n",
-                     run.cases.size(), run.failed(), run.unknown(), format_seconds(run.duration_ms));
+  out << fmt::format(
+      "<testsuites name=\"llmchaos\" tests=\"{}\" failures=\"{}\" errors=\"{}\" time=\"{}\">\n",
+      run.cases.size(), run.failed(), run.unknown(), format_seconds(run.duration_ms));
   for (std::size_t i = 0; i < suites.size(); ++i) {
     const auto& suite = suites[i];
-    out << "  <testsuite name=\"" << attr(suite.name) << "\" package=\"" << attr(suite.name) << "\" id=\"" << i
-        << "\" tests=\"" << suite.cases.size() << "\" failures=\"" << suite.failures << "\" errors=\""
+    out << "  <testsuite name=\"" << attr(suite.name) << "\" package=\"" << attr(suite.name) << "\" id=\""
+        << i << "\" tests=\"" << suite.cases.size() << "\" failures=\"" << suite.failures << "\" errors=\""
         << suite.errors << "\" skipped=\"0\" time=\"" << format_seconds(suite.time_ms) << "\"";
     if (!run.started_at.empty()) out << " timestamp=\"" << attr(run.started_at) << "\"";
     out << ">\n";

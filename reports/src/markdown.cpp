@@ -1,9 +1,9 @@
 // Markdown: a summary fit for a pull-request comment. Totals, the metric split (each outcome apart),
 // what failed with expected vs observed and the rule, and the action changes vs the baseline. Long
 // timelines are folded and capped so the comment stays under the forges' size limits.
-#include <ostream>
-
 #include <fmt/format.h>
+
+#include <ostream>
 
 #include "text.hpp"
 #include "writers.hpp"
@@ -17,7 +17,9 @@ using harness::Verdict;
 constexpr std::size_t max_detailed_cases = 10;  // timelines shown in full; the rest are listed only
 constexpr std::size_t max_timeline_lines = 60;
 
-std::string code(std::string_view s) { return md_code(s); }
+std::string code(std::string_view s) {
+  return md_code(s);
+}
 
 std::string capped_lines(const std::string& text, std::size_t max_lines) {
   std::size_t pos = 0;
@@ -38,8 +40,8 @@ void write_header(std::ostream& out, const harness::RunResult& run) {
   else
     out << fmt::format("## llmchaos: {} of {} cases did not pass\n\n", bad, total);
   out << fmt::format("**{} passed · {} failed · {} unknown** · seed {} · driver {} · time scale {} · {}",
-                     run.passed(), run.failed(), run.unknown(), code(std::to_string(run.seed)), code(run.driver),
-                     code(format_number(run.time_scale)), format_ms(run.duration_ms));
+                     run.passed(), run.failed(), run.unknown(), code(std::to_string(run.seed)),
+                     code(run.driver), code(format_number(run.time_scale)), format_ms(run.duration_ms));
   if (!run.started_at.empty()) out << " · " << md_inline(run.started_at);
   out << " · llmchaos " << md_inline(run.tool_version) << "\n\n";
 }
@@ -72,13 +74,16 @@ void write_case_detail(std::ostream& out, const CaseResult& c, bool with_timelin
   for (const auto& p : c.points) {
     out << fmt::format("- point {}: ", p.point);
     if (p.expected != Action::none) out << "expected " << code(to_string(p.expected)) << ", ";
-    out << "from the log " << code(to_string(p.from_log)) << ", from the ledger " << code(to_string(p.from_ledger));
+    out << "from the log " << code(to_string(p.from_log)) << ", from the ledger "
+        << code(to_string(p.from_ledger));
     if (!p.rule.empty()) out << " (rule " << md_inline(p.rule) << ")";
     out << "\n";
   }
   for (const auto* check : failed_checks(c))
     out << "- check " << code(check->name) << ": " << md_inline(check->message) << "\n";
-  if (!c.file.empty()) out << "- file " << code(c.file) << (c.policy_name.empty() ? "" : ", policy " + code(c.policy_name)) << "\n";
+  if (!c.file.empty())
+    out << "- file " << code(c.file) << (c.policy_name.empty() ? "" : ", policy " + code(c.policy_name))
+        << "\n";
   if (with_timeline)
     out << "\n<details><summary>Timeline</summary>\n\n"
         << md_code_block(capped_lines(timeline_text(c), max_timeline_lines)) << "\n</details>\n";
@@ -118,12 +123,13 @@ void write_baseline(std::ostream& out, const harness::RunResult& run) {
 
 void write_all_cases(std::ostream& out, const harness::RunResult& run) {
   out << fmt::format("<details><summary>All {} cases</summary>\n\n", run.cases.size());
-  out << "| verdict | case | expected | observed | outcome | attempts |\n| --- | --- | --- | --- | --- | ---: |\n";
+  out << "| verdict | case | expected | observed | outcome | attempts |\n| --- | --- | --- | --- | --- | "
+         "---: |\n";
   for (const auto& c : run.cases) {
     int attempts = 0;
     for (const auto& [route, n] : c.attempts_by_route) attempts += n;
-    out << "| " << to_string(c.verdict) << " | " << md_inline(case_label(c)) << " | " << code(to_string(c.expected))
-        << " | " << code(to_string(c.observed)) << " | "
+    out << "| " << to_string(c.verdict) << " | " << md_inline(case_label(c)) << " | "
+        << code(to_string(c.expected)) << " | " << code(to_string(c.observed)) << " | "
         << (c.observed_outcome ? md_inline(outcome_label(*c.observed_outcome)) : "-") << " | " << attempts
         << " |\n";
   }

@@ -1,9 +1,9 @@
 #include "text.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
-
-#include <fmt/format.h>
 
 namespace llmchaos::reports::detail {
 namespace {
@@ -43,7 +43,9 @@ std::size_t utf8_sequence_length(std::string_view s, std::size_t i) {
   return n;
 }
 
-std::string route_attempt(const std::string& route, int n) { return fmt::format("{}#{}", route, n); }
+std::string route_attempt(const std::string& route, int n) {
+  return fmt::format("{}#{}", route, n);
+}
 
 std::string repair(std::string_view s, bool for_xml) {
   std::string out;
@@ -74,8 +76,12 @@ std::string repair(std::string_view s, bool for_xml) {
 
 }  // namespace
 
-std::string clean_text(std::string_view s) { return repair(s, true); }
-std::string valid_utf8(std::string_view s) { return repair(s, false); }
+std::string clean_text(std::string_view s) {
+  return repair(s, true);
+}
+std::string valid_utf8(std::string_view s) {
+  return repair(s, false);
+}
 
 std::string markup_escape(std::string_view s, bool attribute) {
   const std::string clean = clean_text(s);
@@ -83,15 +89,32 @@ std::string markup_escape(std::string_view s, bool attribute) {
   out.reserve(clean.size() + clean.size() / 8);
   for (char c : clean) {
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&#39;"; break;
-      case '\t': out += attribute ? "&#9;" : "\t"; break;
-      case '\n': out += attribute ? "&#10;" : "\n"; break;
-      case '\r': out += "&#13;"; break;  // a raw CR would be normalised away by the parser
-      default: out += c;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&apos;";
+        break;  // named, not &#39;: some JUnit readers decode only the five named entities
+      case '\t':
+        out += attribute ? "&#9;" : "\t";
+        break;
+      case '\n':
+        out += attribute ? "&#10;" : "\n";
+        break;
+      case '\r':
+        out += "&#13;";
+        break;  // a raw CR would be normalised away by the parser
+      default:
+        out += c;
     }
   }
   return out;
@@ -103,15 +126,34 @@ std::string md_inline(std::string_view s) {
   out.reserve(clean.size() + 8);
   for (char c : clean) {
     switch (c) {
-      case '\n': case '\r': case '\t': out += ' '; break;
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '\\': case '*': case '_': case '`': case '|': case '[': case ']': case '~': case '#':
+      case '\n':
+      case '\r':
+      case '\t':
+        out += ' ';
+        break;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '\\':
+      case '*':
+      case '_':
+      case '`':
+      case '|':
+      case '[':
+      case ']':
+      case '~':
+      case '#':
         out += '\\';
         out += c;
         break;
-      default: out += c;
+      default:
+        out += c;
     }
   }
   return out;
@@ -160,12 +202,18 @@ std::string format_number(double v) {
 
 std::string_view outcome_label(Outcome o) {
   switch (o) {
-    case Outcome::primary_success: return "primary success";
-    case Outcome::retry_recovery: return "retry recovery";
-    case Outcome::fallback_recovery: return "fallback recovery";
-    case Outcome::degraded: return "degraded";
-    case Outcome::queued: return "queued";
-    case Outcome::fail_closed: return "fail closed";
+    case Outcome::primary_success:
+      return "primary success";
+    case Outcome::retry_recovery:
+      return "retry recovery";
+    case Outcome::fallback_recovery:
+      return "fallback recovery";
+    case Outcome::degraded:
+      return "degraded";
+    case Outcome::queued:
+      return "queued";
+    case Outcome::fail_closed:
+      return "fail closed";
   }
   return "?";
 }
@@ -173,25 +221,38 @@ std::string_view outcome_label(Outcome o) {
 std::string_view transport_event_name(client::TransportEvent e) {
   using client::TransportEvent;
   switch (e) {
-    case TransportEvent::none: return "none";
-    case TransportEvent::connect_failed: return "connect_failed";
-    case TransportEvent::reset_before_response: return "reset_before_response";
-    case TransportEvent::timeout_no_byte: return "timeout_no_byte";
-    case TransportEvent::stream_closed: return "stream_closed";
-    case TransportEvent::stream_idle_timeout: return "stream_idle_timeout";
-    case TransportEvent::stream_error_event: return "stream_error_event";
-    case TransportEvent::malformed_event: return "malformed_event";
-    case TransportEvent::missing_terminator: return "missing_terminator";
+    case TransportEvent::none:
+      return "none";
+    case TransportEvent::connect_failed:
+      return "connect_failed";
+    case TransportEvent::reset_before_response:
+      return "reset_before_response";
+    case TransportEvent::timeout_no_byte:
+      return "timeout_no_byte";
+    case TransportEvent::stream_closed:
+      return "stream_closed";
+    case TransportEvent::stream_idle_timeout:
+      return "stream_idle_timeout";
+    case TransportEvent::stream_error_event:
+      return "stream_error_event";
+    case TransportEvent::malformed_event:
+      return "malformed_event";
+    case TransportEvent::missing_terminator:
+      return "missing_terminator";
   }
   return "?";
 }
 
 std::string_view attempt_kind_name(client::AttemptKind k) {
   switch (k) {
-    case client::AttemptKind::initial: return "initial";
-    case client::AttemptKind::retry: return "retry";
-    case client::AttemptKind::fallback: return "fallback";
-    case client::AttemptKind::redelivery: return "redelivery";
+    case client::AttemptKind::initial:
+      return "initial";
+    case client::AttemptKind::retry:
+      return "retry";
+    case client::AttemptKind::fallback:
+      return "fallback";
+    case client::AttemptKind::redelivery:
+      return "redelivery";
   }
   return "?";
 }
@@ -227,7 +288,9 @@ std::string case_label(const harness::CaseResult& c) {
   return c.folder.empty() ? c.name : c.folder + "/" + c.name;
 }
 
-std::string suite_name(const harness::CaseResult& c) { return c.folder.empty() ? "cases" : c.folder; }
+std::string suite_name(const harness::CaseResult& c) {
+  return c.folder.empty() ? "cases" : c.folder;
+}
 
 std::string actions_text(const std::vector<Action>& all, Action first) {
   if (all.empty()) return std::string(to_string(first));
@@ -298,11 +361,12 @@ void log_text(std::string& out, const client::DecisionLog& log, std::string_view
   points_after(-1);
   for (const auto& a : log.attempts) {
     out += fmt::format("  attempt {:<2} {:<14} {:<10} {:>9} -> {:>9}  status {:>3}  {}", a.index,
-                       route_attempt(a.route, a.route_attempt), attempt_kind_name(a.kind), format_ms(a.start_ms),
-                       format_ms(a.end_ms), a.status,
+                       route_attempt(a.route, a.route_attempt), attempt_kind_name(a.kind),
+                       format_ms(a.start_ms), format_ms(a.end_ms), a.status,
                        a.owner == Owner::none ? "ok" : "owner " + std::string(to_string(a.owner)));
     if (a.commit != CommitState::none) out += fmt::format("  commit {}", to_string(a.commit));
-    if (a.event != client::TransportEvent::none) out += fmt::format("  event {}", transport_event_name(a.event));
+    if (a.event != client::TransportEvent::none)
+      out += fmt::format("  event {}", transport_event_name(a.event));
     if (a.visible_tokens > 0) out += fmt::format("  visible tokens {}", a.visible_tokens);
     if (a.tool_call) out += "  tool call";
     if (!a.reason.empty()) out += fmt::format("  ({})", a.reason);
@@ -354,7 +418,8 @@ std::string case_details_text(const harness::CaseResult& c) {
     out += "failure points:\n";
     for (const auto& p : c.points)
       out += fmt::format("  {}: expected {}, from log {}, from ledger {}{}\n", p.point, to_string(p.expected),
-                         to_string(p.from_log), to_string(p.from_ledger), p.rule.empty() ? "" : "  [" + p.rule + "]");
+                         to_string(p.from_log), to_string(p.from_ledger),
+                         p.rule.empty() ? "" : "  [" + p.rule + "]");
   }
   if (const auto failed = failed_checks(c); !failed.empty()) {
     out += "failed checks:\n";
@@ -366,7 +431,8 @@ std::string case_details_text(const harness::CaseResult& c) {
     out += '\n';
   }
   out += "timeline:\n" + timeline_text(c);
-  if (!c.driver_output.empty()) out += "driver output:\n" + c.driver_output + (c.driver_output.back() == '\n' ? "" : "\n");
+  if (!c.driver_output.empty())
+    out += "driver output:\n" + c.driver_output + (c.driver_output.back() == '\n' ? "" : "\n");
   return out;
 }
 

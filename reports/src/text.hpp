@@ -29,9 +29,9 @@ std::string md_code(std::string_view s);
 // A fenced code block that cannot be closed early by backticks in `content`.
 std::string md_code_block(std::string_view content, std::string_view info = "text");
 
-std::string format_ms(double ms);           // "12.3 ms", "2.50 s"
-std::string format_seconds(double ms);      // "0.123" (JUnit time attributes)
-std::string format_number(double v);        // shortest round-trip form; "null" when not finite
+std::string format_ms(double ms);       // "12.3 ms", "2.50 s"
+std::string format_seconds(double ms);  // "0.123" (JUnit time attributes)
+std::string format_number(double v);    // shortest round-trip form; "null" when not finite
 
 std::string_view outcome_label(Outcome o);  // "primary success", ...
 std::string_view transport_event_name(client::TransportEvent e);

@@ -362,6 +362,21 @@ TEST_CASE("an error status after a tool side effect is committed", "[classifier]
   CHECK(c.commit == CommitState::committed);
 }
 
+TEST_CASE("classify_into overwrites a reused classification completely", "[classifier]") {
+  Classification c;
+  classify_into(http(Dialect::openai, 429, R"({"error":{"type":"requests","code":"rate_limit_exceeded","message":"x"}})",
+                     {{"retry-after", "5"}}),
+                c);
+  REQUIRE(c.retry_after_ms);
+  auto reset = event(TransportEvent::reset_before_response);
+  classify_into(reset, c);
+  const auto fresh = classify(reset);
+  CHECK(c.owner == fresh.owner);
+  CHECK(c.commit == fresh.commit);
+  CHECK(c.reason == fresh.reason);
+  CHECK_FALSE(c.retry_after_ms.has_value());
+}
+
 TEST_CASE("retry-after: seconds, fractional, negative, HTTP date against the Date header or now", "[classifier]") {
   CHECK(*retry_after_from_headers({{"retry-after", "0"}}) == 0);
   CHECK(*retry_after_from_headers({{"retry-after", "1.5"}}) == Approx(1500));

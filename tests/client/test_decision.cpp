@@ -6,6 +6,8 @@
 #include "llmchaos/client/classifier.hpp"
 #include "llmchaos/client/decision.hpp"
 
+#include <limits>
+
 using namespace llmchaos;
 using namespace llmchaos::client;
 
@@ -318,4 +320,49 @@ TEST_CASE("staging: retry-after 60 s with 8 s of SLO left and a healthy 2 s fall
   CHECK(d.target_route == "backup");
   CHECK(d.wait_ms == 0);  // the retry-after was the primary's
   CHECK(d.inputs.find("retry=no(retry-after + latency > time left)") != std::string::npos);
+}
+
+TEST_CASE("decide_into overwrites a reused decision completely", "[decision]") {
+  Decision d;
+  auto fallback = roomy(failure(Owner::quota));
+  decide_into(fallback, d);
+  REQUIRE(d.action == Action::fallback);
+  REQUIRE(d.target_route == "backup");
+  auto request = roomy(failure(Owner::request));
+  decide_into(request, d);
+  const auto fresh = decide(request);
+  CHECK(d.action == fresh.action);
+  CHECK(d.rule == fresh.rule);
+  CHECK(d.rule_text == fresh.rule_text);
+  CHECK(d.inputs == fresh.inputs);
+  CHECK(d.target_route.empty());
+  CHECK(d.wait_ms == 0);
+}
+
+TEST_CASE("inputs print whole numbers as integers and costs without float noise", "[decision]") {
+  auto in = roomy(failure(Owner::transient));
+  in.cost_left_usd = 0.012 - 0.004;  // 0.008000000000000002 in binary
+  in.time_left_ms = 7999.5;
+  auto d = decide(in);
+  CHECK(d.inputs.find("cost_left_usd=0.008 ") != std::string::npos);
+  CHECK(d.inputs.find("time_left_ms=7999.5 ") != std::string::npos);
+  CHECK(d.inputs.find("attempts_left=2 ") != std::string::npos);
+  in.cost_left_usd = std::numeric_limits<double>::infinity();
+  CHECK(decide(in).inputs.find("cost_left_usd=inf ") != std::string::npos);
+}
+
+TEST_CASE("a very long fallback list cuts the inputs text, not the decision", "[decision]") {
+  auto in = roomy(failure(Owner::quota));
+  in.fallbacks.clear();
+  for (int i = 0; i < 200; ++i) {
+    auto r = route("unapproved-route-" + std::to_string(i), 100);
+    r.approved = false;
+    in.fallbacks.push_back(r);
+  }
+  in.fallbacks.push_back(route("last", 100));
+  auto d = decide(in);
+  CHECK(d.action == Action::fallback);
+  CHECK(d.target_route == "last");
+  CHECK(d.inputs.size() <= 1024 + 3);
+  CHECK(d.inputs.substr(d.inputs.size() - 3) == "...");
 }

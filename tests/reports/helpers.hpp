@@ -1,13 +1,13 @@
 #pragma once
 // Small helpers shared by the report tests: a scratch directory, file reading, substring counting.
+#include <unistd.h>
+
 #include <atomic>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
 #include <string_view>
-
-#include <unistd.h>
 
 namespace test_helpers {
 
@@ -16,8 +16,8 @@ class ScratchDir {
  public:
   explicit ScratchDir(std::string_view tag) {
     static std::atomic<int> counter{0};
-    path_ = std::filesystem::temp_directory_path() /
-            ("llmchaos-reports-" + std::to_string(::getpid()) + "-" + std::string(tag) + "-" + std::to_string(counter++));
+    path_ = std::filesystem::temp_directory_path() / ("llmchaos-reports-" + std::to_string(::getpid()) + "-" +
+                                                      std::string(tag) + "-" + std::to_string(counter++));
     std::filesystem::remove_all(path_);
     std::filesystem::create_directories(path_);
   }
@@ -42,7 +42,9 @@ inline std::string read_file(const std::filesystem::path& p) {
 
 inline std::size_t count(std::string_view text, std::string_view needle) {
   std::size_t n = 0;
-  for (auto pos = text.find(needle); pos != std::string_view::npos; pos = text.find(needle, pos + needle.size())) ++n;
+  for (auto pos = text.find(needle); pos != std::string_view::npos;
+       pos = text.find(needle, pos + needle.size()))
+    ++n;
   return n;
 }
 

@@ -62,28 +62,45 @@ class Parser {
       auto b = static_cast<unsigned char>(s_[i]);
       std::uint32_t cp;
       std::size_t n;
-      if (b < 0x80) cp = b, n = 1;
-      else if ((b & 0xE0) == 0xC0) cp = b & 0x1F, n = 2;
-      else if ((b & 0xF0) == 0xE0) cp = b & 0x0F, n = 3;
-      else if ((b & 0xF8) == 0xF0) cp = b & 0x07, n = 4;
-      else { pos_ = i; fail("invalid UTF-8 lead byte"); }
-      if (i + n > s_.size()) { pos_ = i; fail("truncated UTF-8"); }
+      if (b < 0x80)
+        cp = b, n = 1;
+      else if ((b & 0xE0) == 0xC0)
+        cp = b & 0x1F, n = 2;
+      else if ((b & 0xF0) == 0xE0)
+        cp = b & 0x0F, n = 3;
+      else if ((b & 0xF8) == 0xF0)
+        cp = b & 0x07, n = 4;
+      else {
+        pos_ = i;
+        fail("invalid UTF-8 lead byte");
+      }
+      if (i + n > s_.size()) {
+        pos_ = i;
+        fail("truncated UTF-8");
+      }
       for (std::size_t k = 1; k < n; ++k) {
         auto c = static_cast<unsigned char>(s_[i + k]);
-        if ((c & 0xC0) != 0x80) { pos_ = i; fail("invalid UTF-8 continuation"); }
+        if ((c & 0xC0) != 0x80) {
+          pos_ = i;
+          fail("invalid UTF-8 continuation");
+        }
         cp = (cp << 6) | (c & 0x3F);
       }
       const bool overlong = (n == 2 && cp < 0x80) || (n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000);
       const bool legal = cp == 0x9 || cp == 0xA || cp == 0xD || (cp >= 0x20 && cp <= 0xD7FF) ||
                          (cp >= 0xE000 && cp <= 0xFFFD) || (cp >= 0x10000 && cp <= 0x10FFFF);
-      if (overlong || !legal) { pos_ = i; fail("character not allowed in XML 1.0"); }
+      if (overlong || !legal) {
+        pos_ = i;
+        fail("character not allowed in XML 1.0");
+      }
       i += n;
     }
   }
 
   bool starts(std::string_view t) const { return s_.substr(pos_, t.size()) == t; }
   void skip_ws() {
-    while (pos_ < s_.size() && (s_[pos_] == ' ' || s_[pos_] == '\n' || s_[pos_] == '\t' || s_[pos_] == '\r')) ++pos_;
+    while (pos_ < s_.size() && (s_[pos_] == ' ' || s_[pos_] == '\n' || s_[pos_] == '\t' || s_[pos_] == '\r'))
+      ++pos_;
   }
   void skip_until(std::string_view end) {
     auto e = s_.find(end, pos_);
@@ -93,24 +110,31 @@ class Parser {
   void skip_misc() {
     for (;;) {
       skip_ws();
-      if (starts("<?")) skip_until("?>");
-      else if (starts("<!--")) skip_until("-->");
-      else return;
+      if (starts("<?"))
+        skip_until("?>");
+      else if (starts("<!--"))
+        skip_until("-->");
+      else
+        return;
     }
   }
   std::string name() {
     auto start = pos_;
     while (pos_ < s_.size()) {
       char c = s_[pos_];
-      if (std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.' || c == ':') ++pos_;
-      else break;
+      if (std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.' || c == ':')
+        ++pos_;
+      else
+        break;
     }
     if (pos_ == start) fail("expected a name");
     return std::string(s_.substr(start, pos_ - start));
   }
   static void append_utf8(std::string& out, std::uint32_t cp) {
-    if (cp < 0x80) out += static_cast<char>(cp);
-    else if (cp < 0x800) out += static_cast<char>(0xC0 | (cp >> 6)), out += static_cast<char>(0x80 | (cp & 0x3F));
+    if (cp < 0x80)
+      out += static_cast<char>(cp);
+    else if (cp < 0x800)
+      out += static_cast<char>(0xC0 | (cp >> 6)), out += static_cast<char>(0x80 | (cp & 0x3F));
     else if (cp < 0x10000)
       out += static_cast<char>(0xE0 | (cp >> 12)), out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F)),
           out += static_cast<char>(0x80 | (cp & 0x3F));
@@ -123,14 +147,20 @@ class Parser {
     if (end == std::string_view::npos || end - pos_ > 12) fail("bare '&'");
     auto ref = s_.substr(pos_ + 1, end - pos_ - 1);
     pos_ = end + 1;
-    if (ref == "amp") out += '&';
-    else if (ref == "lt") out += '<';
-    else if (ref == "gt") out += '>';
-    else if (ref == "quot") out += '"';
-    else if (ref == "apos") out += '\'';
+    if (ref == "amp")
+      out += '&';
+    else if (ref == "lt")
+      out += '<';
+    else if (ref == "gt")
+      out += '>';
+    else if (ref == "quot")
+      out += '"';
+    else if (ref == "apos")
+      out += '\'';
     else if (ref.size() > 1 && ref[0] == '#') {
       const bool hex = ref[1] == 'x';
-      std::uint32_t cp = static_cast<std::uint32_t>(std::stoul(std::string(ref.substr(hex ? 2 : 1)), nullptr, hex ? 16 : 10));
+      std::uint32_t cp = static_cast<std::uint32_t>(
+          std::stoul(std::string(ref.substr(hex ? 2 : 1)), nullptr, hex ? 16 : 10));
       const bool legal = cp == 0x9 || cp == 0xA || cp == 0xD || (cp >= 0x20 && cp <= 0xD7FF) ||
                          (cp >= 0xE000 && cp <= 0xFFFD) || (cp >= 0x10000 && cp <= 0x10FFFF);
       if (!legal) fail("character reference to a character XML 1.0 forbids");
@@ -211,6 +241,8 @@ class Parser {
   }
 };
 
-inline std::unique_ptr<Element> parse(std::string_view s) { return Parser(s).document(); }
+inline std::unique_ptr<Element> parse(std::string_view s) {
+  return Parser(s).document();
+}
 
 }  // namespace mini_xml

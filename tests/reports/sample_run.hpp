@@ -17,8 +17,9 @@ using harness::CheckResult;
 using harness::PointResult;
 using harness::Verdict;
 
-inline AttemptRecord attempt(int index, std::string route, int route_attempt, double start, double end, int status,
-                             Owner owner, AttemptKind kind = AttemptKind::initial, std::string reason = {}) {
+inline AttemptRecord attempt(int index, std::string route, int route_attempt, double start, double end,
+                             int status, Owner owner, AttemptKind kind = AttemptKind::initial,
+                             std::string reason = {}) {
   AttemptRecord a;
   a.index = index;
   a.route = std::move(route);
@@ -32,8 +33,8 @@ inline AttemptRecord attempt(int index, std::string route, int route_attempt, do
   return a;
 }
 
-inline FailurePoint point(int n, int attempt, std::string route, Action action, int rule, std::string next = {},
-                          double wait_ms = 0) {
+inline FailurePoint point(int n, int attempt, std::string route, Action action, int rule,
+                          std::string next = {}, double wait_ms = 0) {
   FailurePoint f;
   f.point = n;
   f.attempt = attempt;
@@ -87,13 +88,15 @@ inline CaseResult fallback_pass() {
   c.verdict = Verdict::pass;
   c.expected = c.observed = Action::fallback;
   c.expected_outcome = c.observed_outcome = Outcome::fallback_recovery;
-  c.points = {PointResult{1, Action::fallback, Action::fallback, Action::fallback, "5: fallback fits the budget"}};
+  c.points = {
+      PointResult{1, Action::fallback, Action::fallback, Action::fallback, "5: fallback fits the budget"}};
   c.checks = {{"action", true, "expected fallback, observed fallback"},
               {"action_agreement", true, "log and ledger agree"},
               {"max_total_attempts", true, "2 attempts <= 3"}};
   c.attempts_by_route = {{"primary", 1}, {"backup", 1}};
   auto log = answered("op-fallback", Outcome::fallback_recovery, "backup", 2012);
-  log.attempts = {attempt(0, "primary", 0, 0, 12, 429, Owner::rate, AttemptKind::initial, "429 rate limit, retry-after 60 s"),
+  log.attempts = {attempt(0, "primary", 0, 0, 12, 429, Owner::rate, AttemptKind::initial,
+                          "429 rate limit, retry-after 60 s"),
                   attempt(1, "backup", 0, 12.5, 2012, 200, Owner::none, AttemptKind::fallback)};
   log.failures = {point(1, 0, "primary", Action::fallback, 5, "backup")};
   log.extra_cost_usd = 0.0021;
@@ -102,7 +105,8 @@ inline CaseResult fallback_pass() {
   auto alive = answered("op-alive", Outcome::primary_success, "backup", 40);
   alive.attempts = {attempt(0, "backup", 0, 0, 40, 200, Owner::none)};
   c.alive_log = alive;
-  c.ledger = {entry(1, "primary", 0, FaultKind::rate_429, 429, 0.4, 11.8), entry(2, "backup", 0, FaultKind::ok, 200, 12.9, 2011.7)};
+  c.ledger = {entry(1, "primary", 0, FaultKind::rate_429, 429, 0.4, 11.8),
+              entry(2, "backup", 0, FaultKind::ok, 200, 12.9, 2011.7)};
   c.ledger[1].dialect = Dialect::anthropic;
   c.policy_name = "staging";
   c.policy_file = "cases/policies/staging.toml";
@@ -131,7 +135,8 @@ inline CaseResult retry_fail() {
   c.attempts_by_route = {{"primary", 3}};
   auto log = answered("op-500", Outcome::retry_recovery, "primary", 730);
   log.attempts = {
-      attempt(0, "primary", 0, 0, 10, 500, Owner::unknown, AttemptKind::initial, "bare 500\x01 with a control byte \xff"),
+      attempt(0, "primary", 0, 0, 10, 500, Owner::unknown, AttemptKind::initial,
+              "bare 500\x01 with a control byte \xff"),
       attempt(1, "primary", 1, 260, 270, 500, Owner::unknown, AttemptKind::retry, "bare 500 <again>"),
       attempt(2, "primary", 2, 700, 730, 200, Owner::none, AttemptKind::retry)};
   log.failures = {point(1, 0, "primary", Action::retry, 4, "primary", 250),
@@ -193,13 +198,15 @@ inline CaseResult breaker_sequence() {
     log.attempts = {attempt(0, "backup", 0, 0.5, 1000, 200, Owner::none, AttemptKind::fallback)};
     log.failures = {point(1, -1, "primary", Action::fallback, 5, "backup")};
     c.logs.push_back(log);
-    c.ledger.push_back(entry(seq++, "backup", k - 1, FaultKind::ok, 200, 4000.0 * (k - 1), 4000.0 * (k - 1) + 999));
+    c.ledger.push_back(
+        entry(seq++, "backup", k - 1, FaultKind::ok, 200, 4000.0 * (k - 1), 4000.0 * (k - 1) + 999));
   }
   for (int k = 4; k <= 5; ++k) {  // healed: the half-open probe and then normal service
     auto log = answered("op-seq-" + std::to_string(k), Outcome::primary_success, "primary", 300);
     log.attempts = {attempt(0, "primary", k - 2, 0, 300, 200, Owner::none)};
     c.logs.push_back(log);
-    c.ledger.push_back(entry(seq++, "primary", k - 2, FaultKind::ok, 200, 4000.0 * (k - 1), 4000.0 * (k - 1) + 299));
+    c.ledger.push_back(
+        entry(seq++, "primary", k - 2, FaultKind::ok, 200, 4000.0 * (k - 1), 4000.0 * (k - 1) + 299));
   }
   c.request_started_ms = {0, 4000, 8000, 12000, 16000};
   c.attempts_by_route = {{"primary", 4}, {"backup", 3}};
@@ -223,14 +230,16 @@ inline CaseResult queued_then_redelivered() {
   queued.operation_id = "op-q";
   queued.outcome = Outcome::queued;
   queued.elapsed_ms = 15;
-  queued.attempts = {attempt(0, "primary", 0, 0, 15, 500, Owner::unknown, AttemptKind::initial, "500 without detail")};
+  queued.attempts = {
+      attempt(0, "primary", 0, 0, 15, 500, Owner::unknown, AttemptKind::initial, "500 without detail")};
   queued.failures = {point(1, 0, "primary", Action::queue, 3)};
   auto redelivered = answered("op-q", Outcome::primary_success, "primary", 25);
   redelivered.delivery = 2;
   redelivered.attempts = {attempt(1, "primary", 0, 0, 25, 200, Owner::none, AttemptKind::redelivery)};
   c.logs = {queued, redelivered};
   c.request_started_ms = {0, 50};
-  c.ledger = {entry(20, "primary", 0, FaultKind::server_500, 500, 0.5, 14), entry(21, "primary", 1, FaultKind::ok, 200, 50.5, 74)};
+  c.ledger = {entry(20, "primary", 0, FaultKind::server_500, 500, 0.5, 14),
+              entry(21, "primary", 1, FaultKind::ok, 200, 50.5, 74)};
   c.attempts_by_route = {{"primary", 2}};
   c.wall_ms = 80;
   c.observed_actions = {Action::queue};

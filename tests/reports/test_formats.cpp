@@ -1,5 +1,4 @@
 #include <catch2/catch.hpp>
-
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -27,7 +26,8 @@ TEST_CASE("the format table lists junit, json, markdown and html, each with its 
   CHECK(reports::find_format("pdf") == nullptr);
 }
 
-TEST_CASE("write_report creates missing parent directories and leaves no temporary file behind", "[reports]") {
+TEST_CASE("write_report creates missing parent directories and leaves no temporary file behind",
+          "[reports]") {
   ScratchDir dir("mkdir");
   const auto run = sample::run();
   const auto target = dir.path() / "a" / "b" / "junit.xml";

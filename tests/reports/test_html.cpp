@@ -1,5 +1,4 @@
 #include <catch2/catch.hpp>
-
 #include <regex>
 
 #include "helpers.hpp"
@@ -11,7 +10,9 @@ using test_helpers::count;
 
 namespace {
 
-std::string html(const harness::RunResult& run) { return reports::render(*reports::find_format("html"), run); }
+std::string html(const harness::RunResult& run) {
+  return reports::render(*reports::find_format("html"), run);
+}
 
 // Anything a browser would fetch: inside a tag, a src/href/srcset/action/poster/data/xlink:href
 // attribute with a scheme or a protocol-relative URL, or a <link>/<iframe>/<object>/<embed>/<img>
@@ -19,7 +20,8 @@ std::string html(const harness::RunResult& run) { return reports::render(*report
 bool loads_anything(const std::string& page) {
   static const std::regex tag(R"(<[^>]*>)");
   static const std::regex fetch_attr(
-      R"(\s(src|href|srcset|action|poster|data|xlink:href)\s*=\s*["']?\s*([a-z][a-z0-9+.-]*:|//))", std::regex::icase);
+      R"(\s(src|href|srcset|action|poster|data|xlink:href)\s*=\s*["']?\s*([a-z][a-z0-9+.-]*:|//))",
+      std::regex::icase);
   static const std::regex fetch_tag(R"(^<(link|iframe|object|embed|img|frame|base)\b)", std::regex::icase);
   for (auto it = std::sregex_iterator(page.begin(), page.end(), tag); it != std::sregex_iterator(); ++it) {
     const std::string t = it->str();
@@ -61,7 +63,8 @@ TEST_CASE("HTML holds the action matrix with a row per case and a timeline per c
     CHECK_THAT(page, Catch::Contains("border-top-color:var(--" + std::string(name) + ")"));
 }
 
-TEST_CASE("HTML timelines draw one bar per attempt and mark each failure point with its action", "[reports][html]") {
+TEST_CASE("HTML timelines draw one bar per attempt and mark each failure point with its action",
+          "[reports][html]") {
   const auto run = sample::run();
   const auto page = html(run);
   std::size_t bars = 0, points = 0, fallbacks = 0;

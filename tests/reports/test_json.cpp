@@ -1,6 +1,5 @@
-#include <catch2/catch.hpp>
-
 #include <boost/json.hpp>
+#include <catch2/catch.hpp>
 
 #include "helpers.hpp"
 #include "llmchaos/core/ledger_json.hpp"
@@ -12,7 +11,9 @@ namespace json = boost::json;
 
 namespace {
 
-std::string json_text(const harness::RunResult& run) { return reports::render(*reports::find_format("json"), run); }
+std::string json_text(const harness::RunResult& run) {
+  return reports::render(*reports::find_format("json"), run);
+}
 
 std::vector<std::string> keys(const json::object& o) {
   std::vector<std::string> out;
@@ -22,7 +23,8 @@ std::vector<std::string> keys(const json::object& o) {
 
 }  // namespace
 
-TEST_CASE("JSON report parses back and holds every case, ledger, decision log and the split", "[reports][json]") {
+TEST_CASE("JSON report parses back and holds every case, ledger, decision log and the split",
+          "[reports][json]") {
   const auto run = sample::run();
   const auto doc = json::parse(json_text(run)).as_object();
   CHECK(doc.at("seed").to_number<std::uint64_t>() == run.seed);
@@ -90,8 +92,8 @@ TEST_CASE("JSON keys come in a fixed order and rendering is deterministic", "[re
   CHECK(text == json_text(run));
   const auto doc = json::parse(text).as_object();
   CHECK(keys(doc) == std::vector<std::string>{"schema", "tool_version", "seed", "driver", "time_scale",
-                                              "started_at", "duration_ms", "totals", "outcome_split", "requests",
-                                              "baseline", "baseline_changes", "cases"});
+                                              "started_at", "duration_ms", "totals", "outcome_split",
+                                              "requests", "baseline", "baseline_changes", "cases"});
   const auto& first = doc.at("cases").as_array().at(0).as_object();
   CHECK(keys(first).front() == "name");
   CHECK(keys(first).back() == "driver_output");

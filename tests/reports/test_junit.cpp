@@ -1,5 +1,4 @@
 #include <catch2/catch.hpp>
-
 #include <cstdlib>
 #include <filesystem>
 #include <map>
@@ -17,7 +16,9 @@ using test_helpers::ScratchDir;
 
 namespace {
 
-std::string junit(const harness::RunResult& run) { return reports::render(*reports::find_format("junit"), run); }
+std::string junit(const harness::RunResult& run) {
+  return reports::render(*reports::find_format("junit"), run);
+}
 
 const mini_xml::Element* testcase_named(const mini_xml::Element& root, const std::string& name) {
   for (const auto* tc : root.all("testcase"))
@@ -27,7 +28,8 @@ const mini_xml::Element* testcase_named(const mini_xml::Element& root, const std
 
 }  // namespace
 
-TEST_CASE("JUnit report is well-formed XML with one testcase per case and the run's counts", "[reports][junit]") {
+TEST_CASE("JUnit report is well-formed XML with one testcase per case and the run's counts",
+          "[reports][junit]") {
   const auto run = sample::run();
   const auto root = mini_xml::parse(junit(run));
   REQUIRE(root->name == "testsuites");
@@ -123,12 +125,14 @@ TEST_CASE("JUnit properties carry seed, driver, time scale and policy", "[report
 TEST_CASE("JUnit escapes markup and replaces characters XML 1.0 forbids", "[reports][junit]") {
   auto run = sample::run();
   auto& c = run.cases[1];
-  c.name = std::string("a <b> & \"c\" 'd' \x01\x1f bell\x07 ") + "\xff" + " noncharacter \xEF\xBF\xBE tab\tend";
+  c.name =
+      std::string("a <b> & \"c\" 'd' \x01\x1f bell\x07 ") + "\xff" + " noncharacter \xEF\xBF\xBE tab\tend";
   c.checks[0].message = "line one\nline two ]]> <![CDATA[ not a section";
   const auto xml = junit(run);
   const auto root = mini_xml::parse(xml);  // throws on anything not well-formed
-  const auto* tc = testcase_named(*root, "a <b> & \"c\" 'd' \\x01\\x1f bell\\x07 \xEF\xBF\xBD noncharacter "
-                                         "\xEF\xBF\xBD tab\tend");  // a tab sent as &#9; survives normalisation
+  const auto* tc = testcase_named(*root,
+                                  "a <b> & \"c\" 'd' \\x01\\x1f bell\\x07 \xEF\xBF\xBD noncharacter "
+                                  "\xEF\xBF\xBD tab\tend");  // a tab sent as &#9; survives normalisation
   REQUIRE(tc != nullptr);
   const auto failures = tc->all("failure");
   REQUIRE(failures.size() == 1);

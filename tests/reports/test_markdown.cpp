@@ -1,6 +1,5 @@
-#include <catch2/catch.hpp>
-
 #include <algorithm>
+#include <catch2/catch.hpp>
 
 #include "helpers.hpp"
 #include "llmchaos/reports/reports.hpp"
@@ -10,7 +9,9 @@ using namespace llmchaos;
 using test_helpers::count;
 
 namespace {
-std::string markdown(const harness::RunResult& run) { return reports::render(*reports::find_format("markdown"), run); }
+std::string markdown(const harness::RunResult& run) {
+  return reports::render(*reports::find_format("markdown"), run);
+}
 }  // namespace
 
 TEST_CASE("Markdown lists each outcome of the split apart, never one success rate", "[reports][markdown]") {
@@ -37,11 +38,13 @@ TEST_CASE("Markdown shows each failure with expected vs observed and the rule", 
   CHECK_THAT(md, Catch::Contains("expected `queue`, observed `retry`"));
   CHECK_THAT(md, Catch::Contains("outcome expected `queued`, observed `retry_recovery`"));
   CHECK_THAT(md, Catch::Contains("(rule 4: transient, retry fits)"));
-  CHECK_THAT(md, Catch::Contains("- check `action_agreement`: point 2: log says retry, ledger says fallback"));
+  CHECK_THAT(md,
+             Catch::Contains("- check `action_agreement`: point 2: log says retry, ledger says fallback"));
   CHECK_THAT(md, Catch::Contains("### Unknown (hang or crash) (1)"));
   CHECK_THAT(md, Catch::Contains("unknown: hang"));
   // Each case that did not pass has its timeline folded under it.
-  CHECK(count(md, "<details><summary>Timeline</summary>") == static_cast<std::size_t>(run.failed() + run.unknown()));
+  CHECK(count(md, "<details><summary>Timeline</summary>") ==
+        static_cast<std::size_t>(run.failed() + run.unknown()));
 }
 
 TEST_CASE("Markdown lists the action changes vs the baseline", "[reports][markdown]") {
@@ -53,7 +56,8 @@ TEST_CASE("Markdown lists the action changes vs the baseline", "[reports][markdo
 
   auto unchanged = run;
   unchanged.baseline_changes.clear();
-  CHECK_THAT(markdown(unchanged), Catch::Contains("No case changed its action vs baseline `reports/baseline.json`."));
+  CHECK_THAT(markdown(unchanged),
+             Catch::Contains("No case changed its action vs baseline `reports/baseline.json`."));
   unchanged.baseline.clear();
   CHECK_THAT(markdown(unchanged), !Catch::Contains("baseline"));
 }

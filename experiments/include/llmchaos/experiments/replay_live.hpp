@@ -26,6 +26,7 @@ struct LiveReplayOptions {
 struct LiveReplayResult {
   std::vector<ReplayStats> stats;                      // per configuration
   std::vector<std::vector<RequestOutcome>> outcomes;   // per configuration, per request (trace seconds)
+  std::size_t mock_attempts = 0;  // attempts in the mock's ledger: must be one per request plus the extra calls
 };
 
 // Starts an in-process mock provider on 127.0.0.1 port 0, plays every configuration, stops it.
@@ -36,7 +37,8 @@ LiveReplayResult replay_live(std::span<const TraceRow> trace, std::span<const Po
 //  - a request whose primary_1 latency lies within the guard of T may land on either side of T and is
 //    not compared (the share of such requests is the allowed difference in success rate and extra calls);
 //  - every other request must have the same outcome and the same number of extra calls, and its live
-//    latency must be within guard + 2% of the offline one (so every percentile is too).
+//    latency must be within guard + 2% of the offline one (so every percentile is too);
+//  - the mock's ledger must hold exactly one attempt per request plus the extra calls (no hidden retries).
 struct LiveAgreement {
   std::string tolerance;                  // the rule above with the numbers filled in
   std::vector<std::string> disagreements;  // empty = agrees
