@@ -231,8 +231,9 @@ class Delivery {
     log_.model = res.model;
     log_.input_tokens = res.input_tokens;
     log_.output_tokens = res.output_tokens;
+    // A redelivery already failed once (its first delivery was counted as queued): never a primary success.
     Outcome outcome = Outcome::primary_success;
-    if (!log_.failures.empty())
+    if (!log_.failures.empty() || log_.delivery > 1)
       outcome = route_ == s_.policy.workflow.primary ? Outcome::retry_recovery : Outcome::fallback_recovery;
     finish(outcome);
   }

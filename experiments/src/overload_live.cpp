@@ -1,6 +1,7 @@
 #include "llmchaos/experiments/overload_live.hpp"
 
 #include <chrono>
+#include <functional>
 #include <climits>
 #include <cmath>
 #include <condition_variable>
@@ -17,6 +18,9 @@
 namespace llmchaos::experiments {
 
 namespace {
+
+// The answer's text is not needed, only how the attempt ended.
+const std::function<void(std::string_view)> ignore_tokens = [](std::string_view) {};
 
 constexpr const char* model_ns = "overload";
 constexpr const char* model_route = "model";
@@ -101,7 +105,7 @@ class LiveModel final : public ModelBackend {
         id = work_.front();
         work_.pop_front();
       }
-      const auto result = transport_.send(request_, clock_, {});
+      const auto result = transport_.send(request_, clock_, ignore_tokens);
       const bool ok = result.event == client::TransportEvent::none && result.status == 200;
       {
         std::lock_guard lock(mutex_);

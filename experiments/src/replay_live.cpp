@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <functional>
 #include <atomic>
 #include <thread>
 
@@ -11,6 +12,9 @@
 namespace llmchaos::experiments {
 
 namespace {
+
+// The answer's text is not needed, only how the attempt ended.
+const std::function<void(std::string_view)> ignore_tokens = [](std::string_view) {};
 
 // One recorded attempt as a scripted step: the recorded latency, then the answer or a bare 500.
 mock::Step step_of(const TraceAttempt& a) {
@@ -67,7 +71,7 @@ LiveReplayResult replay_live(std::span<const TraceRow> trace, std::span<const Po
     client::AttemptRequest req;
     req.endpoint = {route, Dialect::openai, server.base_url() + "/" + ns_of(c, i) + "/" + route};
     req.timeout_ms = timeout_ms;
-    return succeeded(transport.send(req, clock, {}));
+    return succeeded(transport.send(req, clock, ignore_tokens));
   };
   // One request under one policy, as the offline model defines it (see replay.hpp).
   auto play_live = [&](std::size_t c, std::size_t i) {

@@ -138,7 +138,7 @@ const ReplayFormat* find_replay_format(std::string_view name) {
 }
 
 std::string replay_cdf_svg(ReplayPolicy policy, std::span<const CdfCurve> curves, std::size_t requests) {
-  constexpr double width = 720, height = 440, left = 60, right = 170, top = 40, bottom = 50;
+  constexpr double width = 730, height = 440, left = 72, right = 170, top = 40, bottom = 50;
   const double plot_w = width - left - right, plot_h = height - top - bottom;
   // x axis: up to the largest p99.5 (and T): a few 30 s hangs must not squash the interesting part.
   double x_end = 0;

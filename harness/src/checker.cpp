@@ -206,8 +206,11 @@ std::optional<CheckResult> check_duplicates(const Ctx& x) {
   if (x.c.policy.workflow.replay_safe)
     return result("no_duplicate_commit", true, "replay-safe workflow: a replay duplicates nothing");
   std::map<std::string, int> committed, effects;
+  // An answer the output contract rejected never reaches the caller (the stack holds it back until it
+  // passes), so the provider's work on it is not a commit the caller could repeat.
+  const bool contract = !x.c.policy.workflow.output_required.empty();
   for (const auto& e : x.h.ledger)
-    if (e.committed) ++committed[e.idempotency_key];
+    if (e.committed && !(contract && e.fault == FaultKind::schema_missing)) ++committed[e.idempotency_key];
   for (const auto& s : x.h.side_effects) ++effects[s.operation_id];
   std::vector<std::string> bad;
   for (const auto& [op, n] : effects)

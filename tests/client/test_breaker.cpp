@@ -18,7 +18,7 @@ BreakerSettings settings(int failures = 3, int successes = 2, double open_ms = 3
 }
 }  // namespace
 
-TEST_CASE("consecutive route failures at the threshold open the breaker; a success resets the count", "[breaker]") {
+TEST_CASE("consecutive route failures at the threshold open the breaker, a success resets the count", "[breaker]") {
   ManualClock clock;
   CircuitBreaker b(settings(3));
   for (int i = 0; i < 2; ++i) {

@@ -18,7 +18,7 @@ TEST_CASE("limits come from the workflow policy", "[budget]") {
   CHECK(l.max_extra_cost_usd == 0.012);
 }
 
-TEST_CASE("every layer draws on the same attempts; only attempts after the first cost extra", "[budget]") {
+TEST_CASE("every layer draws on the same attempts, only attempts after the first cost extra", "[budget]") {
   ManualClock clock(1000);
   BudgetLedger ledger({3, 6000, 0.010}, clock.now_ms());
   ledger.record_attempt(AttemptKind::initial, 0.004);

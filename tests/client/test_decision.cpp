@@ -68,7 +68,7 @@ TEST_CASE("rule 2: committed or unknown commit fails closed before any owner-bas
   }
 }
 
-TEST_CASE("rule 3: unknown owner queues when allowed, else fails closed; never retries", "[decision]") {
+TEST_CASE("rule 3: unknown owner queues when allowed, else fails closed, never retries", "[decision]") {
   auto in = roomy(failure(Owner::unknown));
   in.queue_allowed = true;
   auto queued = decide(in);
@@ -244,7 +244,7 @@ TEST_CASE("staging: pre-stream 503 -> retry", "[decision][staging]") {
   CHECK(d.rule == 4);
 }
 
-TEST_CASE("staging: stream cut after visible tokens -> fail closed; before any -> retry", "[decision][staging]") {
+TEST_CASE("staging: stream cut after visible tokens -> fail closed, before any -> retry", "[decision][staging]") {
   Staging s;
   s.ledger.record_attempt(AttemptKind::initial, 0.004);
   Observation cut;

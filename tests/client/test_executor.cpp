@@ -1,8 +1,9 @@
-// The executor (ClientStack) over a scripted in-memory transport and a manual clock: every staging case
-// of issue 4, the budget, the queue outlet and the journal. (Against the real mock provider over
-// loopback: test_executor_loopback.cpp.)
+// The executor (ClientStack): first over a scripted in-memory transport and a manual clock (every
+// staging case of issue 4, the budget, the queue outlet, the journal), then the staging cases again
+// against the real mock provider over loopback, checked in the mock's ledger.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cstdio>
 #include <deque>
 #include <filesystem>
@@ -14,8 +15,11 @@
 
 #include "llmchaos/client/breaker.hpp"
 #include "llmchaos/client/executor.hpp"
+#include "llmchaos/client/http_transport.hpp"
 #include "llmchaos/client/journal.hpp"
 #include "llmchaos/client/queue.hpp"
+#include "llmchaos/core/toml_reader.hpp"
+#include "mock_fixture.hpp"
 
 using namespace llmchaos;
 using namespace llmchaos::client;
@@ -418,12 +422,14 @@ TEST_CASE("executor: a silent timeout is commit-unknown unless the workflow is r
   for (bool replay_safe : {false, true}) {
     Fixture f;
     f.policy.workflow.replay_safe = replay_safe;
+    f.policy.workflow.queue_allowed = true;
     f.transport.script["primary"] = {event(TransportEvent::timeout_no_byte, 0, {}, 2000)};
     auto log = f.make().execute({});
     REQUIRE_FALSE(log.failures.empty());
     if (replay_safe) {
       CHECK(log.attempts[0].commit == CommitState::none);
-      CHECK(log.failures[0].action != Action::fail_closed);
+      CHECK(log.failures[0].action == Action::queue);  // owner unknown, nothing committed: rule 3
+      CHECK(log.failures[0].rule == 3);
     } else {
       CHECK(log.attempts[0].commit == CommitState::unknown);
       CHECK(log.failures[0].action == Action::fail_closed);
@@ -480,4 +486,251 @@ TEST_CASE("output contract: required fields of a JSON object answer", "[executor
   CHECK(missing_output_fields(R"({"label":null})", {"label"}) == std::vector<std::string>{"label"});
   CHECK(missing_output_fields("not json", {"label", "score"}) == std::vector<std::string>{"label", "score"});
   CHECK(missing_output_fields("[1]", {"label"}) == std::vector<std::string>{"label"});
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Loopback: the same staging cases through HttpTransport against the real mock provider. One TOML
+// document per case carries both the policy and the mock's scripts in the shared [route.NAME] tables.
+
+namespace {
+
+struct LiveStack {
+  explicit LiveStack(const std::string& case_toml) {
+    const auto doc = parse_toml(case_toml, "case.toml");
+    policy = policy_from_toml(doc, "case.toml", true,
+                              std::vector<std::string_view>(std::begin(mock::route_script_keys),
+                                                            std::end(mock::route_script_keys)));
+    auto script = mock::script_from_toml(doc, "case.toml",
+                                         std::vector<std::string_view>(std::begin(route_policy_keys),
+                                                                       std::end(route_policy_keys)),
+                                         true);
+    std::map<std::string, Endpoint> eps;
+    for (const auto& [name, route] : script.routes) eps[name] = mock.endpoint(name, route.dialect);
+    mock.server.engine().install(mock.ns, std::move(script));
+    stack = std::make_unique<ClientStack>(policy, eps, clock, rng, transport);
+  }
+
+  // The mock's ledger after `n` attempts, each carrying the operation's Idempotency-Key.
+  std::vector<LedgerEntry> ledger(std::size_t n, const std::vector<std::string>& operation_ids) {
+    auto l = mock.ledger(n);
+    REQUIRE(l.size() == n);
+    for (const auto& e : l)
+      CHECK(std::find(operation_ids.begin(), operation_ids.end(), e.idempotency_key) != operation_ids.end());
+    return l;
+  }
+  static int on(const std::vector<LedgerEntry>& l, const std::string& route) {
+    return static_cast<int>(std::count_if(l.begin(), l.end(), [&](const auto& e) { return e.route == route; }));
+  }
+
+  test::MockFixture mock;
+  HttpTransport transport;
+  SteadyClock clock;
+  Rng rng{11};
+  Policy policy;
+  std::unique_ptr<ClientStack> stack;
+};
+
+// A fast workflow: tiny backoff and latencies, so every case runs in milliseconds. `workflow` keys
+// override the defaults.
+struct LiveCase {
+  std::map<std::string, std::string> workflow;
+  std::string primary_script;
+  std::string backup_script = R"({ fault = "ok" })";
+  std::string backup_latency_ms = "50";
+  std::string extra;  // more tables
+
+  std::string toml() const {
+    std::map<std::string, std::string> wf = {{"primary", "\"primary\""},  {"max_total_attempts", "3"},
+                                             {"max_elapsed_ms", "6000"},   {"attempt_timeout_ms", "1000"},
+                                             {"fallback", "[\"backup\"]"}};
+    for (const auto& [k, v] : workflow) wf[k] = v;
+    std::string out = "[workflow]\n";
+    for (const auto& [k, v] : wf) out += k + " = " + v + "\n";
+    out += "[backoff]\nbase_ms = 5\ncap_ms = 20\n";
+    out += "[route.primary]\ndialect = \"openai\"\nexpected_latency_ms = 50\ntext = '{\"label\": \"cat\"}'\n"
+           "script = [" + primary_script + "]\n";
+    out += "[route.backup]\ndialect = \"anthropic\"\nexpected_latency_ms = " + backup_latency_ms +
+           "\ntext = '{\"label\": \"dog\"}'\nscript = [" + backup_script + "]\n";
+    return out + extra;
+  }
+};
+
+std::string live_case(std::map<std::string, std::string> workflow, std::string primary_script,
+                      std::string backup_script = R"({ fault = "ok" })", std::string backup_latency_ms = "50",
+                      std::string extra = {}) {
+  return LiveCase{std::move(workflow), std::move(primary_script), std::move(backup_script),
+                  std::move(backup_latency_ms), std::move(extra)}
+      .toml();
+}
+
+}  // namespace
+
+TEST_CASE("loopback: rate 429 with a short retry-after retries the primary with the same key", "[executor][loopback]") {
+  LiveStack live(live_case({}, R"({ fault = "rate_429", retry_after_ms = 30 })"));
+  auto log = live.stack->execute({});
+  REQUIRE(log.failures.size() == 1);
+  CHECK(log.failures[0].action == Action::retry);
+  CHECK(log.failures[0].rule == 4);
+  CHECK(log.failures[0].wait_ms >= 30);
+  CHECK(log.outcome == Outcome::retry_recovery);
+  CHECK(log.text == R"({"label": "cat"})");
+  auto l = live.ledger(2, {log.operation_id});
+  CHECK(LiveStack::on(l, "primary") == 2);
+  CHECK(l[0].fault == FaultKind::rate_429);
+}
+
+TEST_CASE("loopback: quota 429 falls back", "[executor][loopback]") {
+  LiveStack live(live_case({}, R"({ fault = "quota_429" })"));
+  auto log = live.stack->execute({});
+  REQUIRE(log.failures.size() == 1);
+  CHECK(log.failures[0].action == Action::fallback);
+  CHECK(log.failures[0].rule == 5);
+  CHECK(log.attempts[0].owner == Owner::quota);
+  CHECK(log.outcome == Outcome::fallback_recovery);
+  CHECK(log.route == "backup");
+  CHECK(log.text == R"({"label": "dog"})");
+  auto l = live.ledger(2, {log.operation_id});
+  CHECK(LiveStack::on(l, "primary") == 1);
+  CHECK(LiveStack::on(l, "backup") == 1);
+}
+
+TEST_CASE("loopback: a pre-stream 503 retries", "[executor][loopback]") {
+  LiveStack live(live_case({}, R"({ fault = "overloaded" })"));
+  WorkflowRequest req;
+  req.stream = true;
+  auto log = live.stack->execute(req);
+  REQUIRE(log.failures.size() == 1);
+  CHECK(log.failures[0].action == Action::retry);
+  CHECK(log.attempts[0].status == 503);
+  CHECK(log.attempts[0].owner == Owner::transient);
+  CHECK(log.outcome == Outcome::retry_recovery);
+  CHECK(LiveStack::on(live.ledger(2, {log.operation_id}), "primary") == 2);
+}
+
+TEST_CASE("loopback: a stream cut after visible tokens fails closed", "[executor][loopback]") {
+  LiveStack live(live_case({}, R"({ fault = "stream_cut", cut_after_events = 1 })"));
+  WorkflowRequest req;
+  req.stream = true;
+  std::string seen;
+  req.on_token = [&](std::string_view t) { seen += t; };
+  auto log = live.stack->execute(req);
+  REQUIRE(log.failures.size() == 1);
+  CHECK(log.failures[0].action == Action::fail_closed);
+  CHECK(log.failures[0].rule == 2);
+  CHECK(log.attempts[0].event == TransportEvent::stream_closed);
+  CHECK(log.attempts[0].visible_tokens == 1);
+  CHECK_FALSE(seen.empty());
+  CHECK(log.outcome == Outcome::fail_closed);
+  auto l = live.ledger(1, {log.operation_id});
+  CHECK(l[0].outcome == AttemptOutcome::cut);
+}
+
+TEST_CASE("loopback: a stream cut before any visible token retries", "[executor][loopback]") {
+  LiveStack live(live_case({}, R"({ fault = "stream_cut", cut_after_events = 0 })"));
+  WorkflowRequest req;
+  req.stream = true;
+  auto log = live.stack->execute(req);
+  REQUIRE(log.failures.size() == 1);
+  CHECK(log.failures[0].action == Action::retry);
+  CHECK(log.attempts[0].commit == CommitState::none);
+  CHECK(log.outcome == Outcome::retry_recovery);
+  CHECK(log.text == R"({"label": "cat"})");
+  CHECK(LiveStack::on(live.ledger(2, {log.operation_id}), "primary") == 2);
+}
+
+TEST_CASE("loopback: a timeout after a tool commit fails closed with one side effect", "[executor][loopback]") {
+  const bool stream = GENERATE(false, true);
+  CAPTURE(stream);
+  LiveStack live(live_case({{"attempt_timeout_ms", "200"}},
+                          R"({ fault = "ok" }, { fault = "post_commit_timeout", hold_ms = 20000 })"));
+  WorkflowRequest req;
+  req.tool_call = true;
+  req.stream = stream;
+  auto log = live.stack->execute(req);
+  REQUIRE(log.attempts.size() == 2);
+  CHECK(log.attempts[0].tool_call);
+  CHECK(log.attempts[1].event == TransportEvent::timeout_no_byte);
+  REQUIRE(log.failures.size() == 1);
+  CHECK(log.failures[0].action == Action::fail_closed);
+  CHECK(log.failures[0].rule == 2);
+  CHECK(log.outcome == Outcome::fail_closed);
+  auto l = live.ledger(2, {log.operation_id});
+  CHECK(l[1].committed);
+  auto effects = live.mock.side_effects();
+  REQUIRE(effects.size() == 1);  // no duplicate side effect
+  CHECK(effects[0].operation_id == log.operation_id);
+}
+
+TEST_CASE("loopback: a fallback answer missing a required field degrades or fails closed as configured",
+          "[executor][loopback]") {
+  const bool degrade = GENERATE(true, false);
+  CAPTURE(degrade);
+  LiveStack live(live_case({{"output_required", R"(["label"])"},
+                           {"degrade_text", R"("default answer")"},
+                           {"degrade_allowed", degrade ? "true" : "false"}},
+                          R"({ fault = "quota_429" })",
+                          R"({ fault = "schema_missing", missing_field = "label" })"));
+  auto log = live.stack->execute({});
+  REQUIRE(log.failures.size() == 2);
+  CHECK(log.failures[0].action == Action::fallback);
+  CHECK(log.attempts[1].owner == Owner::contract);
+  CHECK(log.failures[1].action == (degrade ? Action::degrade : Action::fail_closed));
+  CHECK(log.failures[1].rule == 7);
+  CHECK(log.outcome == (degrade ? Outcome::degraded : Outcome::fail_closed));
+  CHECK(log.answered == degrade);
+  auto l = live.ledger(2, {log.operation_id});
+  CHECK(l[1].fault == FaultKind::schema_missing);
+}
+
+TEST_CASE("loopback: an open breaker sends the next request to the fallback", "[executor][loopback]") {
+  LiveStack live(live_case({},
+                          R"({ fault = "overloaded" })",
+                          R"({ fault = "ok", times = 2 })",
+                          "50",
+                          "[route.primary.breaker]\nfailure_threshold = 1\nopen_ms = 60000\n"));
+  auto first = live.stack->execute({});
+  REQUIRE(first.failures.size() == 1);
+  CHECK(first.failures[0].action == Action::fallback);  // the failure opened the breaker: no retry
+  auto second = live.stack->execute({});
+  REQUIRE(second.failures.size() == 1);
+  CHECK(second.failures[0].attempt == -1);
+  CHECK(second.failures[0].action == Action::fallback);
+  CHECK(second.failures[0].rule == 5);
+  CHECK(second.outcome == Outcome::fallback_recovery);
+  auto l = live.ledger(3, {first.operation_id, second.operation_id});
+  CHECK(LiveStack::on(l, "primary") == 1);  // the open breaker kept the second request off the primary
+  CHECK(LiveStack::on(l, "backup") == 2);
+}
+
+TEST_CASE("loopback: retry-after 60 s with 8 s of SLO left and a healthy 2 s fallback falls back, not queue",
+          "[executor][loopback]") {
+  LiveStack live(live_case({{"max_elapsed_ms", "8000"}, {"queue_allowed", "true"}},
+                          R"({ fault = "rate_429", retry_after_ms = 60000 })",
+                          R"({ fault = "ok" })",
+                          "2000"));
+  auto log = live.stack->execute({});
+  REQUIRE(log.failures.size() == 1);
+  CHECK(log.failures[0].action == Action::fallback);
+  CHECK(log.failures[0].rule == 5);
+  CHECK(log.failures[0].wait_ms == 0);  // the primary's retry-after does not hold the fallback back
+  CHECK(log.outcome == Outcome::fallback_recovery);
+  CHECK(live.stack->queued() == 0);
+  auto l = live.ledger(2, {log.operation_id});
+  CHECK(LiveStack::on(l, "primary") == 1);
+  CHECK(LiveStack::on(l, "backup") == 1);
+}
+
+TEST_CASE("loopback: a bare 500 is queued and its redelivery reuses the key and the budget", "[executor][loopback]") {
+  LiveStack live(live_case({{"queue_allowed", "true"}}, R"({ fault = "server_500" })"));
+  auto log = live.stack->execute({});
+  REQUIRE(log.failures.size() == 1);
+  CHECK(log.failures[0].action == Action::queue);
+  CHECK(log.outcome == Outcome::queued);
+  CHECK(live.mock.ledger(1).size() == 1);  // not redelivered within execute()
+  auto again = live.stack->drain();
+  REQUIRE(again.size() == 1);
+  CHECK(again[0].outcome == Outcome::retry_recovery);  // recovered by the redelivery, not a primary success
+  CHECK(again[0].delivery == 2);
+  auto l = live.ledger(2, {log.operation_id});
+  CHECK(LiveStack::on(l, "primary") == 2);
 }

@@ -121,7 +121,7 @@ TEST_CASE("http transport: silence after the request is timeout_no_byte after th
   CHECK(s.result.event == TransportEvent::timeout_no_byte);
   auto ledger = t.mock.ledger(1);
   REQUIRE(ledger.size() == 1);
-  CHECK(ledger[0].outcome == AttemptOutcome::client_closed);  // the client gave up and closed
+  CHECK(ledger[0].outcome == AttemptOutcome::held_then_closed);  // the client gave up and closed
 }
 
 TEST_CASE("http transport: a stream that stalls longer than the attempt timeout is stream_idle_timeout",

@@ -372,3 +372,16 @@ TEST_CASE("the worst verdict wins", "[checker]") {
   CHECK(combine({{"a", true, ""}, {"b", false, ""}}, false) == Verdict::fail);
   CHECK(combine({{"a", true, ""}, {"b", false, ""}}, true) == Verdict::unknown);
 }
+
+TEST_CASE("an answer the output contract rejected is no commit the caller could repeat", "[checker]") {
+  auto c = make_case(Action::fallback);
+  c.policy.workflow.output_required = {"label"};
+  auto h = history({entry(1, "primary", 0, FaultKind::schema_missing, 200), entry(2, "backup", 0, FaultKind::ok, 200)},
+                   log({attempt(0, "primary", Owner::contract), attempt(1, "backup")}, {point(0, "primary", Action::fallback, 5)},
+                       Outcome::fallback_recovery, "backup"));
+  REQUIRE(h.ledger[0].committed);  // the provider did the work
+  const auto r = check_case(c, h, {});
+  CHECK(find_check(r, "no_duplicate_commit")->ok);
+  REQUIRE(r.points.size() == 1);
+  CHECK(r.points[0].from_ledger == Action::fallback);  // a contract failure is a failure point by the ledger
+}

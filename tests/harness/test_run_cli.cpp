@@ -116,9 +116,11 @@ TEST_CASE("the baseline gate names every case a max_total_attempts cut from 3 to
   const auto baseline = (dir.path / "baseline.json").string();
   const std::string common = " -q --time-scale " + std::string(time_scale) + " --seed 5";
 
+  // The gate is about actions, not verdicts: a failing case still records its observed actions.
   auto first = run("run '" + cases.string() + "'" + common + " --write-baseline '" + baseline + "'");
   INFO(first.text);
-  REQUIRE(first.code == 0);
+  REQUIRE((first.code == 0 || first.code == 1));
+  REQUIRE(fs::exists(baseline));
 
   // The policy change under review: every case sharing the standard policy gets one attempt.
   const auto policy = cases / "policies" / "standard.toml";

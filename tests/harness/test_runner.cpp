@@ -34,7 +34,8 @@ class ScriptedTransport final : public client::Transport {
 };
 
 Case make(const std::string& name) {
-  auto loaded = load_case_text("name = \"" + name + "\"\nexpect = \"none\"\n[route.primary]\n", name + ".toml");
+  // deadline_ms: the hard deadline (at time scale 1, with the 300 ms floor below).
+  auto loaded = load_case_text("name = \"" + name + "\"\nexpect = \"none\"\ndeadline_ms = 300\n[route.primary]\n", name + ".toml");
   REQUIRE(loaded.errors.empty());
   return *loaded.value;
 }
