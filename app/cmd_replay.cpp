@@ -31,8 +31,8 @@ struct ReplayOptions {
   bool timing = false;
   // live
   bool live = false;
-  double time_scale = 0.02;
-  int concurrency = 32;
+  double time_scale = 0.05;
+  int concurrency = 8;
   // synth
   std::size_t synth_rows = 0;
   std::string out;

@@ -2,6 +2,7 @@
 // Shared by the dialect codecs (private to the client library): JSON look-ups that never throw, and the
 // pieces every dialect's request carries (the tool schema, the follow-up arguments).
 #include <initializer_list>
+#include <cstddef>
 #include <string>
 #include <string_view>
 
@@ -52,7 +53,11 @@ inline int int_at(const json::value& root, std::initializer_list<PathStep> path)
   if (!v) return 0;
   if (v->is_int64()) return static_cast<int>(v->get_int64());
   if (v->is_uint64()) return static_cast<int>(v->get_uint64());
-  if (v->is_double()) return static_cast<int>(v->get_double());
+  if (v->is_double()) {  // clamped: a cast of an out-of-range double is undefined behaviour
+    const double d = v->get_double();
+    if (!(d > -2147483648.0 && d < 2147483647.0)) return 0;
+    return static_cast<int>(d);
+  }
   return 0;
 }
 

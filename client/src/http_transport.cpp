@@ -22,7 +22,7 @@
 #include <fmt/format.h>
 
 #include "llmchaos/client/dialect_codec.hpp"
-#include "llmchaos/client/sse.hpp"
+#include "llmchaos/client/response_reader.hpp"
 #include "llmchaos/net/http_call.hpp"
 
 namespace llmchaos::client {
@@ -133,20 +133,19 @@ asio::awaitable<HttpTransport::Impl::Stream> HttpTransport::Impl::connect(const 
 
 asio::awaitable<AttemptResult> HttpTransport::Impl::attempt(const AttemptRequest& req, Clock& clock,
                                                             const TokenFn& on_token) {
-  AttemptResult r;
-  r.started_ms = clock.now_ms();
-  const std::string where = fmt::format("route {} attempt {}", req.endpoint.route, req.attempt_number);
+  // Reading the answer (head, SSE events, how the body ended) is shared with the virtual-time transport.
+  ResponseReader reader(req, on_token);
+  reader.result().started_ms = clock.now_ms();
   auto fail = [&](TransportEvent ev, const std::string& what) {
-    r.event = ev;
-    r.error = where + ": " + what;
-    r.ended_ms = clock.now_ms();
+    reader.fail(ev, what);
+    reader.result().ended_ms = clock.now_ms();
+    return reader.take();
   };
   net::Url url;
   try {
     url = net::parse_url(req.endpoint.base_url);
   } catch (const std::exception& e) {
-    fail(TransportEvent::connect_failed, e.what());
-    co_return r;
+    co_return fail(TransportEvent::connect_failed, e.what());
   }
   const std::string key = fmt::format("{}:{}", url.host, url.port);
   const DialectCodec& codec = codec_for(req.endpoint.dialect);
@@ -170,10 +169,7 @@ asio::awaitable<AttemptResult> HttpTransport::Impl::attempt(const AttemptRequest
     bool was_reused = false;
     std::string error;
     stream = co_await connect(url, key, req.timeout_ms, was_reused, error);
-    if (!stream) {
-      fail(TransportEvent::connect_failed, error);
-      co_return r;
-    }
+    if (!stream) co_return fail(TransportEvent::connect_failed, error);
     stream->expires_after(timeout);
     auto [wec, written] = co_await http::async_write(*stream, hreq, use_tuple);
     if (!wec) break;
@@ -182,8 +178,7 @@ asio::awaitable<AttemptResult> HttpTransport::Impl::attempt(const AttemptRequest
       ++stale_resent;
       continue;
     }
-    fail(TransportEvent::reset_before_response, "write: " + wec.message());
-    co_return r;
+    co_return fail(TransportEvent::reset_before_response, "write: " + wec.message());
   }
 
   // The response head: the attempt timeout covers the whole wait for it.
@@ -196,100 +191,43 @@ asio::awaitable<AttemptResult> HttpTransport::Impl::attempt(const AttemptRequest
     close(*stream);
     const bool some = parser.got_some() || buffer.size() > 0;
     if (hec == beast::error::timeout)
-      fail(TransportEvent::timeout_no_byte, some ? "timeout inside the response head" : "timeout, no response byte");
-    else
-      fail(TransportEvent::reset_before_response, (some ? "closed inside the response head: " : "no response: ") +
-                                                      hec.message());
-    co_return r;
+      co_return fail(TransportEvent::timeout_no_byte,
+                     some ? "timeout inside the response head" : "timeout, no response byte");
+    co_return fail(TransportEvent::reset_before_response,
+                   (some ? "closed inside the response head: " : "no response: ") + hec.message());
   }
-  const auto& head = parser.get();
-  r.status = static_cast<int>(head.result_int());
-  for (const auto& field : head) r.headers.emplace_back(lower(field.name_string()), std::string(field.value()));
-  const std::string content_type = lower(head[http::field::content_type]);
-  const bool sse = r.status / 100 == 2 && req.stream && content_type.rfind("application/json", 0) != 0;
+  Headers headers;
+  for (const auto& field : parser.get()) headers.emplace_back(lower(field.name_string()), std::string(field.value()));
+  reader.head(static_cast<int>(parser.get().result_int()), std::move(headers));
 
   // The body, read as it comes; every read may wait at most the attempt timeout (an idle gap).
-  Answer answer;
-  SseParser sse_parser;
-  std::vector<SseEvent> events;
-  std::string body;
-  bool stopped = false;  // an error or malformed event ended the stream early
   beast::error_code body_ec;
   std::array<char, 16 * 1024> chunk;
-  while (!parser.is_done() && !stopped) {
+  while (!parser.is_done() && !reader.stopped()) {
     parser.get().body().data = chunk.data();
     parser.get().body().size = chunk.size();
     stream->expires_after(timeout);
     auto [rec, n] = co_await http::async_read_some(*stream, buffer, parser, use_tuple);
     if (rec == http::error::need_buffer) rec = {};
-    const std::size_t got = chunk.size() - parser.get().body().size;
-    if (got > 0 && !sse) body.append(chunk.data(), got);
-    if (got > 0 && sse) {
-      events.clear();
-      sse_parser.feed(std::string_view(chunk.data(), got), events);
-      for (const auto& ev : events) {
-        ++r.events;
-        EventResult er = codec.on_event(ev, answer);
-        r.terminated = r.terminated || er.end;
-        if (er.kind == EventKind::content) {
-          ++r.content_events;
-          on_token(er.token);
-        } else if (er.kind == EventKind::error || er.kind == EventKind::malformed) {
-          r.event = er.kind == EventKind::error ? TransportEvent::stream_error_event : TransportEvent::malformed_event;
-          r.body = ev.data;
-          stopped = true;
-          break;
-        }
-      }
-    }
+    reader.feed(std::string_view(chunk.data(), chunk.size() - parser.get().body().size));
     if (rec) {
       body_ec = rec;
       break;
     }
   }
 
-  bool reusable = !stopped && !body_ec && parser.is_done() && parser.get().keep_alive() && buffer.size() == 0;
-  if (stopped) {
-    // r.event already says which
-  } else if (body_ec) {
-    // A stream whose end the dialect already announced is complete, whatever happens after.
-    if (!(sse && r.terminated)) {
-      const bool idle = body_ec == beast::error::timeout;
-      fail(idle ? TransportEvent::stream_idle_timeout : TransportEvent::stream_closed,
-           (idle ? "idle longer than the attempt timeout: " : "body cut: ") + body_ec.message());
-      if (!sse && r.status / 100 != 2) r.body = body;
-    }
-  } else if (sse) {
-    if (!r.terminated) r.event = TransportEvent::missing_terminator;
-  } else if (r.status / 100 == 2) {
-    if (!codec.parse_answer(body, answer)) {
-      r.event = TransportEvent::malformed_event;
-      r.body = body;
-      r.error = where + ": the answer is not the dialect's JSON";
-    } else if (!answer.text.empty()) {
-      r.content_events = 1;  // a plain answer becomes visible at once
-      on_token(answer.text);
-    }
-    if (r.event == TransportEvent::none) r.body = std::move(body);
-  } else {
-    r.body = std::move(body);
-  }
+  const bool reusable =
+      !reader.stopped() && !body_ec && parser.is_done() && parser.get().keep_alive() && buffer.size() == 0;
+  if (body_ec)
+    reader.broken(body_ec == beast::error::timeout, body_ec.message());
+  else
+    reader.end();
   if (reusable)
     release(key, std::move(stream));
   else
     close(*stream);
-
-  r.text = std::move(answer.text);
-  r.tool_call = answer.tool_call;
-  r.tool_name = std::move(answer.tool_name);
-  r.tool_call_id = std::move(answer.tool_call_id);
-  r.tool_arguments = std::move(answer.tool_arguments);
-  r.finish_reason = std::move(answer.finish_reason);
-  r.model = std::move(answer.model);
-  r.input_tokens = answer.input_tokens;
-  r.output_tokens = answer.output_tokens;
-  r.ended_ms = clock.now_ms();
-  co_return r;
+  reader.result().ended_ms = clock.now_ms();
+  co_return reader.take();
 }
 
 HttpTransport::HttpTransport(HttpTransportOptions options) : impl_(std::make_unique<Impl>(std::move(options))) {}

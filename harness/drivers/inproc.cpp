@@ -12,7 +12,7 @@ class InprocSession final : public CaseSession {
  public:
   explicit InprocSession(const CaseEnv& env)
       : rng_(env.seed),
-        transport_(env.make_transport()),
+        transport_(env.make_transport(env)),
         stack_(env.c->policy.scaled(env.time_scale), env.endpoints, *env.clock, rng_, *transport_) {}
 
   client::DecisionLog send(const client::WorkflowRequest& request) override { return stack_.execute(request); }

@@ -83,9 +83,10 @@ CheckResult result(std::string name, bool ok, std::string message) { return {std
 std::optional<CheckResult> check_action(const Ctx& x) {
   const Action observed = x.points.empty() ? Action::none : x.observed(x.points.front());
   std::string rule = x.points.empty() ? std::string("no failure point") : x.points.front().rule;
-  return result("action", observed == x.c.expect,
-                fmt::format("expected {}, observed {} ({}); timeline: {}", to_string(x.c.expect), to_string(observed),
-                            rule, timeline(x)));
+  const bool ok = observed == x.c.expect;
+  auto message = fmt::format("expected {}, observed {} ({})", to_string(x.c.expect), to_string(observed), rule);
+  if (!ok) message += "; timeline: " + timeline(x);
+  return result("action", ok, std::move(message));
 }
 
 std::optional<CheckResult> check_expect_at(const Ctx& x) {
@@ -179,8 +180,8 @@ std::optional<CheckResult> check_elapsed(const Ctx& x) {
                                   worst, claimed, seen));
     }
   }
-  const auto rule = fmt::format("budget {:.0f} ms, tolerance 20% + {:.0f} ms -> limit {:.0f} ms", budget,
-                                x.opt.elapsed_tolerance_ms, limit);
+  const auto rule = fmt::format("budget {:.0f} ms, tolerance {:.0f}% + {:.0f} ms -> limit {:.0f} ms", budget,
+                                100 * x.opt.elapsed_tolerance_ratio, x.opt.elapsed_tolerance_ms, limit);
   return result("max_elapsed_ms", bad.empty(),
                 bad.empty() ? fmt::format("longest {:.0f} ms; {}", most, rule) : fmt::format("{}; {}", fmt::join(bad, "; "), rule));
 }

@@ -20,6 +20,7 @@
 #include "llmchaos/core/toml_reader.hpp"
 #include "llmchaos/harness/checker.hpp"
 #include "llmchaos/mockprovider/server.hpp"
+#include "case_play.hpp"
 
 namespace llmchaos::harness {
 
@@ -95,27 +96,34 @@ mock::Script healthy(const mock::Script& script) {
   return out;
 }
 
-CaseResult run_case(const Case& c, const std::string& ns, const Shared& sh, const std::atomic<bool>& cancelled) {
-  auto& engine = sh.mock->engine();
-  auto& clock = *sh.clock;
-  const double scale = sh.options->time_scale;
+}  // namespace
+
+namespace detail {
+
+Played play_case(const Case& c, const std::string& ns, const CaseWorld& world, const Driver& driver,
+                 const RunOptions& options, const std::atomic<bool>& cancelled) {
+  auto& engine = world.engine;
+  auto& clock = world.clock;
+  const double scale = options.time_scale;
 
   CaseEnv env;
   env.c = &c;
   env.ns = ns;
-  env.mock_base_url = sh.mock->base_url();
+  env.mock_base_url = world.base_url;
   for (const auto& [name, route] : c.script.routes)
     env.endpoints[name] = client::Endpoint{name, route.dialect, fmt::format("{}/{}/{}", env.mock_base_url, ns, name)};
   env.time_scale = scale;
-  env.seed = case_seed(sh.options->seed, c.name);
+  env.seed = case_seed(options.seed, c.name);
   env.clock = &clock;
-  env.make_transport = sh.options->make_transport ? sh.options->make_transport : live_transport();
+  env.engine = &engine;
+  env.make_transport = options.make_transport ? options.make_transport : live_transport();
 
   engine.install(ns, c.script);
   const double t0 = clock.now_ms();
-  auto session = sh.driver->open(env, sh.options->driver_options);
+  auto session = driver.open(env, options.driver_options);
 
-  History h;
+  Played played;
+  History& h = played.history;
   h.has_decision_log = session->has_decision_log();
   const double interval = c.sequence ? c.sequence->interval_ms * scale : 0;
   for (int i = 0; i < c.request_count() && !cancelled; ++i) {
@@ -148,11 +156,21 @@ CaseResult run_case(const Case& c, const std::string& ns, const Shared& sh, cons
     h.alive = std::move(rec);
   }
   engine.remove(ns);
+  played.output = session->output();
+  return played;
+}
 
+}  // namespace detail
+
+namespace {
+
+CaseResult run_case(const Case& c, const std::string& ns, const Shared& sh, const std::atomic<bool>& cancelled) {
+  const detail::CaseWorld world{sh.mock->engine(), *sh.clock, sh.mock->base_url()};
+  auto played = detail::play_case(c, ns, world, *sh.driver, *sh.options, cancelled);
   CheckOptions opt;
-  opt.time_scale = scale;
-  auto result = check_case(c, h, opt);
-  result.driver_output = session->output();
+  opt.time_scale = sh.options->time_scale;
+  auto result = check_case(c, played.history, opt);
+  result.driver_output = std::move(played.output);
   return result;
 }
 
@@ -229,6 +247,33 @@ RunOutcome run_suite(const std::vector<Case>& cases, const RunOptions& options) 
   run.time_scale = options.time_scale;
   run.started_at = iso_now();
   run.cases.resize(cases.size());
+  const int jobs = std::max(1, std::min<int>(options.jobs > 0 ? options.jobs : static_cast<int>(std::thread::hardware_concurrency()),
+                                             static_cast<int>(cases.size())));
+  Progress progress(options, static_cast<int>(cases.size()));
+
+  if (options.virtual_time) {
+    // Each case in its own virtual world (virtual_run.cpp): no mock server, no per-case thread, no
+    // deadline (a wait advances the virtual clock, so nothing blocks).
+    SteadyClock wall;
+    std::atomic<std::size_t> next{0};
+    auto worker = [&] {
+      for (std::size_t i = next++; i < cases.size(); i = next++) {
+        try {
+          run.cases[i] = run_case_virtual(cases[i], options).result;
+        } catch (const std::exception& e) {
+          run.cases[i] = unknown_result(cases[i], fmt::format("crash: {}", e.what()), fmt::format("the case threw: {}", e.what()), {});
+        }
+        progress.finished(run.cases[i]);
+      }
+    };
+    std::vector<std::thread> pool;
+    for (int k = 1; k < jobs; ++k) pool.emplace_back(worker);
+    worker();
+    for (auto& t : pool) t.join();
+    progress.end();
+    run.duration_ms = wall.now_ms();
+    return out;
+  }
 
   mock::ServerOptions so;
   so.time_scale = options.time_scale;
@@ -239,10 +284,6 @@ RunOutcome run_suite(const std::vector<Case>& cases, const RunOptions& options) 
   SteadyClock clock;
   const double run_start = clock.now_ms();
   Shared sh{mock, driver, &options, &clock};
-
-  const int jobs = std::max(1, std::min<int>(options.jobs > 0 ? options.jobs : static_cast<int>(std::thread::hardware_concurrency()),
-                                             static_cast<int>(cases.size())));
-  Progress progress(options, static_cast<int>(cases.size()));
   std::atomic<std::size_t> next{0};
   std::mutex abandoned_mutex;
   std::vector<std::pair<std::thread, std::shared_ptr<CaseJob>>> abandoned;

@@ -71,7 +71,7 @@ td.unk{background:var(--unk-bg);color:var(--unk);font-weight:600;font-size:12.5p
 .chip.ok{color:var(--pass);border-color:#aceebb}.chip.bad{color:var(--fail);border-color:#ff8182;background:var(--fail-bg)}
 .badge{display:inline-block;min-width:64px;text-align:center;padding:1px 8px;border-radius:10px;font-size:11.5px;font-weight:700;letter-spacing:.04em;text-transform:uppercase}
 .badge.pass{background:var(--pass-bg);color:var(--pass)}.badge.fail{background:var(--fail-bg);color:var(--fail)}.badge.unknown{background:var(--unk-bg);color:var(--unk)}
-.o{font-weight:600}
+.o{font-weight:600;white-space:nowrap}
 .o-primary_success{color:var(--primary_success)}.o-retry_recovery{color:var(--retry_recovery)}.o-fallback_recovery{color:var(--fallback_recovery)}
 .o-degraded{color:var(--degraded)}.o-queued{color:#6e7781}.o-fail_closed{color:var(--fail_closed)}
 .exp-miss{display:block;font-size:12px;color:var(--fail)}
@@ -107,7 +107,7 @@ svg .bar.a-unknown{fill:var(--a-unknown)}svg .bar.a-failed{fill:var(--a-failed)}
 svg .bar.committed{stroke:#1f2328;stroke-width:1.6}
 svg .bar-label{fill:#fff;font-size:10px;font-weight:600;pointer-events:none}
 svg .mark line{stroke-width:2}svg .mark .num{fill:#fff;font-size:9.5px;font-weight:700;text-anchor:middle}
-svg .mark .act{font-size:10.5px;font-weight:600}
+svg .mark .act{font-size:10.5px;font-weight:600}svg .mark .act.left{text-anchor:end}
 svg .x-retry line{stroke:var(--x-retry)}svg .x-retry circle,svg .x-retry .act{fill:var(--x-retry)}
 svg .x-fallback line{stroke:var(--x-fallback)}svg .x-fallback circle,svg .x-fallback .act{fill:var(--x-fallback)}
 svg .x-queue line{stroke:var(--x-queue)}svg .x-queue circle,svg .x-queue .act{fill:var(--x-queue)}

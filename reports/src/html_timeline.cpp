@@ -163,6 +163,11 @@ std::string tick_label(double t, double extent) {
   return fmt::format("{} ms", std::round(t * 1000) / 1000);
 }
 
+std::size_t code_points(std::string_view s) {
+  return static_cast<std::size_t>(std::count_if(
+      s.begin(), s.end(), [](char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; }));
+}
+
 // At most max_chars code points, the last one an ellipsis when the text is cut.
 std::string truncate(const std::string& s, std::size_t max_chars) {
   std::size_t chars = 0, cut = 0;
@@ -209,7 +214,7 @@ std::string render(const Drawing& d) {
         "<title>{}</title></rect>",
         attempt_class_name(b.cls), b.committed ? " committed" : "", x, row_top(b.row) + 16, w,
         markup_escape(b.title));
-    if (!b.label.empty() && w >= char_w * static_cast<double>(b.label.size()) + 8)
+    if (!b.label.empty() && w >= char_w * static_cast<double>(code_points(b.label)) + 8)
       svg += fmt::format("<text class=\"bar-label\" x=\"{:.1f}\" y=\"{:.1f}\">{}</text>", x + 4,
                          row_top(b.row) + 26.5, markup_escape(b.label));
     svg += '\n';
@@ -225,22 +230,30 @@ std::string render(const Drawing& d) {
         i > 0 && markers[i - 1].row == markers[i].row && x_of(markers[i].at) - xs.back() < 16;
     xs.push_back(crowded ? xs.back() + 16 : x_of(markers[i].at));
   }
+  // A label goes right of its mark when it fits before the next mark (or, for the last mark of a row,
+  // before the outcome column), else left of it when that side is free, else it is left out (the
+  // mark's colour and tooltip still say the action).
+  double taken_until = 0;  // right edge of what the previous mark of the row occupies
   for (std::size_t i = 0; i < markers.size(); ++i) {
     const auto& m = markers[i];
     const double x = xs[i], y = row_top(m.row);
-    const double label_w_needed = char_w * static_cast<double>(m.text.size()) + 14;
+    if (i == 0 || markers[i - 1].row != m.row) taken_until = 0;
+    const double needed = char_w * static_cast<double>(code_points(m.text)) + 14;
     const bool last_in_row = i + 1 == markers.size() || markers[i + 1].row != m.row;
-    const bool fits = last_in_row ? x + label_w_needed <= width - 4 : xs[i + 1] - x >= label_w_needed;
+    const double room_until = last_in_row ? label_w + plot_w : xs[i + 1];
+    const bool right = x + needed <= room_until;
+    const bool left = !right && last_in_row && x - needed >= taken_until;
     const auto action = to_string(m.action);
     svg += fmt::format("<g class=\"mark x-{}\"><title>{}</title>", action, markup_escape(m.title));
     svg +=
         fmt::format("<line x1=\"{0:.1f}\" y1=\"{1:.1f}\" x2=\"{0:.1f}\" y2=\"{2:.1f}\"/>", x, y + 8, y + 32);
     svg += fmt::format("<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"7\"/>", x, y + 8);
     svg += fmt::format("<text class=\"num\" x=\"{:.1f}\" y=\"{:.1f}\">{}</text>", x, y + 11.2, m.point);
-    if (fits)
-      svg += fmt::format("<text class=\"act\" x=\"{:.1f}\" y=\"{:.1f}\">{}</text>", x + 10, y + 12,
-                         markup_escape(m.text));
+    if (right || left)
+      svg += fmt::format("<text class=\"act{}\" x=\"{:.1f}\" y=\"{:.1f}\">{}</text>", left ? " left" : "",
+                         left ? x - 10 : x + 10, y + 12, markup_escape(m.text));
     svg += "</g>\n";
+    taken_until = right ? x + needed : x + 8;
   }
   for (const auto& e : d.ends)
     svg += fmt::format("<text class=\"end o-{}\" x=\"{}\" y=\"{:.1f}\">{}</text>\n", to_string(e.outcome),

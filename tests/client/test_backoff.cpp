@@ -15,7 +15,7 @@ TEST_CASE("the ceiling doubles from base and stops at the cap", "[backoff]") {
   CHECK(b.ceiling_ms(5000) == 4000);  // no overflow
 }
 
-TEST_CASE("full jitter draws within [0, ceiling) and the same seed repeats the delays", "[backoff]") {
+TEST_CASE("full jitter draws between 0 and the ceiling and the same seed repeats the delays", "[backoff]") {
   Backoff b({200, 4000});
   Rng a(7), same(7);
   double lowest = 1e9, highest = 0;

@@ -2,8 +2,10 @@
 // streamed: what each fault looks like to the client (event, tokens, status) and what the mock saw.
 #include <catch2/catch.hpp>
 
+#include <atomic>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "llmchaos/client/http_transport.hpp"
@@ -263,4 +265,21 @@ TEST_CASE("http transport: a closed port is connect_failed naming the route", "[
   CHECK(r.event == TransportEvent::connect_failed);
   CHECK(r.error.find("route r") != std::string::npos);
   CHECK_FALSE(transport.side_effect(req.endpoint, "op", "record_label"));
+}
+
+TEST_CASE("http transport: callers on several threads share one transport", "[http_transport]") {
+  Loopback t;
+  t.mock.install(route_toml("r", Dialect::gemini, R"({ fault = "ok", latency_ms = 30, times = 8 })"));
+  std::vector<std::thread> callers;
+  std::atomic<int> whole{0};
+  for (int i = 0; i < 4; ++i)
+    callers.emplace_back([&] {
+      for (int k = 0; k < 2; ++k) whole += t.send(Dialect::gemini, k == 1).result.text == canonical;
+    });
+  for (auto& c : callers) c.join();
+  CHECK(whole == 8);
+  CHECK(t.mock.ledger(8).size() == 8);
+  const auto stats = t.transport.stats();
+  CHECK(stats.connects + stats.reused == 8);  // every attempt had exactly one connection
+  CHECK(stats.connects <= 4);                 // never more connections than concurrent callers
 }

@@ -70,7 +70,7 @@ Played play(Dialect d, const std::vector<SseEvent>& events) {
 
 }  // namespace
 
-TEST_CASE("sse parser splits events on \\n\\n and \\r\\n\\r\\n and joins multi-line data", "[sse]") {
+TEST_CASE("sse parser splits events on LF LF, CR LF CR LF and CR CR, and joins multi-line data", "[sse]") {
   SseParser p;
   auto events = p.feed("event: a\ndata: one\ndata: two\n\ndata: x\r\n\r\nid: 7\ndata:no-space\r\r");
   REQUIRE(events.size() == 3);
@@ -179,7 +179,7 @@ TEST_CASE("in-stream error events are recognised in each dialect", "[codec]") {
   CHECK(codec_for(Dialect::gemini).on_event({"", R"({"error":{"code":"x"}})", ""}, a).kind != EventKind::error);
 }
 
-TEST_CASE("non-JSON event data is malformed in each dialect; anthropic drops unnamed frames", "[codec]") {
+TEST_CASE("non-JSON event data is malformed in each dialect, and anthropic drops unnamed frames", "[codec]") {
   for (auto d : {Dialect::openai, Dialect::anthropic, Dialect::gemini}) {
     Answer a;
     CHECK(codec_for(d).on_event({d == Dialect::anthropic ? "content_block_delta" : "", "{not json", ""}, a).kind ==
@@ -283,4 +283,28 @@ TEST_CASE("each dialect authenticates with its own header", "[codec]") {
   CHECK(codec_for(Dialect::gemini).headers("k").at(0) == std::pair<std::string, std::string>{"x-goog-api-key", "k"});
   auto a = codec_for(Dialect::anthropic).headers("k");
   CHECK(a.size() == 2);
+}
+
+TEST_CASE("codecs survive hostile JSON: wrong types, huge numbers, deep nesting", "[codec]") {
+  const std::vector<std::string> inputs = {
+      R"({"choices":[{"delta":{"content":5}}],"usage":{"prompt_tokens":1e300,"completion_tokens":-1e300}})",
+      R"({"type":"content_block_delta","delta":{"type":"text_delta","text":["x"]}})",
+      R"({"candidates":{"0":1},"usageMetadata":{"promptTokenCount":"many"}})",
+      R"({"choices":"nope","content":7,"candidates":[null]})",
+      std::string(10000, '[') + std::string(10000, ']'),
+      "null",
+      "",
+  };
+  for (auto d : {Dialect::openai, Dialect::anthropic, Dialect::gemini}) {
+    for (const auto& in : inputs) {
+      Answer a;
+      auto r = codec_for(d).on_event({"content_block_delta", in, ""}, a);
+      CHECK(r.token.empty());
+      CHECK(a.input_tokens == 0);
+      Answer b;
+      codec_for(d).parse_answer(in, b);
+      CHECK(b.text.empty());
+      CHECK(b.output_tokens == 0);
+    }
+  }
 }

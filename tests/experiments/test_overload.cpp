@@ -53,7 +53,7 @@ TEST_CASE("the model has capacity x service time slots", "[experiments][overload
   CHECK(s.model_slots() == 1);  // never zero
 }
 
-TEST_CASE("constant arrivals are evenly spaced; Poisson arrivals are seeded and average the rate",
+TEST_CASE("constant arrivals are evenly spaced, Poisson arrivals are seeded and average the rate",
           "[experiments][overload]") {
   Rng rng(1);
   const auto c = arrival_times(4, 1000, ArrivalProcess::constant, rng);

@@ -63,7 +63,7 @@ TEST_CASE("switch after T goes to the alternate at T and can rescue a failed pri
   CHECK(s.extra_calls == 2);
 }
 
-TEST_CASE("an attempt that took exactly T is in time; a hair more is not", "[experiments][replay]") {
+TEST_CASE("an attempt that took exactly T is in time, a hair more is not", "[experiments][replay]") {
   const TraceRow row{{3.0, true}, {1.0, true}, {1.0, true}};
   const auto on_time = play(row, {ReplayPolicy::retry, 3.0});
   CHECK(on_time.ok);
@@ -116,7 +116,7 @@ TEST_CASE("summarizing per-request outcomes gives the same figures as evaluating
 }
 
 // The study's expected shape (SPEC 8) on a synthetic trace: primary p95 ~ 2.8 s, p99 ~ 3.2 s.
-TEST_CASE("a T below the primary's p95 slows the tail; a T above p99 costs under 1% extra calls",
+TEST_CASE("a T below the primary's p95 slows the tail and a T above p99 costs under 1% extra calls",
           "[experiments][replay]") {
   SynthOptions options;
   options.rows = 20000;

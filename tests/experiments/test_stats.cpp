@@ -25,7 +25,7 @@ TEST_CASE("percentiles interpolate linearly between the closest ranks as numpy d
   CHECK(percentile_sorted(b, 33) == Approx(23.2));    // h = 1.32
 }
 
-TEST_CASE("a percentile of one value is that value; of none it is NaN", "[experiments][stats]") {
+TEST_CASE("a percentile of one value is that value and of none it is NaN", "[experiments][stats]") {
   const std::vector<double> one = {7.5};
   CHECK(percentile_sorted(one, 0) == 7.5);
   CHECK(percentile_sorted(one, 99) == 7.5);

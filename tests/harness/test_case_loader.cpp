@@ -6,6 +6,7 @@
 
 #include "llmchaos/harness/case.hpp"
 #include "llmchaos/harness/runner.hpp"
+#include "test_env.hpp"
 
 using namespace llmchaos;
 using namespace llmchaos::harness;
@@ -274,9 +275,7 @@ TEST_CASE("a suite skips policy files, rejects duplicate names and filters by ta
 }
 
 TEST_CASE("every bundled case and policy file lints clean", "[loader]") {
-  const char* src = std::getenv("LLMCHAOS_SOURCE_DIR");
-  REQUIRE(src);
-  auto files = expand_paths({std::string(src) + "/cases"});
+  auto files = expand_paths({test::source_dir() + "/cases"});
   REQUIRE_FALSE(files.empty());
   for (const auto& f : files) {
     INFO(f.path);

@@ -47,7 +47,7 @@ TEST_CASE("a hung case is unknown: hang, a crashing one unknown: crash, and the 
   o.jobs = 3;
   o.seed = 42;
   o.min_deadline_ms = 300;
-  o.make_transport = [] { return std::make_unique<ScriptedTransport>(); };
+  o.make_transport = [](const CaseEnv&) { return std::make_unique<ScriptedTransport>(); };
   auto out = run_suite({make("hangs"), make("crashes"), make("fine")}, o);
   const auto& run = out.result;
   REQUIRE(run.cases.size() == 3);

@@ -17,10 +17,10 @@
 namespace llmchaos::experiments {
 
 struct LiveReplayOptions {
-  double time_scale = 0.02;
-  int concurrency = 32;  // requests in flight at once
-  // Real-time allowance per request for loopback and scheduling overhead; sets the tolerance below.
-  double jitter_ms = 15;
+  double time_scale = 0.05;
+  int concurrency = 8;  // requests in flight at once
+  // Real-time allowance per request for loopback, HTTP and scheduling overhead; sets the tolerance below.
+  double jitter_ms = 25;
 };
 
 struct LiveReplayResult {

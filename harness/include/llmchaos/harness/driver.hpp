@@ -18,12 +18,15 @@
 #include "llmchaos/client/transport.hpp"
 #include "llmchaos/core/clock.hpp"
 #include "llmchaos/harness/case.hpp"
+#include "llmchaos/mockprovider/engine.hpp"
 
 namespace llmchaos::harness {
 
-// Makes the transport a stack talks through: live sockets by default; `--virtual-time` (later) swaps in
-// the simulated transport here, and nothing else changes.
-using TransportFactory = std::function<std::unique_ptr<client::Transport>()>;
+struct CaseEnv;
+// Makes the transport a case's stack talks through: live sockets by default; `--virtual-time` (later)
+// swaps in the simulated transport here (it plays the case's plans straight from `CaseEnv::engine`
+// under a virtual clock), and nothing else changes.
+using TransportFactory = std::function<std::unique_ptr<client::Transport>(const CaseEnv& env)>;
 
 // Options of the whole run that some drivers need (checked once by Driver::validate).
 struct DriverOptions {
@@ -41,6 +44,7 @@ struct CaseEnv {
   double time_scale = 1;
   std::uint64_t seed = 0;                              // this case's seed (from --seed and the case name)
   Clock* clock = nullptr;
+  mock::Engine* engine = nullptr;                      // the mock's engine (the case's namespace lives there)
   TransportFactory make_transport;
 };
 

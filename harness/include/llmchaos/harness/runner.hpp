@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "llmchaos/harness/case.hpp"
+#include "llmchaos/harness/checker.hpp"
 #include "llmchaos/harness/driver.hpp"
 #include "llmchaos/harness/result.hpp"
 
@@ -34,7 +35,10 @@ struct RunOptions {
   // Progress: one line per finished case, or one \r-updated line when `progress_tty`.
   std::ostream* progress = nullptr;
   bool progress_tty = false;
-  TransportFactory make_transport;  // empty: live HTTP over loopback
+  TransportFactory make_transport;  // empty: live HTTP over loopback (virtual_time: the virtual transport)
+  // Every case in its own virtual world: a ManualClock shared by a mock engine and the stack, plans
+  // played by VirtualTransport (virtual_transport.hpp). No sockets, no per-case thread or deadline.
+  bool virtual_time = false;
 };
 
 struct RunOutcome {
@@ -44,6 +48,14 @@ struct RunOutcome {
 
 // Throws std::invalid_argument for an unknown driver or options it rejects.
 RunOutcome run_suite(const std::vector<Case>& cases, const RunOptions& options);
+
+// One case under virtual time, on the calling thread (what run_suite does per case with virtual_time),
+// with the history it was checked on. Throws what the case throws (std::invalid_argument for a bad driver).
+struct VirtualCaseRun {
+  CaseResult result;
+  History history;
+};
+VirtualCaseRun run_case_virtual(const Case& c, const RunOptions& options);
 
 // The live transport (Beast HTTP/1.1 + SSE over loopback).
 TransportFactory live_transport();

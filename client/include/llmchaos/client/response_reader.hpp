@@ -1,0 +1,62 @@
+#pragma once
+// What a transport does with an answer once bytes come back: the head, the body as it arrives (SSE
+// through SseParser and the route's dialect codec, one on_token per visible token), and how the body
+// ended, into one AttemptResult. Pure (no I/O, no clock), so the live HTTP transport and the virtual-time
+// transport read answers with the same code and give the same results for the same bytes.
+#include <functional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "llmchaos/client/dialect_codec.hpp"
+#include "llmchaos/client/sse.hpp"
+#include "llmchaos/client/transport.hpp"
+
+namespace llmchaos::client {
+
+class ResponseReader {
+ public:
+  using TokenFn = std::function<void(std::string_view token)>;
+  // `req` and `on_token` must outlive the reader.
+  ResponseReader(const AttemptRequest& req, const TokenFn& on_token);
+
+  // "route R attempt N": the context every error text starts with.
+  const std::string& where() const { return where_; }
+  // The attempt failed before or inside the head: `event` with "where: what".
+  void fail(TransportEvent event, const std::string& what);
+
+  // The head arrived (header names lower-cased). A 2xx answer to a stream request that is not JSON is
+  // read as SSE.
+  void head(int status, Headers headers);
+  bool sse() const { return sse_; }
+  // Body bytes, split anywhere. False once the stream must stop: an in-stream error or malformed event
+  // (the transport then hangs up).
+  bool feed(std::string_view bytes);
+  bool stopped() const { return stopped_; }
+  // The body ended cleanly at the HTTP level: a missing end sentinel, an unreadable or contract answer,
+  // the one token of a plain answer.
+  void end();
+  // The body broke off: the attempt timeout passed while idle (`idle`), or the connection closed. A
+  // stream whose end the dialect already announced is complete, whatever happens after.
+  void broken(bool idle, const std::string& detail);
+
+  AttemptResult& result() { return r_; }
+  // The result with the answer's fields filled in; the reader is spent afterwards.
+  AttemptResult take();
+
+ private:
+  const AttemptRequest& req_;
+  const TokenFn& on_token_;
+  const DialectCodec& codec_;
+  std::string where_;
+  AttemptResult r_;
+  Answer answer_;
+  SseParser parser_;
+  std::vector<SseEvent> events_;
+  std::string body_;  // plain answers (and error bodies)
+  bool sse_ = false;
+  bool stopped_ = false;
+};
+
+}  // namespace llmchaos::client

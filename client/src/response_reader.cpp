@@ -1,0 +1,93 @@
+#include "llmchaos/client/response_reader.hpp"
+
+#include <algorithm>
+#include <cctype>
+
+#include <fmt/format.h>
+
+namespace llmchaos::client {
+
+ResponseReader::ResponseReader(const AttemptRequest& req, const TokenFn& on_token)
+    : req_(req), on_token_(on_token), codec_(codec_for(req.endpoint.dialect)),
+      where_(fmt::format("route {} attempt {}", req.endpoint.route, req.attempt_number)) {}
+
+void ResponseReader::fail(TransportEvent event, const std::string& what) {
+  r_.event = event;
+  r_.error = where_ + ": " + what;
+}
+
+void ResponseReader::head(int status, Headers headers) {
+  r_.status = status;
+  r_.headers = std::move(headers);
+  std::string content_type;
+  for (const auto& [name, value] : r_.headers)
+    if (name == "content-type") content_type = value;
+  std::transform(content_type.begin(), content_type.end(), content_type.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  sse_ = r_.status / 100 == 2 && req_.stream && content_type.rfind("application/json", 0) != 0;
+}
+
+bool ResponseReader::feed(std::string_view bytes) {
+  if (stopped_ || bytes.empty()) return !stopped_;
+  if (!sse_) {
+    body_.append(bytes);
+    return true;
+  }
+  events_.clear();
+  parser_.feed(bytes, events_);
+  for (const auto& ev : events_) {
+    ++r_.events;
+    const EventResult er = codec_.on_event(ev, answer_);
+    r_.terminated = r_.terminated || er.end;
+    if (er.kind == EventKind::content) {
+      ++r_.content_events;
+      on_token_(er.token);
+    } else if (er.kind == EventKind::error || er.kind == EventKind::malformed) {
+      r_.event = er.kind == EventKind::error ? TransportEvent::stream_error_event : TransportEvent::malformed_event;
+      r_.body = ev.data;
+      stopped_ = true;
+      break;
+    }
+  }
+  return !stopped_;
+}
+
+void ResponseReader::end() {
+  if (stopped_) return;  // r_.event already says which
+  if (sse_) {
+    if (!r_.terminated) r_.event = TransportEvent::missing_terminator;
+    return;
+  }
+  if (r_.status / 100 == 2) {
+    if (!codec_.parse_answer(body_, answer_)) {
+      r_.event = TransportEvent::malformed_event;
+      r_.error = where_ + ": the answer is not the dialect's JSON";
+    } else if (!answer_.text.empty()) {
+      r_.content_events = 1;  // a plain answer becomes visible at once
+      on_token_(answer_.text);
+    }
+  }
+  r_.body = std::move(body_);
+}
+
+void ResponseReader::broken(bool idle, const std::string& detail) {
+  if (stopped_ || (sse_ && r_.terminated)) return;
+  fail(idle ? TransportEvent::stream_idle_timeout : TransportEvent::stream_closed,
+       (idle ? "idle longer than the attempt timeout: " : "body cut: ") + detail);
+  if (!sse_ && r_.status / 100 != 2) r_.body = std::move(body_);
+}
+
+AttemptResult ResponseReader::take() {
+  r_.text = std::move(answer_.text);
+  r_.tool_call = answer_.tool_call;
+  r_.tool_name = std::move(answer_.tool_name);
+  r_.tool_call_id = std::move(answer_.tool_call_id);
+  r_.tool_arguments = std::move(answer_.tool_arguments);
+  r_.finish_reason = std::move(answer_.finish_reason);
+  r_.model = std::move(answer_.model);
+  r_.input_tokens = answer_.input_tokens;
+  r_.output_tokens = answer_.output_tokens;
+  return std::move(r_);
+}
+
+}  // namespace llmchaos::client
