@@ -7,6 +7,7 @@
 #include <iostream>
 #include <map>
 #include <memory>
+#include <set>
 
 #include <fmt/format.h>
 
@@ -28,7 +29,16 @@ struct RunArgs {
   std::string write_baseline;
   bool accept_changes = false;
   bool quiet = false;
+  int repeat = 1;
 };
+
+// --repeat: cases whose verdict or actions differ between two runs of the same suite (flaky cases).
+void note_changes(const harness::RunResult& before, const harness::RunResult& after, std::set<std::string>& changed) {
+  for (std::size_t i = 0; i < before.cases.size() && i < after.cases.size(); ++i)
+    if (before.cases[i].verdict != after.cases[i].verdict ||
+        before.cases[i].observed_actions != after.cases[i].observed_actions)
+      changed.insert(after.cases[i].name);
+}
 
 int run_command(RunArgs& a) {
   if (a.paths.empty()) a.paths.push_back("cases");
@@ -57,8 +67,15 @@ int run_command(RunArgs& a) {
     a.run.progress_tty = isatty(STDERR_FILENO) != 0;
   }
   harness::RunOutcome outcome;
+  double total_ms = 0;
+  std::set<std::string> changed;
   try {
-    outcome = harness::run_suite(suite.cases, a.run);
+    for (int k = 0; k < a.repeat; ++k) {
+      auto previous = std::move(outcome.result);
+      outcome = harness::run_suite(suite.cases, a.run);
+      total_ms += outcome.result.duration_ms;
+      if (k > 0) note_changes(previous, outcome.result, changed);
+    }
   } catch (const std::invalid_argument& e) {
     std::cerr << "llmchaos run: " << e.what() << "\n";
     return 2;
@@ -88,8 +105,14 @@ int run_command(RunArgs& a) {
   }
 
   std::cout << harness::summary_table(run) << gate_text;
+  if (a.repeat > 1) {
+    const double n = static_cast<double>(a.repeat) * static_cast<double>(run.cases.size());
+    std::cout << fmt::format("repeat: {} runs, {:.0f} cases in {:.3f} s: {:.0f} cases/s{}\n", a.repeat, n, total_ms / 1000,
+                             total_ms > 0 ? n * 1000 / total_ms : 0.0, a.run.virtual_time ? " (virtual time)" : "");
+    for (const auto& name : changed) std::cout << fmt::format("  changed between runs: {}\n", name);
+  }
 
-  int code = (run.failed() + run.unknown() > 0 || gate_failed) ? 1 : 0;
+  int code = (run.failed() + run.unknown() > 0 || gate_failed || !changed.empty()) ? 1 : 0;
   // Reports: --report-dir writes all four; a per-format flag picks that format's path.
   std::map<std::string, std::string> targets;
   if (!a.report_dir.empty())
@@ -148,6 +171,14 @@ void add_run(CLI::App& app, int& exit_code) {
   sub->add_flag("--accept-changes", a->accept_changes, "with --baseline: print the changes but do not fail on them");
   sub->add_option("--min-deadline-ms", a->run.min_deadline_ms, "shortest hard deadline of a case, real ms")
       ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  sub->add_flag("--virtual-time", a->run.virtual_time,
+                "play every case under a virtual clock through a simulated transport (no sockets): the same "
+                "verdicts, far faster");
+  sub->add_option("--repeat", a->repeat,
+                  "run the suite this many times and print cases per second; a case whose verdict or actions "
+                  "change between runs fails the run; reports are of the last run")
+      ->check(CLI::Range(1, 1000000))
       ->capture_default_str();
   sub->add_flag("--quiet,-q", a->quiet, "no progress output");
   sub->callback([a, &exit_code] { exit_code = run_command(*a); });

@@ -35,7 +35,11 @@ function(llmchaos_add_test name)
   add_executable(${name} ${ARG_SOURCES})
   target_link_libraries(${name} PRIVATE llmchaos_catch_main ${ARG_LIBS})
   llmchaos_target_defaults(${name})
-  catch_discover_tests(${name} TEST_PREFIX "${name}: " PROPERTIES TIMEOUT 120
-                       WORKING_DIRECTORY ${PROJECT_SOURCE_DIR}
-                       ENVIRONMENT "LLMCHAOS_BIN=$<TARGET_FILE:llmchaos>;LLMCHAOS_SOURCE_DIR=${PROJECT_SOURCE_DIR}")
+  # Where the CLI and the sources are, baked in (tests/test_env.hpp reads them; the environment variables
+  # LLMCHAOS_BIN / LLMCHAOS_SOURCE_DIR override). A list-valued ENVIRONMENT does not survive
+  # catch_discover_tests' PROPERTIES, hence compile definitions.
+  target_compile_definitions(${name} PRIVATE LLMCHAOS_TEST_BIN="$<TARGET_FILE:llmchaos>"
+                                             LLMCHAOS_TEST_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
+  catch_discover_tests(${name} TEST_PREFIX "${name}: " WORKING_DIRECTORY ${PROJECT_SOURCE_DIR}
+                       PROPERTIES TIMEOUT 120)
 endfunction()

@@ -79,11 +79,13 @@ std::uint64_t case_seed(std::uint64_t run_seed, std::string_view case_name) {
 
 namespace {
 
-struct Shared {  // what every case of the run uses
-  mock::MockServer* mock = nullptr;
+// What every case of a live run uses. Held by shared_ptr: a hung case's thread may outlive run_suite,
+// and the mock server, the options and the clock must outlive it (the last holder frees them).
+struct Shared {
+  std::unique_ptr<mock::MockServer> mock;
   const Driver* driver = nullptr;
-  const RunOptions* options = nullptr;
-  Clock* clock = nullptr;
+  RunOptions options;  // a copy: the caller's may be gone when an abandoned case thread ends
+  SteadyClock clock;
 };
 
 // The same routes with nothing scripted: every attempt is healthy (the alive_after probe).
@@ -164,11 +166,11 @@ Played play_case(const Case& c, const std::string& ns, const CaseWorld& world, c
 
 namespace {
 
-CaseResult run_case(const Case& c, const std::string& ns, const Shared& sh, const std::atomic<bool>& cancelled) {
-  const detail::CaseWorld world{sh.mock->engine(), *sh.clock, sh.mock->base_url()};
-  auto played = detail::play_case(c, ns, world, *sh.driver, *sh.options, cancelled);
+CaseResult run_case(const Case& c, const std::string& ns, Shared& sh, const std::atomic<bool>& cancelled) {
+  const detail::CaseWorld world{sh.mock->engine(), sh.clock, sh.mock->base_url()};
+  auto played = detail::play_case(c, ns, world, *sh.driver, sh.options, cancelled);
   CheckOptions opt;
-  opt.time_scale = sh.options->time_scale;
+  opt.time_scale = sh.options.time_scale;
   auto result = check_case(c, played.history, opt);
   result.driver_output = std::move(played.output);
   return result;
@@ -278,12 +280,14 @@ RunOutcome run_suite(const std::vector<Case>& cases, const RunOptions& options) 
   mock::ServerOptions so;
   so.time_scale = options.time_scale;
   so.threads = 2;
-  // Heap-allocated: if a case thread is still running when the run ends, the server must outlive it.
-  auto* mock = new mock::MockServer(so);
-  mock->start();
-  SteadyClock clock;
+  auto shared = std::make_shared<Shared>();
+  shared->mock = std::make_unique<mock::MockServer>(so);
+  shared->mock->start();
+  shared->driver = driver;
+  shared->options = options;
+  auto* mock = shared->mock.get();
+  const auto& clock = shared->clock;
   const double run_start = clock.now_ms();
-  Shared sh{mock, driver, &options, &clock};
   std::atomic<std::size_t> next{0};
   std::mutex abandoned_mutex;
   std::vector<std::pair<std::thread, std::shared_ptr<CaseJob>>> abandoned;
@@ -293,13 +297,13 @@ RunOutcome run_suite(const std::vector<Case>& cases, const RunOptions& options) 
       auto job = std::make_shared<CaseJob>();
       auto c = std::make_shared<const Case>(cases[i]);  // the case thread may outlive this loop
       const std::string ns = fmt::format("case{}", i + 1);
-      std::thread t([job, c, ns, sh] {
+      std::thread t([job, c, ns, sh = shared] {
         std::optional<CaseResult> r;
         try {
-          r = run_case(*c, ns, sh, job->cancelled);
+          r = run_case(*c, ns, *sh, job->cancelled);
         } catch (const std::exception& e) {
           r = unknown_result(*c, fmt::format("crash: {}", e.what()), fmt::format("the case threw: {}", e.what()),
-                             sh.mock->engine().ledger(ns));
+                             sh->mock->engine().ledger(ns));
         }
         std::lock_guard lock(job->mutex);
         job->result = std::move(r);
@@ -344,7 +348,7 @@ RunOutcome run_suite(const std::vector<Case>& cases, const RunOptions& options) 
       ++out.abandoned;
     }
   }
-  if (out.abandoned == 0) delete mock;  // else leaked on purpose: a detached case thread may still use it
+  // A detached case thread still holds `shared`: the last holder frees the server, options and clock.
   return out;
 }
 
