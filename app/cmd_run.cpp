@@ -180,6 +180,15 @@ void add_run(CLI::App& app, int& exit_code) {
                   "change between runs fails the run; reports are of the last run")
       ->check(CLI::Range(1, 1000000))
       ->capture_default_str();
+  sub->add_option("--exec", a->run.driver_options.exec_command,
+                  "--driver exec: the program started per request (via /bin/sh -c; see harness/drivers/README.md)");
+  sub->add_option("--target", a->run.driver_options.target_url, "--driver http: the URL of the service under test");
+  sub->add_option("--target-config", a->run.driver_options.target_config,
+                  "--driver http: a config template rendered per suite with the mock's route URLs "
+                  "({{route.NAME.base_url}}); with --target-start, the service is started on it");
+  sub->add_option("--target-start", a->run.driver_options.target_start,
+                  "--driver http: a command that starts the service ({config} = the rendered file); its first "
+                  "stdout line 'listening on http://HOST:PORT' gives the target URL");
   sub->add_flag("--quiet,-q", a->quiet, "no progress output");
   sub->callback([a, &exit_code] { exit_code = run_command(*a); });
 }

@@ -69,6 +69,13 @@ void add_serve(CLI::App& app, int& exit_code) {
   sub->add_option("--threads", args->server.threads, "I/O threads")->check(CLI::Range(1, 64))->capture_default_str();
   sub->add_option("--body-limit", args->server.body_limit, "largest request body in bytes (larger: 413)")
       ->capture_default_str();
+  sub->add_option("--header-limit", args->server.header_limit, "largest request head in bytes (larger: 431)")
+      ->capture_default_str();
+  sub->add_option("--max-header-count", args->server.max_header_count, "most request header fields (more: 431)")
+      ->capture_default_str();
+  sub->add_option("--max-held-connections", args->server.max_held_connections,
+                  "connections held at once by post_commit_timeout / no_response (more: the dialect's 503)")
+      ->capture_default_str();
   sub->add_option("--max-connections", args->server.max_connections, "open connections before new ones get 503")
       ->capture_default_str();
   sub->add_option("--idle-timeout-ms", args->server.idle_timeout_ms, "close connections idle or slow for this long")

@@ -10,6 +10,10 @@ function(llmchaos_target_defaults target)
     target_compile_options(${target} PRIVATE -fsanitize=thread -fno-omit-frame-pointer)
     target_link_options(${target} PUBLIC -fsanitize=thread)
   endif()
+  if(LLMCHAOS_FUZZ)
+    # Coverage feedback for libFuzzer from every library, not only the fuzz target's own file.
+    target_compile_options(${target} PRIVATE -fsanitize=fuzzer-no-link)
+  endif()
 endfunction()
 
 # llmchaos_add_library(name): one library per folder, sources globbed from src/ (and extra dirs),

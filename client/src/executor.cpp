@@ -139,7 +139,7 @@ class Delivery {
     rec.route = route_;
     rec.route_attempt = route_attempts_[route_]++;
     rec.kind = kind_;
-    ar.attempt_number = rec.index;
+    ar.attempt_number = static_cast<int>(spent_.size());  // across deliveries: the workflow's attempt index
     budget_.record_attempt(kind_, rp.cost_per_attempt_usd);
     spent_.emplace_back(kind_, rp.cost_per_attempt_usd);
     journal(JournalState::started, rec.index, route_, std::string(to_string(endpoint.dialect)));

@@ -5,5 +5,7 @@
 namespace llmchaos::harness::driver_units {
 
 Driver inproc();
+Driver exec();
+Driver http();
 
 }  // namespace llmchaos::harness::driver_units

@@ -7,7 +7,7 @@
 namespace llmchaos::harness {
 
 std::span<const Driver> drivers() {
-  static const std::array table{driver_units::inproc()};
+  static const std::array table{driver_units::inproc(), driver_units::exec()};
   return table;
 }
 

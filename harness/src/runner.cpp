@@ -119,6 +119,7 @@ Played play_case(const Case& c, const std::string& ns, const CaseWorld& world, c
   env.clock = &clock;
   env.engine = &engine;
   env.make_transport = options.make_transport ? options.make_transport : live_transport();
+  env.deadline_real_ms = c.deadline_real_ms(scale, options.min_deadline_ms);
 
   engine.install(ns, c.script);
   const double t0 = clock.now_ms();
@@ -301,6 +302,9 @@ RunOutcome run_suite(const std::vector<Case>& cases, const RunOptions& options) 
         std::optional<CaseResult> r;
         try {
           r = run_case(*c, ns, *sh, job->cancelled);
+        } catch (const UnknownVerdict& e) {  // the driver saw the system under test hang or crash
+          r = unknown_result(*c, e.reason, e.what(), sh->mock->engine().ledger(ns));
+          r->driver_output = e.output;
         } catch (const std::exception& e) {
           r = unknown_result(*c, fmt::format("crash: {}", e.what()), fmt::format("the case threw: {}", e.what()),
                              sh->mock->engine().ledger(ns));

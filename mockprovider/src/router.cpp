@@ -203,13 +203,13 @@ Routed Router::admin(const RawRequest& req, std::string_view path) {
 }
 
 Plan Router::reject(std::string_view target, int status) const {
-  if (status == 413) {
+  if (status == 413 || status == 503) {
     if (auto where = resolve(engine_, target)) {
       const auto& d = dialect_spec(engine_.route_dialect(where->ns, where->route).value_or(Dialect::openai));
-      auto reply = d.error(ErrorKind::too_large, {});
+      auto reply = d.error(status == 413 ? ErrorKind::too_large : ErrorKind::overloaded, {});
       return json_plan(reply.status, std::move(reply.body));
     }
-    return error_json(413, "request body too large");
+    if (status == 413) return error_json(413, "request body too large");
   }
   if (status == 431) return error_json(431, "request header fields too large");
   if (status == 503) return error_json(503, "too many connections");

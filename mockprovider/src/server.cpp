@@ -8,7 +8,9 @@
 #include <atomic>
 #include <condition_variable>
 #include <iostream>
+#include <iterator>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <unordered_map>
 
@@ -61,6 +63,25 @@ std::string host_for_url(const std::string& bind) {
 
 enum class WaitEnd { elapsed, client_closed, shutdown };
 
+// One of max_held_connections hold slots, released when the hold ends (or its frame is torn down).
+class HoldSlot {
+ public:
+  HoldSlot(std::atomic<std::size_t>& holds, std::size_t limit) : holds_(holds) {
+    taken_ = holds_.fetch_add(1) < limit;
+    if (!taken_) holds_.fetch_sub(1);
+  }
+  ~HoldSlot() {
+    if (taken_) holds_.fetch_sub(1);
+  }
+  HoldSlot(const HoldSlot&) = delete;
+  HoldSlot& operator=(const HoldSlot&) = delete;
+  bool taken() const { return taken_; }
+
+ private:
+  std::atomic<std::size_t>& holds_;
+  bool taken_;
+};
+
 struct Executed {
   AttemptOutcome outcome = AttemptOutcome::completed;
   int events = 0;
@@ -83,6 +104,7 @@ struct ServerCore {
   std::condition_variable idle_cv;
   std::unordered_map<Session*, std::weak_ptr<Session>> sessions;
   std::atomic<bool> stopping{false};
+  std::atomic<std::size_t> holds{0};  // sessions in a WireAction::hold
   bool started = false;
   std::uint16_t port = 0;
   // Declared last: destroyed first, so frames torn down with it still find the engine and the registry.
@@ -364,6 +386,11 @@ net::awaitable<void> Session::run() {
     parser.body_limit(opt.body_limit);
     arm();
     auto [ec, n] = co_await http::async_read_header(stream_, buffer_, parser, use_tuple);
+    if (!ec && static_cast<std::size_t>(std::distance(parser.get().begin(), parser.get().end())) > opt.max_header_count) {
+      server_.engine.count_event("too_many_headers");
+      co_await send_reject({}, 431);
+      break;
+    }
     if (!ec && !parser.is_done() && beast::iequals(parser.get()[http::field::expect], "100-continue")) {
       http::response<http::empty_body> go_on{http::status::continue_, 11};
       arm();
@@ -408,6 +435,14 @@ net::awaitable<void> Session::run() {
     } catch (const std::exception&) {  // a bug must cost one answer, never the server
       server_.engine.count_event("internal_error");
       routed = {json_plan(500, R"({"error":"internal error in the mock provider"})"), {}};
+    }
+    std::optional<HoldSlot> hold_slot;
+    if (routed.plan.action == WireAction::hold) {
+      hold_slot.emplace(server_.holds, opt.max_held_connections);
+      if (!hold_slot->taken()) {  // answered instead of held; the ledger entry says so (status 503/529)
+        server_.engine.count_event("hold_limit");
+        routed.plan = server_.router.reject(req.target, 503);
+      }
     }
     active_seq_ = routed.seq;
     const Executed done = co_await execute(routed.plan, keep_alive);

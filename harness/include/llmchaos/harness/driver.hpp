@@ -10,6 +10,7 @@
 #include <map>
 #include <memory>
 #include <span>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -33,6 +34,7 @@ struct DriverOptions {
   std::string exec_command;   // exec: the program and its arguments
   std::string target_url;     // http: the service under test
   std::string target_config;  // http: a config template rendered with the mock's route URLs
+  std::string target_start;   // http: a command starting the service on the rendered config ({config})
 };
 
 // What one case gives its driver.
@@ -46,6 +48,16 @@ struct CaseEnv {
   Clock* clock = nullptr;
   mock::Engine* engine = nullptr;                      // the mock's engine (the case's namespace lives there)
   TransportFactory make_transport;
+  double deadline_real_ms = 0;                         // the case's hard deadline (0: none known); drivers stop before it
+};
+
+// Thrown by a driver when the system under test hung or crashed (exec: killed on its deadline, or
+// ended by a signal): the case is `unknown: <reason>` with the captured output, and the run goes on.
+struct UnknownVerdict : std::runtime_error {
+  UnknownVerdict(std::string reason_, const std::string& message, std::string output_)
+      : std::runtime_error(message), reason(std::move(reason_)), output(std::move(output_)) {}
+  std::string reason;  // "hang", "crash"
+  std::string output;
 };
 
 // One case's system under test; it lives for the whole case, so a sequence shares its breakers,

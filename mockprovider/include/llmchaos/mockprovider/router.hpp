@@ -36,7 +36,8 @@ class Router {
   Router(Engine& engine, RouterOptions options);
   Routed handle(const RawRequest& req);
   // Answers for requests the session could not read whole: 413 (body over the limit) in the dialect of
-  // the route the target names (generic JSON when none), 431 (header too large), 400 (bad HTTP).
+  // the route the target names (generic JSON when none), 431 (header too large), 400 (bad HTTP), 503
+  // (over a limit: the route's dialect's overloaded error, generic JSON when none).
   Plan reject(std::string_view target, int status) const;
 
  private:

@@ -15,6 +15,8 @@ struct ServerOptions {
   double time_scale = 1.0;         // scales every scripted delay, retry-after and hold
   std::size_t body_limit = 8 * 1024 * 1024;
   std::size_t header_limit = 16 * 1024;
+  std::size_t max_header_count = 100;       // more header fields: 431
+  std::size_t max_held_connections = 256;   // holds (post_commit_timeout, no_response) beyond this: 503
   std::size_t max_connections = 1024;
   double idle_timeout_ms = 30000;  // slow or idle connections are closed
   int threads = 1;

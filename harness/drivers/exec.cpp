@@ -1,0 +1,218 @@
+// exec: a program per workflow request (the team's own client code: a Node or Python script using the
+// official SDKs), started through /bin/sh -c in a process group of its own, with the mock's route URLs
+// in its environment. The contract is in README.md beside this file. The program's decisions are not
+// visible: the checker derives every action from the ledger; the log carries the program's outcome.
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <boost/json.hpp>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <fmt/format.h>
+
+#include "drivers.hpp"
+#include "external.hpp"
+
+extern char** environ;
+
+namespace llmchaos::harness::driver_units {
+namespace {
+
+constexpr std::size_t output_cap = 64 * 1024;
+
+struct Pipe {
+  int fd[2] = {-1, -1};
+  Pipe() {
+    if (pipe2(fd, O_CLOEXEC) != 0) throw std::runtime_error(fmt::format("exec driver: pipe: {}", std::strerror(errno)));
+  }
+  ~Pipe() { close_all(); }
+  void close_end(int i) {
+    if (fd[i] >= 0) ::close(fd[i]);
+    fd[i] = -1;
+  }
+  void close_all() {
+    close_end(0);
+    close_end(1);
+  }
+};
+
+struct ProgramRun {
+  bool timed_out = false;
+  int status = 0;  // waitpid status (valid when !timed_out)
+  CappedText out{output_cap}, err{output_cap};
+};
+
+double now_ms() {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+// Runs `command` under /bin/sh -c with `env`, reading stdout and stderr until both close and the
+// program has exited, at most `timeout_ms`; then the whole process group is killed either way (a
+// program's stray children must not outlive its case).
+ProgramRun run_program(const std::string& command, const std::vector<std::string>& env, double timeout_ms) {
+  std::vector<char*> envp;
+  for (const auto& e : env) envp.push_back(const_cast<char*>(e.c_str()));
+  envp.push_back(nullptr);
+  std::string sh = "/bin/sh", dash_c = "-c", cmd = command;
+  char* argv[] = {sh.data(), dash_c.data(), cmd.data(), nullptr};
+
+  Pipe out, err;
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_adddup2(&fa, out.fd[1], 1);
+  posix_spawn_file_actions_adddup2(&fa, err.fd[1], 2);
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
+  posix_spawnattr_setpgroup(&attr, 0);  // its own group: the kill reaches everything it started
+  pid_t pid = 0;
+  const int rc = posix_spawn(&pid, "/bin/sh", &fa, &attr, argv, envp.data());
+  posix_spawn_file_actions_destroy(&fa);
+  posix_spawnattr_destroy(&attr);
+  if (rc != 0) throw std::runtime_error(fmt::format("exec driver: cannot start /bin/sh -c \"{}\": {}", command, std::strerror(rc)));
+  out.close_end(1);
+  err.close_end(1);
+
+  ProgramRun run;
+  const double deadline = now_ms() + timeout_ms;
+  bool exited = false;
+  double grace_end = 0;  // after the exit: a short wait for output still in flight
+  for (int guard = 0; guard < 10'000'000; ++guard) {
+    if (!exited) {
+      if (waitpid(pid, &run.status, WNOHANG) == pid) {
+        exited = true;
+        grace_end = now_ms() + 500;
+      }
+    }
+    const bool open = out.fd[0] >= 0 || err.fd[0] >= 0;
+    if (exited && !open) break;
+    const double now = now_ms();
+    if (now >= deadline) {
+      run.timed_out = !exited;
+      break;
+    }
+    if (exited && now >= grace_end) break;  // a grandchild holds the pipes: stop reading
+    if (!open) {
+      ::usleep(2000);
+      continue;
+    }
+    pollfd fds[2] = {{out.fd[0], POLLIN, 0}, {err.fd[0], POLLIN, 0}};
+    const int wait = static_cast<int>(std::min(50.0, std::max(1.0, (exited ? grace_end : deadline) - now)));
+    if (::poll(fds, 2, wait) < 0 && errno != EINTR) break;
+    Pipe* pipes[2] = {&out, &err};
+    CappedText* sinks[2] = {&run.out, &run.err};
+    for (int i = 0; i < 2; ++i) {
+      if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+      char buf[8192];
+      const ssize_t n = ::read(fds[i].fd, buf, sizeof buf);
+      if (n > 0) sinks[i]->append(std::string_view(buf, static_cast<std::size_t>(n)));
+      else if (n == 0 || errno != EINTR) pipes[i]->close_end(0);
+    }
+  }
+  ::kill(-pid, SIGKILL);
+  if (!exited) waitpid(pid, &run.status, 0);  // SIGKILL: bounded
+  return run;
+}
+
+class ExecSession final : public CaseSession {
+ public:
+  ExecSession(const CaseEnv& env, const DriverOptions& options)
+      : env_(env), command_(options.exec_command), opened_ms_(now_ms()) {
+    for (char** e = environ; *e; ++e) base_env_.emplace_back(*e);
+    auto set = [&](const std::string& key, const std::string& value) { base_env_.push_back(key + "=" + value); };
+    set("LLMCHAOS_CASE", env.c->name);
+    std::string fallbacks;
+    for (const auto& [name, endpoint] : env.endpoints) {
+      set(fmt::format("LLMCHAOS_{}_BASE_URL", env_route_name(name)), sdk_base_url(endpoint));
+      set(fmt::format("LLMCHAOS_{}_DIALECT", env_route_name(name)), std::string(to_string(endpoint.dialect)));
+    }
+    const auto& wf = env.c->policy.workflow;
+    for (const auto& f : wf.fallback) fallbacks += (fallbacks.empty() ? "" : ",") + f;
+    set("LLMCHAOS_PRIMARY", wf.primary);
+    set("LLMCHAOS_FALLBACK", fallbacks);
+    set("LLMCHAOS_ROUTES", [&] {
+      std::string all;
+      for (const auto& [name, e] : env.endpoints) all += (all.empty() ? "" : ",") + name;
+      return all;
+    }());
+  }
+
+  client::DecisionLog send(const client::WorkflowRequest& request) override {
+    client::WorkflowRequest r = request;
+    r.operation_id = fmt::format("{}-r{}", env_.ns, ++sent_);
+    auto env = base_env_;
+    env.push_back("LLMCHAOS_REQUEST=" + request_json(r));
+    env.push_back("LLMCHAOS_OPERATION_ID=" + r.operation_id);
+    const std::size_t before = env_.engine->ledger(env_.ns).size();
+
+    // Stop before the runner's hard deadline, so the hang is ours to report (with the output).
+    const double budget = env_.deadline_real_ms > 0 ? env_.deadline_real_ms * 0.9 - (now_ms() - opened_ms_) : 60'000;
+    auto run = run_program(command_, env, std::max(100.0, budget));
+    output_ += fmt::format("--- request {} ---\n{}", sent_, run.out.text());
+    if (auto e = run.err.text(); !e.empty()) output_ += "--- stderr ---\n" + e;
+    if (output_.size() > output_cap) output_ = output_.substr(0, output_cap) + "\n[... output cut]\n";
+
+    if (run.timed_out)
+      throw UnknownVerdict("hang", fmt::format("the program did not exit within {:.0f} ms; its process group was killed", budget), output_);
+    if (WIFSIGNALED(run.status))
+      throw UnknownVerdict("crash", fmt::format("the program was ended by signal {} ({})", WTERMSIG(run.status),
+                                                strsignal(WTERMSIG(run.status))), output_);
+    const int code = WIFEXITED(run.status) ? WEXITSTATUS(run.status) : -1;
+
+    // The optional last line {"outcome": "...", "text": "..."}; without it the exit code decides.
+    std::optional<ReportedOutcome> reported;
+    std::string text;
+    if (auto line = run.out.last_line(); !line.empty() && line.front() == '{') {
+      boost::system::error_code ec;
+      auto v = boost::json::parse(line, ec);
+      if (!ec && v.is_object()) {
+        const auto& o = v.as_object();
+        if (auto* t = o.if_contains("text"); t && t->is_string()) text = std::string(t->as_string());
+        if (auto* oc = o.if_contains("outcome"); oc && oc->is_string()) {
+          reported = parse_reported_outcome(oc->as_string());
+          if (!reported)
+            throw UnknownVerdict("error: contract", fmt::format("unknown outcome \"{}\" in the last stdout line",
+                                                                std::string_view(oc->as_string())), output_);
+        }
+      }
+    }
+    auto ledger = env_.engine->ledger(env_.ns);
+    std::vector<LedgerEntry> attempts(ledger.begin() + static_cast<std::ptrdiff_t>(std::min(before, ledger.size())), ledger.end());
+    auto log = outside_log(r.operation_id, reported, code == 0, std::move(text), attempts, *env_.c);
+    log.elapsed_ms = 0;
+    return log;
+  }
+  bool has_decision_log() const override { return false; }
+  std::string output() const override { return output_; }
+
+ private:
+  CaseEnv env_;
+  std::string command_;
+  double opened_ms_;
+  std::vector<std::string> base_env_;
+  int sent_ = 0;
+  std::string output_;
+};
+
+std::string validate(const DriverOptions& o) {
+  if (o.exec_command.empty()) return "needs --exec \"CMD ARGS\" (the program to start per request)";
+  if (!o.target_url.empty() || !o.target_config.empty()) return "--target and --target-config are for --driver http";
+  return {};
+}
+
+std::unique_ptr<CaseSession> open(const CaseEnv& env, const DriverOptions& options) {
+  if (!env.engine) throw std::logic_error("exec driver: no mock engine");
+  return std::make_unique<ExecSession>(env, options);
+}
+
+}  // namespace
+
+Driver exec() { return {"exec", "a program per request, the mock's route URLs in its environment", validate, open}; }
+
+}  // namespace llmchaos::harness::driver_units

@@ -1,0 +1,95 @@
+// Helpers of the outside drivers (exec, http); see external.hpp.
+#include "external.hpp"
+
+#include <cctype>
+
+#include <boost/json.hpp>
+#include <fmt/format.h>
+
+#include "llmchaos/harness/checker.hpp"
+
+namespace llmchaos::harness::driver_units {
+
+std::string request_json(const client::WorkflowRequest& r) {
+  boost::json::object o{{"model", r.model},         {"prompt", r.prompt},   {"stream", r.stream},
+                        {"tool_call", r.tool_call}, {"prefill", r.prefill}, {"operation_id", r.operation_id}};
+  return boost::json::serialize(o);
+}
+
+std::optional<ReportedOutcome> parse_reported_outcome(std::string_view name) {
+  if (auto o = parse_enum<Outcome>(name)) {
+    const bool success = *o == Outcome::primary_success || *o == Outcome::retry_recovery || *o == Outcome::fallback_recovery;
+    return ReportedOutcome{o, success};
+  }
+  if (name == "success" || name == "ok") return ReportedOutcome{std::nullopt, true};
+  if (name == "error" || name == "failed" || name == "fail") return ReportedOutcome{Outcome::fail_closed, false};
+  return std::nullopt;
+}
+
+Outcome success_outcome_from_ledger(const std::vector<LedgerEntry>& attempts, const Case& c, std::string* route) {
+  const LedgerEntry* served = nullptr;
+  bool failed_before = false;
+  for (const auto& e : attempts) {
+    if (attempt_failed(e, c.policy)) {
+      if (!served) failed_before = true;
+      continue;
+    }
+    served = &e;
+  }
+  if (!served) return Outcome::fail_closed;
+  if (route) *route = served->route;
+  if (served->route != c.policy.workflow.primary) return Outcome::fallback_recovery;
+  return failed_before ? Outcome::retry_recovery : Outcome::primary_success;
+}
+
+client::DecisionLog outside_log(const std::string& operation_id, std::optional<ReportedOutcome> reported, bool ok,
+                                std::string text, const std::vector<LedgerEntry>& attempts, const Case& c) {
+  client::DecisionLog log;
+  log.operation_id = operation_id;
+  if (!reported) reported = ReportedOutcome{ok ? std::nullopt : std::optional<Outcome>(Outcome::fail_closed), ok};
+  std::string route;
+  const Outcome from_ledger = success_outcome_from_ledger(attempts, c, &route);
+  if (reported->outcome) {
+    log.outcome = *reported->outcome;
+  } else {
+    // A success with no name: the ledger says which; a "success" no attempt supports is still a success
+    // the program claimed (the checker's truncation / contract checks judge the answer).
+    log.outcome = from_ledger == Outcome::fail_closed ? Outcome::primary_success : from_ledger;
+  }
+  log.answered = reported->success || log.outcome == Outcome::degraded;
+  if (reported->success) log.route = route;
+  log.text = std::move(text);
+  return log;
+}
+
+std::string env_route_name(std::string_view route) {
+  std::string out;
+  for (unsigned char ch : route) out += std::isalnum(ch) ? static_cast<char>(std::toupper(ch)) : '_';
+  return out;
+}
+
+std::string sdk_base_url(const client::Endpoint& e) {
+  return e.dialect == Dialect::openai ? e.base_url + "/v1" : e.base_url;
+}
+
+void CappedText::append(std::string_view s) {
+  total_ += s.size();
+  if (head_.size() < cap_) head_.append(s.substr(0, cap_ - head_.size()));
+  tail_.append(s);
+  constexpr std::size_t tail_cap = 16 * 1024;  // the contract's last line is short
+  if (tail_.size() > 2 * tail_cap) tail_.erase(0, tail_.size() - tail_cap);
+}
+
+std::string CappedText::text() const {
+  if (total_ <= head_.size()) return head_;
+  return head_ + fmt::format("\n[... {} more bytes not kept]\n", total_ - head_.size());
+}
+
+std::string CappedText::last_line() const {
+  std::size_t end = tail_.size();
+  while (end > 0 && (tail_[end - 1] == '\n' || tail_[end - 1] == '\r' || tail_[end - 1] == ' ')) --end;
+  const auto start = tail_.rfind('\n', end == 0 ? 0 : end - 1);
+  return tail_.substr(start == std::string::npos ? 0 : start + 1, end - (start == std::string::npos ? 0 : start + 1));
+}
+
+}  // namespace llmchaos::harness::driver_units

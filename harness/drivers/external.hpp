@@ -1,0 +1,55 @@
+#pragma once
+// Shared by the drivers that cannot see the stack's decisions (exec, http): the request as JSON, the
+// outcome a program or service reports, and the outcome the ledger implies when it reports none.
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "llmchaos/client/executor.hpp"
+#include "llmchaos/core/ledger.hpp"
+#include "llmchaos/harness/case.hpp"
+
+namespace llmchaos::harness::driver_units {
+
+// {"model": ..., "prompt": ..., "stream": ..., "tool_call": ..., "prefill": ..., "operation_id": ...}
+std::string request_json(const client::WorkflowRequest& request);
+
+// An outcome name (primary_success, retry_recovery, fallback_recovery, degraded, queued, fail_closed)
+// or an alias: "success" / "ok" (the ledger says which success), "error" / "failed" (fail_closed).
+// nullopt when `name` is neither.
+struct ReportedOutcome {
+  std::optional<Outcome> outcome;  // nullopt with `success`: ask the ledger
+  bool success = false;
+};
+std::optional<ReportedOutcome> parse_reported_outcome(std::string_view name);
+
+// The success outcome the attempts of one request imply: the last attempt that did not fail served
+// it (primary: primary_success, or retry_recovery after failures; another route: fallback_recovery).
+// fail_closed when every attempt failed or there was none.
+Outcome success_outcome_from_ledger(const std::vector<LedgerEntry>& attempts, const Case& c, std::string* route);
+
+// The log of a request the driver saw from outside: outcome, answer and serving route only.
+client::DecisionLog outside_log(const std::string& operation_id, std::optional<ReportedOutcome> reported, bool ok,
+                                std::string text, const std::vector<LedgerEntry>& attempts, const Case& c);
+
+// Env-var name of a route: upper-cased, every non-alphanumeric character -> '_'.
+std::string env_route_name(std::string_view route);
+
+// The base URL a client of `dialect` is configured with for an endpoint (openai: .../v1).
+std::string sdk_base_url(const client::Endpoint& endpoint);
+
+// Keeps the head of a stream (up to `cap` bytes, for reports) and its tail (for the last line).
+class CappedText {
+ public:
+  explicit CappedText(std::size_t cap) : cap_(cap) {}
+  void append(std::string_view s);
+  std::string text() const;       // the head, with a note of what was cut
+  std::string last_line() const;  // the last non-empty line of the whole stream
+ private:
+  std::size_t cap_;
+  std::string head_, tail_;
+  std::size_t total_ = 0;
+};
+
+}  // namespace llmchaos::harness::driver_units
