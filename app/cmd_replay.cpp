@@ -22,6 +22,8 @@ namespace {
 
 namespace ex = llmchaos::experiments;
 
+constexpr std::size_t max_live_requests = 10000;
+
 struct ReplayOptions {
   std::string trace;
   std::vector<double> timeouts{2.5, 3, 3.5};
@@ -100,6 +102,12 @@ int run_replay(const ReplayOptions& o) {
   ex::ReplayReport report;
   report.trace = o.trace;
   report.requests = parsed.rows.size();
+  if (o.live && parsed.rows.size() > max_live_requests) {
+    std::cerr << fmt::format("llmchaos replay --live: {} requests; the live replay plays each in real time (scaled), "
+                             "use at most {} (e.g. head -n 1000 {})\n",
+                             parsed.rows.size(), max_live_requests, o.trace);
+    return 2;
+  }
   if (o.live) {
     ex::LiveReplayOptions live;
     live.time_scale = o.time_scale;

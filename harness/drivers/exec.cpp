@@ -154,6 +154,7 @@ class ExecSession final : public CaseSession {
     // Stop before the runner's hard deadline, so the hang is ours to report (with the output).
     const double budget = env_.deadline_real_ms > 0 ? env_.deadline_real_ms * 0.9 - (now_ms() - opened_ms_) : 60'000;
     auto run = run_program(command_, env, std::max(100.0, budget));
+    const double ended_ms = now_ms();
     output_ += fmt::format("--- request {} ---\n{}", sent_, run.out.text());
     if (auto e = run.err.text(); !e.empty()) output_ += "--- stderr ---\n" + e;
     if (output_.size() > output_cap) output_ = output_.substr(0, output_cap) + "\n[... output cut]\n";
@@ -185,7 +186,10 @@ class ExecSession final : public CaseSession {
     auto ledger = env_.engine->ledger(env_.ns);
     std::vector<LedgerEntry> attempts(ledger.begin() + static_cast<std::ptrdiff_t>(std::min(before, ledger.size())), ledger.end());
     auto log = outside_log(r.operation_id, reported, code == 0, std::move(text), attempts, *env_.c);
-    log.elapsed_ms = 0;
+    // The request's time from its first attempt to the program's exit: a runtime's start-up (node
+    // takes seconds on a loaded machine) is not the workflow's time budget. The ledger's origin is
+    // the script's install, just before this session opened.
+    if (!attempts.empty()) log.elapsed_ms = std::max(1.0, ended_ms - opened_ms_ - attempts.front().received_at_ms);
     return log;
   }
   bool has_decision_log() const override { return false; }

@@ -159,6 +159,8 @@ TEST_CASE("policy errors name file:line:col and the key", "[policy]") {
        "p.toml:3:1: cases: unknown key", false},
       {"primary names no route table", "[workflow]\nprimary = \"main\"\n[route.primary]\n[route.backup]\n",
        "p.toml:2:11: workflow.primary: unknown route \"main\" (routes: backup, primary)"},
+      {"route tables without a workflow: the default primary must be one of them", "name = \"x\"\n[route.a]\n",
+       "p.toml:1:1: workflow.primary: unknown route \"primary\" (routes: a)"},
       {"fallback names no route table",
        "[workflow]\nprimary = \"primary\"\nfallback = [\"backup\", \"spare\"]\n[route.primary]\n[route.backup]\n",
        "p.toml:3:12: workflow.fallback: unknown route \"spare\" (routes: backup, primary)"},

@@ -9,8 +9,9 @@
 // What the virtual wire does where the live one races (documented so the two stay comparable):
 // - a delay (latency, hold, frame gap, stall) at least as long as the attempt timeout: the client's
 //   timeout fires first (the mock then sees the client close);
-// - after the client hangs up mid-stream (an error or malformed event), the mock goes on writing frames
-//   that need no wait (the socket buffer takes them) and notices the close at its next wait.
+// - after the client hangs up mid-stream (an error or malformed event), the mock notices at once: no
+//   frame after that one is written (live, frames already in flight may still leave; cases that care
+//   slow the later events, see cases/README.md).
 #include <memory>
 
 #include "llmchaos/client/transport.hpp"

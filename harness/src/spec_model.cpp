@@ -1,0 +1,314 @@
+// SPEC section 3 from the spec text, for `llmchaos explore`. Deliberately written apart from
+// client/src/classifier.cpp and client/src/decision.cpp: where they and this file disagree, one of them
+// misreads the spec, and explore shows the smallest case where it matters.
+#include "llmchaos/harness/spec_model.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+
+#include <boost/json/parse.hpp>
+#include <fmt/format.h>
+
+namespace llmchaos::harness {
+namespace {
+
+// Budgets in dollars compare with this slack: 0.012 - 0.004 - 0.004 must still pay for a 0.004 attempt.
+constexpr double cost_slack = 1e-9;
+
+// What one failed attempt was, by SPEC section 2.
+struct Failure {
+  bool failed = false;
+  Owner owner = Owner::none;
+  CommitState commit = CommitState::none;
+  std::string what;  // the row of SPEC 2 that applied, in words
+};
+
+// The fields of a JSON-object answer; nullopt when the text is not a JSON object.
+std::optional<std::vector<std::string>> json_fields(const std::string& text) {
+  boost::system::error_code ec;
+  auto v = boost::json::parse(text, ec);
+  if (ec || !v.is_object()) return std::nullopt;
+  std::vector<std::string> out;
+  for (const auto& [k, value] : v.get_object())
+    if (!value.is_null()) out.emplace_back(k);
+  return out;
+}
+
+// Does the answer the caller would get meet the workflow's output contract?
+bool meets_contract(const Case& c, const LedgerEntry& e, const mock::Step* step) {
+  const auto& required = c.policy.workflow.output_required;
+  if (required.empty()) return true;
+  std::string text = step && step->text ? *step->text : c.script.routes.at(e.route).default_text;
+  auto fields = json_fields(text);
+  if (!fields) return false;
+  // schema_missing leaves one field out: the one it names, else the answer's first.
+  if (e.fault == FaultKind::schema_missing && !fields->empty()) {
+    const std::string gone = step && step->missing_field ? *step->missing_field : fields->front();
+    std::erase(*fields, gone);
+  }
+  return std::all_of(required.begin(), required.end(), [&](const std::string& f) {
+    return std::find(fields->begin(), fields->end(), f) != fields->end();
+  });
+}
+
+// SPEC 2's table, read off the mock's record of the attempt. `side_effect_before`: a tool side effect of
+// this operation ran before the attempt (every later failure is committed).
+Failure judge(const Case& c, const LedgerEntry& e, const mock::Step* step, bool side_effect_before) {
+  const auto& wf = c.policy.workflow;
+  Failure f;
+  f.failed = true;
+  const bool tool_leg = c.request.tool_call && !side_effect_before;  // the answer is the tool call itself
+  // "committed once a token is visible": what reached the caller before the fault. A plain body is all or
+  // nothing; an answer held back for the output contract, or a tool call, shows the caller no token.
+  const int visible = (!e.stream || !wf.output_required.empty() || tool_leg) ? 0 : e.events_sent;
+  const CommitState after_tokens =
+      side_effect_before || visible > 0 ? CommitState::committed : CommitState::none;
+  const CommitState before_any = side_effect_before ? CommitState::committed : CommitState::none;
+  auto set = [&](Owner owner, CommitState commit, std::string what) {
+    f.owner = owner;
+    f.commit = commit;
+    f.what = std::move(what);
+    return f;
+  };
+
+  if (e.status == 0) {
+    // No response byte. A reset before any byte is connect_reset's row; anything else is a timeout with
+    // no byte: "no evidence that nothing happened" -> unknown, none only for a replay-safe workflow.
+    if (e.outcome == AttemptOutcome::reset) return set(Owner::transient, before_any, "reset before any response byte");
+    return set(Owner::unknown, side_effect_before ? CommitState::committed
+                               : wf.replay_safe   ? CommitState::none
+                                                  : CommitState::unknown,
+               "no response byte before the timeout");
+  }
+  switch (e.fault) {
+    case FaultKind::rate_429: return set(Owner::rate, before_any, "rate_429");
+    case FaultKind::quota_429:
+    case FaultKind::payment_402: return set(Owner::quota, before_any, std::string(to_string(e.fault)));
+    case FaultKind::overloaded: return set(Owner::transient, before_any, "overloaded");
+    case FaultKind::server_500: return set(Owner::unknown, before_any, "server_500");
+    case FaultKind::server_500_context:
+    case FaultKind::bad_request:
+    case FaultKind::prefill_rejected: return set(Owner::request, before_any, std::string(to_string(e.fault)));
+    case FaultKind::auth: return set(Owner::auth, before_any, "auth");
+    case FaultKind::policy: return set(Owner::policy, after_tokens, "policy");
+    case FaultKind::stream_cut:
+    case FaultKind::stream_stall:
+    case FaultKind::malformed_event:
+      return set(Owner::transient, after_tokens, fmt::format("{} after {} visible token(s)", to_string(e.fault), visible));
+    case FaultKind::stream_error:
+      // A plain request gets the interruption as a status: the row of what that status is.
+      if (!e.stream && e.status == 500) return set(Owner::unknown, before_any, "stream_error as a bare 500");
+      return set(Owner::transient, after_tokens, fmt::format("stream_error after {} visible token(s)", visible));
+    case FaultKind::post_commit_timeout:
+    case FaultKind::no_response:
+    case FaultKind::connect_reset: return set(Owner::unknown, CommitState::unknown, "a silent fault that answered");
+    default: break;  // ok, slow, slow_first_token, no_terminator, schema_missing: answers
+  }
+  if (e.outcome != AttemptOutcome::completed)  // the answer broke off (an idle gap past the timeout)
+    return set(Owner::transient, after_tokens, fmt::format("{} broken off after {} visible token(s)", to_string(e.fault), visible));
+  if (!tool_leg && !meets_contract(c, e, step)) return set(Owner::contract, before_any, "answer misses a required field");
+  f.failed = false;
+  return f;
+}
+
+// SPEC 3's budget inputs at one failure point.
+struct Budget {
+  int attempts_left = 0;
+  double time_left_ms = 0;
+  double cost_left_usd = 0;
+};
+
+struct RouteFacts {
+  double latency_ms = 0;
+  double cost_usd = 0;
+  bool approved = true;
+};
+
+class Model {
+ public:
+  Model(const Case& c, const History& h, double scale) : c_(c), h_(h), scale_(scale) {}
+
+  std::vector<SpecPoint> run() {
+    const auto views = group_by_request(h_);
+    steps_ = resolve_steps(c_.script, h_.ledger, scale_);
+    for (std::size_t r = 0; r < views.size(); ++r) request(static_cast<int>(r), views[r]);
+    return std::move(points_);
+  }
+
+ private:
+  RouteFacts facts(const std::string& route) const {
+    const auto& rp = c_.policy.route(route);
+    return {rp.expected_latency_ms * scale_, rp.cost_per_attempt_usd, rp.approved};
+  }
+  // The breaker is the client's own design (SPEC 3 only names its state): once a route's failures reach
+  // its threshold it may be open, and the model stops judging.
+  bool may_be_open(const std::string& route) const {
+    auto it = route_failures_.find(route);
+    return it != route_failures_.end() && it->second >= c_.policy.route(route).breaker.failure_threshold;
+  }
+  std::optional<double> retry_after(const LedgerEntry& e, const mock::Step* step) const {
+    if (e.status < 400) return std::nullopt;
+    if (step && step->retry_after_ms) return *step->retry_after_ms * scale_;
+    if (e.fault == FaultKind::rate_429) return 1000 * scale_;  // the mock's default hint (faults/README.md)
+    return std::nullopt;
+  }
+  bool side_effect_before(const std::string& op, const LedgerEntry& e) const {
+    return std::any_of(h_.side_effects.begin(), h_.side_effects.end(), [&](const SideEffect& s) {
+      return s.operation_id == op && s.received_at_ms <= e.received_at_ms;
+    });
+  }
+
+  void request(int r, const RequestView& v) {
+    const auto& wf = c_.policy.workflow;
+    const std::string op = v.request ? v.request->log.operation_id : std::string();
+    int used = 0;
+    double extra = 0;
+    bool judging = true;  // false once a point could not be judged: later state is outside the model
+    for (int d = 0; d < static_cast<int>(v.deliveries.size()); ++d) {
+      double start = -1;
+      std::set<std::string> tried;
+      for (std::size_t i = 0; i < v.entries.size(); ++i) {
+        if (v.entry_delivery[i] != d) continue;
+        const LedgerEntry& e = *v.entries[i];
+        if (start < 0) start = e.received_at_ms;  // a delivery sends its first attempt at once
+        if (used++ > 0) extra += facts(e.route).cost_usd;
+        tried.insert(e.route);
+        const auto* step = steps_.count(e.seq) ? steps_.at(e.seq) : nullptr;
+        const Failure f = judge(c_, e, step, side_effect_before(op, e));
+        if (!f.failed) {
+          route_failures_[e.route] = 0;  // a success closes the count
+          continue;
+        }
+        if (f.owner != Owner::request && f.owner != Owner::auth && f.owner != Owner::policy &&
+            f.owner != Owner::contract)
+          ++route_failures_[e.route];
+
+        SpecPoint p;
+        p.point = static_cast<int>(points_.size()) + 1;
+        p.request = r;
+        p.delivery = d;
+        p.seq = e.seq;
+        p.route = e.route;
+        p.route_attempt = e.attempt;
+        p.fault = e.fault;
+        p.owner = f.owner;
+        p.commit = f.commit;
+        const Budget b{wf.max_total_attempts - used,
+                       std::max(0.0, wf.max_elapsed_ms * scale_ - (e.finished_at_ms - start)),
+                       std::max(0.0, wf.max_extra_cost_usd - extra)};
+        bool open_nearby = may_be_open(e.route);
+        for (const auto& fb : wf.fallback) open_nearby = open_nearby || may_be_open(fb);
+        judging = judging && !open_nearby;
+        if (judging) {
+          decide(p, f, b, e, step, tried);
+        } else {
+          p.why = "not judged: a breaker may be open (its state is the client's, not an input SPEC 3 defines)";
+        }
+        points_.push_back(std::move(p));
+      }
+    }
+  }
+
+  // The seven rules, first match wins.
+  void decide(SpecPoint& p, const Failure& f, const Budget& b, const LedgerEntry& e, const mock::Step* step,
+              const std::set<std::string>& tried) const {
+    const auto& wf = c_.policy.workflow;
+    const auto ra = retry_after(e, step);
+    const std::string inputs =
+        fmt::format("{}: owner {}, commit {}, attempts left {}, time left {:.0f} ms, cost left {:.4f}", f.what,
+                    to_string(f.owner), to_string(f.commit), b.attempts_left, b.time_left_ms, b.cost_left_usd);
+    auto done = [&](Action a, int rule, std::string_view text) {
+      p.action = a;
+      p.rule = rule;
+      p.why = fmt::format("rule {}: {} ({})", rule, text, inputs);
+    };
+    const Owner o = f.owner;
+    if (o == Owner::request || o == Owner::auth || o == Owner::policy)
+      return done(Action::fail_closed, 1, "the request or the credentials are wrong");
+    if (f.commit != CommitState::none) return done(Action::fail_closed, 2, "committed or unknown: reconcile");
+    if (o == Owner::unknown)
+      return done(wf.queue_allowed ? Action::queue : Action::fail_closed, 3,
+                  wf.queue_allowed ? "owner unknown, queueing allowed" : "owner unknown, no queue");
+
+    const RouteFacts here = facts(e.route);
+    if ((o == Owner::transient || o == Owner::rate) && b.attempts_left > 0 &&
+        b.time_left_ms >= ra.value_or(0) + here.latency_ms && b.cost_left_usd + cost_slack >= here.cost_usd)
+      return done(Action::retry, 4,
+                  fmt::format("retry fits: retry-after {:.0f} ms + expected {:.0f} ms", ra.value_or(0), here.latency_ms));
+
+    if (o == Owner::transient || o == Owner::rate || o == Owner::quota) {
+      // "another approved route": the chain in order, never one this delivery already went to.
+      for (const auto& name : wf.fallback) {
+        if (name == e.route || tried.count(name)) continue;
+        const RouteFacts fb = facts(name);
+        if (fb.approved && b.attempts_left > 0 && b.time_left_ms >= fb.latency_ms &&
+            b.cost_left_usd + cost_slack >= fb.cost_usd) {
+          p.target = name;
+          return done(Action::fallback, 5, fmt::format("fallback to {} fits (expected {:.0f} ms)", name, fb.latency_ms));
+        }
+      }
+    }
+    if (wf.queue_allowed) return done(Action::queue, 6, "queueing allowed");
+    if (wf.degrade_allowed) return done(Action::degrade, 7, "degrade approved");
+    return done(Action::fail_closed, 7, "nothing else applies");
+  }
+
+  const Case& c_;
+  const History& h_;
+  const double scale_;
+  std::map<std::uint64_t, const mock::Step*> steps_;
+  std::map<std::string, int> route_failures_;  // failures counted by a breaker, since the route's last success
+  std::vector<SpecPoint> points_;
+};
+
+std::string point_str(const SpecPoint& p) {
+  return fmt::format("point {}: {} attempt {} ({}, owner {}, commit {})", p.point, p.route, p.route_attempt,
+                     to_string(p.fault), to_string(p.owner), to_string(p.commit));
+}
+
+}  // namespace
+
+std::vector<SpecPoint> spec_points(const Case& c, const History& h, double time_scale) {
+  return Model(c, h, time_scale).run();
+}
+
+std::vector<std::string> compare_with_spec(const History& h, const std::vector<SpecPoint>& model) {
+  std::vector<std::string> out;
+  const auto views = group_by_request(h);
+  std::map<std::uint64_t, const SpecPoint*> by_seq;
+  std::set<int> stopped;  // requests with a point the model did not judge
+  for (const auto& p : model) by_seq[p.seq] = &p;
+
+  for (int r = 0; r < static_cast<int>(views.size()); ++r) {
+    const auto& v = views[r];
+    for (std::size_t i = 0; i < v.entries.size(); ++i) {
+      const LedgerEntry& e = *v.entries[i];
+      const int d = v.entry_delivery[i];
+      const client::FailurePoint* fp = nullptr;
+      if (const auto* a = v.entry_attempt[i])
+        for (const auto& f : v.deliveries[d]->failures)
+          if (f.attempt == a->index) fp = &f;
+      auto it = by_seq.find(e.seq);
+      if (it == by_seq.end()) {
+        if (fp)
+          out.push_back(fmt::format("{} attempt {} ({}): SPEC 2 sees no failure; the stack did {} ({})", e.route,
+                                    e.attempt, to_string(e.fault), to_string(fp->action), fp->rule_text));
+        continue;
+      }
+      const SpecPoint& p = *it->second;
+      if (!p.action) break;  // the rest of this request is outside the model
+      const Action did = fp ? fp->action : Action::none;
+      const bool same = did == *p.action && (did != Action::fallback || fp->next_route == p.target);
+      if (!same)
+        out.push_back(fmt::format("{}: SPEC 3 says {}{} ({}); the stack did {}{} ({})", point_str(p), to_string(*p.action),
+                                  p.target.empty() ? "" : " to " + p.target, p.why, to_string(did),
+                                  fp && !fp->next_route.empty() && did == Action::fallback ? " to " + fp->next_route : "",
+                                  fp ? fp->rule_text : "no failure point in the decision log"));
+    }
+  }
+  return out;
+}
+
+}  // namespace llmchaos::harness
