@@ -13,6 +13,7 @@
 
 #include "commands.hpp"
 #include "llmchaos/harness/baseline.hpp"
+#include "llmchaos/harness/mutation.hpp"
 #include "llmchaos/harness/runner.hpp"
 #include "llmchaos/reports/reports.hpp"
 
@@ -189,6 +190,9 @@ void add_run(CLI::App& app, int& exit_code) {
   sub->add_option("--target-start", a->run.driver_options.target_start,
                   "--driver http: a command that starts the service ({config} = the rendered file); its first "
                   "stdout line 'listening on http://HOST:PORT' gives the target URL");
+  sub->add_option("--mutate", a->run.driver_options.mutation,
+                  "--driver inproc, testing the tester: run a deliberately broken stack (" +
+                      harness::mutation_names() + "); a case `llmchaos explore --mutate` wrote must then fail");
   sub->add_flag("--quiet,-q", a->quiet, "no progress output");
   sub->callback([a, &exit_code] { exit_code = run_command(*a); });
 }

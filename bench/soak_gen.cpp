@@ -43,7 +43,12 @@ namespace net = boost::asio;
 namespace json = boost::json;
 using tcp = net::ip::tcp;
 using namespace net::experimental::awaitable_operators;
-using namespace llmchaos;
+using llmchaos::Dialect;
+using llmchaos::enum_names;
+using llmchaos::FaultKind;
+using llmchaos::to_string;
+namespace client = llmchaos::client;
+namespace http = llmchaos::net;  // the blocking admin calls
 using Clock = std::chrono::steady_clock;
 
 namespace {
@@ -221,14 +226,14 @@ long rss_kb(int pid) {
   return -1;
 }
 
-net::HttpReply admin(const Config& cfg, const std::string& method, const std::string& target, std::string body = {}) {
-  net::HttpCall call;
+http::HttpReply admin(const Config& cfg, const std::string& method, const std::string& target, std::string body = {}) {
+  http::HttpCall call;
   call.port = cfg.port;
   call.method = method;
   call.target = target;
   call.body = std::move(body);
   call.timeout_ms = 60000;
-  return net::http_call(call);
+  return http::http_call(call);
 }
 
 void settle(const Config& cfg) {
@@ -299,7 +304,7 @@ int main(int argc, char** argv) {
     const std::size_t unknown = ledger.size() > st.sent_keys.size() - lost ? ledger.size() - (st.sent_keys.size() - lost) : 0;
 
     const bool healthy = admin(cfg, "GET", "/__llmchaos/health").status == 200 &&
-                         net::http_call({"127.0.0.1", cfg.port, "POST",
+                         http::http_call({"127.0.0.1", cfg.port, "POST",
                                          "/" + route_name("ok", Dialect::openai) + "/v1/chat/completions",
                                          client::codec_for(Dialect::openai).request_body({}),
                                          {{"content-type", "application/json"}}, 10000}).status == 200;

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <initializer_list>
 #include <iterator>
+#include <optional>
 
 #include <fmt/compile.h>
 #include <fmt/format.h>
@@ -30,32 +31,57 @@ bool iequals(std::string_view a, std::string_view b) {
   return true;
 }
 
+// The keys the rules read. Other keys are skipped at scan time, so lookups compare small integers.
+enum class Key : std::uint8_t { code, type, status, message, reason, quotaId, retryDelay };
+
+std::optional<Key> key_of(std::string_view k) {
+  switch (k.size()) {
+    case 4:
+      if (k == "code") return Key::code;
+      if (k == "type") return Key::type;
+      break;
+    case 6:
+      if (k == "status") return Key::status;
+      if (k == "reason") return Key::reason;
+      break;
+    case 7:
+      if (k == "message") return Key::message;
+      if (k == "quotaId") return Key::quotaId;
+      break;
+    case 10:
+      if (k == "retryDelay") return Key::retryDelay;
+      break;
+    default: break;
+  }
+  return std::nullopt;
+}
+
 class ErrorDetail {
  public:
   explicit ErrorDetail(std::string_view body) : body_(body.substr(0, 0xffff)) { scan(); }
 
-  bool has_key(std::string_view k) const {
+  bool has(Key k) const {
     for (std::size_t i = 0; i < n_; ++i)
-      if (key(i) == k) return true;
+      if (fields_[i].key == k) return true;
     return false;
   }
-  std::string_view first(std::string_view k) const {
+  std::string_view first(Key k) const {
     for (std::size_t i = 0; i < n_; ++i)
-      if (key(i) == k) return value(i);
+      if (fields_[i].key == k) return value(i);
     return {};
   }
   // Some field named `k` equals one of `values`.
-  bool any(std::string_view k, std::initializer_list<std::string_view> values) const {
+  bool any(Key k, std::initializer_list<std::string_view> values) const {
     for (std::size_t i = 0; i < n_; ++i)
-      if (key(i) == k)
+      if (fields_[i].key == k)
         for (auto v : values)
           if (value(i) == v) return true;
     return false;
   }
   // Some field named `k` contains one of `needles` (case-sensitive: for identifiers like quotaId).
-  bool any_contains(std::string_view k, std::initializer_list<std::string_view> needles) const {
+  bool any_contains(Key k, std::initializer_list<std::string_view> needles) const {
     for (std::size_t i = 0; i < n_; ++i)
-      if (key(i) == k)
+      if (fields_[i].key == k)
         for (auto n : needles)
           if (value(i).find(n) != std::string_view::npos) return true;
     return false;
@@ -65,7 +91,7 @@ class ErrorDetail {
     if (!lowered_) {  // on first use: most bodies are decided by their codes alone
       lowered_ = true;
       for (std::size_t i = 0; i < n_; ++i)
-        if (key(i) == "message") append_lower(value(i));
+        if (fields_[i].key == Key::message) append_lower(value(i));
     }
     const std::string_view text(lower_, lower_len_);
     for (auto n : needles)
@@ -76,25 +102,25 @@ class ErrorDetail {
   // Anthropic's envelope "error", else a Gemini `status`.
   std::string_view token() const {
     for (std::size_t i = 0; i < n_; ++i)
-      if (key(i) == "code" && !fields_[i].scalar && fields_[i].value_len > 0) return value(i);
+      if (fields_[i].key == Key::code && !fields_[i].scalar && fields_[i].value_len > 0) return value(i);
     for (std::size_t i = 0; i < n_; ++i)
-      if (key(i) == "type" && !fields_[i].scalar && value(i) != "error") return value(i);
-    return first("status");
+      if (fields_[i].key == Key::type && !fields_[i].scalar && value(i) != "error") return value(i);
+    return first(Key::status);
   }
 
  private:
   // Offsets into the body (bodies are cut at 64 KiB): small, and nothing to initialise.
   struct Field {
-    std::uint16_t key_pos, key_len, value_pos, value_len;
+    std::uint16_t value_pos, value_len;
+    Key key;
     bool scalar;
   };
-  std::string_view key(std::size_t i) const { return body_.substr(fields_[i].key_pos, fields_[i].key_len); }
-  std::string_view value(std::size_t i) const { return body_.substr(fields_[i].value_pos, fields_[i].value_len); }
+  std::string_view value(std::size_t i) const { return {body_.data() + fields_[i].value_pos, fields_[i].value_len}; }
 
   void add(std::size_t key_pos, std::size_t key_len, std::size_t value_pos, std::size_t value_len, bool scalar) {
-    if (n_ == max_fields) return;  // more fields than any error body we know: the rest is ignored
-    fields_[n_++] = {static_cast<std::uint16_t>(key_pos), static_cast<std::uint16_t>(key_len),
-                     static_cast<std::uint16_t>(value_pos), static_cast<std::uint16_t>(value_len), scalar};
+    auto k = key_of({body_.data() + key_pos, key_len});
+    if (!k || n_ == max_fields) return;  // a key no rule reads, or more than any error body we know
+    fields_[n_++] = {static_cast<std::uint16_t>(value_pos), static_cast<std::uint16_t>(value_len), *k, scalar};
   }
 
   void append_lower(std::string_view text) const {
@@ -176,33 +202,33 @@ struct Verdict {
 // Billing / credit exhaustion, whatever the status: a fallback with its own quota may serve, a retry
 // of this route cannot. Exact codes first (cheap), wording second.
 bool billing_code(const ErrorDetail& d) {
-  auto in = [&](std::string_view key) {
+  auto in = [&](Key key) {
     return d.any(key, {"insufficient_quota", "billing_hard_limit_reached", "billing_not_active",
                        "credit_balance_exhausted", "organization_spend_limit_exceeded",
                        "project_spend_limit_exceeded", "organization_usage_limit_exceeded", "billing_error"});
   };
-  return in("code") || in("type");
+  return in(Key::code) || in(Key::type);
 }
 bool billing_wording(const ErrorDetail& d) {
   return d.message_has({"credit balance", "insufficient quota", "insufficient_quota"});
 }
 
 bool says_auth(const ErrorDetail& d) {
-  return d.any("reason", {"API_KEY_INVALID", "API_KEY_SERVICE_BLOCKED"}) ||
-         d.any("type", {"authentication_error", "permission_error"}) || d.any("code", {"invalid_api_key"}) ||
+  return d.any(Key::reason, {"API_KEY_INVALID", "API_KEY_SERVICE_BLOCKED"}) ||
+         d.any(Key::type, {"authentication_error", "permission_error"}) || d.any(Key::code, {"invalid_api_key"}) ||
          d.message_has({"api key not valid", "invalid api key", "incorrect api key", "invalid x-api-key"});
 }
 
 bool says_policy(const ErrorDetail& d) {
-  return d.any("code", {"content_policy_violation", "content_filter"}) ||
-         d.any("type", {"content_policy_violation", "content_filter"}) ||
-         d.any("reason", {"SAFETY", "BLOCKED_REASON_UNSPECIFIED", "PROHIBITED_CONTENT"}) ||
+  return d.any(Key::code, {"content_policy_violation", "content_filter"}) ||
+         d.any(Key::type, {"content_policy_violation", "content_filter"}) ||
+         d.any(Key::reason, {"SAFETY", "BLOCKED_REASON_UNSPECIFIED", "PROHIBITED_CONTENT"}) ||
          d.message_has({"content policy", "content_policy", "content filter", "content_filter",
                         "content management policy", "usage policies", "safety", "blocked"});
 }
 
 bool names_the_input(const ErrorDetail& d) {
-  return d.any("code", {"context_length_exceeded", "string_above_max_length"}) ||
+  return d.any(Key::code, {"context_length_exceeded", "string_above_max_length"}) ||
          d.message_has({"context length", "context_length", "context window", "too long", "too many tokens",
                         "maximum context", "exceeds the maximum", "token limit", "input is too large"});
 }
@@ -213,12 +239,12 @@ bool names_the_input(const ErrorDetail& d) {
 // ("monthly usage quota", "spend limit"...); the default is rate.
 Verdict owner_of_429(const ErrorDetail& d) {
   if (billing_code(d)) return {Owner::quota, "billing / quota exhausted"};
-  if (d.any("code", {"rate_limit_exceeded"}) || d.any("type", {"requests", "tokens"}))
+  if (d.any(Key::code, {"rate_limit_exceeded"}) || d.any(Key::type, {"requests", "tokens"}))
     return {Owner::rate, "rate limit"};
-  if (d.any_contains("quotaId", {"PerDay"})) return {Owner::quota, "daily quota (quotaId PerDay)"};
+  if (d.any_contains(Key::quotaId, {"PerDay"})) return {Owner::quota, "daily quota (quotaId PerDay)"};
   if (d.message_has({"limit: 0"})) return {Owner::quota, "no quota on this tier (limit: 0)"};
-  if (d.any_contains("quotaId", {"PerMinute", "PerSecond"})) return {Owner::rate, "per-minute quota (quotaId)"};
-  if (d.has_key("retryDelay")) return {Owner::rate, "RetryInfo present"};
+  if (d.any_contains(Key::quotaId, {"PerMinute", "PerSecond"})) return {Owner::rate, "per-minute quota (quotaId)"};
+  if (d.has(Key::retryDelay)) return {Owner::rate, "RetryInfo present"};
   if (billing_wording(d) || d.message_has({"current quota", "usage quota", "quota exceeded", "monthly",
                                            "usage limit", "spend limit", "billing"}))
     return {Owner::quota, "quota wording"};
@@ -393,7 +419,7 @@ void classify_into(const Observation& obs, Classification& c) {
       return transport(Owner::transient, CommitState::none, "malformed stream event");
     case TransportEvent::stream_error_event: {
       ErrorDetail d(obs.body);
-      if (auto delay = d.first("retryDelay"); !delay.empty()) c.retry_after_ms = parse_proto_duration_ms(delay);
+      if (auto delay = d.first(Key::retryDelay); !delay.empty()) c.retry_after_ms = parse_proto_duration_ms(delay);
       transport(Owner::transient, CommitState::none, "in-stream error event");
       if (auto token = d.token(); !token.empty()) reason(FMT_COMPILE(" {}"), token);
       return;
@@ -422,7 +448,7 @@ void classify_into(const Observation& obs, Classification& c) {
   c.commit = after(CommitState::none);
   c.retry_after_ms = retry_after_from_headers(obs.headers, obs.now_unix_ms);
   if (!c.retry_after_ms)
-    if (auto delay = d.first("retryDelay"); !delay.empty()) c.retry_after_ms = parse_proto_duration_ms(delay);
+    if (auto delay = d.first(Key::retryDelay); !delay.empty()) c.retry_after_ms = parse_proto_duration_ms(delay);
   if (auto token = d.token(); token.empty())
     reason(FMT_COMPILE("{} ({})"), obs.status, verdict.why);
   else

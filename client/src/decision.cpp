@@ -91,7 +91,7 @@ class Inputs {
     const auto micros = static_cast<long long>(a * 1e6 + 0.5);
     if (v < 0) raw('-');
     integer(micros / 1'000'000);
-    long long frac = micros % 1'000'000;
+    auto frac = static_cast<unsigned>(micros % 1'000'000);  // 32-bit: cheaper divisions below
     int digits = 6;
     for (; digits > 0 && frac % 10 == 0; --digits) frac /= 10;
     if (digits == 0) return;

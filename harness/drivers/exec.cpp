@@ -165,14 +165,19 @@ class ExecSession final : public CaseSession {
       throw UnknownVerdict("crash", fmt::format("the program was ended by signal {} ({})", WTERMSIG(run.status),
                                                 strsignal(WTERMSIG(run.status))), output_);
     const int code = WIFEXITED(run.status) ? WEXITSTATUS(run.status) : -1;
+    if (code > 128 && code <= 128 + 64)  // the shell reports its child's death by signal N as 128+N
+      throw UnknownVerdict("crash", fmt::format("the program was ended by signal {} ({}) (shell exit {})", code - 128,
+                                                strsignal(code - 128), code), output_);
 
     // The optional last line {"outcome": "...", "text": "..."}; without it the exit code decides.
     std::optional<ReportedOutcome> reported;
     std::string text;
+    boost::json::value contract;
     if (auto line = run.out.last_line(); !line.empty() && line.front() == '{') {
       boost::system::error_code ec;
       auto v = boost::json::parse(line, ec);
       if (!ec && v.is_object()) {
+        contract = v;
         const auto& o = v.as_object();
         if (auto* t = o.if_contains("text"); t && t->is_string()) text = std::string(t->as_string());
         if (auto* oc = o.if_contains("outcome"); oc && oc->is_string()) {
@@ -186,10 +191,11 @@ class ExecSession final : public CaseSession {
     auto ledger = env_.engine->ledger(env_.ns);
     std::vector<LedgerEntry> attempts(ledger.begin() + static_cast<std::ptrdiff_t>(std::min(before, ledger.size())), ledger.end());
     auto log = outside_log(r.operation_id, reported, code == 0, std::move(text), attempts, *env_.c);
-    // The request's time from its first attempt to the program's exit: a runtime's start-up (node
-    // takes seconds on a loaded machine) is not the workflow's time budget. The ledger's origin is
-    // the script's install, just before this session opened.
-    if (!attempts.empty()) log.elapsed_ms = std::max(1.0, ended_ms - opened_ms_ - attempts.front().received_at_ms);
+    // The request's time as the mock saw it, first arrival to last answer: a runtime's start-up and
+    // exit (node takes seconds on a loaded machine) are not the workflow's retry budget.
+    (void)ended_ms;
+    if (!attempts.empty()) log.elapsed_ms = std::max(1.0, attempts.back().finished_at_ms - attempts.front().received_at_ms);
+    if (const auto* c = contract.if_object()) read_answer_facts(*c, log);
     return log;
   }
   bool has_decision_log() const override { return false; }

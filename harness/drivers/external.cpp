@@ -62,6 +62,19 @@ client::DecisionLog outside_log(const std::string& operation_id, std::optional<R
   return log;
 }
 
+void read_answer_facts(const boost::json::object& o, client::DecisionLog& log) {
+  auto str = [&](const char* key, std::string& out) {
+    if (auto* v = o.if_contains(key); v && v->is_string()) out = std::string(v->as_string());
+  };
+  auto num = [&](const char* key, int& out) {
+    if (auto* v = o.if_contains(key); v && v->is_int64()) out = static_cast<int>(v->as_int64());
+  };
+  str("route", log.route);
+  str("model", log.model);
+  num("input_tokens", log.input_tokens);
+  num("output_tokens", log.output_tokens);
+}
+
 std::string env_route_name(std::string_view route) {
   std::string out;
   for (unsigned char ch : route) out += std::isalnum(ch) ? static_cast<char>(std::toupper(ch)) : '_';

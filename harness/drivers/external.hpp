@@ -6,6 +6,8 @@
 #include <string_view>
 #include <vector>
 
+#include <boost/json/fwd.hpp>
+
 #include "llmchaos/client/executor.hpp"
 #include "llmchaos/core/ledger.hpp"
 #include "llmchaos/harness/case.hpp"
@@ -32,6 +34,10 @@ Outcome success_outcome_from_ledger(const std::vector<LedgerEntry>& attempts, co
 // The log of a request the driver saw from outside: outcome, answer and serving route only.
 client::DecisionLog outside_log(const std::string& operation_id, std::optional<ReportedOutcome> reported, bool ok,
                                 std::string text, const std::vector<LedgerEntry>& attempts, const Case& c);
+
+// Optional facts of the answer a program or service reports: "route", "model", "input_tokens",
+// "output_tokens" (the contract's JSON line, or the gateway's answer).
+void read_answer_facts(const boost::json::object& o, client::DecisionLog& log);
 
 // Env-var name of a route: upper-cased, every non-alphanumeric character -> '_'.
 std::string env_route_name(std::string_view route);

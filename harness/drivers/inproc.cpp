@@ -4,16 +4,18 @@
 
 #include "drivers.hpp"
 #include "llmchaos/core/rng.hpp"
+#include "llmchaos/harness/mutation.hpp"
 
 namespace llmchaos::harness::driver_units {
 namespace {
 
 class InprocSession final : public CaseSession {
  public:
-  explicit InprocSession(const CaseEnv& env)
+  InprocSession(const CaseEnv& env, const DriverOptions& options)
       : rng_(env.seed),
         transport_(env.make_transport(env)),
-        stack_(env.c->policy.scaled(env.time_scale), env.endpoints, *env.clock, rng_, *transport_) {}
+        stack_(mutated(env.c->policy, options.mutation).scaled(env.time_scale), env.endpoints, *env.clock, rng_,
+               *transport_) {}
 
   client::DecisionLog send(const client::WorkflowRequest& request) override { return stack_.execute(request); }
   std::vector<client::DecisionLog> drain() override { return stack_.queued() ? stack_.drain() : std::vector<client::DecisionLog>{}; }
@@ -28,12 +30,14 @@ class InprocSession final : public CaseSession {
 std::string no_options(const DriverOptions& o) {
   if (!o.exec_command.empty()) return "--exec is for --driver exec";
   if (!o.target_url.empty()) return "--target is for --driver http";
+  if (!o.mutation.empty() && !find_mutation(o.mutation))
+    return "unknown mutation \"" + o.mutation + "\" (mutations: " + mutation_names() + ")";
   return {};
 }
 
-std::unique_ptr<CaseSession> open(const CaseEnv& env, const DriverOptions&) {
+std::unique_ptr<CaseSession> open(const CaseEnv& env, const DriverOptions& options) {
   if (!env.make_transport) throw std::logic_error("inproc driver: no transport factory");
-  return std::make_unique<InprocSession>(env);
+  return std::make_unique<InprocSession>(env, options);
 }
 
 }  // namespace

@@ -142,12 +142,6 @@ class Model {
     const auto& rp = c_.policy.route(route);
     return {rp.expected_latency_ms * scale_, rp.cost_per_attempt_usd, rp.approved};
   }
-  // The breaker is the client's own design (SPEC 3 only names its state): once a route's failures reach
-  // its threshold it may be open, and the model stops judging.
-  bool may_be_open(const std::string& route) const {
-    auto it = route_failures_.find(route);
-    return it != route_failures_.end() && it->second >= c_.policy.route(route).breaker.failure_threshold;
-  }
   std::optional<double> retry_after(const LedgerEntry& e, const mock::Step* step) const {
     if (e.status < 400) return std::nullopt;
     if (step && step->retry_after_ms) return *step->retry_after_ms * scale_;
@@ -165,7 +159,6 @@ class Model {
     const std::string op = v.request ? v.request->log.operation_id : std::string();
     int used = 0;
     double extra = 0;
-    bool judging = true;  // false once a point could not be judged: later state is outside the model
     for (int d = 0; d < static_cast<int>(v.deliveries.size()); ++d) {
       double start = -1;
       std::set<std::string> tried;
@@ -177,13 +170,8 @@ class Model {
         tried.insert(e.route);
         const auto* step = steps_.count(e.seq) ? steps_.at(e.seq) : nullptr;
         const Failure f = judge(c_, e, step, side_effect_before(op, e));
-        if (!f.failed) {
-          route_failures_[e.route] = 0;  // a success closes the count
-          continue;
-        }
-        if (f.owner != Owner::request && f.owner != Owner::auth && f.owner != Owner::policy &&
-            f.owner != Owner::contract)
-          ++route_failures_[e.route];
+        if (!f.failed) continue;
+        if (++route_failures_[e.route] >= c_.policy.route(e.route).breaker.failure_threshold) tainted_ = true;
 
         SpecPoint p;
         p.point = static_cast<int>(points_.size()) + 1;
@@ -198,10 +186,7 @@ class Model {
         const Budget b{wf.max_total_attempts - used,
                        std::max(0.0, wf.max_elapsed_ms * scale_ - (e.finished_at_ms - start)),
                        std::max(0.0, wf.max_extra_cost_usd - extra)};
-        bool open_nearby = may_be_open(e.route);
-        for (const auto& fb : wf.fallback) open_nearby = open_nearby || may_be_open(fb);
-        judging = judging && !open_nearby;
-        if (judging) {
+        if (!tainted_) {
           decide(p, f, b, e, step, tried);
         } else {
           p.why = "not judged: a breaker may be open (its state is the client's, not an input SPEC 3 defines)";
@@ -259,7 +244,10 @@ class Model {
   const History& h_;
   const double scale_;
   std::map<std::uint64_t, const mock::Step*> steps_;
-  std::map<std::string, int> route_failures_;  // failures counted by a breaker, since the route's last success
+  // The breaker is the client's own design (SPEC 3 only names its state): once failures on a route reach
+  // its threshold, a breaker may be open from then on, and the model judges no further point of the case.
+  std::map<std::string, int> route_failures_;
+  bool tainted_ = false;
   std::vector<SpecPoint> points_;
 };
 
@@ -274,11 +262,11 @@ std::vector<SpecPoint> spec_points(const Case& c, const History& h, double time_
   return Model(c, h, time_scale).run();
 }
 
-std::vector<std::string> compare_with_spec(const History& h, const std::vector<SpecPoint>& model) {
-  std::vector<std::string> out;
+std::vector<SpecDisagreement> compare_with_spec(const History& h, const std::vector<SpecPoint>& model) {
+  std::vector<SpecDisagreement> out;
+  int seen = 0;  // model points met so far
   const auto views = group_by_request(h);
   std::map<std::uint64_t, const SpecPoint*> by_seq;
-  std::set<int> stopped;  // requests with a point the model did not judge
   for (const auto& p : model) by_seq[p.seq] = &p;
 
   for (int r = 0; r < static_cast<int>(views.size()); ++r) {
@@ -293,19 +281,22 @@ std::vector<std::string> compare_with_spec(const History& h, const std::vector<S
       auto it = by_seq.find(e.seq);
       if (it == by_seq.end()) {
         if (fp)
-          out.push_back(fmt::format("{} attempt {} ({}): SPEC 2 sees no failure; the stack did {} ({})", e.route,
-                                    e.attempt, to_string(e.fault), to_string(fp->action), fp->rule_text));
+          out.push_back({seen + 1, fmt::format("{} attempt {} ({}): SPEC 2 sees no failure; the stack did {} ({})",
+                                               e.route, e.attempt, to_string(e.fault), to_string(fp->action),
+                                               fp->rule_text)});
         continue;
       }
       const SpecPoint& p = *it->second;
+      seen = p.point;
       if (!p.action) break;  // the rest of this request is outside the model
       const Action did = fp ? fp->action : Action::none;
       const bool same = did == *p.action && (did != Action::fallback || fp->next_route == p.target);
       if (!same)
-        out.push_back(fmt::format("{}: SPEC 3 says {}{} ({}); the stack did {}{} ({})", point_str(p), to_string(*p.action),
-                                  p.target.empty() ? "" : " to " + p.target, p.why, to_string(did),
-                                  fp && !fp->next_route.empty() && did == Action::fallback ? " to " + fp->next_route : "",
-                                  fp ? fp->rule_text : "no failure point in the decision log"));
+        out.push_back({p.point, fmt::format("{}: SPEC 3 says {}{} ({}); the stack did {}{} ({})", point_str(p),
+                                            to_string(*p.action), p.target.empty() ? "" : " to " + p.target, p.why,
+                                            to_string(did),
+                                            fp && !fp->next_route.empty() && did == Action::fallback ? " to " + fp->next_route : "",
+                                            fp ? fp->rule_text : "no failure point in the decision log")});
     }
   }
   return out;

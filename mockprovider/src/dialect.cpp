@@ -1,4 +1,5 @@
 // The table of dialects and what they share.
+#include <algorithm>
 #include <cctype>
 
 #include "dialect_util.hpp"
@@ -75,6 +76,21 @@ SseFrame sse_data_crlf(const json::value& v, bool content) {
   return {"data: " + json::serialize(v) + "\r\n\r\n", content};
 }
 
+void append_json_string(std::string& out, std::string_view s) {
+  // Plain text needs no escape: copy it whole; anything else goes through the serializer itself.
+  const bool plain = std::all_of(s.begin(), s.end(), [](char c) {
+    const auto u = static_cast<unsigned char>(c);
+    return u >= 0x20 && u < 0x7f && c != '"' && c != '\\';
+  });
+  if (plain) {
+    out += '"';
+    out += s;
+    out += '"';
+  } else {
+    out += json::serialize(json::string_view(s.data(), s.size()));
+  }
+}
+
 std::string_view path_only(std::string_view target) { return target.substr(0, target.find('?')); }
 
 std::string_view query_of(std::string_view target) {
@@ -84,7 +100,7 @@ std::string_view query_of(std::string_view target) {
 
 const json::object* parse_body(std::string_view body, json::value& storage, ParsedRequest& out) {
   boost::system::error_code ec;
-  storage = json::parse(body, ec);
+  storage = json::parse(body, ec, storage.storage());  // in the caller's memory resource
   if (ec) {
     out.error = RequestError::malformed_json;
     out.detail = ec.message();

@@ -2,9 +2,11 @@
 #include "llmchaos/mockprovider/engine.hpp"
 
 #include <algorithm>
+#include <array>
+#include <deque>
+#include <iterator>
 #include <map>
 #include <mutex>
-#include <tuple>
 #include <unordered_map>
 
 #include <fmt/format.h>
@@ -22,12 +24,13 @@ struct RouteState {
   std::size_t index = 0;  // current step
   int used = 0;           // attempts the current step has taken
   int attempts = 0;       // attempts seen on this route
+  Step then;              // the step of every attempt after the script (select_step hands out a reference)
 };
 
 struct Namespace {
   std::map<std::string, RouteState> routes;
   double installed_at_ms = 0;
-  std::vector<LedgerEntry> ledger;
+  std::deque<LedgerEntry> ledger;  // a deque: growing it never moves the entries already there
   std::vector<SideEffect> side_effects;
 };
 
@@ -61,7 +64,7 @@ std::string header_of(const IncomingRequest& req, std::string_view name) {
 
 // The step for an attempt at `t_ms` after install: steps are taken in order; a step covers `times`
 // attempts, or with until_ms every attempt (at most `times` when given) until its window ends.
-Step select_step(RouteState& r, double t_ms, double time_scale) {
+const Step& select_step(RouteState& r, double t_ms, double time_scale) {
   auto& steps = r.script.steps;
   while (r.index < steps.size()) {
     const auto& s = steps[r.index];
@@ -75,10 +78,23 @@ Step select_step(RouteState& r, double t_ms, double time_scale) {
     ++r.used;
     return s;
   }
-  Step then;
-  then.fault = r.script.then;
-  return then;
+  r.then = Step{};
+  r.then.fault = r.script.then;
+  return r.then;
 }
+
+constexpr std::size_t fault_kinds = std::size(enum_names<FaultKind>::table);
+constexpr std::size_t outcomes = std::size(enum_names<AttemptOutcome>::table);
+static_assert(fault_kinds == static_cast<std::size_t>(FaultKind::prefill_rejected) + 1, "a fault kind without a name");
+static_assert(outcomes == static_cast<std::size_t>(AttemptOutcome::client_closed) + 1, "an outcome without a name");
+
+// Attempts of one route by fault and outcome: a flat array, so counting an attempt allocates nothing.
+struct RouteCounts {
+  std::array<std::uint64_t, fault_kinds * outcomes> n{};
+  std::uint64_t& at(FaultKind f, AttemptOutcome o) {
+    return n[static_cast<std::size_t>(f) * outcomes + static_cast<std::size_t>(o)];
+  }
+};
 
 }  // namespace
 
@@ -106,7 +122,7 @@ struct Engine::Impl {
   std::map<std::string, Namespace> namespaces;
   std::uint64_t next_seq = 1;
   std::unordered_map<std::uint64_t, Pending> pending;
-  std::map<std::tuple<std::string, FaultKind, AttemptOutcome>, std::uint64_t> attempts_metric;
+  std::map<std::string, RouteCounts, std::less<>> attempts_metric;  // by route name
   std::map<std::string, std::uint64_t, std::less<>> events_metric;
 
   void forget_pending(const std::string& ns) {
@@ -224,7 +240,7 @@ PlannedAttempt Engine::begin(const IncomingRequest& req) {
     const FaultInput in{step, parsed.chat, dialect, answer, request_id, impl_->time_scale, impl_->rng};
     plan = detail::error_plan(in, FaultKind::bad_request, error_kind(parsed.error), parsed.detail);
   } else {
-    const Step step = select_step(route, e.received_at_ms, impl_->time_scale);
+    const Step& step = select_step(route, e.received_at_ms, impl_->time_scale);
     const Answer answer = healthy_answer(route.script, step, parsed.chat, seq);
     const FaultInput in{step, parsed.chat, dialect, answer, request_id, impl_->time_scale, impl_->rng};
     plan = fault_spec(step.fault).plan(in);
@@ -251,7 +267,9 @@ void Engine::finish(std::uint64_t seq, AttemptOutcome outcome, int events_sent, 
   e.finished_at_ms = impl_->clock.now_ms() - ns.installed_at_ms;
   // Committed once a content token left (streams) or a whole answer was written (plain).
   if (events_sent > 0 || (it->second.commits_when_sent && outcome == AttemptOutcome::completed)) e.committed = true;
-  ++impl_->attempts_metric[{e.route, e.fault, outcome}];
+  auto counts = impl_->attempts_metric.find(std::string_view(e.route));
+  if (counts == impl_->attempts_metric.end()) counts = impl_->attempts_metric.emplace(e.route, RouteCounts{}).first;
+  ++counts->second.at(e.fault, outcome);
   impl_->pending.erase(it);
 }
 
@@ -270,7 +288,8 @@ void Engine::record_side_effect(const std::string& ns, const std::string& operat
 std::vector<LedgerEntry> Engine::ledger(const std::string& ns) const {
   std::lock_guard lock(impl_->mutex);
   auto it = impl_->namespaces.find(ns);
-  return it == impl_->namespaces.end() ? std::vector<LedgerEntry>{} : it->second.ledger;
+  if (it == impl_->namespaces.end()) return {};
+  return {it->second.ledger.begin(), it->second.ledger.end()};
 }
 
 std::vector<LedgerEntry> Engine::ledger_all() const {
@@ -307,11 +326,13 @@ std::string Engine::metrics_text() const {
   std::string out =
       "# HELP llmchaos_attempts_total Attempts the mock provider answered, by route, fault and outcome.\n"
       "# TYPE llmchaos_attempts_total counter\n";
-  for (const auto& [key, n] : impl_->attempts_metric) {
-    const auto& [route, fault, outcome] = key;
-    out += fmt::format("llmchaos_attempts_total{{route=\"{}\",fault=\"{}\",outcome=\"{}\"}} {}\n", route,
-                       to_string(fault), to_string(outcome), n);
-  }
+  // Route, then fault, then outcome in enum order; only the pairs seen.
+  for (const auto& [route, counts] : impl_->attempts_metric)
+    for (std::size_t f = 0; f < fault_kinds; ++f)
+      for (std::size_t o = 0; o < outcomes; ++o)
+        if (const auto n = counts.n[f * outcomes + o])
+          out += fmt::format("llmchaos_attempts_total{{route=\"{}\",fault=\"{}\",outcome=\"{}\"}} {}\n", route,
+                             to_string(static_cast<FaultKind>(f)), to_string(static_cast<AttemptOutcome>(o)), n);
   out += "# HELP llmchaos_attempts_in_flight Attempts being served now (held ones included).\n"
          "# TYPE llmchaos_attempts_in_flight gauge\n";
   out += fmt::format("llmchaos_attempts_in_flight {}\n", impl_->pending.size());

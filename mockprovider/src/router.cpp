@@ -3,6 +3,7 @@
 #include "llmchaos/mockprovider/router.hpp"
 
 #include <algorithm>
+#include <iterator>
 
 #include <boost/json.hpp>
 #include <fmt/format.h>
@@ -118,7 +119,19 @@ Plan json_plan(int status, std::string body) {
 
 Router::Router(Engine& engine, RouterOptions options) : engine_(engine), options_(std::move(options)) {}
 
+bool Router::reads_header(std::string_view name) {
+  // The engine's ledger headers and the admin token headers.
+  static constexpr std::string_view read[] = {"x-request-id",  "request-id",    "idempotency-key",
+                                              "x-stainless-retry-count", "authorization", "x-llmchaos-admin-token"};
+  return std::find(std::begin(read), std::end(read), name) != std::end(read);
+}
+
 Routed Router::handle(const RawRequest& req) {
+  RawRequest copy = req;
+  return handle(std::move(copy));
+}
+
+Routed Router::handle(RawRequest&& req) {
   const std::string_view target = req.target;
   const auto path = target.substr(0, target.find('?'));
   if (path == "/metrics") {
@@ -135,11 +148,11 @@ Routed Router::handle(const RawRequest& req) {
   in.ns = std::move(where->ns);
   in.route = std::move(where->route);
   in.path = where->rest.empty() ? "/" : std::move(where->rest);
-  in.method = req.method;
-  in.body = req.body;
+  in.method = std::move(req.method);
   in.idempotency_key = req.header("idempotency-key");
   in.stainless_retry_count = req.header("x-stainless-retry-count");
-  in.headers = req.headers;
+  in.body = std::move(req.body);
+  in.headers = std::move(req.headers);
   auto planned = engine_.begin(in);
   Routed out{std::move(planned.plan), {}};
   if (planned.seq != 0) out.seq = planned.seq;

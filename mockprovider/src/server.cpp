@@ -154,6 +154,7 @@ class Session : public std::enable_shared_from_this<Session> {
   ServerCore& server_;
   beast::tcp_stream stream_;
   beast::flat_buffer buffer_;
+  std::string head_;  // the response head of a plain answer, reused across the connection's requests
   net::steady_timer timer_;
   double idle_ms_;
   bool stopping_ = false;
@@ -231,15 +232,49 @@ template <class Message> void Session::apply_headers(Message& m, const Plan& pla
   m.keep_alive(keep_alive);
 }
 
+// The head Beast would write for a whole plain answer (status line, Server, the plan's headers in order,
+// Connection: close when not kept alive, Content-Length), rendered straight into `out`: Beast's
+// serializer costs more than the rest of a plain answer. False when the plan's headers need Beast's
+// own rules (a repeated name, or one Beast manages), or the status is one that has no body.
+bool render_plain_head(std::string& out, const Plan& plan, bool keep_alive) {
+  const auto status = static_cast<http::status>(plan.status);
+  if (plan.status < 200 || plan.status > 999 || status == http::status::no_content || status == http::status::not_modified)
+    return false;
+  for (std::size_t i = 0; i < plan.headers.size(); ++i) {
+    const auto& name = plan.headers[i].first;
+    for (const char* managed : {"server", "connection", "content-length", "transfer-encoding"})
+      if (beast::iequals(name, managed)) return false;
+    for (std::size_t j = 0; j < i; ++j)
+      if (beast::iequals(name, plan.headers[j].first)) return false;
+  }
+  const auto reason = http::obsolete_reason(status);
+  out.clear();
+  auto it = std::back_inserter(out);
+  fmt::format_to(it, "HTTP/1.1 {} {}\r\nServer: llmchaos\r\n", plan.status,
+                 reason == "<unknown-status>" ? (plan.status == 529 ? "Overloaded" : "Error") : std::string_view(reason));
+  for (const auto& [k, v] : plan.headers) fmt::format_to(it, "{}: {}\r\n", k, v);
+  if (!keep_alive) out += "Connection: close\r\n";
+  fmt::format_to(it, "Content-Length: {}\r\n\r\n", plan.body.size());
+  return true;
+}
+
 net::awaitable<Executed> Session::respond_plain(const Plan& plan, bool keep_alive) {
   Executed out;
   if (plan.end == StreamEnd::complete) {
-    http::response<http::string_body> res{static_cast<http::status>(plan.status), 11};
-    apply_headers(res, plan, keep_alive);
-    res.body() = plan.body;
-    res.prepare_payload();
-    arm();
-    auto [ec, n] = co_await http::async_write(stream_, res, use_tuple);
+    beast::error_code ec;
+    std::size_t n = 0;
+    if (render_plain_head(head_, plan, keep_alive)) {
+      const std::array<net::const_buffer, 2> bufs{net::buffer(head_), net::buffer(plan.body)};  // one gathered write
+      arm();
+      std::tie(ec, n) = co_await net::async_write(stream_, bufs, use_tuple);
+    } else {
+      http::response<http::string_body> res{static_cast<http::status>(plan.status), 11};
+      apply_headers(res, plan, keep_alive);
+      res.body() = plan.body;
+      res.prepare_payload();
+      arm();
+      std::tie(ec, n) = co_await http::async_write(stream_, res, use_tuple);
+    }
     if (ec) {
       fail(ec, "write");
       out.outcome = AttemptOutcome::client_closed;
@@ -421,17 +456,22 @@ net::awaitable<void> Session::run() {
     RawRequest req;
     req.method = std::string(msg.method_string());
     req.target = std::string(msg.target());
+    // Only the headers the router reads are copied (lower-cased): the rest would cost for nothing.
     for (const auto& f : msg) {
-      std::string name(f.name_string());
-      for (auto& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-      req.headers.emplace_back(std::move(name), std::string(f.value()));
+      const auto raw = f.name_string();
+      std::array<char, 32> lower;
+      if (raw.size() > lower.size()) continue;  // longer than any header the router reads
+      for (std::size_t i = 0; i < raw.size(); ++i)
+        lower[i] = static_cast<char>(std::tolower(static_cast<unsigned char>(raw[i])));
+      const std::string_view name(lower.data(), raw.size());
+      if (Router::reads_header(name)) req.headers.emplace_back(std::string(name), std::string(f.value()));
     }
     req.body = std::move(parser.get().body());
     const bool keep_alive = msg.keep_alive();
 
     Routed routed;
     try {
-      routed = server_.router.handle(req);
+      routed = server_.router.handle(std::move(req));
     } catch (const std::exception&) {  // a bug must cost one answer, never the server
       server_.engine.count_event("internal_error");
       routed = {json_plan(500, R"({"error":"internal error in the mock provider"})"), {}};
@@ -441,7 +481,7 @@ net::awaitable<void> Session::run() {
       hold_slot.emplace(server_.holds, opt.max_held_connections);
       if (!hold_slot->taken()) {  // answered instead of held; the ledger entry says so (status 503/529)
         server_.engine.count_event("hold_limit");
-        routed.plan = server_.router.reject(req.target, 503);
+        routed.plan = server_.router.reject(msg.target(), 503);
       }
     }
     active_seq_ = routed.seq;
@@ -474,7 +514,9 @@ net::awaitable<void> reject_connection(tcp::socket socket) {
 
 net::awaitable<void> ServerCore::accept_loop() {
   for (;;) {
-    auto [ec, socket] = co_await acceptor->async_accept(net::any_io_executor(net::make_strand(ioc)), use_tuple);
+    // With one thread the io_context already serialises a session's handlers: a strand would only cost.
+    auto executor = options.threads > 1 ? net::any_io_executor(net::make_strand(ioc)) : net::any_io_executor(ioc.get_executor());
+    auto [ec, socket] = co_await acceptor->async_accept(executor, use_tuple);
     if (stopping) co_return;
     if (ec) {
       if (ec == net::error::operation_aborted || ec == net::error::bad_descriptor) co_return;

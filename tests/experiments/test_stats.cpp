@@ -60,3 +60,19 @@ TEST_CASE("the unsorted percentiles of a hand-made list match the numpy values",
   CHECK(p[2] == Approx(3.97));
   CHECK(p[3] == 4);
 }
+
+TEST_CASE("large inputs take the histogram selection and still equal the sorted definition", "[experiments][stats]") {
+  Rng rng(12);
+  std::vector<double> values;
+  for (int i = 0; i < 200000; ++i) {
+    // Ties, negatives, zeros of both signs and a wide range of magnitudes.
+    const double u = rng.uniform();
+    values.push_back(i % 97 == 0 ? -0.0 : i % 89 == 0 ? 0.0 : (u - 0.3) * std::pow(10.0, static_cast<double>(i % 7) - 3));
+    if (i % 5 == 0) values.back() = std::round(values.back());
+  }
+  std::vector<double> sorted = values;
+  std::sort(sorted.begin(), sorted.end());
+  const std::vector<double> qs = {0, 0.1, 25, 50, 95, 99, 99.99, 100};
+  const auto got = percentiles(values, qs);
+  for (std::size_t k = 0; k < qs.size(); ++k) CHECK(got[k] == percentile_sorted(sorted, qs[k]));
+}

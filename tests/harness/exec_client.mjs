@@ -23,15 +23,18 @@ async function call(route) {
                                  body: JSON.stringify(body), signal: AbortSignal.timeout(5000) });
   const json = await res.json();
   if (!res.ok) throw new Error(`${route}: HTTP ${res.status}`);
-  return dialect === "openai" ? json.choices[0].message.content
-    : dialect === "anthropic" ? json.content.map((c) => c.text || "").join("")
-    : json.candidates[0].content.parts.map((p) => p.text || "").join("");
+  if (dialect === "openai")
+    return { text: json.choices[0].message.content, model: json.model, output_tokens: json.usage?.completion_tokens };
+  if (dialect === "anthropic")
+    return { text: json.content.map((c) => c.text || "").join(""), model: json.model, output_tokens: json.usage?.output_tokens };
+  return { text: json.candidates[0].content.parts.map((p) => p.text || "").join(""), model: json.modelVersion,
+           output_tokens: json.usageMetadata?.candidatesTokenCount };
 }
 
 for (const [i, route] of routes.entries()) {
   try {
-    const text = await call(route);
-    if (mode !== "silent") console.log(JSON.stringify({ outcome: i === 0 ? "primary_success" : "fallback_recovery", text }));
+    const answer = await call(route);
+    if (mode !== "silent") console.log(JSON.stringify({ outcome: i === 0 ? "primary_success" : "fallback_recovery", route, ...answer }));
     process.exit(0);
   } catch (e) {
     console.error(String(e));

@@ -35,6 +35,7 @@ struct DriverOptions {
   std::string target_url;     // http: the service under test
   std::string target_config;  // http: a config template rendered with the mock's route URLs
   std::string target_start;   // http: a command starting the service on the rendered config ({config})
+  std::string mutation;       // inproc: a deliberately broken stack, for testing the tester (mutation.hpp)
 };
 
 // What one case gives its driver.

@@ -5,9 +5,10 @@
 // request), derives the owner from the fault kind by SPEC section 2's table and the commit state from
 // what was visible before the fault, and applies the seven rules of SPEC section 3 in order.
 //
-// Where SPEC section 3 has no input for what decides a point, the model says so instead of guessing: a
-// route whose failures reached its breaker's threshold may be open (breakers are the client's own
-// design, not the spec's), so points from there on in that request are not judged.
+// Where SPEC section 3 has no input for what decides a point, the model says so instead of guessing: once
+// failures on a route reach its breaker's threshold, a breaker may be open (breakers are the client's own
+// design, not the spec's), so no later point of the case is judged. It reads histories of virtual-time
+// runs (every attempt finished, times exact).
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -39,9 +40,13 @@ struct SpecPoint {
 // (the policy in `c` is unscaled, the ledger's times are scaled).
 std::vector<SpecPoint> spec_points(const Case& c, const History& h, double time_scale);
 
+struct SpecDisagreement {
+  int point = 0;  // the model's failure point (a failure only the stack saw: the point it would have been)
+  std::string message;
+};
 // Where the stack's decision log and the model differ, one message per point ("point 2: primary attempt 1
 // (overloaded, owner transient, commit none): SPEC 3 says queue (rule 6: ...); the stack did retry (4:
 // ...)"). Empty: they agree wherever the model judged.
-std::vector<std::string> compare_with_spec(const History& h, const std::vector<SpecPoint>& model);
+std::vector<SpecDisagreement> compare_with_spec(const History& h, const std::vector<SpecPoint>& model);
 
 }  // namespace llmchaos::harness

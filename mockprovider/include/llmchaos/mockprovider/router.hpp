@@ -35,6 +35,10 @@ class Router {
  public:
   Router(Engine& engine, RouterOptions options);
   Routed handle(const RawRequest& req);
+  Routed handle(RawRequest&& req);  // the same; moves the body and headers on instead of copying them
+  // Whether the router (or the engine behind it) reads this request header (lower-cased name): a
+  // server may pass only those on.
+  static bool reads_header(std::string_view name);
   // Answers for requests the session could not read whole: 413 (body over the limit) in the dialect of
   // the route the target names (generic JSON when none), 431 (header too large), 400 (bad HTTP), 503
   // (over a limit: the route's dialect's overloaded error, generic JSON when none).

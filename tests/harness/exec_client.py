@@ -1,0 +1,55 @@
+#!/usr/bin/env python3
+"""A tiny exec-driver client: tries the primary once, then each fallback once (no retries), and prints
+the contract's last line. EXEC_CLIENT_MODE: hang (waits on a child process), crash (SIGSEGV), noline
+(no contract line: the exit code says)."""
+import json, os, re, signal, subprocess, sys, urllib.request
+
+mode = os.environ.get("EXEC_CLIENT_MODE", "")
+if mode == "hang":
+    print("hanging", flush=True)
+    subprocess.run(["sleep", "613"])  # a distinctive argument: the test looks for strays
+if mode == "crash":
+    print("about to crash", flush=True)
+    os.kill(os.getpid(), signal.SIGSEGV)
+
+req = json.loads(os.environ["LLMCHAOS_REQUEST"])
+routes = [os.environ["LLMCHAOS_PRIMARY"]] + [r for r in os.environ.get("LLMCHAOS_FALLBACK", "").split(",") if r]
+
+
+def call(route):
+    key = re.sub(r"[^A-Z0-9]", "_", route.upper())
+    base, dialect = os.environ[f"LLMCHAOS_{key}_BASE_URL"], os.environ[f"LLMCHAOS_{key}_DIALECT"]
+    msgs = [{"role": "user", "content": req["prompt"]}]
+    if dialect == "openai":
+        url, body = f"{base}/chat/completions", {"model": req["model"], "messages": msgs}
+    elif dialect == "anthropic":
+        url, body = f"{base}/v1/messages", {"model": req["model"], "max_tokens": 256, "messages": msgs}
+    else:
+        url = f"{base}/v1beta/models/{req['model']}:generateContent"
+        body = {"contents": [{"role": "user", "parts": [{"text": req["prompt"]}]}]}
+    r = urllib.request.Request(url, json.dumps(body).encode(), {"content-type": "application/json",
+                                                                "authorization": "Bearer k", "x-api-key": "k"})
+    with urllib.request.urlopen(r, timeout=5) as res:
+        j = json.loads(res.read())
+    if dialect == "openai":
+        return {"text": j["choices"][0]["message"]["content"], "model": j["model"],
+                "output_tokens": j.get("usage", {}).get("completion_tokens", 0)}
+    if dialect == "anthropic":
+        return {"text": "".join(c.get("text", "") for c in j["content"]), "model": j["model"],
+                "output_tokens": j.get("usage", {}).get("output_tokens", 0)}
+    return {"text": "".join(p.get("text", "") for p in j["candidates"][0]["content"]["parts"]),
+            "model": j.get("modelVersion", ""), "output_tokens": j.get("usageMetadata", {}).get("candidatesTokenCount", 0)}
+
+
+for i, route in enumerate(routes):
+    try:
+        answer = call(route)
+    except Exception as e:  # noqa: BLE001 - any failure moves on to the next route
+        print(f"{route}: {e}", file=sys.stderr)
+        continue
+    if mode != "noline":
+        print(json.dumps({"outcome": "primary_success" if i == 0 else "fallback_recovery", "route": route, **answer}))
+    sys.exit(0)
+if mode != "noline":
+    print(json.dumps({"outcome": "fail_closed", "text": ""}))
+sys.exit(3)

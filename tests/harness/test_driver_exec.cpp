@@ -1,0 +1,117 @@
+// The exec driver against the real mock: a tiny Python client (exec_client.py) per request, actions
+// derived from the ledger, its contract line read, hangs and crashes reported as unknown.
+#include <catch2/catch.hpp>
+
+#include <dirent.h>
+
+#include <fstream>
+#include <iterator>
+
+#include "llmchaos/harness/runner.hpp"
+#include "test_env.hpp"
+
+namespace llmchaos::harness {
+namespace {
+
+RunResult run_exec(const std::vector<std::string>& case_files, const std::string& env_prefix, double min_deadline_ms) {
+  const auto src = test::source_dir();
+  std::vector<std::string> paths;
+  for (const auto& f : case_files) paths.push_back(src + "/cases/" + f);
+  auto suite = load_suite(paths, {});
+  REQUIRE(suite.errors.empty());
+  RunOptions o;
+  o.driver = "exec";
+  o.driver_options.exec_command = env_prefix + "python3 '" + src + "/tests/harness/exec_client.py'";
+  o.time_scale = 0.1;
+  o.jobs = 2;
+  // Interpreter start-up on a loaded machine takes seconds; the deadline is a real-time floor.
+  o.min_deadline_ms = min_deadline_ms;
+  return run_suite(suite.cases, o).result;
+}
+
+const CaseResult& by_file(const RunResult& run, const std::string& suffix) {
+  for (const auto& c : run.cases)
+    if (c.file.size() >= suffix.size() && c.file.compare(c.file.size() - suffix.size(), suffix.size(), suffix) == 0) return c;
+  FAIL("no case " << suffix);
+  throw;
+}
+
+// Processes whose command line is exactly "sleep 613" (the hang mode's child).
+int stray_sleepers() {
+  int n = 0;
+  DIR* d = opendir("/proc");
+  if (!d) return 0;
+  while (auto* e = readdir(d)) {
+    std::ifstream f(std::string("/proc/") + e->d_name + "/cmdline");
+    const std::string cmd((std::istreambuf_iterator<char>(f)), {});
+    if (cmd == std::string("sleep\0613\0", 10)) ++n;
+  }
+  closedir(d);
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("exec driver: the program's routes come from its environment and actions from the ledger", "[driver][exec]") {
+  const auto run = run_exec({"faults/openai/ok.toml", "faults/openai/payment-402-falls-back.toml",
+                             "faults/openai/auth-401-fails-closed.toml"}, "", 120000);
+  REQUIRE(run.cases.size() == 3);
+  CHECK(run.driver == "exec");
+
+  const auto& ok = by_file(run, "openai/ok.toml");
+  CHECK(ok.verdict == Verdict::pass);
+  CHECK(ok.observed_outcome == Outcome::primary_success);
+  CHECK(ok.attempts_by_route.at("primary") == 1);
+  CHECK(ok.driver_output.find("\"outcome\": \"primary_success\"") != std::string::npos);
+  REQUIRE(ok.logs.size() >= 1);
+  CHECK(ok.logs.front().model == "gpt-mock-mini");  // read from the contract line
+
+  const auto& fallback = by_file(run, "payment-402-falls-back.toml");
+  CHECK(fallback.verdict == Verdict::pass);
+  CHECK(fallback.observed == Action::fallback);
+  CHECK(fallback.observed_outcome == Outcome::fallback_recovery);
+
+  // The client falls back on everything: a 401 (the caller's own key) must fail closed, so the
+  // ledger shows the wrong action and the case fails, naming it.
+  const auto& auth = by_file(run, "auth-401-fails-closed.toml");
+  CHECK(auth.verdict == Verdict::fail);
+  CHECK(auth.observed == Action::fallback);
+  CHECK(auth.attempts_by_route.at("backup") == 1);
+}
+
+TEST_CASE("exec driver: without a contract line the exit code decides the outcome", "[driver][exec]") {
+  const auto run = run_exec({"faults/openai/ok.toml", "faults/openai/auth-401-fails-closed.toml"}, "EXEC_CLIENT_MODE=noline ", 120000);
+  CHECK(by_file(run, "openai/ok.toml").observed_outcome == Outcome::primary_success);
+  CHECK(by_file(run, "auth-401-fails-closed.toml").observed_outcome == Outcome::fail_closed);
+}
+
+TEST_CASE("exec driver: a program past its deadline is killed with its process group: unknown hang", "[driver][exec]") {
+  const auto run = run_exec({"faults/openai/ok.toml"}, "EXEC_CLIENT_MODE=hang ", 1500);
+  REQUIRE(run.cases.size() == 1);
+  const auto& c = run.cases.front();
+  CHECK(c.verdict == Verdict::unknown);
+  CHECK(c.unknown_reason == "hang");
+  CHECK(stray_sleepers() == 0);  // the child it was waiting on went with it
+}
+
+TEST_CASE("exec driver: a program ended by a signal is unknown crash, with its output, and the run goes on", "[driver][exec]") {
+  const auto run = run_exec({"faults/openai/ok.toml", "faults/openai/payment-402-falls-back.toml"}, "EXEC_CLIENT_MODE=crash ", 120000);
+  REQUIRE(run.cases.size() == 2);
+  for (const auto& c : run.cases) {
+    CHECK(c.verdict == Verdict::unknown);
+    CHECK(c.unknown_reason == "crash");
+    CHECK(c.driver_output.find("about to crash") != std::string::npos);
+  }
+}
+
+TEST_CASE("exec driver: --exec is required and belongs to it alone", "[driver][exec]") {
+  const auto* exec = find_driver("exec");
+  REQUIRE(exec);
+  CHECK_FALSE(exec->validate(DriverOptions{}).empty());
+  DriverOptions o;
+  o.exec_command = "true";
+  CHECK(exec->validate(o).empty());
+  CHECK_FALSE(find_driver("inproc")->validate(o).empty());
+}
+
+}  // namespace llmchaos::harness
