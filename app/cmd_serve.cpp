@@ -80,6 +80,9 @@ void add_serve(CLI::App& app, int& exit_code) {
       ->capture_default_str();
   sub->add_option("--idle-timeout-ms", args->server.idle_timeout_ms, "close connections idle or slow for this long")
       ->capture_default_str();
+  sub->add_option("--ledger-limit", args->server.ledger_limit,
+                  "ledger entries kept per namespace, oldest dropped first (0 = unlimited)")
+      ->capture_default_str();
   sub->callback([args, &exit_code] { exit_code = serve(*args); });
 }
 

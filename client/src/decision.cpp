@@ -10,8 +10,9 @@ namespace llmchaos::client {
 namespace {
 
 bool retryable_owner(Owner o) { return o == Owner::transient || o == Owner::rate; }
-// Contract joins rule 5: a route that passed the equivalence contract may serve what this one broke.
-bool fallback_owner(Owner o) { return retryable_owner(o) || o == Owner::quota || o == Owner::contract; }
+// SPEC 3 rule 5 names transient, rate and quota only: a contract break (schema_missing) is not
+// routed elsewhere automatically; it queues, degrades or fails closed (rules 6-7).
+bool fallback_owner(Owner o) { return retryable_owner(o) || o == Owner::quota; }
 
 // Why a retry of the current route does not apply (empty: it does). Order = SPEC 3 rule 4's wording.
 std::string_view retry_blocker(const DecisionInput& in, double retry_after) {
@@ -192,9 +193,9 @@ void apply_rules(const DecisionInput& in, Inputs& inputs, Decision& d) {
     inputs.raw(']');
   }
 
-  // 6. Wait in the queue. A contract break is skipped: a redelivery reaches the route that broke it.
+  // 6. Wait in the queue (any owner that reaches this rule, as SPEC 3 orders it).
   inputs.flag("queue_allowed", in.queue_allowed).flag("degrade_allowed", in.degrade_allowed);
-  if (in.queue_allowed && owner != Owner::contract)
+  if (in.queue_allowed)
     return done(Action::queue, 6, "6: no retry or fallback fits: queue");
 
   // 7. The last outlet.

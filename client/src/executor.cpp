@@ -88,6 +88,12 @@ class Delivery {
         stop_before_send("no time left in the budget");
         break;
       }
+      // Every attempt after the first is extra cost (a redelivery's first one included): it must fit.
+      if (budget_.attempts_used() > 0 &&
+          budget_.cost_left_usd() < s_.policy.route(route_).cost_per_attempt_usd) {
+        stop_before_send("no cost left in the budget for route " + route_);
+        break;
+      }
       auto& breaker = s_.breaker(route_);
       if (!breaker.allow_request(s_.clock.now_ms())) {
         Classification c;

@@ -100,7 +100,6 @@ std::vector<double> percentiles(std::span<double> values, std::span<const double
   std::vector<std::size_t> order(percents.size());
   std::iota(order.begin(), order.end(), std::size_t{0});
   std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return percents[a] < percents[b]; });
-  const std::size_t n = values.size();
   std::size_t done = 0;  // values[0..done) are <= everything after them and already placed
   for (const std::size_t k : order) {
     const Rank r = rank_of(n, percents[k]);

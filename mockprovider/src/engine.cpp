@@ -27,16 +27,32 @@ struct RouteState {
   Step then;              // the step of every attempt after the script (select_step hands out a reference)
 };
 
+constexpr std::size_t fault_kinds = std::size(enum_names<FaultKind>::table);
+constexpr std::size_t outcomes = std::size(enum_names<AttemptOutcome>::table);
+static_assert(fault_kinds == static_cast<std::size_t>(FaultKind::prefill_rejected) + 1, "a fault kind without a name");
+static_assert(outcomes == static_cast<std::size_t>(AttemptOutcome::client_closed) + 1, "an outcome without a name");
+
+// Attempts of one route by fault and outcome: a flat array, so counting an attempt allocates nothing.
+struct RouteCounts {
+  std::array<std::uint64_t, fault_kinds * outcomes> n{};
+  std::uint64_t& at(FaultKind f, AttemptOutcome o) {
+    return n[static_cast<std::size_t>(f) * outcomes + static_cast<std::size_t>(o)];
+  }
+};
+
 struct Namespace {
   std::map<std::string, RouteState> routes;
   double installed_at_ms = 0;
   std::deque<LedgerEntry> ledger;  // a deque: growing it never moves the entries already there
+  std::uint64_t dropped = 0;       // oldest entries dropped over the ledger limit (ledger[0] is entry `dropped`)
   std::vector<SideEffect> side_effects;
 };
 
 struct Pending {
   std::string ns;
-  std::size_t index = 0;
+  std::uint64_t index = 0;      // entry number in the namespace's ledger since its reset (dropped ones included)
+  RouteCounts* counts = nullptr;  // the route's metric (map nodes are stable), so finishing looks nothing up
+  FaultKind fault = FaultKind::ok;
   bool commits_when_sent = false;
 };
 
@@ -83,19 +99,6 @@ const Step& select_step(RouteState& r, double t_ms, double time_scale) {
   return r.then;
 }
 
-constexpr std::size_t fault_kinds = std::size(enum_names<FaultKind>::table);
-constexpr std::size_t outcomes = std::size(enum_names<AttemptOutcome>::table);
-static_assert(fault_kinds == static_cast<std::size_t>(FaultKind::prefill_rejected) + 1, "a fault kind without a name");
-static_assert(outcomes == static_cast<std::size_t>(AttemptOutcome::client_closed) + 1, "an outcome without a name");
-
-// Attempts of one route by fault and outcome: a flat array, so counting an attempt allocates nothing.
-struct RouteCounts {
-  std::array<std::uint64_t, fault_kinds * outcomes> n{};
-  std::uint64_t& at(FaultKind f, AttemptOutcome o) {
-    return n[static_cast<std::size_t>(f) * outcomes + static_cast<std::size_t>(o)];
-  }
-};
-
 }  // namespace
 
 Answer healthy_answer(const RouteScript& route, const Step& step, const ChatRequest& request, std::uint64_t seq) {
@@ -121,6 +124,7 @@ struct Engine::Impl {
   Rng rng;
   std::map<std::string, Namespace> namespaces;
   std::uint64_t next_seq = 1;
+  std::size_t ledger_limit = 0;  // per namespace; 0 = unlimited
   std::unordered_map<std::uint64_t, Pending> pending;
   std::map<std::string, RouteCounts, std::less<>> attempts_metric;  // by route name
   std::map<std::string, std::uint64_t, std::less<>> events_metric;
@@ -132,6 +136,7 @@ struct Engine::Impl {
     forget_pending(ns);
     for (auto& [name, r] : n.routes) r = RouteState{std::move(r.script)};
     n.ledger.clear();
+    n.dropped = 0;
     n.side_effects.clear();
     n.installed_at_ms = clock.now_ms();
   }
@@ -249,8 +254,15 @@ PlannedAttempt Engine::begin(const IncomingRequest& req) {
   e.status = plan.status;
   e.committed = plan.committed_on_arrival;
   if (plan.model.empty()) plan.model = e.model;
-  impl_->pending[seq] = {req.ns, ns->ledger.size(), plan.commits_when_sent};
+  auto counts = impl_->attempts_metric.find(std::string_view(req.route));
+  if (counts == impl_->attempts_metric.end()) counts = impl_->attempts_metric.emplace(req.route, RouteCounts{}).first;
+  impl_->pending[seq] = {req.ns, ns->dropped + ns->ledger.size(), &counts->second, plan.fault,
+                           plan.commits_when_sent};
   ns->ledger.push_back(std::move(e));
+  if (impl_->ledger_limit && ns->ledger.size() > impl_->ledger_limit) {
+    ns->ledger.pop_front();
+    ++ns->dropped;
+  }
   return {seq, std::move(plan)};
 }
 
@@ -258,19 +270,24 @@ void Engine::finish(std::uint64_t seq, AttemptOutcome outcome, int events_sent, 
   std::lock_guard lock(impl_->mutex);
   auto it = impl_->pending.find(seq);
   if (it == impl_->pending.end()) return;  // not an attempt, or its namespace was reset meanwhile
-  auto& ns = impl_->namespaces.at(it->second.ns);
-  auto& e = ns.ledger.at(it->second.index);
+  const Pending p = std::move(it->second);
+  impl_->pending.erase(it);
+  ++p.counts->at(p.fault, outcome);
+  auto& ns = impl_->namespaces.at(p.ns);
+  if (p.index < ns.dropped) return;  // dropped over the ledger limit: only the metric remembers it
+  auto& e = ns.ledger.at(p.index - ns.dropped);
   e.outcome = outcome;
   e.events_sent = events_sent;
   e.status = status;
   e.finished = true;
   e.finished_at_ms = impl_->clock.now_ms() - ns.installed_at_ms;
   // Committed once a content token left (streams) or a whole answer was written (plain).
-  if (events_sent > 0 || (it->second.commits_when_sent && outcome == AttemptOutcome::completed)) e.committed = true;
-  auto counts = impl_->attempts_metric.find(std::string_view(e.route));
-  if (counts == impl_->attempts_metric.end()) counts = impl_->attempts_metric.emplace(e.route, RouteCounts{}).first;
-  ++counts->second.at(e.fault, outcome);
-  impl_->pending.erase(it);
+  if (events_sent > 0 || (p.commits_when_sent && outcome == AttemptOutcome::completed)) e.committed = true;
+}
+
+void Engine::set_ledger_limit(std::size_t entries) {
+  std::lock_guard lock(impl_->mutex);
+  impl_->ledger_limit = entries;
 }
 
 void Engine::record_side_effect(const std::string& ns, const std::string& operation_id, const std::string& tool) {

@@ -165,11 +165,14 @@ TEST_CASE("a success is not a failure point", "[decision]") {
   CHECK(d.rule == 0);
 }
 
-TEST_CASE("contract: a fallback may serve, a retry or a queue may not", "[decision]") {
-  auto in = roomy(failure(Owner::contract));
+TEST_CASE("contract: never retried or routed to a fallback; queued when allowed, else degrade or fail closed",
+          "[decision]") {
+  auto in = roomy(failure(Owner::contract));  // roomy: a healthy fallback fits
   in.queue_allowed = true;
-  CHECK(decide(in).action == Action::fallback);
-  in.fallbacks.clear();
+  auto queued = decide(in);
+  CHECK(queued.action == Action::queue);
+  CHECK(queued.rule == 6);
+  in.queue_allowed = false;
   auto d = decide(in);
   CHECK(d.rule == 7);
   CHECK(d.action == Action::fail_closed);
@@ -284,7 +287,7 @@ TEST_CASE("staging: the fallback's answer misses a required field -> degrade or 
   auto in = s.input(missing, 2500);
   in.current = route("backup", 2000);
   in.fallbacks = {route("backup", 2000)};  // the only approved route is the one that broke the contract
-  in.queue_allowed = true;                 // a redelivery would reach the same route: not an outlet
+  in.queue_allowed = false;                // the staging workflow does not queue
   in.degrade_allowed = true;
   auto degraded = decide(in);
   CHECK(degraded.action == Action::degrade);

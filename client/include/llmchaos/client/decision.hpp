@@ -47,15 +47,13 @@ struct Decision {
 //  4. owner transient / rate, attempts_left > 0, time_left >= retry_after + current.expected_latency,
 //     cost_left >= current.cost, current breaker not open (current_breaker_open, or !current.healthy)
 //     -> retry the current route; wait_ms = the retry-after.
-//  5. owner transient / rate / quota / contract -> fallback to the first candidate (in order) that is
+//  5. owner transient / rate / quota -> fallback to the first candidate (in order) that is
 //     not the current route, approved, healthy, with attempts_left > 0, time_left >= its expected
 //     latency and cost_left >= its cost. The retry-after is the failed route's: it does not apply here.
-//  6. queue_allowed -> queue (not for contract: a redelivery reaches the same route, which breaks the
-//     contract the same way).
+//  6. queue_allowed -> queue.
 //  7. degrade_allowed -> degrade, else fail_closed.
-// Owner `contract` (a 200 answer without a required field, SPEC 2 schema_missing): not a route fault
-// (rule 4 does not apply: the same route answers the same way), but a fallback that passed the
-// equivalence contract may serve it (rule 5); otherwise degrade or fail_closed as configured (rule 7).
+// Owner `contract` (a 200 answer without a required field, SPEC 2 schema_missing): rules 4 and 5 name
+// transient / rate (/ quota) only, so it goes to rule 6 (queue) or 7 (degrade or fail_closed).
 // `inputs` lists what the rules looked at, including why retry / each fallback did not apply
 // ("retry=no(breaker open) fallbacks=[backup:unhealthy]").
 Decision decide(const DecisionInput& in);

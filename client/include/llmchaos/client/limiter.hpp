@@ -84,8 +84,9 @@ class KeyLimiter {
 // sessions call it concurrently).
 class RateLimiter {
  public:
-  // Set (or replace, resetting its state) the limits of a key. Keys never configured use `defaults`.
+  // Keys never configured get `defaults` on first use.
   explicit RateLimiter(RateLimits defaults = {}) : defaults_(defaults) {}
+  // Set (or replace, resetting its state) the limits of a key.
   void configure(const std::string& key, const RateLimits& limits, double now_ms);
   LimitVerdict try_acquire(const std::string& key, double now_ms, double tokens = 0);
   void settle(const std::string& key, double estimated_tokens, double actual_tokens, double now_ms);

@@ -12,7 +12,8 @@ namespace llmchaos::experiments {
 // Percentile of already sorted values. NaN for an empty span.
 double percentile_sorted(std::span<const double> sorted, double percent);
 
-// Several percentiles of unsorted values in O(n) each (nth_element); reorders `values`.
+// Several percentiles of unsorted values in O(n) (a histogram selection for large inputs, nth_element
+// otherwise); may reorder `values`.
 // `percents` may be in any order; results are in the same order. NaN for each when `values` is empty.
 std::vector<double> percentiles(std::span<double> values, std::span<const double> percents);
 

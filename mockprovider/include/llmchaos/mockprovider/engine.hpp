@@ -2,6 +2,7 @@
 // The engine decides, per attempt, which step applies (namespace, route, attempt index, time window)
 // and keeps the ledger. It does no I/O and takes an injected clock, so the Beast server and the
 // virtual-time transport share it.
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -52,6 +53,9 @@ class Engine {
   PlannedAttempt begin(const IncomingRequest& req);
   // How the attempt ended on the wire.
   void finish(std::uint64_t seq, AttemptOutcome outcome, int events_sent, int status);
+  // Keeps at most this many ledger entries per namespace, dropping the oldest (0 = unlimited, the
+  // default): a long load test would otherwise grow the ledger without bound. /metrics still counts all.
+  void set_ledger_limit(std::size_t entries);
   void record_side_effect(const std::string& ns, const std::string& operation_id, const std::string& tool);
 
   std::vector<LedgerEntry> ledger(const std::string& ns) const;        // arrival order

@@ -20,6 +20,7 @@ struct ServerOptions {
   std::size_t max_connections = 1024;
   double idle_timeout_ms = 30000;  // slow or idle connections are closed
   int threads = 1;
+  std::size_t ledger_limit = 0;    // ledger entries kept per namespace (oldest dropped); 0 = unlimited
 };
 
 class MockServer {
