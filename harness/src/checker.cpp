@@ -287,10 +287,11 @@ std::optional<CheckResult> check_retry_after(const Ctx& x) {
         if (v.entries[j]->route != e.route) continue;
         const double gap = v.entries[j]->received_at_ms - e.finished_at_ms;
         const double want = x.scaled(*s->retry_after_ms);
-        // 1 ms of slack for the mock's own timestamp rounding.
+        // Slack: the mock stamps finished_at_ms when its write completes, which can trail the client's
+        // receipt of the bytes by a few ms on a loaded machine (5 ms + 5% of the retry-after).
         auto line = fmt::format("{}[{}] -> [{}]: gap {:.1f} ms, retry-after {:.1f} ms", e.route, e.attempt,
                                 v.entries[j]->attempt, gap, want);
-        (gap + 1 >= want ? good : bad).push_back(std::move(line));
+        (gap + 5 + 0.05 * want >= want ? good : bad).push_back(std::move(line));
         break;
       }
     }
