@@ -183,13 +183,6 @@ void add_run(CLI::App& app, int& exit_code) {
       ->capture_default_str();
   sub->add_option("--exec", a->run.driver_options.exec_command,
                   "--driver exec: the program started per request (via /bin/sh -c; see harness/drivers/README.md)");
-  sub->add_option("--target", a->run.driver_options.target_url, "--driver http: the URL of the service under test");
-  sub->add_option("--target-config", a->run.driver_options.target_config,
-                  "--driver http: a config template rendered per suite with the mock's route URLs "
-                  "({{route.NAME.base_url}}); with --target-start, the service is started on it");
-  sub->add_option("--target-start", a->run.driver_options.target_start,
-                  "--driver http: a command that starts the service ({config} = the rendered file); its first "
-                  "stdout line 'listening on http://HOST:PORT' gives the target URL");
   sub->add_option("--mutate", a->run.driver_options.mutation,
                   "--driver inproc, testing the tester: run a deliberately broken stack (" +
                       harness::mutation_names() + "); a case `llmchaos explore --mutate` wrote must then fail");

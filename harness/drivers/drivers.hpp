@@ -6,6 +6,5 @@ namespace llmchaos::harness::driver_units {
 
 Driver inproc();
 Driver exec();
-Driver http();
 
 }  // namespace llmchaos::harness::driver_units

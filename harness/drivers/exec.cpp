@@ -213,6 +213,7 @@ class ExecSession final : public CaseSession {
 std::string validate(const DriverOptions& o) {
   if (o.exec_command.empty()) return "needs --exec \"CMD ARGS\" (the program to start per request)";
   if (!o.target_url.empty() || !o.target_config.empty()) return "--target and --target-config are for --driver http";
+  if (!o.mutation.empty()) return "--mutate is for --driver inproc";
   return {};
 }
 

@@ -34,7 +34,6 @@ struct DriverOptions {
   std::string exec_command;   // exec: the program and its arguments
   std::string target_url;     // http: the service under test
   std::string target_config;  // http: a config template rendered with the mock's route URLs
-  std::string target_start;   // http: a command starting the service on the rendered config ({config})
   std::string mutation;       // inproc: a deliberately broken stack, for testing the tester (mutation.hpp)
 };
 
