@@ -24,7 +24,7 @@ struct RouteState {
   std::size_t index = 0;  // current step
   int used = 0;           // attempts the current step has taken
   int attempts = 0;       // attempts seen on this route
-  Step then;              // the step of every attempt after the script (select_step hands out a reference)
+  Step then{};            // the step of every attempt after the script (select_step hands out a reference)
 };
 
 constexpr std::size_t fault_kinds = std::size(enum_names<FaultKind>::table);
