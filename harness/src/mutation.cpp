@@ -11,7 +11,11 @@ namespace {
 void extra_attempt(client::Policy& p) { ++p.workflow.max_total_attempts; }
 void ignore_unknown_commit(client::Policy& p) { p.workflow.replay_safe = true; }
 void no_fallback(client::Policy& p) {
-  for (auto& [name, route] : p.routes) route.approved = false;
+  for (const auto& name : p.workflow.fallback) {
+    auto route = p.route(name);  // an unlisted route has the defaults: list it to change it
+    route.approved = false;
+    p.routes[name] = route;
+  }
 }
 
 }  // namespace
