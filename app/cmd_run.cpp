@@ -43,6 +43,10 @@ void note_changes(const harness::RunResult& before, const harness::RunResult& af
 
 int run_command(RunArgs& a) {
   if (a.paths.empty()) a.paths.push_back("cases");
+  if (!a.run.driver_options.mutation.empty() && a.run.driver != "inproc") {
+    std::cerr << "llmchaos run: --mutate breaks the in-process stack (--driver inproc) only\n";
+    return 2;
+  }
   auto suite = harness::load_suite(a.paths, a.filters);
   for (const auto& e : suite.errors) std::cerr << e.what() << "\n";
   if (!suite.errors.empty()) {

@@ -256,7 +256,10 @@ RunOutcome run_suite(const std::vector<Case>& cases, const RunOptions& options) 
 
   if (options.virtual_time) {
     // Each case in its own virtual world (virtual_run.cpp): no mock server, no per-case thread, no
-    // deadline (a wait advances the virtual clock, so nothing blocks).
+    // deadline (a wait advances the virtual clock, so nothing blocks). Only a stack in this process can
+    // talk through the virtual transport.
+    if (options.driver != "inproc")
+      throw std::invalid_argument(fmt::format("--virtual-time drives the in-process stack (--driver inproc), not {}", options.driver));
     SteadyClock wall;
     std::atomic<std::size_t> next{0};
     auto worker = [&] {
