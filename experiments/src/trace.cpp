@@ -361,42 +361,45 @@ template <class Fn> void for_each_line(std::string_view text, Fn&& fn) {
   }
 }
 
-// Matches a literal (its size known at compile time, so the compare is inlined) after optional spaces.
-template <std::size_t N> bool token(const char*& p, const char* e, const char (&t)[N]) {
-  while (p < e && is_space(*p)) ++p;
-  if (static_cast<std::size_t>(e - p) < N - 1 || std::memcmp(p, t, N - 1) != 0) return false;
-  p += N - 1;
+// Matches a literal (inlined with constant sizes, the compare is a few loads).
+bool literal_at(const char*& p, const char* e, std::string_view t) {
+  if (static_cast<std::size_t>(e - p) < t.size() || std::memcmp(p, t.data(), t.size()) != 0) return false;
+  p += t.size();
   return true;
 }
 
-// The fast path for the canonical line (keys in the documented order, "sec" before "ok", spaces
-// allowed): no key search, no error text, no separate search for the line end. Returns the end of the
-// row (before the newline) or nullptr; anything unusual goes to JsonLine, which accepts every valid
-// line and explains every bad one.
-const char* canonical_row(const char* p, const char* e, TraceRow& row) {
-  if (!token(p, e, "{")) return nullptr;
+// The two spellings of the canonical line: compact (what `replay --synth` writes) and with a space
+// after ':' and ',' (Python's json.dumps).
+struct CompactJson {
+  static constexpr std::string_view route[3] = {R"({"primary_1":{"sec":)", R"(,"primary_2":{"sec":)", R"(,"alternate":{"sec":)"};
+  static constexpr std::string_view ok = R"(,"ok":)";
+};
+struct SpacedJson {
+  static constexpr std::string_view route[3] = {R"({"primary_1": {"sec": )", R"(, "primary_2": {"sec": )", R"(, "alternate": {"sec": )"};
+  static constexpr std::string_view ok = R"(, "ok": )";
+};
+
+// The fast path: the canonical line (keys in the documented order, "sec" before "ok") in one of the
+// two spellings, matched as fixed strings; no key search, no error text, no separate search for the
+// line end. Returns the end of the row (before the newline) or nullptr; anything else goes to
+// JsonLine, which accepts every valid line and explains every bad one.
+template <class Spelling> const char* canonical_row(const char* p, const char* e, TraceRow& row) {
   for (std::size_t route = 0; route < 3; ++route) {
-    const bool key = route == 0   ? token(p, e, "\"primary_1\"")
-                     : route == 1 ? token(p, e, ",") && token(p, e, "\"primary_2\"")
-                                  : token(p, e, ",") && token(p, e, "\"alternate\"");
-    if (!key || !token(p, e, ":") || !token(p, e, "{") || !token(p, e, "\"sec\"") || !token(p, e, ":"))
-      return nullptr;
-    while (p < e && is_space(*p)) ++p;
+    if (!literal_at(p, e, Spelling::route[route])) return nullptr;
     TraceAttempt& a = attempt_of(row, route);
     const char* after = parse_plain_decimal(p, e, a.sec);
     if (after == nullptr || a.sec < 0) return nullptr;
     p = after;
-    if (!token(p, e, ",") || !token(p, e, "\"ok\"") || !token(p, e, ":")) return nullptr;
-    if (token(p, e, "true")) {
+    if (!literal_at(p, e, Spelling::ok)) return nullptr;
+    if (literal_at(p, e, "true}")) {
       a.ok = true;
-    } else if (token(p, e, "false")) {
+    } else if (literal_at(p, e, "false}")) {
       a.ok = false;
     } else {
       return nullptr;
     }
-    if (!token(p, e, "}")) return nullptr;
   }
-  if (!token(p, e, "}")) return nullptr;
+  if (!literal_at(p, e, "}")) return nullptr;
   while (p < e && is_space(*p)) ++p;
   return (p == e || *p == '\n') ? p : nullptr;
 }
@@ -408,7 +411,9 @@ void parse_jsonl(std::string_view text, TraceParse& out, ErrorSink& errors) {
   while (p < end) {
     ++out.lines;
     TraceRow row;
-    if (const char* row_end = canonical_row(p, end, row)) {
+    const char* row_end = canonical_row<CompactJson>(p, end, row);
+    if (row_end == nullptr) row_end = canonical_row<SpacedJson>(p, end, row);
+    if (row_end != nullptr) {
       out.rows.push_back(row);
       p = row_end == end ? end : row_end + 1;
       continue;
