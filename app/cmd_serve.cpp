@@ -5,6 +5,9 @@
 #include <memory>
 
 #include <pthread.h>
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 
 #include "commands.hpp"
 #include "llmchaos/core/spec_error.hpp"
@@ -18,7 +21,18 @@ struct ServeArgs {
   std::string script;
 };
 
+// A long-running server must give memory back after a ledger reset. glibc raises its trim threshold
+// each time a large block (a big ledger response) is freed, after which a thread arena's free top is
+// never returned; fixed thresholds keep trimming on.
+void keep_heap_trimming() {
+#if defined(__GLIBC__)
+  mallopt(M_MMAP_THRESHOLD, 256 * 1024);
+  mallopt(M_TRIM_THRESHOLD, 1024 * 1024);
+#endif
+}
+
 int serve(const ServeArgs& args) {
+  keep_heap_trimming();
   // Block the stop signals in every thread (the server's threads inherit the mask) and wait for them here.
   sigset_t stop_signals;
   sigemptyset(&stop_signals);

@@ -9,6 +9,10 @@
 #include <mutex>
 #include <unordered_map>
 
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
+
 #include <fmt/format.h>
 
 #include "llmchaos/core/rng.hpp"
@@ -131,16 +135,27 @@ struct Engine::Impl {
 
   void forget_pending(const std::string& ns) {
     std::erase_if(pending, [&](const auto& kv) { return kv.second.ns == ns; });
+    if (pending.empty()) decltype(pending){}.swap(pending);  // clear() keeps the bucket array of the peak
   }
   void reset_locked(const std::string& ns, Namespace& n) {
     forget_pending(ns);
     for (auto& [name, r] : n.routes) r = RouteState{std::move(r.script)};
-    n.ledger.clear();
+    std::deque<LedgerEntry>{}.swap(n.ledger);  // clear() would keep the peak capacity
     n.dropped = 0;
-    n.side_effects.clear();
+    std::vector<SideEffect>{}.swap(n.side_effects);
     n.installed_at_ms = clock.now_ms();
   }
 };
+
+namespace {
+// A reset drops a whole ledger at once (tens of MB after a soak). glibc keeps freed small blocks in its
+// arenas for reuse; handing them back to the OS here is what lets memory return to where it started.
+void return_freed_memory() {
+#if defined(__GLIBC__)
+  malloc_trim(0);
+#endif
+}
+}  // namespace
 
 Engine::Engine(Clock& clock, double time_scale, std::uint64_t seed)
     : impl_(std::make_unique<Impl>(clock, time_scale > 0 ? time_scale : 1.0, seed)) {}
@@ -160,11 +175,13 @@ void Engine::install(const std::string& ns, Script script) {
 void Engine::reset(const std::string& ns) {
   std::lock_guard lock(impl_->mutex);
   if (auto it = impl_->namespaces.find(ns); it != impl_->namespaces.end()) impl_->reset_locked(ns, it->second);
+  return_freed_memory();
 }
 
 void Engine::reset_all() {
   std::lock_guard lock(impl_->mutex);
   for (auto& [name, n] : impl_->namespaces) impl_->reset_locked(name, n);
+  return_freed_memory();
 }
 
 void Engine::remove(const std::string& ns) {
