@@ -1,0 +1,15 @@
+// @anthropic-ai/sdk with its defaults: maxRetries 2, timeout 10 min, no fallback. See lib/plain.mjs.
+import { loadSdk } from './lib/common.mjs';
+import { runPlain } from './lib/plain.mjs';
+
+const { Anthropic } = await loadSdk('@anthropic-ai/sdk');
+
+await runPlain({
+  dialect: 'anthropic',
+  makeClient: (route, env) => new Anthropic({
+    apiKey: 'sk-ant-llmchaos-example',
+    baseURL: route.baseURL,
+    // The harness ties the attempts of one request together by this header (the SDK sends none).
+    defaultHeaders: { 'Idempotency-Key': env.operationId },
+  }),
+});

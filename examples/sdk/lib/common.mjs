@@ -1,0 +1,136 @@
+// Shared plumbing of the example clients: the exec driver's environment (harness/drivers/README.md),
+// the SDK packages, one call per dialect through the official SDK, and the contract's last stdout line.
+// The clients themselves (../*.mjs) hold only what a team decides: SDK options and the failure policy.
+import { existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+
+const here = dirname(fileURLToPath(import.meta.url));
+
+// The SDKs, pinned in ../package.json to the same versions as tests/sdk/package.json. They resolve
+// from examples/sdk/node_modules when someone ran `npm install` there, else from tests/sdk/node_modules
+// (installed by the SDK test tier, tests/sdk/run-tests.sh): one install serves both.
+export async function loadSdk(name) {
+  for (const base of [join(here, '..'), join(here, '..', '..', '..', 'tests', 'sdk')]) {
+    if (!existsSync(join(base, 'node_modules', ...name.split('/')))) continue;
+    const require = createRequire(join(base, 'package.json'));
+    const mod = await import(pathToFileURL(require.resolve(name)).href);
+    return mod.default ?? mod;
+  }
+  throw new Error(`cannot find the package ${name}: run \`npm ci\` in tests/sdk (or in examples/sdk)`);
+}
+
+function envRoute(name) {
+  return name.toUpperCase().replace(/[^A-Z0-9]/g, '_');
+}
+
+// Everything the harness passes: the request, the routes in the order the team's policy tries them.
+export function readEnv() {
+  const need = (k) => {
+    const v = process.env[k];
+    if (v === undefined) throw new Error(`${k} is not set: run this under \`llmchaos run --driver exec\``);
+    return v;
+  };
+  const request = JSON.parse(need('LLMCHAOS_REQUEST'));
+  const route = (name) => ({
+    name,
+    baseURL: need(`LLMCHAOS_${envRoute(name)}_BASE_URL`),
+    dialect: need(`LLMCHAOS_${envRoute(name)}_DIALECT`),
+  });
+  const primary = route(need('LLMCHAOS_PRIMARY'));
+  const fallbacks = (process.env.LLMCHAOS_FALLBACK ?? '').split(',').filter(Boolean).map(route);
+  return {
+    request,
+    operationId: process.env.LLMCHAOS_OPERATION_ID ?? request.operation_id ?? '',
+    primary,
+    fallbacks,
+    // The team's own timeouts and budgets are multiplied by this, like the cases' budgets are by
+    // `llmchaos run --time-scale` (examples/run-sdk-suites passes the same value). 1 = real time.
+    timeScale: Number(process.env.LLMCHAOS_SDK_TIME_SCALE ?? '1') || 1,
+  };
+}
+
+// The contract's last stdout line.
+export function report(outcome, fields = {}) {
+  process.stdout.write(`${JSON.stringify({ outcome, ...fields })}\n`);
+}
+
+// A stream that stopped before its dialect's end (no finish reason / message_stop): the answer is cut.
+export class TruncatedStream extends Error {
+  constructor(visible) {
+    super(`the stream ended without its final event after ${visible} visible text chars`);
+    this.name = 'TruncatedStream';
+  }
+}
+
+// One chat call through the official SDK client `client` of `dialect`. `onText` sees each visible text
+// delta (so the caller knows whether anything was committed), `onOpen` the stream's headers. `signal`
+// aborts the call (the caller's idle timeout).
+// Returns {text, model, output_tokens}; throws the SDK's error or TruncatedStream.
+export async function chat(dialect, client, request, { onText = () => {}, onOpen = () => {}, signal, requestOptions = {} } = {}) {
+  const messages = [{ role: 'user', content: request.prompt }];
+  const model = request.model;
+  if (dialect === 'openai') {
+    if (!request.stream) {
+      const r = await client.chat.completions.create({ model, messages }, { ...requestOptions, signal });
+      const text = r.choices?.[0]?.message?.content ?? '';
+      onText(text);
+      return { text, model: r.model, output_tokens: r.usage?.completion_tokens ?? 0 };
+    }
+    const stream = await client.chat.completions.create(
+      { model, messages, stream: true, stream_options: { include_usage: true } }, { ...requestOptions, signal });
+    onOpen();
+    let text = '', gotModel = '', tokens = 0, finished = false;
+    for await (const chunk of stream) {
+      gotModel = chunk.model || gotModel;
+      if (chunk.usage) tokens = chunk.usage.completion_tokens ?? tokens;
+      for (const choice of chunk.choices ?? []) {
+        const d = choice.delta?.content;
+        if (d) { text += d; onText(d); }
+        if (choice.finish_reason) finished = true;
+      }
+    }
+    if (!finished) throw new TruncatedStream(text.length);
+    return { text, model: gotModel, output_tokens: tokens };
+  }
+  if (dialect === 'anthropic') {
+    const body = { model, max_tokens: 256, messages };
+    if (!request.stream) {
+      const r = await client.messages.create(body, { ...requestOptions, signal });
+      const text = (r.content ?? []).filter((b) => b.type === 'text').map((b) => b.text).join('');
+      onText(text);
+      return { text, model: r.model, output_tokens: r.usage?.output_tokens ?? 0 };
+    }
+    const stream = await client.messages.create({ ...body, stream: true }, { ...requestOptions, signal });
+    onOpen();
+    let text = '', gotModel = '', tokens = 0, finished = false;
+    for await (const ev of stream) {
+      if (ev.type === 'message_start') gotModel = ev.message?.model ?? gotModel;
+      else if (ev.type === 'content_block_delta' && ev.delta?.type === 'text_delta') { text += ev.delta.text; onText(ev.delta.text); }
+      else if (ev.type === 'message_delta') tokens = ev.usage?.output_tokens ?? tokens;
+      else if (ev.type === 'message_stop') finished = true;
+    }
+    if (!finished) throw new TruncatedStream(text.length);
+    return { text, model: gotModel, output_tokens: tokens };
+  }
+  throw new Error(`this client speaks no ${dialect} (a route of another dialect needs another SDK)`);
+}
+
+// A one-line description of an SDK error for stderr (the report keeps it as the program's output).
+export function describe(err) {
+  const parts = [err?.constructor?.name ?? 'Error', err?.status ?? '', err?.message ?? String(err)];
+  let c = err?.cause, depth = 0;
+  while (c && depth++ < 4) {
+    parts.push(`cause: ${c.code ?? c.name ?? ''} ${c.message ?? ''}`);
+    c = c.cause;
+  }
+  return parts.filter((p) => p !== '').join(' | ');
+}
+
+// The error codes anywhere on an error's cause chain (undici puts ECONNRESET two levels down).
+export function causeCodes(err) {
+  const codes = [];
+  for (let c = err, depth = 0; c && depth < 6; c = c.cause, depth++) if (c.code) codes.push(String(c.code));
+  return codes;
+}

@@ -1,0 +1,17 @@
+// openai, hardened: maxRetries 0, a short timeout, the team's own retry / fallback (lib/hardened.mjs).
+import { loadSdk } from './lib/common.mjs';
+import { runHardened } from './lib/hardened.mjs';
+
+const sdk = await loadSdk('openai');
+
+await runHardened({
+  dialect: 'openai',
+  sdk,
+  makeClient: (route, env, { maxRetries, timeout }) => new sdk.OpenAI({
+    apiKey: 'sk-llmchaos-example',
+    baseURL: route.baseURL,
+    maxRetries,  // 0: a quota 429 is not retried behind our back, and every attempt is counted by us
+    timeout,     // to the response headers (the stream's idle gaps are ours, lib/hardened.mjs)
+    defaultHeaders: { 'Idempotency-Key': env.operationId },
+  }),
+});
