@@ -87,12 +87,12 @@ Drawing from_logs(const harness::CaseResult& c) {
     for (const auto& a : log.attempts) {
       const std::size_t row = row_for(a.route);
       std::string title = fmt::format(
-          "attempt {} ({}) · {}#{} · {} – {} · status {} · {}", a.index, attempt_kind_name(a.kind), a.route,
+          "attempt {} ({}) · {}#{} · {} – {} · status {} · {}", a.index, to_string(a.kind), a.route,
           a.route_attempt, format_ms(a.start_ms), format_ms(a.end_ms), a.status,
           a.owner == Owner::none ? "ok" : "owner " + std::string(to_string(a.owner)));
       if (a.commit != CommitState::none) title += " · commit " + std::string(to_string(a.commit));
       if (a.event != client::TransportEvent::none)
-        title += " · " + std::string(transport_event_name(a.event));
+        title += " · " + std::string(to_string(a.event));
       if (!a.reason.empty()) title += " · " + a.reason;
       d.bars.push_back(Bar{row, a.start_ms, a.end_ms, classify_attempt(a),
                            a.owner != Owner::none && a.commit == CommitState::committed, title,

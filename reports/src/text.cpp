@@ -218,45 +218,6 @@ std::string_view outcome_label(Outcome o) {
   return "?";
 }
 
-std::string_view transport_event_name(client::TransportEvent e) {
-  using client::TransportEvent;
-  switch (e) {
-    case TransportEvent::none:
-      return "none";
-    case TransportEvent::connect_failed:
-      return "connect_failed";
-    case TransportEvent::reset_before_response:
-      return "reset_before_response";
-    case TransportEvent::timeout_no_byte:
-      return "timeout_no_byte";
-    case TransportEvent::stream_closed:
-      return "stream_closed";
-    case TransportEvent::stream_idle_timeout:
-      return "stream_idle_timeout";
-    case TransportEvent::stream_error_event:
-      return "stream_error_event";
-    case TransportEvent::malformed_event:
-      return "malformed_event";
-    case TransportEvent::missing_terminator:
-      return "missing_terminator";
-  }
-  return "?";
-}
-
-std::string_view attempt_kind_name(client::AttemptKind k) {
-  switch (k) {
-    case client::AttemptKind::initial:
-      return "initial";
-    case client::AttemptKind::retry:
-      return "retry";
-    case client::AttemptKind::fallback:
-      return "fallback";
-    case client::AttemptKind::redelivery:
-      return "redelivery";
-  }
-  return "?";
-}
-
 std::vector<int> failure_anchors(const client::DecisionLog& log) {
   std::vector<int> anchors;
   for (const auto& fp : log.failures) {
@@ -361,12 +322,12 @@ void log_text(std::string& out, const client::DecisionLog& log, std::string_view
   points_after(-1);
   for (const auto& a : log.attempts) {
     out += fmt::format("  attempt {:<2} {:<14} {:<10} {:>9} -> {:>9}  status {:>3}  {}", a.index,
-                       route_attempt(a.route, a.route_attempt), attempt_kind_name(a.kind),
+                       route_attempt(a.route, a.route_attempt), to_string(a.kind),
                        format_ms(a.start_ms), format_ms(a.end_ms), a.status,
                        a.owner == Owner::none ? "ok" : "owner " + std::string(to_string(a.owner)));
     if (a.commit != CommitState::none) out += fmt::format("  commit {}", to_string(a.commit));
     if (a.event != client::TransportEvent::none)
-      out += fmt::format("  event {}", transport_event_name(a.event));
+      out += fmt::format("  event {}", to_string(a.event));
     if (a.visible_tokens > 0) out += fmt::format("  visible tokens {}", a.visible_tokens);
     if (a.tool_call) out += "  tool call";
     if (!a.reason.empty()) out += fmt::format("  ({})", a.reason);

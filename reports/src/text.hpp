@@ -34,8 +34,6 @@ std::string format_seconds(double ms);  // "0.123" (JUnit time attributes)
 std::string format_number(double v);    // shortest round-trip form; "null" when not finite
 
 std::string_view outcome_label(Outcome o);  // "primary success", ...
-std::string_view transport_event_name(client::TransportEvent e);
-std::string_view attempt_kind_name(client::AttemptKind k);
 
 // Where each failure point of a log sits: the index of the attempt it follows, or -1 before any
 // attempt. A point with no attempt of its own (breaker open, budget spent: attempt = -1) sits with

@@ -7,6 +7,8 @@
 #include <limits>
 
 #include "llmchaos/client/policy.hpp"
+#include "llmchaos/core/types.hpp"  // enum_names, specialised below
+#include "llmchaos/core/types.hpp"
 
 namespace llmchaos::client {
 
@@ -59,3 +61,11 @@ class BudgetLedger {
 };
 
 }  // namespace llmchaos::client
+
+namespace llmchaos {
+template <> struct enum_names<client::AttemptKind> {
+  using E = client::AttemptKind;
+  static constexpr std::pair<E, std::string_view> table[] = {
+      {E::initial, "initial"}, {E::retry, "retry"}, {E::fallback, "fallback"}, {E::redelivery, "redelivery"}};
+};
+}  // namespace llmchaos

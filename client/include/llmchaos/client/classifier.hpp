@@ -86,3 +86,19 @@ std::optional<double> parse_http_date_unix_ms(std::string_view text);
 std::optional<double> parse_proto_duration_ms(std::string_view text);
 
 }  // namespace llmchaos::client
+
+namespace llmchaos {
+template <> struct enum_names<client::TransportEvent> {
+  using E = client::TransportEvent;
+  static constexpr std::pair<E, std::string_view> table[] = {
+      {E::none, "none"},
+      {E::connect_failed, "connect_failed"},
+      {E::reset_before_response, "reset_before_response"},
+      {E::timeout_no_byte, "timeout_no_byte"},
+      {E::stream_closed, "stream_closed"},
+      {E::stream_idle_timeout, "stream_idle_timeout"},
+      {E::stream_error_event, "stream_error_event"},
+      {E::malformed_event, "malformed_event"},
+      {E::missing_terminator, "missing_terminator"}};
+};
+}  // namespace llmchaos
