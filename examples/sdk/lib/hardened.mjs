@@ -26,6 +26,7 @@ export const POLICY = {
   backoffCapMs: 2000,
 };
 
+const ATTEMPT_TIMEOUT_FLOOR_MS = 500;
 const QUOTA_TEXT = /insufficient_quota|quota|billing|credit/i;
 
 // -> { owner: 'transient'|'rate'|'quota'|'request'|'auth'|'policy'|'unknown', commit: 'none'|'committed'|'unknown', retryAfterMs }
@@ -90,6 +91,12 @@ export async function runHardened({ dialect, sdk, makeClient }) {
   const env = readEnv();
   const scale = env.timeScale;
   const p = Object.fromEntries(Object.entries(POLICY).map(([k, v]) => [k, k === 'maxAttempts' ? v : v * scale]));
+  // Under a small --time-scale the scaled attempt timeout would be shorter than a busy machine takes to
+  // get a loopback request out of node: keep a floor.
+  p.attemptTimeoutMs = Math.max(p.attemptTimeoutMs, ATTEMPT_TIMEOUT_FLOOR_MS);
+  // A service that has run for a while has its HTTP stack loaded; a fresh node process loads undici on
+  // its first fetch (100+ ms on a loaded machine). Do that before the first attempt's clock starts.
+  await fetch('data:text/plain,warm-up').then((r) => r.text()).catch(() => {});
   // Only routes this SDK speaks: a fallback of another dialect would need another SDK.
   const routes = [env.primary, ...env.fallbacks].filter((r) => r.dialect === dialect);
   const clients = new Map();
