@@ -7,11 +7,12 @@ const sdk = await loadSdk('openai');
 await runHardened({
   dialect: 'openai',
   sdk,
-  makeClient: (route, env, { maxRetries, timeout }) => new sdk.OpenAI({
+  makeClient: (route, env, { maxRetries, timeout, fetch }) => new sdk.OpenAI({
     apiKey: 'sk-llmchaos-example',
     baseURL: route.baseURL,
     maxRetries,  // 0: a quota 429 is not retried behind our back, and every attempt is counted by us
     timeout,     // to the response headers (the stream's idle gaps are ours, lib/hardened.mjs)
+    fetch,       // the global fetch, timed: the request's budget starts at its first send
     defaultHeaders: { 'Idempotency-Key': env.operationId },
   }),
 });
