@@ -14,7 +14,7 @@ out=$(mktemp -d "${TMPDIR:-/tmp}/llmchaos-sdk-suites.XXXXXX")
 trap 'rm -rf "$out"' EXIT
 start=$(date +%s%N)
 rc=0
-"$root/examples/run-sdk-suites" --out "$out" --time-scale 0.1 --jobs 4 || rc=$?
+"$root/examples/run-sdk-suites" --out "$out" --time-scale 0.2 --jobs 4 || rc=$?
 [[ $rc -eq 77 ]] && exit 77
 [[ $rc -eq 0 ]] || { echo "sdk_suites: run-sdk-suites failed (exit $rc)" >&2; exit 1; }
 echo "sdk_suites: the suites took $(( ($(date +%s%N) - start) / 1000000 )) ms"

@@ -26,7 +26,7 @@ export const POLICY = {
   backoffCapMs: 2000,
 };
 
-const ATTEMPT_TIMEOUT_FLOOR_MS = 500;
+const ATTEMPT_TIMEOUT_FLOOR_MS = 2000;
 const QUOTA_TEXT = /insufficient_quota|quota|billing|credit/i;
 
 // -> { owner: 'transient'|'rate'|'quota'|'request'|'auth'|'policy'|'unknown', commit: 'none'|'committed'|'unknown', retryAfterMs }
@@ -91,8 +91,8 @@ export async function runHardened({ dialect, sdk, makeClient }) {
   const env = readEnv();
   const scale = env.timeScale;
   const p = Object.fromEntries(Object.entries(POLICY).map(([k, v]) => [k, k === 'maxAttempts' ? v : v * scale]));
-  // Under a small --time-scale the scaled attempt timeout would be shorter than a busy machine takes to
-  // get a loopback request out of node: keep a floor.
+  // Under a small --time-scale the scaled attempt timeout would be shorter than a busy machine (other
+  // builds on 2 cores) takes to answer over loopback: keep a floor of 2 s real.
   p.attemptTimeoutMs = Math.max(p.attemptTimeoutMs, ATTEMPT_TIMEOUT_FLOOR_MS);
   // A service that has run for a while has its HTTP stack loaded; a fresh node process loads undici on
   // its first fetch (100+ ms on a loaded machine). Do that before the first attempt's clock starts.
