@@ -64,6 +64,8 @@ for (const sdk of ['openai', 'anthropic']) {
     assert.equal(c.ledger.filter((e) => e.route === 'primary' && e.fault === 'quota_429').length, 3, explain(c));
     assert.equal(c.observed, 'retry', explain(c));
     assert.ok(failedChecks(c).includes('max_total_attempts'), explain(c));
+    // The SDK's own retry counter, as the mock recorded it: these were the SDK's internal retries.
+    assert.deepEqual(c.ledger.map((e) => e.x_stainless_retry_count), ['0', '1', '2'], explain(c));
   });
 
   check(`${def}: a persistent overload gets 3 attempts against a budget of 2`, () => {
