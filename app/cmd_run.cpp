@@ -187,6 +187,16 @@ void add_run(CLI::App& app, int& exit_code) {
       ->capture_default_str();
   sub->add_option("--exec", a->run.driver_options.exec_command,
                   "--driver exec: the program started per request (via /bin/sh -c; see harness/drivers/README.md)");
+  sub->add_option("--target", a->run.driver_options.target_url,
+                  "--driver http: the service's base URL; {port} = the port picked for --target-command");
+  sub->add_option("--target-config", a->run.driver_options.target_config,
+                  "--driver http: a config template rendered per case ({{policy}}, {{route.NAME.base_url}}, ...; "
+                  "see harness/drivers/README.md)");
+  sub->add_option("--target-command", a->run.driver_options.target_command,
+                  "--driver http: the service started per case via /bin/sh -c, {config} and {port} substituted; "
+                  "killed (process group) at the case's end");
+  sub->add_option("--target-key", a->run.driver_options.target_key, "--driver http: the API key sent as Bearer")
+      ->capture_default_str();
   sub->add_option("--mutate", a->run.driver_options.mutation,
                   "--driver inproc, testing the tester: run a deliberately broken stack (" +
                       harness::mutation_names() + "); a case `llmchaos explore --mutate` wrote must then fail");

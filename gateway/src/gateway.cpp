@@ -22,6 +22,7 @@
 #include <boost/beast/http.hpp>
 #include <boost/json.hpp>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "llmchaos/client/breaker.hpp"
 #include "llmchaos/client/executor.hpp"
@@ -78,6 +79,15 @@ std::string provisional_action(const std::vector<AttemptTrace>& trace, const std
 std::string failure_actions(const client::DecisionLog& log) {
   std::string out;
   for (const auto& f : log.failures) out += (out.empty() ? "" : ",") + std::string(to_string(f.action));
+  return out;
+}
+
+// 1-based positions of the failure points at which no attempt was sent (breaker open, budget gate):
+// an observer of the upstream traffic cannot see them.
+std::vector<int> unsent_points(const client::DecisionLog& log) {
+  std::vector<int> out;
+  for (const auto& f : log.failures)
+    if (f.attempt < 0) out.push_back(f.point);
   return out;
 }
 
@@ -439,6 +449,7 @@ bool Gateway::Impl::chat(const http::request<http::string_body>& req, tcp::socke
   }
   HeaderList headers = decision_headers(action, log.attempts.size(), log.route, upstream, quality);
   headers.emplace_back("x-llmchaos-actions", failure_actions(log));
+  if (auto unsent = unsent_points(log); !unsent.empty()) headers.emplace_back("x-llmchaos-unsent-points", fmt::format("{}", fmt::join(unsent, ",")));
   headers.emplace_back("x-llmchaos-operation-id", log.operation_id);
 
   // 6. The answer.
@@ -489,6 +500,8 @@ bool Gateway::Impl::drain(const http::request<http::string_body>& req, tcp::sock
                                    {"attempts", log.attempts.size()},
                                    {"input_tokens", log.input_tokens},
                                    {"output_tokens", log.output_tokens},
+                                   {"actions", failure_actions(log)},
+                                   {"unsent_points", json::value_from(unsent_points(log))},
                                    {"quality", name}});
         std::lock_guard stats_lock(stats_mutex);
         ++outcomes[std::string(to_string(log.outcome))];

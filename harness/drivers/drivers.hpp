@@ -6,5 +6,6 @@ namespace llmchaos::harness::driver_units {
 
 Driver inproc();
 Driver exec();
+Driver http();
 
 }  // namespace llmchaos::harness::driver_units

@@ -5,7 +5,6 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -17,8 +16,6 @@
 
 #include "drivers.hpp"
 #include "external.hpp"
-
-extern char** environ;
 
 namespace llmchaos::harness::driver_units {
 namespace {
@@ -55,27 +52,8 @@ double now_ms() {
 // program has exited, at most `timeout_ms`; then the whole process group is killed either way (a
 // program's stray children must not outlive its case).
 ProgramRun run_program(const std::string& command, const std::vector<std::string>& env, double timeout_ms) {
-  std::vector<char*> envp;
-  for (const auto& e : env) envp.push_back(const_cast<char*>(e.c_str()));
-  envp.push_back(nullptr);
-  std::string sh = "/bin/sh", dash_c = "-c", cmd = command;
-  char* argv[] = {sh.data(), dash_c.data(), cmd.data(), nullptr};
-
   Pipe out, err;
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_adddup2(&fa, out.fd[1], 1);
-  posix_spawn_file_actions_adddup2(&fa, err.fd[1], 2);
-  posix_spawnattr_t attr;
-  posix_spawnattr_init(&attr);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
-  posix_spawnattr_setpgroup(&attr, 0);  // its own group: the kill reaches everything it started
-  pid_t pid = 0;
-  const int rc = posix_spawn(&pid, "/bin/sh", &fa, &attr, argv, envp.data());
-  posix_spawn_file_actions_destroy(&fa);
-  posix_spawnattr_destroy(&attr);
-  if (rc != 0) throw std::runtime_error(fmt::format("exec driver: cannot start /bin/sh -c \"{}\": {}", command, std::strerror(rc)));
+  const pid_t pid = spawn_shell(command, env, out.fd[1], err.fd[1], "exec driver");
   out.close_end(1);
   err.close_end(1);
 
@@ -115,8 +93,8 @@ ProgramRun run_program(const std::string& command, const std::vector<std::string
       else if (n == 0 || errno != EINTR) pipes[i]->close_end(0);
     }
   }
-  ::kill(-pid, SIGKILL);
-  if (!exited) waitpid(pid, &run.status, 0);  // SIGKILL: bounded
+  const int killed_status = kill_process_group(pid);
+  if (!exited) run.status = killed_status;
   return run;
 }
 
@@ -124,7 +102,7 @@ class ExecSession final : public CaseSession {
  public:
   ExecSession(const CaseEnv& env, const DriverOptions& options)
       : env_(env), command_(options.exec_command), opened_ms_(now_ms()) {
-    for (char** e = environ; *e; ++e) base_env_.emplace_back(*e);
+    base_env_ = inherited_environment();
     auto set = [&](const std::string& key, const std::string& value) { base_env_.push_back(key + "=" + value); };
     set("LLMCHAOS_CASE", env.c->name);
     std::string fallbacks;
@@ -212,7 +190,8 @@ class ExecSession final : public CaseSession {
 
 std::string validate(const DriverOptions& o) {
   if (o.exec_command.empty()) return "needs --exec \"CMD ARGS\" (the program to start per request)";
-  if (!o.target_url.empty() || !o.target_config.empty()) return "--target and --target-config are for --driver http";
+  if (!o.target_url.empty() || !o.target_config.empty() || !o.target_command.empty())
+    return "--target, --target-config and --target-command are for --driver http";
   if (!o.mutation.empty()) return "--mutate is for --driver inproc";
   return {};
 }

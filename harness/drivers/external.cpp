@@ -1,14 +1,60 @@
 // Helpers of the outside drivers (exec, http); see external.hpp.
 #include "external.hpp"
 
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+
 #include <cctype>
+#include <cstring>
+#include <stdexcept>
 
 #include <boost/json.hpp>
 #include <fmt/format.h>
 
 #include "llmchaos/harness/checker.hpp"
 
+extern char** environ;
+
 namespace llmchaos::harness::driver_units {
+
+pid_t spawn_shell(const std::string& command, const std::vector<std::string>& env, int stdout_fd, int stderr_fd,
+                  std::string_view who) {
+  std::vector<char*> envp;
+  for (const auto& e : env) envp.push_back(const_cast<char*>(e.c_str()));
+  envp.push_back(nullptr);
+  std::string sh = "/bin/sh", dash_c = "-c", cmd = command;
+  char* argv[] = {sh.data(), dash_c.data(), cmd.data(), nullptr};
+
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_adddup2(&fa, stdout_fd, 1);
+  posix_spawn_file_actions_adddup2(&fa, stderr_fd, 2);
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
+  posix_spawnattr_setpgroup(&attr, 0);  // its own group: the kill reaches everything it started
+  pid_t pid = 0;
+  const int rc = posix_spawn(&pid, "/bin/sh", &fa, &attr, argv, envp.data());
+  posix_spawn_file_actions_destroy(&fa);
+  posix_spawnattr_destroy(&attr);
+  if (rc != 0) throw std::runtime_error(fmt::format("{}: cannot start /bin/sh -c \"{}\": {}", who, command, std::strerror(rc)));
+  return pid;
+}
+
+int kill_process_group(pid_t pid) {
+  ::kill(-pid, SIGKILL);
+  int status = 0;
+  return waitpid(pid, &status, 0) == pid ? status : -1;  // SIGKILL: bounded
+}
+
+std::vector<std::string> inherited_environment() {
+  std::vector<std::string> out;
+  for (char** e = environ; *e; ++e) out.emplace_back(*e);
+  return out;
+}
 
 std::string request_json(const client::WorkflowRequest& r) {
   boost::json::object o{{"model", r.model},         {"prompt", r.prompt},   {"stream", r.stream},

@@ -1,6 +1,8 @@
 #pragma once
 // Shared by the drivers that cannot see the stack's decisions (exec, http): the request as JSON, the
 // outcome a program or service reports, and the outcome the ledger implies when it reports none.
+#include <sys/types.h>
+
 #include <optional>
 #include <string>
 #include <string_view>
@@ -44,6 +46,16 @@ std::string env_route_name(std::string_view route);
 
 // The base URL a client of `dialect` is configured with for an endpoint (openai: .../v1).
 std::string sdk_base_url(const client::Endpoint& endpoint);
+
+// Starts `/bin/sh -c command` with `env` ("KEY=value"), stdin /dev/null, stdout and stderr onto the
+// given descriptors, in a process group of its own (so a kill reaches everything it started). Throws
+// naming the command when it cannot start. `who` names the driver in messages.
+pid_t spawn_shell(const std::string& command, const std::vector<std::string>& env, int stdout_fd, int stderr_fd,
+                  std::string_view who);
+// SIGKILL to the process group of `pid`, then reaps `pid`; its wait status (-1 if already reaped).
+int kill_process_group(pid_t pid);
+// The harness's own environment, "KEY=value" each.
+std::vector<std::string> inherited_environment();
 
 // Keeps the head of a stream (up to `cap` bytes, for reports) and its tail (for the last line).
 class CappedText {

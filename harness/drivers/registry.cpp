@@ -7,7 +7,7 @@
 namespace llmchaos::harness {
 
 std::span<const Driver> drivers() {
-  static const std::array table{driver_units::inproc(), driver_units::exec()};
+  static const std::array table{driver_units::inproc(), driver_units::exec(), driver_units::http()};
   return table;
 }
 

@@ -2,8 +2,8 @@
 // Drivers: what the harness drives against the mock provider. One small unit per driver under
 // harness/drivers/, listed in one table (drivers/registry.cpp); see harness/drivers/README.md.
 //   inproc  the reference client stack in this process (the CI gate for policy files)
-//   http    (later) a gateway / service under test whose upstreams point at the mock
-//   exec    (later) a program started per request with the mock's URLs in its environment
+//   http    a gateway / service under test whose upstreams point at the mock
+//   exec    a program started per request with the mock's URLs in its environment
 // The runner owns the mock, the namespaces, the ledger, the sequence timing and the deadline; a driver
 // only turns one workflow request into what the caller saw (a decision log, as complete as it can be).
 #include <functional>
@@ -33,7 +33,9 @@ using TransportFactory = std::function<std::unique_ptr<client::Transport>(const 
 struct DriverOptions {
   std::string exec_command;   // exec: the program and its arguments
   std::string target_url;     // http: the service under test
-  std::string target_config;  // http: a config template rendered with the mock's route URLs
+  std::string target_config;  // http: a config template rendered per case with the mock's route URLs
+  std::string target_command; // http: the service started per case ({config}, {port} substituted)
+  std::string target_key = "sk-llmchaos-harness";  // http: sent as "Authorization: Bearer KEY"
   std::string mutation;       // inproc: a deliberately broken stack, for testing the tester (mutation.hpp)
 };
 

@@ -1,0 +1,389 @@
+// http: a gateway or service under test, reached over HTTP. The harness POSTs each workflow request
+// to `--target URL`/v1/chat/completions as an OpenAI chat request (plain or streamed, as the case says)
+// and reads the answer and the gateway's `x-llmchaos-*` headers; the actions come from the ledger.
+// With --target-command the service is started per case (its config rendered from --target-config
+// with the case's routes inside its mock namespace) and its process group is killed at the case's
+// end. Contract in README.md beside this file.
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include <boost/json.hpp>
+#include <fmt/format.h>
+
+#include "drivers.hpp"
+#include "external.hpp"
+#include "llmchaos/client/http_transport.hpp"
+#include "llmchaos/net/http_call.hpp"
+#include "target_config.hpp"
+
+namespace llmchaos::harness::driver_units {
+namespace {
+
+constexpr std::size_t output_cap = 64 * 1024;
+
+double now_ms() {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+std::string replace_all(std::string s, std::string_view from, std::string_view to) {
+  for (auto at = s.find(from); at != std::string::npos; at = s.find(from, at + to.size())) s.replace(at, from.size(), to);
+  return s;
+}
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::invalid_argument(fmt::format("--target-config {}: cannot open file", path));
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// A loopback port free right now (the service binds it a moment later; a clash shows as a crash).
+std::uint16_t free_loopback_port() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) throw std::runtime_error(fmt::format("http driver: socket: {}", std::strerror(errno)));
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof addr;
+  const bool ok = ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0 &&
+                  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0;
+  ::close(fd);
+  if (!ok) throw std::runtime_error(fmt::format("http driver: no free loopback port: {}", std::strerror(errno)));
+  return ntohs(addr.sin_port);
+}
+
+bool accepts_connections(std::uint16_t port) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return false;
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = htons(port);
+  const bool ok = ::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
+  ::close(fd);
+  return ok;
+}
+
+std::string header(const client::AttemptResult& r, std::string_view name) {
+  for (const auto& [k, v] : r.headers)
+    if (k == name) return v;
+  return {};
+}
+
+// The service started for one case: its config and output in a temp folder, its process group
+// killed when the case ends.
+class TargetProcess {
+ public:
+  TargetProcess(const CaseEnv& env, const DriverOptions& o, std::uint16_t port) {
+    dir_ = std::filesystem::temp_directory_path() / fmt::format("llmchaos-http-{}-{}", ::getpid(), env.ns);
+    std::filesystem::create_directories(dir_);
+    const auto config = (dir_ / "target.toml").string();
+    if (!o.target_config.empty()) {
+      std::ofstream(config) << render_target_config(read_text(o.target_config), o.target_config, env, o.target_key);
+    }
+    log_ = (dir_ / "target.log").string();
+    const int fd = ::open(log_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) throw std::runtime_error(fmt::format("http driver: {}: {}", log_, std::strerror(errno)));
+    command_ = replace_all(replace_all(o.target_command, "{config}", config), "{port}", std::to_string(port));
+    try {
+      pid_ = spawn_shell(command_, inherited_environment(), fd, fd, "http driver");
+    } catch (...) {
+      ::close(fd);
+      throw;
+    }
+    ::close(fd);
+  }
+  ~TargetProcess() {
+    stop();
+    std::error_code ec;
+    std::filesystem::remove_all(dir_, ec);
+  }
+  TargetProcess(const TargetProcess&) = delete;
+  TargetProcess& operator=(const TargetProcess&) = delete;
+
+  // Waits until `port` accepts a connection; throws UnknownVerdict when the service exits first or
+  // does not listen within `bound_ms`.
+  void wait_listening(std::uint16_t port, double bound_ms) {
+    const double until = now_ms() + bound_ms;
+    while (!accepts_connections(port)) {
+      if (auto status = exited())
+        throw UnknownVerdict("crash", fmt::format("--target-command exited ({}) before accepting connections on port {}",
+                                                  describe(*status), port), output());
+      if (now_ms() >= until)
+        throw UnknownVerdict("hang", fmt::format("--target-command did not accept connections on port {} within {:.0f} ms",
+                                                 port, bound_ms), output());
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+  }
+  // The wait status when the process has ended.
+  std::optional<int> exited() {
+    if (reaped_) return status_;
+    if (waitpid(pid_, &status_, WNOHANG) != pid_) return std::nullopt;
+    reaped_ = true;
+    return status_;
+  }
+  static std::string describe(int status) {
+    if (WIFSIGNALED(status)) return fmt::format("signal {}", WTERMSIG(status));
+    return fmt::format("exit {}", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+  }
+  void stop() {
+    if (pid_ <= 0) return;
+    ::kill(-pid_, SIGKILL);  // the whole group, reaped or not: its stray children too
+    if (!reaped_) kill_process_group(pid_);
+    reaped_ = true;
+    pid_ = 0;
+  }
+  std::string output() const {
+    std::ifstream in(log_, std::ios::binary);
+    CappedText text(output_cap);
+    char buf[8192];
+    while (in.read(buf, sizeof buf) || in.gcount() > 0) text.append(std::string_view(buf, static_cast<std::size_t>(in.gcount())));
+    return "$ " + command_ + "\n" + text.text();
+  }
+
+ private:
+  std::filesystem::path dir_;
+  std::string log_;
+  std::string command_;
+  pid_t pid_ = 0;
+  int status_ = 0;
+  bool reaped_ = false;
+};
+
+class HttpSession final : public CaseSession {
+ public:
+  HttpSession(const CaseEnv& env, const DriverOptions& options)
+      : env_(env), key_(options.target_key), opened_ms_(now_ms()), transport_([&] {
+          client::HttpTransportOptions o;
+          o.api_key = options.target_key;
+          o.user_agent = "llmchaos-harness/http-driver";
+          return o;
+        }()) {
+    std::string url = options.target_url;
+    if (!options.target_command.empty()) {
+      const auto port = free_loopback_port();
+      url = replace_all(url, "{port}", std::to_string(port));
+      target_ = std::make_unique<TargetProcess>(env, options, port);
+      // Start-up is bounded by a share of the case's deadline (a loaded machine starts slowly).
+      target_->wait_listening(port, std::clamp(budget_ms() * 0.5, 1000.0, 10'000.0));
+    }
+    while (!url.empty() && url.back() == '/') url.pop_back();
+    base_url_ = url;
+    target_url_ = net::parse_url(url);  // throws on anything but http://host:port[/prefix]
+  }
+
+  client::DecisionLog send(const client::WorkflowRequest& request) override {
+    client::AttemptRequest ar;
+    ar.endpoint = client::Endpoint{"target", Dialect::openai, base_url_};
+    ar.stream = request.stream;
+    ar.model = request.model;
+    ar.prompt = request.prompt;
+    ar.tool_call = request.tool_call;
+    ar.prefill = request.prefill;
+    ar.operation_id = fmt::format("{}-r{}", env_.ns, ++sent_);
+    ar.timeout_ms = std::max(100.0, budget_ms());
+    const std::size_t before = env_.engine->ledger(env_.ns).size();
+    const double start = now_ms();
+    auto res = transport_.send(ar, *env_.clock, [](std::string_view) {});
+    const double wall = now_ms() - start;
+    note(fmt::format("request {}: {} {} action={} attempts={} route={}{}", sent_, res.status,
+                     res.event == client::TransportEvent::none ? "" : std::string(to_string(res.event)),
+                     header(res, "x-llmchaos-action"), header(res, "x-llmchaos-attempts"), header(res, "x-llmchaos-route"),
+                     res.error.empty() ? "" : " error: " + res.error));
+    if (res.status == 0) {
+      // No answer at all: the service died, hung, or refused the connection.
+      if (target_)
+        if (auto status = target_->exited())
+          throw UnknownVerdict("crash", fmt::format("the target exited ({}) during request {}", TargetProcess::describe(*status), sent_), output());
+      if (res.event == client::TransportEvent::timeout_no_byte)
+        throw UnknownVerdict("hang", fmt::format("the target did not answer request {} within {:.0f} ms", sent_, ar.timeout_ms), output());
+      throw UnknownVerdict("crash", fmt::format("request {} to {}: {}", sent_, base_url_, res.error), output());
+    }
+    const std::string action = header(res, "x-llmchaos-action");
+    if (action == "rejected")  // auth, body or tier limit: the harness's setup is wrong, not the stack
+      throw UnknownVerdict("error: target", fmt::format("the target rejected request {} with {}: {}", sent_, res.status, res.body), output());
+
+    if (auto unsent = header(res, "x-llmchaos-unsent-points"); !unsent.empty()) {
+      std::vector<int> positions;
+      for (std::size_t at = 0; at < unsent.size();) {
+        const auto comma = std::min(unsent.find(',', at), unsent.size());
+        positions.push_back(points_before_ + std::atoi(unsent.substr(at, comma - at).c_str()));
+        at = comma + 1;
+      }
+      skip_if_pinned_after(positions.front(), fmt::format("request {}", sent_));
+    }
+    points_before_ += count_actions(header(res, "x-llmchaos-actions"));
+
+    std::optional<ReportedOutcome> reported;
+    if (!action.empty()) {
+      reported = parse_reported_outcome(action);
+      if (!reported)
+        throw UnknownVerdict("error: contract", fmt::format("unknown x-llmchaos-action \"{}\"", action), output());
+    }
+    const bool complete = res.event == client::TransportEvent::none || res.event == client::TransportEvent::missing_terminator;
+    // A stream's head (and its provisional action) went out with the first token: a stream that then
+    // broke is what the caller saw, a failure.
+    if (!complete && res.status == 200) reported = ReportedOutcome{Outcome::fail_closed, false};
+    if (res.status == 202 && !reported) reported = ReportedOutcome{Outcome::queued, false};
+    const bool ok = res.status == 200 && complete;
+
+    auto attempts = attempts_since(before);
+    auto log = outside_log(ar.operation_id, reported, ok, ok ? res.text : std::string(), attempts, *env_.c);
+    attribute(log, attempts);
+    if (log.answered) {
+      if (auto route = header(res, "x-llmchaos-route"); !route.empty()) log.route = route;
+      log.model = res.model;
+      log.input_tokens = res.input_tokens;
+      log.output_tokens = res.output_tokens;
+    }
+    log.elapsed_ms = wall;
+    return log;
+  }
+
+  // The gateway's queue: POST /v1/llmchaos/drain redelivers what it queued (a service without it
+  // answers 404: nothing to redeliver).
+  std::vector<client::DecisionLog> drain() override {
+    const std::size_t before = env_.engine->ledger(env_.ns).size();
+    net::HttpCall call;
+    call.host = target_url_.host;
+    call.port = target_url_.port;
+    call.method = "POST";
+    call.target = target_url_.path + "/v1/llmchaos/drain";
+    call.headers = {{"authorization", "Bearer " + key_}};
+    call.timeout_ms = std::max(100.0, budget_ms());
+    net::HttpReply reply;
+    try {
+      reply = net::http_call(call);
+    } catch (const std::exception& e) {
+      throw UnknownVerdict("hang", fmt::format("drain: {}", e.what()), output());
+    }
+    if (reply.status != 200) return {};
+    boost::system::error_code ec;
+    auto v = boost::json::parse(reply.body, ec);
+    const auto* items = !ec && v.is_object() ? v.as_object().if_contains("redelivered") : nullptr;
+    if (!items || !items->is_array())
+      throw UnknownVerdict("error: contract", "drain: the answer has no \"redelivered\" array: " + reply.body, output());
+    const auto attempts = attempts_since(before);
+    std::vector<client::DecisionLog> out;
+    for (const auto& item : items->as_array()) {
+      const auto* o = item.if_object();
+      if (!o) continue;
+      auto str = [&](const char* k) {
+        const auto* s = o->if_contains(k);
+        return s && s->is_string() ? std::string(s->as_string()) : std::string();
+      };
+      const std::string op = str("operation_id");
+      if (const auto* unsent = o->if_contains("unsent_points"); unsent && unsent->is_array() && !unsent->as_array().empty())
+        skip_if_pinned_after(1, "the redelivery of " + op);
+      std::vector<LedgerEntry> mine;
+      for (const auto& e : attempts)
+        if (e.idempotency_key == op) mine.push_back(e);
+      auto reported = parse_reported_outcome(str("outcome"));
+      const bool answered = o->contains("answered") && o->at("answered").is_bool() && o->at("answered").as_bool();
+      auto log = outside_log(op, reported, answered, str("text"), mine, *env_.c);
+      log.delivery = 2;
+      attribute(log, mine);
+      read_answer_facts(*o, log);
+      out.push_back(std::move(log));
+      note(fmt::format("redelivered {}: {}", op, str("outcome")));
+    }
+    return out;
+  }
+
+  bool has_decision_log() const override { return false; }
+  std::string output() const override {
+    std::string out = notes_;
+    if (target_) out += "--- target output ---\n" + target_->output();
+    return out.size() > output_cap ? out.substr(0, output_cap) + "\n[... output cut]\n" : out;
+  }
+
+ private:
+  // Stop before the runner's hard deadline, so a hang is ours to report (with the output).
+  double budget_ms() const {
+    return env_.deadline_real_ms > 0 ? env_.deadline_real_ms * 0.9 - (now_ms() - opened_ms_) : 60'000;
+  }
+  std::vector<LedgerEntry> attempts_since(std::size_t before) const {
+    auto ledger = env_.engine->ledger(env_.ns);
+    return {ledger.begin() + static_cast<std::ptrdiff_t>(std::min(before, ledger.size())), ledger.end()};
+  }
+  // The ledger entries of one delivery, as the log's attempts (route and order only): the checker
+  // tells a queued request's redelivery from a retry by which delivery an entry belongs to.
+  static void attribute(client::DecisionLog& log, const std::vector<LedgerEntry>& entries) {
+    for (const auto& e : entries) {
+      client::AttemptRecord a;
+      a.index = static_cast<int>(log.attempts.size());
+      a.route = e.route;
+      a.status = e.status;
+      log.attempts.push_back(std::move(a));
+    }
+  }
+  static int count_actions(const std::string& list) {
+    return list.empty() ? 0 : 1 + static_cast<int>(std::count(list.begin(), list.end(), ','));
+  }
+  // A failure point the service decided without sending an attempt leaves no ledger entry: from its
+  // position on, the points the checker derives from the ledger are numbered differently from the
+  // service's. A case that pins such a point cannot be checked from outside: say so, never guess.
+  void skip_if_pinned_after(int first_unsent, const std::string& where) {
+    for (const auto& pinned : env_.c->expect_at)
+      if (pinned.point >= first_unsent)
+        throw UnknownVerdict(
+            "skipped: decision not observable",
+            fmt::format("{}: the target decided failure point {} without sending an attempt (a breaker already open "
+                        "or a budget gate), which the ledger cannot show; the case pins failure point {}, so it needs "
+                        "the client's decision log (--driver inproc)", where, first_unsent, pinned.point),
+            output());
+  }
+  void note(const std::string& line) {
+    if (notes_.size() < output_cap) notes_ += line + "\n";
+  }
+
+  CaseEnv env_;
+  std::string key_;
+  double opened_ms_;
+  client::HttpTransport transport_;
+  std::unique_ptr<TargetProcess> target_;  // after transport_: the service goes first at the case's end
+  std::string base_url_;
+  net::Url target_url_;
+  int sent_ = 0;
+  int points_before_ = 0;  // failure points the service reported for the requests before this one
+  std::string notes_;
+};
+
+std::string validate(const DriverOptions& o) {
+  if (o.target_url.empty()) return "needs --target URL (the service under test, e.g. http://127.0.0.1:{port})";
+  if (!o.exec_command.empty()) return "--exec is for --driver exec";
+  if (!o.mutation.empty()) return "--mutate is for --driver inproc";
+  if (!o.target_config.empty() && o.target_command.empty())
+    return "--target-config needs --target-command (the service that reads the config rendered per case)";
+  if (o.target_url.find("{port}") != std::string::npos && o.target_command.empty())
+    return "{port} in --target needs --target-command (the harness picks the port for the service it starts)";
+  if (o.target_url.rfind("http://", 0) != 0) return "--target must be an http:// URL";
+  if (!o.target_config.empty() && !std::filesystem::is_regular_file(o.target_config))
+    return "--target-config " + o.target_config + ": no such file";
+  return {};
+}
+
+std::unique_ptr<CaseSession> open(const CaseEnv& env, const DriverOptions& options) {
+  if (!env.engine) throw std::logic_error("http driver: no mock engine");
+  return std::make_unique<HttpSession>(env, options);
+}
+
+}  // namespace
+
+Driver http() { return {"http", "a gateway or service over HTTP (OpenAI chat), its upstreams pointed at the mock", validate, open}; }
+
+}  // namespace llmchaos::harness::driver_units
