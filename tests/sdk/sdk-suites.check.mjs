@@ -34,13 +34,19 @@ const CASES = ['ok', 'quota-429-falls-back', 'rate-429-short-retry-after-retried
   'stream-cut-after-tokens-fails-closed', 'post-commit-timeout-no-duplicate', 'connect-reset-retried',
   'bad-request-fails-closed', 'server-500-bare-fails-closed'];
 
+// The default clients run (at least) these: run-sdk-suites-test.sh filters them to save node start-ups.
+const DEFAULT_CASES = ['quota-429-falls-back', 'overloaded-persistent-within-budget', 'post-commit-timeout-no-duplicate',
+  'bad-request-fails-closed', 'connect-reset-retried'];
+
 const reports = {};
 for (const client of ['openai-default', 'openai-hardened', 'anthropic-default', 'anthropic-hardened']) {
-  check(`${client}: report with every case, none unknown, driver exec`, () => {
+  const want = client.endsWith('-hardened') ? CASES : DEFAULT_CASES;
+  check(`${client}: report with ${want === CASES ? 'every case' : 'the asserted cases'}, none unknown, driver exec`, () => {
     const r = json(join(out, client, 'report.json'));
     reports[client] = Object.fromEntries(r.cases.map((c) => [basename(c.file, '.toml'), c]));
     assert.equal(r.driver, 'exec');
-    assert.deepEqual(Object.keys(reports[client]).sort(), [...CASES].sort());
+    for (const s of want) assert.ok(s in reports[client], `${s} missing`);
+    assert.ok(Object.keys(reports[client]).every((s) => CASES.includes(s)), Object.keys(reports[client]).join(', '));
     const unknown = r.cases.filter((c) => c.verdict === 'unknown').map((c) => `${basename(c.file)}: ${c.unknown_reason}\n${c.driver_output}`);
     assert.deepEqual(unknown, []);
   });
@@ -114,11 +120,6 @@ check('examples/sdk/package.json pins the SDK versions of tests/sdk, and those a
     const installed = json(join(root, 'tests', 'sdk', 'node_modules', ...name.split('/'), 'package.json')).version;
     assert.equal(installed, tier[name], `${name} installed in tests/sdk`);
   }
-});
-
-check('findings.md has a row per case', () => {
-  const md = readFileSync(join(out, 'findings.md'), 'utf8');
-  for (const s of CASES) assert.ok(md.includes(`| ${s} |`), s);
 });
 
 if (failures.length) {
