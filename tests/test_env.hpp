@@ -1,27 +1,8 @@
 #pragma once
-// Where the llmchaos CLI and the source tree are, for tests that drive the real binary:
-// $LLMCHAOS_BIN / $LLMCHAOS_SOURCE_DIR when set, else the paths CMake baked in.
-#include <cstdlib>
-#include <string>
+// Where the llmchaos CLI and the source tree are (tests/test_paths.hpp), in the tests' namespace.
+#include "test_paths.hpp"
 
 namespace llmchaos::test {
-
-inline std::string llmchaos_bin() {
-  if (const char* v = std::getenv("LLMCHAOS_BIN"); v && *v) return v;
-#ifdef LLMCHAOS_TEST_BIN
-  return LLMCHAOS_TEST_BIN;
-#else
-  return "llmchaos";
-#endif
-}
-
-inline std::string source_dir() {
-  if (const char* v = std::getenv("LLMCHAOS_SOURCE_DIR"); v && *v) return v;
-#ifdef LLMCHAOS_TEST_SOURCE_DIR
-  return LLMCHAOS_TEST_SOURCE_DIR;
-#else
-  return ".";
-#endif
-}
-
+using llmchaos::test_paths::llmchaos_bin;
+using llmchaos::test_paths::source_dir;
 }  // namespace llmchaos::test

@@ -12,6 +12,8 @@
 
 #include <boost/json.hpp>
 
+#include "test_env.hpp"
+
 namespace fs = std::filesystem;
 
 namespace {
@@ -33,19 +35,8 @@ fs::path scratch_dir() {
   return dir;
 }
 
-// $LLMCHAOS_BIN, else the CLI beside this test in the build tree (build/tests/.. -> build/app/llmchaos).
-std::string bin() {
-  if (const char* b = std::getenv("LLMCHAOS_BIN"); b && *b) return b;
-  std::error_code ec;
-  const auto self = fs::read_symlink("/proc/self/exe", ec);
-  return ec ? std::string("llmchaos") : (self.parent_path().parent_path() / "app" / "llmchaos").string();
-}
-
-// $LLMCHAOS_SOURCE_DIR, else the working directory CTest runs the tests in (the source tree).
-std::string source_dir() {
-  if (const char* s = std::getenv("LLMCHAOS_SOURCE_DIR"); s && *s) return s;
-  return fs::current_path().string();
-}
+using llmchaos::test::source_dir;
+std::string bin() { return llmchaos::test::llmchaos_bin(); }
 
 Run run(const std::string& args) {
   const auto dir = scratch_dir();

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "llmchaos/net/http_call.hpp"
+#include "test_env.hpp"
 #include "wire_client.hpp"
 
 using namespace llmchaos;
@@ -31,16 +32,7 @@ struct Child {
   }
 };
 
-// $LLMCHAOS_BIN, else the CLI beside this test in the build tree (build/tests/.. -> build/app/llmchaos).
-std::string bin() {
-  if (const char* b = std::getenv("LLMCHAOS_BIN"); b && *b) return b;
-  char self[4096];
-  const auto n = readlink("/proc/self/exe", self, sizeof self - 1);
-  if (n <= 0) return "llmchaos";
-  std::string path(self, static_cast<std::size_t>(n));
-  path = path.substr(0, path.rfind('/'));
-  return path.substr(0, path.rfind('/')) + "/app/llmchaos";
-}
+std::string bin() { return llmchaos::test::llmchaos_bin(); }
 
 Child spawn(std::vector<std::string> args) {
   int out[2], err[2];

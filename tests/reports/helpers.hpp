@@ -9,6 +9,8 @@
 #include <string>
 #include <string_view>
 
+#include "test_env.hpp"
+
 namespace test_helpers {
 
 // A fresh directory under the system temp dir, removed when the test ends.
@@ -48,10 +50,7 @@ inline std::size_t count(std::string_view text, std::string_view needle) {
   return n;
 }
 
-// The checked-in sources (CTest sets LLMCHAOS_SOURCE_DIR; tests also run from the source root).
-inline std::filesystem::path source_dir() {
-  if (const char* dir = std::getenv("LLMCHAOS_SOURCE_DIR")) return dir;
-  return std::filesystem::current_path();
-}
+// The checked-in sources (tests/test_env.hpp).
+inline std::filesystem::path source_dir() { return llmchaos::test::source_dir(); }
 
 }  // namespace test_helpers
