@@ -1,5 +1,6 @@
 // The table of dialects and what they share.
 #include <algorithm>
+#include <array>
 #include <cctype>
 
 #include "dialect_util.hpp"
@@ -25,6 +26,7 @@ const DialectSpec& dialect_spec(Dialect d) {
 
 std::vector<std::string> split_tokens(std::string_view text) {
   std::vector<std::string> out;
+  out.reserve(static_cast<std::size_t>(count_words(text)) + 1);  // one allocation for the list
   std::size_t i = 0;
   const auto space = [&](std::size_t k) { return std::isspace(static_cast<unsigned char>(text[k])) != 0; };
   while (i < text.size()) {
@@ -132,6 +134,242 @@ const json::array* array_member(const json::object& o, std::string_view key) {
 const json::object* object_member(const json::object& o, std::string_view key) {
   if (auto* v = o.if_contains(key); v && v->is_object()) return &v->get_object();
   return nullptr;
+}
+
+namespace {
+// The strict scanner behind scan_chat_request: every function returns false on anything outside the
+// plain subset, and the caller then falls back to the full parser.
+class PlainJson {
+ public:
+  explicit PlainJson(std::string_view text) : p_(text.data()), end_(text.data() + text.size()) {}
+
+  bool chat(ChatScan& out) {
+    ws();
+    if (p_ == end_ || *p_ != '{') return false;
+    ++p_;
+    Keys keys;
+    ws();
+    if (p_ < end_ && *p_ == '}') return ++p_, finish();
+    for (;;) {
+      std::string_view key;
+      if (!member_key(key, keys)) return false;
+      if (key == "model") {
+        if (p_ < end_ && *p_ == '"') {
+          if (!string(out.model)) return false;
+        } else if (!skip(1, nullptr)) {
+          return false;
+        }
+      } else if (key == "stream") {
+        const bool is_true = end_ - p_ >= 4 && std::string_view(p_, 4) == "true";
+        if (!skip(1, nullptr)) return false;
+        out.stream = is_true;
+      } else if (key == "stream_options") {
+        if (p_ < end_ && *p_ == '{') {
+          if (!stream_options(out)) return false;
+        } else if (!skip(1, nullptr)) {
+          return false;
+        }
+      } else if (key == "tools") {
+        out.has_tools = true;
+        if (!skip(1, nullptr)) return false;
+      } else if (key == "messages") {
+        if (p_ < end_ && *p_ == '[') {
+          if (!messages(out)) return false;
+        } else if (!skip(1, nullptr)) {
+          return false;
+        }
+      } else if (!skip(1, nullptr)) {
+        return false;
+      }
+      if (!next_member()) return false;
+      if (closed_) return finish();
+    }
+  }
+
+ private:
+  static constexpr int max_depth = 16;   // the full parser allows 32: deeper bodies go to it
+  static constexpr std::size_t max_keys = 16;
+
+  // Keys of one object, to refuse duplicates (which the full parser resolves its own way).
+  struct Keys {
+    std::array<std::string_view, max_keys> seen;
+    std::size_t n = 0;
+    bool add(std::string_view k) {
+      if (n == max_keys) return false;
+      for (std::size_t i = 0; i < n; ++i)
+        if (seen[i] == k) return false;
+      seen[n++] = k;
+      return true;
+    }
+  };
+
+  void ws() {
+    while (p_ < end_ && (*p_ == ' ' || *p_ == '\n' || *p_ == '\r' || *p_ == '\t')) ++p_;
+  }
+  bool finish() {
+    ws();
+    return p_ == end_;
+  }
+  // A string with no escape and printable ASCII only; p_ is at its opening quote.
+  bool string(std::string_view& out) {
+    const char* s = ++p_;
+    while (p_ < end_) {
+      const auto c = static_cast<unsigned char>(*p_);
+      if (c == '"') {
+        out = std::string_view(s, static_cast<std::size_t>(p_ - s));
+        ++p_;
+        return true;
+      }
+      if (c < 0x20 || c >= 0x7f || c == '\\') return false;
+      ++p_;
+    }
+    return false;
+  }
+  // -?digits(.digits)? with at most 15 digits: exact in a double, as the full parser reads it.
+  bool number() {
+    if (p_ < end_ && *p_ == '-') ++p_;
+    int digits = 0;
+    if (p_ < end_ && *p_ == '0') {
+      ++p_, ++digits;
+    } else {
+      while (p_ < end_ && *p_ >= '0' && *p_ <= '9') ++p_, ++digits;
+    }
+    if (digits == 0) return false;
+    if (p_ < end_ && *p_ == '.') {
+      ++p_;
+      int frac = 0;
+      while (p_ < end_ && *p_ >= '0' && *p_ <= '9') ++p_, ++frac;
+      if (frac == 0) return false;
+      digits += frac;
+    }
+    if (p_ < end_ && (*p_ == 'e' || *p_ == 'E')) return false;
+    return digits <= 15;
+  }
+  bool literal(std::string_view word) {
+    if (end_ - p_ < static_cast<std::ptrdiff_t>(word.size()) || std::string_view(p_, word.size()) != word) return false;
+    p_ += word.size();
+    return true;
+  }
+  // "key" ws ':' ws, p_ at the key's quote (after ws).
+  bool member_key(std::string_view& key, Keys& keys) {
+    if (p_ >= end_ || *p_ != '"' || !string(key) || !keys.add(key)) return false;
+    ws();
+    if (p_ >= end_ || *p_ != ':') return false;
+    ++p_;
+    ws();
+    return true;
+  }
+  // After a member or element: ',' (more follow) or the closing bracket (closed_ set).
+  bool next_member(char close = '}') {
+    ws();
+    closed_ = false;
+    if (p_ < end_ && *p_ == ',') {
+      ++p_;
+      ws();
+      return true;
+    }
+    if (p_ < end_ && *p_ == close) {
+      ++p_;
+      closed_ = true;
+      return true;
+    }
+    return false;
+  }
+  // Any value; counts the words of its strings (values, not keys) into *words when given.
+  bool skip(int depth, int* words) {
+    if (p_ >= end_ || depth > max_depth) return false;
+    switch (*p_) {
+      case '"': {
+        std::string_view s;
+        if (!string(s)) return false;
+        if (words) *words += count_words(s);
+        return true;
+      }
+      case '{': {
+        ++p_;
+        ws();
+        if (p_ < end_ && *p_ == '}') return ++p_, true;
+        Keys keys;
+        for (;;) {
+          std::string_view key;
+          if (!member_key(key, keys) || !skip(depth + 1, words) || !next_member()) return false;
+          if (closed_) return true;
+        }
+      }
+      case '[': {
+        ++p_;
+        ws();
+        if (p_ < end_ && *p_ == ']') return ++p_, true;
+        for (;;) {
+          if (!skip(depth + 1, words) || !next_member(']')) return false;
+          if (closed_) return true;
+        }
+      }
+      case 't': return literal("true");
+      case 'f': return literal("false");
+      case 'n': return literal("null");
+      default: return number();
+    }
+  }
+  bool stream_options(ChatScan& out) {
+    ++p_;
+    ws();
+    if (p_ < end_ && *p_ == '}') return ++p_, true;
+    Keys keys;
+    for (;;) {
+      std::string_view key;
+      if (!member_key(key, keys)) return false;
+      const bool is_true = end_ - p_ >= 4 && std::string_view(p_, 4) == "true";
+      if (!skip(2, nullptr)) return false;
+      if (key == "include_usage") out.include_usage = is_true;
+      if (!next_member()) return false;
+      if (closed_) return true;
+    }
+  }
+  // The messages array: words of every string value, and the last element's role.
+  bool messages(ChatScan& out) {
+    out.messages_array = true;
+    ++p_;
+    ws();
+    if (p_ < end_ && *p_ == ']') return ++p_, true;
+    for (;;) {
+      out.last_is_object = p_ < end_ && *p_ == '{';
+      out.last_role = {};
+      if (out.last_is_object) {
+        ++p_;
+        ws();
+        if (p_ < end_ && *p_ == '}') {
+          ++p_;
+        } else {
+          Keys keys;
+          for (;;) {
+            std::string_view key;
+            if (!member_key(key, keys)) return false;
+            const char* value = p_;
+            if (!skip(3, &out.message_words)) return false;
+            if (key == "role" && *value == '"') out.last_role = std::string_view(value + 1, static_cast<std::size_t>(p_ - value - 2));
+            if (!next_member()) return false;
+            if (closed_) break;
+          }
+        }
+      } else if (!skip(2, &out.message_words)) {
+        return false;
+      }
+      if (!next_member(']')) return false;
+      if (closed_) return true;
+    }
+  }
+
+  const char* p_;
+  const char* end_;
+  bool closed_ = false;
+};
+}  // namespace
+
+bool scan_chat_request(std::string_view body, ChatScan& out) {
+  out = ChatScan{};
+  PlainJson scan(body);
+  return scan.chat(out);
 }
 
 int words_in(const json::value& v) {

@@ -40,4 +40,21 @@ const json::object* object_member(const json::object& o, std::string_view key);
 // Counts words in every string inside v (the rough input token count).
 int words_in(const json::value& v);
 
+// What a chat request's fast scan found (scan_chat_request).
+struct ChatScan {
+  std::string_view model;       // the top-level "model" string ("" when absent or not a string)
+  bool stream = false;          // top-level "stream" is true
+  bool include_usage = false;   // "stream_options": {"include_usage": true}
+  bool has_tools = false;       // a top-level "tools" member
+  bool messages_array = false;  // "messages" is an array
+  int message_words = 0;        // words_in() of "messages"
+  bool last_is_object = false;  // the last message is an object...
+  std::string_view last_role;   // ...with this "role" string ("" when none)
+};
+// Reads a request body that is a JSON object in the plain subset (no escapes, ASCII only, no duplicate
+// key in any object, short numbers, shallow) in one pass with no allocation, giving what parse_body +
+// the members' helpers would. False: the body is outside that subset (or not valid JSON), so the caller
+// must use the full parser, which decides (and words its errors) exactly as before.
+bool scan_chat_request(std::string_view body, ChatScan& out);
+
 }  // namespace llmchaos::mock::detail

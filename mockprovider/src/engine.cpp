@@ -107,7 +107,8 @@ const Step& select_step(RouteState& r, double t_ms, double time_scale) {
 
 Answer healthy_answer(const RouteScript& route, const Step& step, const ChatRequest& request, std::uint64_t seq) {
   Answer a;
-  a.id = fmt::format("{}{}", id_prefix(route.dialect), seq);
+  a.id = id_prefix(route.dialect);
+  a.id += fmt::format_int(seq).c_str();
   a.model = step.model ? *step.model : !request.model.empty() ? request.model : "mock-model";
   a.tokens = split_tokens(step.text ? *step.text : route.default_text);
   a.input_tokens = request.input_tokens;
@@ -236,7 +237,10 @@ PlannedAttempt Engine::begin(const IncomingRequest& req) {
   const auto seq = impl_->next_seq++;
   std::string request_id = header_of(req, "x-request-id");
   if (request_id.empty()) request_id = header_of(req, "request-id");
-  if (request_id.empty()) request_id = fmt::format("req_{}", seq);
+  if (request_id.empty()) {
+    request_id = "req_";
+    request_id += fmt::format_int(seq).c_str();
+  }
 
   LedgerEntry e;
   e.seq = seq;

@@ -25,13 +25,25 @@ ParsedRequest parse(std::string_view method, std::string_view target, std::strin
     out.detail = std::string(method);
     return out;
   }
+  auto& c = out.chat;
+  // The common request (no tools, plain JSON) is read in one pass without building a DOM.
+  if (ChatScan fast; scan_chat_request(body, fast) && !fast.has_tools) {
+    c.stream = fast.stream;
+    c.model = fast.model;
+    c.include_usage = fast.include_usage;
+    c.input_tokens = fast.message_words;
+    if (fast.last_is_object) {
+      c.last_is_tool_result = fast.last_role == "tool";
+      c.prefill = fast.last_role == "assistant";
+    }
+    return out;
+  }
   // A typical request fits the stack buffer: parsing it costs no heap allocation.
   unsigned char scratch[4096];
   json::monotonic_resource memory(scratch, sizeof scratch);
   json::value storage(&memory);
   const auto* o = parse_body(body, storage, out);
   if (!o) return out;
-  auto& c = out.chat;
   c.stream = bool_member(*o, "stream");
   c.model = str_member(*o, "model");
   if (const auto* so = object_member(*o, "stream_options")) c.include_usage = bool_member(*so, "include_usage");
@@ -78,12 +90,11 @@ json::array tool_calls(const Answer& a, bool with_index) {
 std::string render_body(const Answer& a) {
   const int out_tokens = a.output_tokens();
   std::string body;
-  body.reserve(256 + a.id.size() + a.model.size() + a.tokens.size() * 8);
-  auto out = std::back_inserter(body);
+  body.reserve(288 + a.id.size() + a.model.size() + a.tokens.size() * 8);
   body += R"({"id":)";
   append_json_string(body, a.id);
   body += R"(,"object":"chat.completion","created":)";
-  fmt::format_to(out, "{}", created);
+  body += fmt::format_int(created).c_str();
   body += R"(,"model":)";
   append_json_string(body, a.model);
   body += R"(,"choices":[{"index":0,"message":{"role":"assistant","content":)";
@@ -97,8 +108,15 @@ std::string render_body(const Answer& a) {
     append_json_string(body, a.tool_name);
     body += R"(,"arguments":"{}"}}]})";
   }
-  fmt::format_to(out, R"(,"logprobs":null,"finish_reason":"{}"}}],"usage":{{"prompt_tokens":{},"completion_tokens":{},"total_tokens":{}}}}})",
-                 finish_reason(a), a.input_tokens, out_tokens, a.input_tokens + out_tokens);
+  body += R"(,"logprobs":null,"finish_reason":")";
+  body += finish_reason(a);
+  body += R"("}],"usage":{"prompt_tokens":)";
+  body += fmt::format_int(a.input_tokens).c_str();
+  body += R"(,"completion_tokens":)";
+  body += fmt::format_int(out_tokens).c_str();
+  body += R"(,"total_tokens":)";
+  body += fmt::format_int(a.input_tokens + out_tokens).c_str();
+  body += "}}";
   return body;
 }
 

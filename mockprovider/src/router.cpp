@@ -3,6 +3,7 @@
 #include "llmchaos/mockprovider/router.hpp"
 
 #include <algorithm>
+#include <array>
 #include <iterator>
 
 #include <boost/json.hpp>
@@ -45,15 +46,30 @@ struct Target {
   std::string ns, route, rest;
 };
 
+// The first n segments of a path as split_path gives them (fewer when the path has fewer), without
+// building the whole list: resolve runs for every provider request.
+template <std::size_t N> std::size_t first_segments(std::string_view path, std::array<std::string_view, N>& out) {
+  std::size_t n = 0, i = 0;
+  while (n < N && i < path.size()) {
+    while (i < path.size() && path[i] == '/') ++i;
+    const auto j = path.find('/', i);
+    const auto end = j == std::string_view::npos ? path.size() : j;
+    if (end > i) out[n++] = path.substr(i, end - i);
+    i = end;
+  }
+  return n;
+}
+
 std::optional<Target> resolve(const Engine& engine, std::string_view target) {
   const auto path = target.substr(0, target.find('?'));
-  const auto segs = split_path(path);
-  if (segs.empty()) return std::nullopt;
+  std::array<std::string_view, 2> segs;
+  const std::size_t nsegs = first_segments(path, segs);
+  if (nsegs == 0) return std::nullopt;
   const auto rest_after = [&](std::size_t n) {
     const auto end = segs[n - 1].data() + segs[n - 1].size() - target.data();
     return std::string(target.substr(static_cast<std::size_t>(end)));
   };
-  if (segs.size() >= 2 && valid_name(segs[0]) && engine.has_route(std::string(segs[0]), std::string(segs[1])))
+  if (nsegs >= 2 && valid_name(segs[0]) && engine.has_route(std::string(segs[0]), std::string(segs[1])))
     return Target{std::string(segs[0]), std::string(segs[1]), rest_after(2)};
   if (engine.has_route("", std::string(segs[0]))) return Target{"", std::string(segs[0]), rest_after(1)};
   return std::nullopt;

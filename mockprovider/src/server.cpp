@@ -91,6 +91,14 @@ struct Executed {
 
 class Session;
 
+// How far the fast path got with the request head in the buffer (Session::parse_fast).
+enum class FastHead {
+  ready,      // req and keep_alive are filled in; the request's bytes are consumed
+  need_more,  // no complete head yet (and it may still fit the fast path): read more
+  beast,      // let Beast's parser read this request
+};
+
+
 // Everything the server shares with its sessions.
 struct ServerCore {
   explicit ServerCore(ServerOptions o)
@@ -152,12 +160,21 @@ class Session : public std::enable_shared_from_this<Session> {
   void close();
   void reset();
   void arm() { stream_.expires_after(ms_duration(idle_ms_)); }
+  net::awaitable<void> watchdog();
+  FastHead parse_fast(RawRequest& req, bool& keep_alive);
+  net::awaitable<void> read_fast(RawRequest& req, bool& keep_alive, FastHead& got, beast::error_code& ec);
 
   ServerCore& server_;
   beast::tcp_stream stream_;
   beast::flat_buffer buffer_;
   std::string head_;  // the response head of a plain answer, reused across the connection's requests
   net::steady_timer timer_;
+  // The fast path's read deadline (time_point::max() while not reading), enforced by watchdog(): one
+  // timer per connection that wakes at most once per idle period, instead of a timer per read.
+  net::steady_timer watchdog_;
+  std::chrono::steady_clock::time_point read_deadline_ = std::chrono::steady_clock::time_point::max();
+  bool timed_out_ = false;
+  bool done_ = false;
   double idle_ms_;
   bool stopping_ = false;
   std::optional<std::uint64_t> active_seq_;  // finished by the destructor if the frame is torn down
@@ -165,8 +182,13 @@ class Session : public std::enable_shared_from_this<Session> {
 };
 
 Session::Session(ServerCore& server, tcp::socket socket)
-    : server_(server), stream_(std::move(socket)), timer_(stream_.get_executor()),
-      idle_ms_(server.options.idle_timeout_ms) {}
+    : server_(server), stream_(std::move(socket)), timer_(stream_.get_executor()), watchdog_(stream_.get_executor()),
+      idle_ms_(server.options.idle_timeout_ms) {
+  beast::error_code ec;
+  // Writes and reads of the fast path are tried at once and fall back to waiting when the socket is not
+  // ready (asio's own async operations work the same either way).
+  stream_.socket().non_blocking(true, ec);
+}
 
 Session::~Session() {
   if (active_seq_)
@@ -177,7 +199,26 @@ Session::~Session() {
 void Session::cancel() {
   stopping_ = true;
   timer_.cancel();
+  watchdog_.cancel();
   close();
+}
+
+net::awaitable<void> Session::watchdog() {
+  auto self = shared_from_this();
+  const auto idle = ms_duration(idle_ms_);
+  while (!done_ && !stopping_) {
+    // Not reading: look again one idle period later (a read that starts meanwhile ends no earlier).
+    const auto now = std::chrono::steady_clock::now();
+    watchdog_.expires_at(read_deadline_ == std::chrono::steady_clock::time_point::max() ? now + idle : read_deadline_);
+    co_await watchdog_.async_wait(use_tuple);
+    if (done_ || stopping_) co_return;
+    if (std::chrono::steady_clock::now() >= read_deadline_) {
+      timed_out_ = true;
+      beast::error_code ec;
+      stream_.socket().cancel(ec);  // the pending wait ends with operation_aborted; run() sees timed_out_
+      co_return;
+    }
+  }
 }
 
 void Session::close() {
@@ -250,14 +291,138 @@ bool render_plain_head(std::string& out, const Plan& plan, bool keep_alive) {
       if (beast::iequals(name, plan.headers[j].first)) return false;
   }
   const auto reason = http::obsolete_reason(status);
+  // Appended piece by piece: a format string costs more than the rest of the head.
   out.clear();
-  auto it = std::back_inserter(out);
-  fmt::format_to(it, "HTTP/1.1 {} {}\r\nServer: llmchaos\r\n", plan.status,
-                 reason == "<unknown-status>" ? (plan.status == 529 ? "Overloaded" : "Error") : std::string_view(reason));
-  for (const auto& [k, v] : plan.headers) fmt::format_to(it, "{}: {}\r\n", k, v);
+  out += "HTTP/1.1 ";
+  out += fmt::format_int(plan.status).c_str();
+  out += ' ';
+  out += reason == "<unknown-status>" ? (plan.status == 529 ? "Overloaded" : "Error") : std::string_view(reason);
+  out += "\r\nServer: llmchaos\r\n";
+  for (const auto& [k, v] : plan.headers) {
+    out += k;
+    out += ": ";
+    out += v;
+    out += "\r\n";
+  }
   if (!keep_alive) out += "Connection: close\r\n";
-  fmt::format_to(it, "Content-Length: {}\r\n\r\n", plan.body.size());
+  out += "Content-Length: ";
+  out += fmt::format_int(plan.body.size()).c_str();
+  out += "\r\n\r\n";
   return true;
+}
+
+// ---- the fast path of a request head -------------------------------------------------------------
+// A plain HTTP/1.1 request whose head and Content-Length body are already in the buffer is read here
+// with one strict pass and no allocation beyond the request itself; anything this pass does not fully
+// understand (HTTP/1.0, chunked bodies, Expect, Upgrade, odd bytes, limits reached, a partial message)
+// goes to Beast's parser, which then reads the very same bytes: so every answer to an unusual request
+// stays what Beast's path gives.
+bool tchar(unsigned char c) {
+  // RFC 9110 token characters.
+  static constexpr auto table = [] {
+    std::array<bool, 256> t{};
+    for (int c = '0'; c <= '9'; ++c) t[c] = true;
+    for (int c = 'a'; c <= 'z'; ++c) t[c] = t[c - 32] = true;
+    for (char c : std::string_view("!#$%&'*+-.^_`|~")) t[static_cast<unsigned char>(c)] = true;
+    return t;
+  }();
+  return table[c];
+}
+
+char ascii_lower(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c + 32) : c; }
+
+bool iequals_lower(std::string_view s, std::string_view lower) {
+  if (s.size() != lower.size()) return false;
+  for (std::size_t i = 0; i < s.size(); ++i)
+    if (ascii_lower(s[i]) != lower[i]) return false;
+  return true;
+}
+
+constexpr std::size_t fast_head_max = 8 * 1024;  // a longer head goes to Beast (which enforces header_limit)
+
+FastHead Session::parse_fast(RawRequest& req, bool& keep_alive) {
+  const auto data = buffer_.data();
+  const std::string_view in(static_cast<const char*>(data.data()), data.size());
+  const auto end = in.find("\r\n\r\n");
+  if (end == std::string_view::npos) return in.size() > fast_head_max ? FastHead::beast : FastHead::need_more;
+  const std::size_t head_len = end + 4;
+  const auto& opt = server_.options;
+  if (head_len > fast_head_max || head_len > opt.header_limit) return FastHead::beast;
+
+  // Request line: METHOD SP target SP HTTP/1.1 CRLF.
+  std::size_t i = 0;
+  while (i < end && in[i] >= 'A' && in[i] <= 'Z') ++i;
+  if (i == 0 || i > 16 || in[i] != ' ') return FastHead::beast;
+  const std::string_view method = in.substr(0, i);
+  const std::size_t target_pos = ++i;
+  while (i < end && static_cast<unsigned char>(in[i]) > 0x20 && static_cast<unsigned char>(in[i]) < 0x7f) ++i;
+  if (i == target_pos || in[target_pos] != '/' || in[i] != ' ') return FastHead::beast;
+  const std::string_view target = in.substr(target_pos, i - target_pos);
+  if (in.substr(i + 1, 10) != "HTTP/1.1\r\n") return FastHead::beast;
+  i += 11;
+
+  // Fields: name ":" OWS value OWS CRLF, visible ASCII only.
+  std::size_t fields = 0;
+  std::optional<std::size_t> content_length;
+  bool close = false, connection_seen = false;
+  std::size_t nreq = 0;
+  std::array<std::pair<std::string_view, std::string_view>, 8> wanted;  // the fields the router reads
+  while (i < end + 2) {
+    const std::size_t name_pos = i;
+    while (i < end && tchar(static_cast<unsigned char>(in[i]))) ++i;
+    if (i == name_pos || in[i] != ':') return FastHead::beast;
+    const std::string_view name = in.substr(name_pos, i - name_pos);
+    ++i;
+    while (in[i] == ' ' || in[i] == '\t') ++i;
+    const std::size_t value_pos = i;
+    while (static_cast<unsigned char>(in[i]) >= 0x20 && static_cast<unsigned char>(in[i]) < 0x7f) ++i;
+    if (in[i] == '\t') return FastHead::beast;  // a tab inside a value: Beast's rules
+    if (in[i] != '\r' || in[i + 1] != '\n') return FastHead::beast;
+    std::size_t value_end = i;
+    while (value_end > value_pos && in[value_end - 1] == ' ') --value_end;
+    const std::string_view value = in.substr(value_pos, value_end - value_pos);
+    i += 2;
+    if (++fields > opt.max_header_count) return FastHead::beast;
+    if (name.size() > 32) continue;  // longer than any field read below or by the router
+    std::array<char, 32> lower;
+    for (std::size_t k = 0; k < name.size(); ++k) lower[k] = ascii_lower(name[k]);
+    const std::string_view lname(lower.data(), name.size());
+    if (lname == "content-length") {
+      if (content_length || value.empty() || value.size() > 15) return FastHead::beast;
+      std::size_t n = 0;
+      for (char c : value) {
+        if (c < '0' || c > '9') return FastHead::beast;
+        n = n * 10 + static_cast<std::size_t>(c - '0');
+      }
+      content_length = n;
+    } else if (lname == "connection") {
+      if (connection_seen) return FastHead::beast;  // Beast reads the first one only: its rules
+      connection_seen = true;
+      if (iequals_lower(value, "close")) close = true;
+      else if (!iequals_lower(value, "keep-alive")) return FastHead::beast;
+    } else if (lname == "transfer-encoding" || lname == "expect" || lname == "upgrade") {
+      return FastHead::beast;
+    } else if (Router::reads_header(lname)) {
+      if (nreq == wanted.size()) return FastHead::beast;
+      wanted[nreq++] = {name, value};
+    }
+  }
+  const std::size_t body_len = content_length.value_or(0);
+  if (body_len > opt.body_limit || body_len > 1024 * 1024) return FastHead::beast;
+  if (in.size() - head_len < body_len) return FastHead::beast;  // the body is still coming: Beast reads it
+
+  req.method.assign(method);
+  req.target.assign(target);
+  req.headers.clear();
+  req.headers.reserve(nreq);
+  for (std::size_t k = 0; k < nreq; ++k) {
+    auto& [name, value] = req.headers.emplace_back(wanted[k].first, wanted[k].second);
+    for (auto& c : name) c = ascii_lower(c);
+  }
+  req.body.assign(in.substr(head_len, body_len));
+  keep_alive = !close;
+  buffer_.consume(head_len + body_len);
+  return FastHead::ready;
 }
 
 net::awaitable<Executed> Session::respond_plain(const Plan& plan, bool keep_alive) {
@@ -267,8 +432,16 @@ net::awaitable<Executed> Session::respond_plain(const Plan& plan, bool keep_aliv
     std::size_t n = 0;
     if (render_plain_head(head_, plan, keep_alive)) {
       const std::array<net::const_buffer, 2> bufs{net::buffer(head_), net::buffer(plan.body)};  // one gathered write
-      arm();
-      std::tie(ec, n) = co_await net::async_write(stream_, bufs, use_tuple);
+      // Tried at once (the socket is non-blocking): on loopback the whole answer nearly always goes out
+      // in this call, with no suspension; what the socket does not take goes out asynchronously.
+      n = stream_.socket().write_some(bufs, ec);
+      if (ec == net::error::would_block || ec == net::error::try_again) ec = {}, n = 0;
+      if (!ec && n < head_.size() + plan.body.size()) {
+        beast::buffers_suffix<std::array<net::const_buffer, 2>> rest(bufs);
+        rest.consume(n);
+        arm();
+        std::tie(ec, n) = co_await net::async_write(stream_, rest, use_tuple);
+      }
     } else {
       http::response<http::string_body> res{static_cast<http::status>(plan.status), 11};
       apply_headers(res, plan, keep_alive);
@@ -414,62 +587,104 @@ net::awaitable<void> Session::drain() {
   buffer_.consume(buffer_.size());
 }
 
+// Reads one request the fast way (parse_fast) while it fits, waiting for bytes under the watchdog's
+// deadline. Sets `got`: ready (req filled in), beast (Beast's parser takes over the buffered bytes), or
+// need_more with `ec` set when the read failed or timed out (the connection ends).
+net::awaitable<void> Session::read_fast(RawRequest& req, bool& keep_alive, FastHead& got, beast::error_code& ec) {
+  got = parse_fast(req, keep_alive);  // a pipelined request may be there already
+  if (got != FastHead::need_more) co_return;
+  read_deadline_ = std::chrono::steady_clock::now() + ms_duration(idle_ms_);
+  for (;;) {
+    const std::size_t n = stream_.socket().read_some(buffer_.prepare(8192), ec);  // non-blocking
+    if (!ec) {
+      buffer_.commit(n);
+      got = parse_fast(req, keep_alive);
+      if (got != FastHead::need_more) break;
+      continue;
+    }
+    if (ec != net::error::would_block && ec != net::error::try_again) {
+      if (buffer_.size() > 0) got = FastHead::beast;  // a partial request: Beast's path says what it was
+      break;
+    }
+    std::tie(ec) = co_await stream_.socket().async_wait(tcp::socket::wait_read, use_tuple);
+    if (timed_out_) ec = beast::error::timeout;
+    if (ec || stopping_) break;
+  }
+  read_deadline_ = std::chrono::steady_clock::time_point::max();
+  if (got == FastHead::beast) ec = {};
+}
+
 net::awaitable<void> Session::run() {
   auto self = shared_from_this();
   const auto& opt = server_.options;
+  if (idle_ms_ > 0) net::co_spawn(executor(), watchdog(), net::detached);
+  RawRequest req;
   while (!stopping_) {
-    http::request_parser<http::string_body> parser;
-    parser.header_limit(static_cast<std::uint32_t>(opt.header_limit));
-    parser.body_limit(opt.body_limit);
-    arm();
-    auto [ec, n] = co_await http::async_read_header(stream_, buffer_, parser, use_tuple);
-    if (!ec && static_cast<std::size_t>(std::distance(parser.get().begin(), parser.get().end())) > opt.max_header_count) {
-      server_.engine.count_event("too_many_headers");
-      co_await send_reject({}, 431);
-      break;
-    }
-    if (!ec && !parser.is_done() && beast::iequals(parser.get()[http::field::expect], "100-continue")) {
-      http::response<http::empty_body> go_on{http::status::continue_, 11};
-      arm();
-      std::tie(ec, n) = co_await http::async_write(stream_, go_on, use_tuple);
-    }
-    if (!ec && !parser.is_done()) {
-      arm();
-      std::tie(ec, n) = co_await http::async_read(stream_, buffer_, parser, use_tuple);
-    }
+    bool keep_alive = false;
+    FastHead got = FastHead::beast;
+    beast::error_code ec;
+    if (idle_ms_ > 0) co_await read_fast(req, keep_alive, got, ec);
     if (ec) {
-      if (stopping_) break;
-      if (ec == http::error::body_limit) {
-        server_.engine.count_event("body_too_large");
-        co_await send_reject(parser.get().target(), 413);
-      } else if (ec == http::error::header_limit) {
-        server_.engine.count_event("header_too_large");
-        co_await send_reject({}, 431);
-      } else if (ec.category() == http::make_error_code(http::error::bad_target).category() &&
-                 ec != http::error::end_of_stream && ec != http::error::partial_message) {
-        server_.engine.count_event("bad_http");
-        co_await send_reject({}, 400);
-      } else {
-        fail(ec, "read");
-      }
+      if (!stopping_) fail(ec, "read");
       break;
     }
-    const auto& msg = parser.get();
-    RawRequest req;
-    req.method = std::string(msg.method_string());
-    req.target = std::string(msg.target());
-    // Only the headers the router reads are copied (lower-cased): the rest would cost for nothing.
-    for (const auto& f : msg) {
-      const auto raw = f.name_string();
-      std::array<char, 32> lower;
-      if (raw.size() > lower.size()) continue;  // longer than any header the router reads
-      for (std::size_t i = 0; i < raw.size(); ++i)
-        lower[i] = static_cast<char>(std::tolower(static_cast<unsigned char>(raw[i])));
-      const std::string_view name(lower.data(), raw.size());
-      if (Router::reads_header(name)) req.headers.emplace_back(std::string(name), std::string(f.value()));
+    if (got == FastHead::need_more) break;  // stopping
+    // Beast's parser reads whatever the fast path left alone (the bytes already buffered included).
+    std::optional<http::request_parser<http::string_body>> parser;
+    if (got == FastHead::beast) {
+      parser.emplace();
+      parser->header_limit(static_cast<std::uint32_t>(opt.header_limit));
+      parser->body_limit(opt.body_limit);
+      arm();
+      std::size_t n = 0;
+      std::tie(ec, n) = co_await http::async_read_header(stream_, buffer_, *parser, use_tuple);
+      if (!ec && static_cast<std::size_t>(std::distance(parser->get().begin(), parser->get().end())) > opt.max_header_count) {
+        server_.engine.count_event("too_many_headers");
+        co_await send_reject({}, 431);
+        break;
+      }
+      if (!ec && !parser->is_done() && beast::iequals(parser->get()[http::field::expect], "100-continue")) {
+        http::response<http::empty_body> go_on{http::status::continue_, 11};
+        arm();
+        std::tie(ec, n) = co_await http::async_write(stream_, go_on, use_tuple);
+      }
+      if (!ec && !parser->is_done()) {
+        arm();
+        std::tie(ec, n) = co_await http::async_read(stream_, buffer_, *parser, use_tuple);
+      }
+      if (ec) {
+        if (stopping_) break;
+        if (ec == http::error::body_limit) {
+          server_.engine.count_event("body_too_large");
+          co_await send_reject(parser->get().target(), 413);
+        } else if (ec == http::error::header_limit) {
+          server_.engine.count_event("header_too_large");
+          co_await send_reject({}, 431);
+        } else if (ec.category() == http::make_error_code(http::error::bad_target).category() &&
+                   ec != http::error::end_of_stream && ec != http::error::partial_message) {
+          server_.engine.count_event("bad_http");
+          co_await send_reject({}, 400);
+        } else {
+          fail(ec, "read");
+        }
+        break;
+      }
+      auto& msg = parser->get();
+      req.method = std::string(msg.method_string());
+      req.target = std::string(msg.target());
+      req.headers.clear();
+      // Only the headers the router reads are copied (lower-cased): the rest would cost for nothing.
+      for (const auto& f : msg) {
+        const auto raw = f.name_string();
+        std::array<char, 32> lower;
+        if (raw.size() > lower.size()) continue;  // longer than any header the router reads
+        for (std::size_t i = 0; i < raw.size(); ++i) lower[i] = ascii_lower(raw[i]);
+        const std::string_view name(lower.data(), raw.size());
+        if (Router::reads_header(name)) req.headers.emplace_back(std::string(name), std::string(f.value()));
+      }
+      req.body = std::move(msg.body());
+      keep_alive = msg.keep_alive();
     }
-    req.body = std::move(parser.get().body());
-    const bool keep_alive = msg.keep_alive();
 
     Routed routed;
     try {
@@ -483,7 +698,7 @@ net::awaitable<void> Session::run() {
       hold_slot.emplace(server_.holds, opt.max_held_connections);
       if (!hold_slot->taken()) {  // answered instead of held; the ledger entry says so (status 503/529)
         server_.engine.count_event("hold_limit");
-        routed.plan = server_.router.reject(msg.target(), 503);
+        routed.plan = server_.router.reject(req.target, 503);
       }
     }
     active_seq_ = routed.seq;
@@ -492,6 +707,8 @@ net::awaitable<void> Session::run() {
     if (routed.seq) server_.engine.finish(*routed.seq, done.outcome, done.events, done.status);
     if (!done.keep_open) break;
   }
+  done_ = true;
+  watchdog_.cancel();
   if (!stopping_) {
     beast::error_code ec;
     stream_.socket().shutdown(tcp::socket::shutdown_send, ec);
