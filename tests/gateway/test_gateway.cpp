@@ -5,6 +5,9 @@
 #include "llmchaos/client/dialect_codec.hpp"
 #include "llmchaos/client/sse.hpp"
 #include "llmchaos/core/spec_error.hpp"
+#include "test_env.hpp"
+
+#include <thread>
 
 using namespace llmchaos;
 using llmchaos::test::gateway_toml;
@@ -56,9 +59,13 @@ void require_openai_error(const net::HttpReply& r, int status, const std::string
 
 TEST_CASE("a burst of rpm + 5 requests of one key gets exactly 5 rejected with 429 and retry-after", "[gateway][limiter]") {
   GatewayWorld w(healthy_script, gateway_toml("[tiers.free]\nrpm = 8\n" + two_routes));
+  // All at once, each on its own connection: the limiter answers without waiting for the stack.
+  std::vector<net::HttpReply> replies(8 + 5);
+  std::vector<std::thread> burst;
+  for (auto& reply : replies) burst.emplace_back([&w, &reply] { reply = w.chat("sk-free-1"); });
+  for (auto& t : burst) t.join();
   int ok = 0, limited = 0;
-  for (int i = 0; i < 8 + 5; ++i) {
-    auto r = w.chat("sk-free-1");
+  for (const auto& r : replies) {
     if (r.status == 200) ++ok;
     if (r.status == 429) {
       ++limited;
@@ -333,6 +340,16 @@ TEST_CASE("/health, /stats and /metrics describe the gateway", "[gateway][observ
   }
   CHECK(w.call("GET", "/nope").status == 404);
   CHECK(w.call("GET", "/v1/chat/completions").status == 405);
+}
+
+TEST_CASE("the example gateway.toml loads: groups, chains, tiers and keys", "[gateway][config]") {
+  const auto c = gateway::load_gateway_config(test::source_dir() + "/examples/gateway.toml");
+  CHECK(c.groups.at("gpt").members == std::vector<std::string>{"gpt-east", "gpt-west"});
+  CHECK(c.qualities.at("standard") == std::vector<std::string>{"gpt", "claude"});
+  CHECK(c.qualities.at("default") == std::vector<std::string>{"gpt", "claude"});
+  CHECK(c.tiers.at("free").limits.requests_per_minute == 20);
+  CHECK(c.keys.at("sk-pro-1") == "pro");
+  CHECK(c.weights.at("gpt-east") == 2);
 }
 
 TEST_CASE("gateway config errors name file, line and column", "[gateway][config]") {
