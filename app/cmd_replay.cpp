@@ -85,7 +85,22 @@ int run_replay(const ReplayOptions& o) {
   parse_options.format = o.format == "jsonl" ? ex::TraceFormat::jsonl
                          : o.format == "csv" ? ex::TraceFormat::csv
                                              : ex::TraceFormat::detect;
-  const ex::TraceParse parsed = ex::read_trace_file(o.trace, parse_options);
+  const auto configs = ex::policy_configs(o.timeouts);
+  // The rows are kept only when something needs them (the live replay, the SVG plots); the figures
+  // alone come from one streaming pass over the file, without a row array.
+  const bool keep_rows = o.live || !o.svg_dir.empty();
+  ex::TraceParse parsed;
+  std::vector<ex::ReplayStats> figures;
+  std::size_t requests = 0;
+  if (keep_rows) {
+    parsed = ex::read_trace_file(o.trace, parse_options);
+    requests = parsed.rows.size();
+  } else {
+    auto replayed = ex::replay_trace_file(o.trace, configs, parse_options);
+    parsed = std::move(replayed.parse);
+    figures = std::move(replayed.stats);
+    requests = replayed.requests;
+  }
   for (const auto& e : parsed.errors) std::cerr << e.str() << '\n';
   if (parsed.error_count > parsed.errors.size())
     std::cerr << fmt::format("... and {} more bad lines\n", parsed.error_count - parsed.errors.size());
@@ -94,18 +109,17 @@ int run_replay(const ReplayOptions& o) {
                              parsed.error_count, o.trace);
     return 2;
   }
-  if (parsed.rows.empty()) {
+  if (requests == 0) {
     std::cerr << fmt::format("llmchaos replay: {} holds no requests\n", o.trace);
     return 2;
   }
-  const auto configs = ex::policy_configs(o.timeouts);
   ex::ReplayReport report;
   report.trace = o.trace;
-  report.requests = parsed.rows.size();
-  if (o.live && parsed.rows.size() > max_live_requests) {
+  report.requests = requests;
+  if (o.live && requests > max_live_requests) {
     std::cerr << fmt::format("llmchaos replay --live: {} requests; the live replay plays each in real time (scaled), "
                              "use at most {} (e.g. head -n 1000 {})\n",
-                             parsed.rows.size(), max_live_requests, o.trace);
+                             requests, max_live_requests, o.trace);
     return 2;
   }
   if (o.live) {
@@ -121,7 +135,7 @@ int run_replay(const ReplayOptions& o) {
     report.tolerance = agreement.tolerance;
     report.disagreements = agreement.disagreements;
   } else {
-    report.rows = ex::evaluate_all(parsed.rows, configs);
+    report.rows = keep_rows ? ex::evaluate_all(parsed.rows, configs) : std::move(figures);
   }
   const auto evaluated = std::chrono::steady_clock::now();
   ex::find_replay_format("text")->write(report, std::cout);
@@ -132,7 +146,7 @@ int run_replay(const ReplayOptions& o) {
   if (o.timing) {
     const double sec = std::chrono::duration<double>(evaluated - started).count();
     std::cerr << fmt::format("timing: read and evaluated {} rows x {} policies in {:.3f} s ({:.0f} rows/s)\n",
-                             parsed.rows.size(), configs.size(), sec, static_cast<double>(parsed.rows.size()) / sec);
+                             requests, configs.size(), sec, static_cast<double>(requests) / sec);
   }
   return report.disagreements.empty() ? 0 : 1;
 }

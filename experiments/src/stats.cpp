@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <compare>
 #include <cstdint>
 #include <cmath>
 #include <limits>
@@ -31,11 +32,20 @@ double lerp(double a, double b, double g) {
 }
 }  // namespace
 
+std::vector<double> percentiles_by_rank(std::size_t n, std::span<const double> percents,
+                                        const std::function<double(std::size_t rank)>& at) {
+  std::vector<double> out(percents.size(), nan);
+  if (n == 0) return out;
+  for (std::size_t k = 0; k < percents.size(); ++k) {
+    const Rank r = rank_of(n, percents[k]);
+    const double a = at(r.index);
+    out[k] = r.index + 1 >= n ? a : lerp(a, at(r.index + 1), r.gamma);
+  }
+  return out;
+}
+
 double percentile_sorted(std::span<const double> sorted, double percent) {
-  if (sorted.empty()) return nan;
-  const Rank r = rank_of(sorted.size(), percent);
-  if (r.index + 1 >= sorted.size()) return sorted.back();
-  return lerp(sorted[r.index], sorted[r.index + 1], r.gamma);
+  return percentiles_by_rank(sorted.size(), {&percent, 1}, [&](std::size_t rank) { return sorted[rank]; })[0];
 }
 
 namespace {
@@ -114,6 +124,53 @@ std::vector<double> percentiles(std::span<double> values, std::span<const double
     }
     done = r.index;
   }
+  return out;
+}
+
+double SortedCounts::at(std::size_t rank) const {
+  const auto run = std::upper_bound(ends_.begin(), ends_.end(), static_cast<std::uint64_t>(rank));
+  return values_[static_cast<std::size_t>(run - ends_.begin())];
+}
+
+std::size_t SortedCounts::count_at_most(double limit) const {
+  // The same comparison as the caller's `v <= limit` (so a NaN limit counts nothing).
+  const auto end = std::partition_point(values_.begin(), values_.end(), [&](double v) { return v <= limit; });
+  return end == values_.begin() ? 0 : static_cast<std::size_t>(ends_[static_cast<std::size_t>(end - values_.begin()) - 1]);
+}
+
+void LatencyCounts::grow(std::uint32_t ms) {
+  // Doubling keeps the zero-filling linear; the buckets never go past the largest millisecond seen.
+  const std::size_t wanted = std::max<std::size_t>({std::size_t{ms} + 1, 2 * per_ms_.size(), 4096});
+  per_ms_.resize(std::min<std::size_t>(wanted, std::size_t{max_ms} + 1), 0);
+}
+
+void LatencyCounts::merge(const LatencyCounts& other) {
+  if (other.per_ms_.size() > per_ms_.size()) per_ms_.resize(other.per_ms_.size(), 0);
+  for (std::size_t k = 0; k < other.per_ms_.size(); ++k) per_ms_[k] += other.per_ms_[k];
+  others_.insert(others_.end(), other.others_.begin(), other.others_.end());
+  size_ += other.size_;
+}
+
+SortedCounts LatencyCounts::sorted() const {
+  // A total order (IEEE totalOrder) so that any double, -0 and NaN included, has its place.
+  const auto before = [](double a, double b) { return std::strong_order(a, b) < 0; };
+  std::vector<double> others = others_;
+  std::sort(others.begin(), others.end(), before);
+  SortedCounts out;
+  std::uint64_t total = 0;
+  auto push = [&](double value, std::uint64_t count) {
+    total += count;
+    out.values_.push_back(value);
+    out.ends_.push_back(total);
+  };
+  std::size_t j = 0;
+  for (std::size_t k = 0; k < per_ms_.size(); ++k) {
+    if (per_ms_[k] == 0) continue;
+    const double value = static_cast<double>(k) / 1000.0;  // as add() checked it
+    for (; j < others.size() && before(others[j], value); ++j) push(others[j], 1);
+    push(value, per_ms_[k]);
+  }
+  for (; j < others.size(); ++j) push(others[j], 1);
   return out;
 }
 

@@ -361,60 +361,95 @@ template <class Fn> void for_each_line(std::string_view text, Fn&& fn) {
   }
 }
 
-// Matches a literal (inlined with constant sizes, the compare is a few loads).
-bool literal_at(const char*& p, const char* e, std::string_view t) {
-  if (static_cast<std::size_t>(e - p) < t.size() || std::memcmp(p, t.data(), t.size()) != 0) return false;
-  p += t.size();
+// Matches a literal. The length is a compile-time constant, so the compiler turns the compare into a
+// few loads instead of a memcmp call (which took a sixth of the parse when the lengths were not).
+template <std::size_t N> bool literal_at(const char*& p, const char* e, const char (&t)[N]) {
+  constexpr std::size_t n = N - 1;  // without the terminating NUL
+  if (static_cast<std::size_t>(e - p) < n || std::memcmp(p, t, n) != 0) return false;
+  p += n;
   return true;
 }
 
 // The two spellings of the canonical line: compact (what `replay --synth` writes) and with a space
 // after ':' and ',' (Python's json.dumps).
 struct CompactJson {
-  static constexpr std::string_view route[3] = {R"({"primary_1":{"sec":)", R"(,"primary_2":{"sec":)", R"(,"alternate":{"sec":)"};
-  static constexpr std::string_view ok = R"(,"ok":)";
+  static constexpr char primary_1[] = R"({"primary_1":{"sec":)";
+  static constexpr char primary_2[] = R"(,"primary_2":{"sec":)";
+  static constexpr char alternate[] = R"(,"alternate":{"sec":)";
+  static constexpr char ok[] = R"(,"ok":)";
 };
 struct SpacedJson {
-  static constexpr std::string_view route[3] = {R"({"primary_1": {"sec": )", R"(, "primary_2": {"sec": )", R"(, "alternate": {"sec": )"};
-  static constexpr std::string_view ok = R"(, "ok": )";
+  static constexpr char primary_1[] = R"({"primary_1": {"sec": )";
+  static constexpr char primary_2[] = R"(, "primary_2": {"sec": )";
+  static constexpr char alternate[] = R"(, "alternate": {"sec": )";
+  static constexpr char ok[] = R"(, "ok": )";
 };
+
+// `<key>{"sec":<plain decimal>,"ok":<true|false>}` of one attempt, in one spelling.
+template <class Spelling, std::size_t N>
+bool canonical_attempt(const char*& p, const char* e, const char (&key)[N], TraceAttempt& a) {
+  if (!literal_at(p, e, key)) return false;
+  const char* after = parse_plain_decimal(p, e, a.sec);
+  if (after == nullptr || a.sec < 0) return false;
+  p = after;
+  if (!literal_at(p, e, Spelling::ok)) return false;
+  if (literal_at(p, e, "true}")) {
+    a.ok = true;
+  } else if (literal_at(p, e, "false}")) {
+    a.ok = false;
+  } else {
+    return false;
+  }
+  return true;
+}
 
 // The fast path: the canonical line (keys in the documented order, "sec" before "ok") in one of the
 // two spellings, matched as fixed strings; no key search, no error text, no separate search for the
 // line end. Returns the end of the row (before the newline) or nullptr; anything else goes to
 // JsonLine, which accepts every valid line and explains every bad one.
 template <class Spelling> const char* canonical_row(const char* p, const char* e, TraceRow& row) {
-  for (std::size_t route = 0; route < 3; ++route) {
-    if (!literal_at(p, e, Spelling::route[route])) return nullptr;
-    TraceAttempt& a = attempt_of(row, route);
-    const char* after = parse_plain_decimal(p, e, a.sec);
-    if (after == nullptr || a.sec < 0) return nullptr;
-    p = after;
-    if (!literal_at(p, e, Spelling::ok)) return nullptr;
-    if (literal_at(p, e, "true}")) {
-      a.ok = true;
-    } else if (literal_at(p, e, "false}")) {
-      a.ok = false;
-    } else {
-      return nullptr;
-    }
-  }
-  if (!literal_at(p, e, "}")) return nullptr;
+  if (!canonical_attempt<Spelling>(p, e, Spelling::primary_1, row.primary_1) ||
+      !canonical_attempt<Spelling>(p, e, Spelling::primary_2, row.primary_2) ||
+      !canonical_attempt<Spelling>(p, e, Spelling::alternate, row.alternate) || !literal_at(p, e, "}"))
+    return nullptr;
   while (p < e && is_space(*p)) ++p;
   return (p == e || *p == '\n') ? p : nullptr;
 }
 
-void parse_jsonl(std::string_view text, TraceParse& out, ErrorSink& errors) {
-  reserve_rows(text, 97, out.rows);  // {"primary_1":{"sec":0,"ok":true},...} is 97 bytes
+// Good rows on their way to a sink: written in place into a block that is handed on when full, so the
+// consumer reads each row from cache right after it was parsed.
+class RowBlocks {
+ public:
+  explicit RowBlocks(const TraceRowSink& sink) : sink_(sink) {}
+  TraceRow& slot() { return block_[size_]; }  // the next row, kept by commit()
+  void commit() {
+    if (++size_ == block_.size()) flush();
+  }
+  void push(const TraceRow& row) {
+    slot() = row;
+    commit();
+  }
+  void flush() {
+    if (size_ > 0) sink_(std::span<const TraceRow>(block_.data(), size_));
+    size_ = 0;
+  }
+
+ private:
+  const TraceRowSink& sink_;
+  std::array<TraceRow, trace_block_rows> block_;
+  std::size_t size_ = 0;
+};
+
+void parse_jsonl(std::string_view text, TraceParse& out, ErrorSink& errors, RowBlocks& rows) {
   const char* p = text.data();
   const char* const end = p + text.size();
   while (p < end) {
     ++out.lines;
-    TraceRow row;
+    TraceRow& row = rows.slot();
     const char* row_end = canonical_row<CompactJson>(p, end, row);
     if (row_end == nullptr) row_end = canonical_row<SpacedJson>(p, end, row);
     if (row_end != nullptr) {
-      out.rows.push_back(row);
+      rows.commit();
       p = row_end == end ? end : row_end + 1;
       continue;
     }
@@ -423,21 +458,21 @@ void parse_jsonl(std::string_view text, TraceParse& out, ErrorSink& errors) {
     if (!blank(p, line_end)) {
       JsonLine scanner(p, line_end);
       if (auto general = scanner.row()) {
-        out.rows.push_back(*general);
+        rows.push(*general);
       } else {
         errors.add(out.lines, scanner.column(), scanner.error());
       }
     }
     p = nl ? nl + 1 : end;
   }
+  rows.flush();
 }
 
-void parse_csv(std::string_view text, TraceParse& out, ErrorSink& errors) {
+void parse_csv(std::string_view text, TraceParse& out, ErrorSink& errors, RowBlocks& rows) {
   std::array<std::size_t, csv_columns.size()> index{};
   bool have_header = false;
   std::size_t needed = 0;
   std::vector<std::pair<const char*, const char*>> fields;
-  reserve_rows(text, 12, out.rows);  // 0,0,0,0,0,0
   for_each_line(text, [&](std::size_t line, const char* b, const char* e) {
     ++out.lines;
     if (blank(b, e)) return true;
@@ -495,113 +530,161 @@ void parse_csv(std::string_view text, TraceParse& out, ErrorSink& errors) {
       }
       a.ok = *ok;
     }
-    out.rows.push_back(row);
+    rows.push(row);
     return true;
   });
+  rows.flush();
   if (!have_header && out.error_count == 0) errors.add(out.lines == 0 ? 1 : out.lines, 1, "empty trace: no header row");
 }
 
 }  // namespace
 
-namespace {
-// Big JSON-line inputs are cut at line ends into one chunk per thread; the chunks' rows, errors and
-// line numbers are joined in order afterwards, so the result equals the single-threaded parse.
-void parse_jsonl_parallel(std::string_view text, const TraceParseOptions& options, TraceParse& out, ErrorSink& errors) {
-  constexpr std::size_t min_chunk = 4u << 20;
-  unsigned threads = options.threads != 0 ? options.threads : std::min(8u, std::thread::hardware_concurrency());
-  threads = static_cast<unsigned>(std::min<std::size_t>(std::max(1u, threads), text.size() / min_chunk + 1));
-  if (threads <= 1) {
-    parse_jsonl(text, out, errors);
-    return;
-  }
-  std::vector<std::string_view> chunks;
-  std::size_t begin = 0;
-  for (unsigned k = 1; k <= threads && begin < text.size(); ++k) {
-    std::size_t cut = k == threads ? text.size() : text.size() * k / threads;
-    if (cut < begin) cut = begin;
-    const auto nl = text.find('\n', cut);
-    const std::size_t end = k == threads || nl == std::string_view::npos ? text.size() : nl + 1;
-    chunks.push_back(text.substr(begin, end - begin));
-    begin = end;
-  }
-  reserve_rows(text, 97, out.rows);
-  std::vector<TraceParse> parts(chunks.size());
-  std::vector<std::thread> workers;
-  for (std::size_t k = 1; k < chunks.size(); ++k)
-    workers.emplace_back([&, k] {
-      ErrorSink sink{parts[k], errors.source, errors.max_errors};
-      parse_jsonl(chunks[k], parts[k], sink);
-    });
-  parse_jsonl(chunks[0], out, errors);
-  for (auto& w : workers) w.join();
-  for (std::size_t k = 1; k < parts.size(); ++k) {
-    const std::size_t lines_before = out.lines;
-    out.rows.insert(out.rows.end(), parts[k].rows.begin(), parts[k].rows.end());
-    for (auto& e : parts[k].errors) {
-      if (out.errors.size() >= errors.max_errors) break;
-      e.pos.line += static_cast<int>(lines_before);
-      out.errors.push_back(std::move(e));
-    }
-    out.error_count += parts[k].error_count;
-    out.lines += parts[k].lines;
-  }
+unsigned trace_threads(const TraceParseOptions& options) {
+  return options.threads != 0 ? options.threads : std::clamp(std::thread::hardware_concurrency(), 1u, 8u);
 }
-}  // namespace
 
-TraceParse parse_trace(std::string_view text, const std::string& source_name, const TraceParseOptions& options) {
-  TraceParse out;
-  ErrorSink errors{out, source_name, options.max_errors};
-  if (text.size() >= 3 && std::memcmp(text.data(), "\xEF\xBB\xBF", 3) == 0) text.remove_prefix(3);  // UTF-8 BOM
-  TraceFormat format = options.format;
+namespace {
+// The text without a UTF-8 BOM, and its format (detect: '{' first -> JSON lines, else CSV).
+std::pair<std::string_view, TraceFormat> body_and_format(std::string_view text, TraceFormat format) {
+  if (text.size() >= 3 && std::memcmp(text.data(), "\xEF\xBB\xBF", 3) == 0) text.remove_prefix(3);
   if (format == TraceFormat::detect) {
     std::size_t i = 0;
     while (i < text.size() && (is_space(text[i]) || text[i] == '\n')) ++i;
     format = (i == text.size() || text[i] == '{') ? TraceFormat::jsonl : TraceFormat::csv;
   }
+  return {text, format};
+}
+
+// `parts` pieces of about equal size, each ending at a line end (the last at the end of the text).
+std::vector<std::string_view> cut_at_lines(std::string_view text, std::size_t parts) {
+  std::vector<std::string_view> out;
+  std::size_t begin = 0;
+  for (std::size_t k = 1; k <= parts && begin < text.size(); ++k) {
+    const std::size_t cut = std::max(begin, text.size() * k / parts);
+    const auto nl = text.find('\n', cut);
+    const std::size_t end = k == parts || nl == std::string_view::npos ? text.size() : nl + 1;
+    out.push_back(text.substr(begin, end - begin));
+    begin = end;
+  }
+  if (out.empty()) out.push_back(text);
+  return out;
+}
+
+// Big JSON-line inputs are cut at line ends into one part per sink and thread. Each part counts its
+// own lines and errors; they are joined in order afterwards (line numbers shifted), so errors and
+// counts equal those of a single-threaded parse.
+void scan_jsonl(std::string_view text, std::span<const TraceRowSink> sinks, const TraceParseOptions& options,
+                TraceParse& out, ErrorSink& errors) {
+  constexpr std::size_t min_part = 4u << 20;  // below this a thread costs more than it saves
+  const auto parts = cut_at_lines(text, std::min({sinks.size(), std::size_t{trace_threads(options)},
+                                                  text.size() / min_part + 1}));
+  auto parse_part = [&](std::size_t k, TraceParse& part_out, ErrorSink& part_errors) {
+    RowBlocks rows(sinks[k]);
+    parse_jsonl(parts[k], part_out, part_errors, rows);
+  };
+  std::vector<TraceParse> tails(parts.size());  // part 0 counts straight into `out`
+  std::vector<std::thread> workers;
+  for (std::size_t k = 1; k < parts.size(); ++k)
+    workers.emplace_back([&, k] {
+      ErrorSink sink{tails[k], errors.source, errors.max_errors};
+      parse_part(k, tails[k], sink);
+    });
+  parse_part(0, out, errors);
+  for (auto& w : workers) w.join();
+  for (std::size_t k = 1; k < tails.size(); ++k) {
+    for (auto& e : tails[k].errors) {
+      if (out.errors.size() >= errors.max_errors) break;
+      e.pos.line += static_cast<int>(out.lines);
+      out.errors.push_back(std::move(e));
+    }
+    out.error_count += tails[k].error_count;
+    out.lines += tails[k].lines;
+  }
+}
+}  // namespace
+
+TraceParse scan_trace(std::string_view text, const std::string& source_name, std::span<const TraceRowSink> sinks,
+                      const TraceParseOptions& options) {
+  static const TraceRowSink discard = [](std::span<const TraceRow>) {};
+  if (sinks.empty()) sinks = {&discard, 1};
+  TraceParse out;
+  ErrorSink errors{out, source_name, options.max_errors};
+  const auto [body, format] = body_and_format(text, options.format);
   if (format == TraceFormat::jsonl) {
-    parse_jsonl_parallel(text, options, out, errors);
+    scan_jsonl(body, sinks, options, out, errors);
   } else {
-    parse_csv(text, out, errors);
+    RowBlocks rows(sinks[0]);
+    parse_csv(body, out, errors, rows);
   }
   return out;
 }
 
-namespace {
-// Any readable file, pipes included.
-TraceParse read_trace_stream(const std::string& path, const TraceParseOptions& options) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw std::runtime_error(path + ": cannot open the trace file");
-  std::string buffer{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-  if (in.bad()) throw std::runtime_error(path + ": cannot read the trace file");
-  return parse_trace(buffer, path, options);
+TraceParse parse_trace(std::string_view text, const std::string& source_name, const TraceParseOptions& options) {
+  // Part 0 appends straight to `rows` (reserved for the whole text, so it never moves); the other
+  // parts' rows are appended after it once all are parsed.
+  std::vector<TraceRow> rows;
+  const bool jsonl = body_and_format(text, options.format).second == TraceFormat::jsonl;
+  reserve_rows(text, jsonl ? 97 : 12, rows);  // the shortest valid line, newline included
+  std::vector<std::vector<TraceRow>> tails(trace_threads(options));
+  std::vector<TraceRowSink> sinks;
+  for (std::size_t k = 0; k < tails.size(); ++k)
+    sinks.emplace_back([to = k == 0 ? &rows : &tails[k]](std::span<const TraceRow> block) {
+      to->insert(to->end(), block.begin(), block.end());
+    });
+  TraceParse out = scan_trace(text, source_name, sinks, options);
+  for (const auto& tail : tails) rows.insert(rows.end(), tail.begin(), tail.end());
+  out.rows = std::move(rows);
+  return out;
 }
-}  // namespace
 
-TraceParse read_trace_file(const std::string& path, const TraceParseOptions& options) {
+namespace {
+// The whole file as one buffer for `parse`: memory-mapped when it is a regular file (no copy and no
+// zero-filled buffer: both cost more than the parse itself), else read as a stream (pipes, devices).
+// Throws naming the path when it cannot be read.
+TraceParse with_file_text(const std::string& path, const std::function<TraceParse(std::string_view)>& parse) {
+  auto read_stream = [&] {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw std::runtime_error(path + ": cannot open the trace file");
+    std::string buffer{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+    if (in.bad()) throw std::runtime_error(path + ": cannot read the trace file");
+    return parse(buffer);
+  };
 #if defined(__unix__)
-  // Map the file: no copy and no zero-filled buffer (both cost more than the parse itself).
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) throw std::runtime_error(path + ": cannot open the trace file");
   struct stat st {};
   if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
     ::close(fd);
-    return read_trace_stream(path, options);  // a pipe or a device: read it as a stream
+    return read_stream();
   }
   if (st.st_size == 0) {
     ::close(fd);
-    return parse_trace({}, path, options);
+    return parse({});
   }
   const auto size = static_cast<std::size_t>(st.st_size);
   void* map = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
   ::close(fd);
-  if (map == MAP_FAILED) return read_trace_stream(path, options);
+  if (map == MAP_FAILED) return read_stream();
   ::madvise(map, size, MADV_SEQUENTIAL);
-  TraceParse out = parse_trace({static_cast<const char*>(map), size}, path, options);
-  ::munmap(map, size);
-  return out;
+  struct Unmap {
+    void* map;
+    std::size_t size;
+    ~Unmap() { ::munmap(map, size); }
+  } unmap{map, size};
+  return parse({static_cast<const char*>(map), size});
 #else
-  return read_trace_stream(path, options);
+  return read_stream();
 #endif
+}
+}  // namespace
+
+TraceParse read_trace_file(const std::string& path, const TraceParseOptions& options) {
+  return with_file_text(path, [&](std::string_view text) { return parse_trace(text, path, options); });
+}
+
+TraceParse scan_trace_file(const std::string& path, std::span<const TraceRowSink> sinks,
+                           const TraceParseOptions& options) {
+  return with_file_text(path, [&](std::string_view text) { return scan_trace(text, path, sinks, options); });
 }
 
 namespace {

@@ -12,9 +12,11 @@
 #include <cstddef>
 #include <optional>
 #include <span>
+#include <string>
 #include <string_view>
 #include <vector>
 
+#include "llmchaos/experiments/stats.hpp"
 #include "llmchaos/experiments/trace.hpp"
 
 namespace llmchaos::experiments {
@@ -41,6 +43,9 @@ struct RequestOutcome {
   int extra_calls = 0;
 };
 RequestOutcome play(const TraceRow& row, const PolicyConfig& config);
+// The second attempt that answers the request under `config` (primary_2 or alternate), or nullptr
+// when the first one does (wait, or primary_1 ok within T). play() is defined by it.
+const TraceAttempt* second_attempt(const TraceRow& row, const PolicyConfig& config);
 
 struct ReplayStats {
   PolicyConfig config;
@@ -56,10 +61,43 @@ struct ReplayStats {
 // The figures from per-request outcomes (shared by the offline and the live replay).
 ReplayStats summarize(const PolicyConfig& config, std::span<const RequestOutcome> outcomes);
 
+// Every configuration in one pass over the rows, without a latency array per configuration: the
+// successful primary_1 latencies are counted once (a configuration with timeout T takes those <= T,
+// which are the smallest of its latencies), plus per configuration the seconds of the second
+// attempts it made. Feed rows in any number of blocks, or parts on threads (one tally each, merged
+// in any order), then read the figures; they equal evaluate() of each configuration bit for bit.
+class ReplayTally {
+ public:
+  explicit ReplayTally(std::span<const PolicyConfig> configs);
+  void add(std::span<const TraceRow> rows);
+  void merge(const ReplayTally& other);  // a tally of the same configurations
+  std::size_t requests() const { return requests_; }
+  std::vector<ReplayStats> stats() const;
+
+ private:
+  std::vector<PolicyConfig> configs_;
+  double first_in_time_ = 0;  // a successful primary_1 within this is in time under every configuration
+  std::size_t requests_ = 0;
+  LatencyCounts first_ok_;             // primary_1.sec of the requests whose primary_1 succeeded
+  std::vector<LatencyCounts> second_;  // per configuration: .sec of its successful second attempts
+};
+
 ReplayStats evaluate(std::span<const TraceRow> trace, const PolicyConfig& config);
-// threads = 0: the cores for a large trace (each configuration is evaluated on one thread), else 1.
+// threads = 0: the cores for a large trace (each thread tallies a slice of the rows), else 1.
 std::vector<ReplayStats> evaluate_all(std::span<const TraceRow> trace, std::span<const PolicyConfig> configs,
                                       unsigned threads = 0);
+
+// Reads and evaluates a trace file in one streaming pass: each parsing thread feeds its own tally
+// and no row array is built (use read_trace_file + evaluate_all when the rows are needed too, e.g.
+// for the SVG plots). `parse.rows` stays empty; errors and counts are those of read_trace_file, and
+// `stats` counts the good rows only, as evaluate_all of the parsed rows would.
+struct TraceReplay {
+  TraceParse parse;
+  std::size_t requests = 0;  // good rows
+  std::vector<ReplayStats> stats;
+};
+TraceReplay replay_trace_file(const std::string& path, std::span<const PolicyConfig> configs,
+                              const TraceParseOptions& options = {});
 
 // Sorted latencies of the successful requests (for the CDF plots).
 std::vector<double> successful_latencies(std::span<const TraceRow> trace, const PolicyConfig& config);

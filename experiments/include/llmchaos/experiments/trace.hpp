@@ -10,7 +10,9 @@
 // The reader is a hand-written scanner over one memory buffer: it accepts any bytes (bad lines are
 // errors with their line and column, never a crash) and parses a million rows in a fraction of a second.
 #include <cstddef>
+#include <functional>
 #include <iosfwd>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -53,6 +55,21 @@ struct TraceParseOptions {
 TraceParse parse_trace(std::string_view text, const std::string& source_name, const TraceParseOptions& options = {});
 // Reads the whole file; throws std::runtime_error naming the path when it cannot be read.
 TraceParse read_trace_file(const std::string& path, const TraceParseOptions& options = {});
+
+// The reader as a stream, for consumers that need no row array (parse_trace is this with sinks that
+// append to `rows`). The text is cut at line ends into at most sinks.size() parts (JSON lines over
+// 4 MiB, at most trace_threads(options); CSV and small inputs are one part), each part is parsed on
+// its own thread, and the good rows of part k go to sinks[k], in text order, in blocks of at most
+// trace_block_rows (small enough to be read from cache right after they were parsed). Errors and
+// counts as parse_trace; `rows` stays empty.
+using TraceRowSink = std::function<void(std::span<const TraceRow> rows)>;
+constexpr std::size_t trace_block_rows = 512;
+TraceParse scan_trace(std::string_view text, const std::string& source_name, std::span<const TraceRowSink> sinks,
+                      const TraceParseOptions& options = {});
+TraceParse scan_trace_file(const std::string& path, std::span<const TraceRowSink> sinks,
+                           const TraceParseOptions& options = {});
+// The parsing threads `options` asks for: options.threads, or the cores (at most 8) when it is 0.
+unsigned trace_threads(const TraceParseOptions& options);
 
 // Writers (synthetic traces, tests). JSON lines with 3 decimals; CSV with the header row.
 void write_trace_jsonl(const std::vector<TraceRow>& rows, std::ostream& out);
