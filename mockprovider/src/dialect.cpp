@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <cstring>
 
 #include "dialect_util.hpp"
 #include "llmchaos/mockprovider/dialect.hpp"
@@ -24,11 +25,16 @@ const DialectSpec& dialect_spec(Dialect d) {
   return openai_dialect;
 }
 
+namespace {
+// std::isspace of the "C" locale (the program never sets another), without a library call per byte.
+bool space_char(char c) { return c == ' ' || (c >= '\t' && c <= '\r'); }
+}  // namespace
+
 std::vector<std::string> split_tokens(std::string_view text) {
   std::vector<std::string> out;
   out.reserve(static_cast<std::size_t>(count_words(text)) + 1);  // one allocation for the list
   std::size_t i = 0;
-  const auto space = [&](std::size_t k) { return std::isspace(static_cast<unsigned char>(text[k])) != 0; };
+  const auto space = [&](std::size_t k) { return space_char(text[k]); };
   while (i < text.size()) {
     std::size_t start = i;
     if (out.empty())
@@ -44,7 +50,7 @@ int count_words(std::string_view text) {
   int n = 0;
   bool in_word = false;
   for (char c : text) {
-    const bool sp = std::isspace(static_cast<unsigned char>(c)) != 0;
+    const bool sp = space_char(c);
     if (!sp && !in_word) ++n;
     in_word = !sp;
   }
@@ -52,7 +58,10 @@ int count_words(std::string_view text) {
 }
 
 std::string Answer::text() const {
+  std::size_t n = 0;
+  for (const auto& t : tokens) n += t.size();
   std::string out;
+  out.reserve(n);
   for (const auto& t : tokens) out += t;
   return out;
 }
@@ -78,16 +87,23 @@ SseFrame sse_data_crlf(const json::value& v, bool content) {
   return {"data: " + json::serialize(v) + "\r\n\r\n", content};
 }
 
+bool plain_json_text(std::string_view s) {
+  for (char c : s) {
+    const auto u = static_cast<unsigned char>(c);
+    if (u < 0x20 || u >= 0x7f || c == '"' || c == '\\') return false;
+  }
+  return true;
+}
+
 void append_json_string(std::string& out, std::string_view s) {
   // Plain text needs no escape: copy it whole; anything else goes through the serializer itself.
-  const bool plain = std::all_of(s.begin(), s.end(), [](char c) {
-    const auto u = static_cast<unsigned char>(c);
-    return u >= 0x20 && u < 0x7f && c != '"' && c != '\\';
-  });
-  if (plain) {
-    out += '"';
-    out += s;
-    out += '"';
+  if (plain_json_text(s)) {
+    const std::size_t at = out.size();
+    out.resize(at + s.size() + 2);
+    char* p = out.data() + at;
+    *p = '"';
+    std::memcpy(p + 1, s.data(), s.size());
+    p[s.size() + 1] = '"';
   } else {
     out += json::serialize(json::string_view(s.data(), s.size()));
   }

@@ -23,6 +23,8 @@ SseFrame sse_data_crlf(const json::value& v, bool content = false);
 
 // Appends s as a JSON string literal, escaped exactly as boost::json::serialize escapes it.
 void append_json_string(std::string& out, std::string_view s);
+// s needs no escape in a JSON string (printable ASCII, no quote, no backslash).
+bool plain_json_text(std::string_view s);
 
 // The path without its query string, and the query.
 std::string_view path_only(std::string_view target);

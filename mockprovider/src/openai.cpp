@@ -1,5 +1,7 @@
 // OpenAI Chat Completions: POST /v1/chat/completions (plain and `data:` SSE ending in [DONE]),
 // GET /v1/models, and {"error":{message,type,param,code}} bodies (provider-wire.md section 1).
+#include <algorithm>
+
 #include "dialect_util.hpp"
 
 namespace llmchaos::mock {
@@ -88,35 +90,47 @@ json::array tool_calls(const Answer& a, bool with_index) {
 // as serializing the equivalent boost::json::object, member order included) rather than built as a
 // DOM first.
 std::string render_body(const Answer& a) {
+  using namespace std::string_view_literals;  // literals as views: no strlen per piece
   const int out_tokens = a.output_tokens();
+  const auto number = [](std::string& out, long long v) {
+    const fmt::format_int digits(v);
+    out.append(digits.data(), digits.size());
+  };
   std::string body;
   body.reserve(288 + a.id.size() + a.model.size() + a.tokens.size() * 8);
-  body += R"({"id":)";
+  body += R"({"id":)"sv;
   append_json_string(body, a.id);
-  body += R"(,"object":"chat.completion","created":)";
-  body += fmt::format_int(created).c_str();
-  body += R"(,"model":)";
+  body += R"(,"object":"chat.completion","created":)"sv;
+  number(body, created);
+  body += R"(,"model":)"sv;
   append_json_string(body, a.model);
-  body += R"(,"choices":[{"index":0,"message":{"role":"assistant","content":)";
+  body += R"(,"choices":[{"index":0,"message":{"role":"assistant","content":)"sv;
   if (a.tool_name.empty()) {
-    append_json_string(body, a.text());
-    body += R"(,"refusal":null})";
+    // The tokens joined, without building the joined text first when none needs an escape.
+    if (std::all_of(a.tokens.begin(), a.tokens.end(), [](const std::string& t) { return plain_json_text(t); })) {
+      body += '"';
+      for (const auto& t : a.tokens) body += t;
+      body += '"';
+    } else {
+      append_json_string(body, a.text());
+    }
+    body += R"(,"refusal":null})"sv;
   } else {
-    body += R"(null,"refusal":null,"tool_calls":[{"id":)";
+    body += R"(null,"refusal":null,"tool_calls":[{"id":)"sv;
     append_json_string(body, a.tool_call_id);
-    body += R"(,"type":"function","function":{"name":)";
+    body += R"(,"type":"function","function":{"name":)"sv;
     append_json_string(body, a.tool_name);
-    body += R"(,"arguments":"{}"}}]})";
+    body += R"(,"arguments":"{}"}}]})"sv;
   }
-  body += R"(,"logprobs":null,"finish_reason":")";
+  body += R"(,"logprobs":null,"finish_reason":")"sv;
   body += finish_reason(a);
-  body += R"("}],"usage":{"prompt_tokens":)";
-  body += fmt::format_int(a.input_tokens).c_str();
-  body += R"(,"completion_tokens":)";
-  body += fmt::format_int(out_tokens).c_str();
-  body += R"(,"total_tokens":)";
-  body += fmt::format_int(a.input_tokens + out_tokens).c_str();
-  body += "}}";
+  body += R"("}],"usage":{"prompt_tokens":)"sv;
+  number(body, a.input_tokens);
+  body += R"(,"completion_tokens":)"sv;
+  number(body, out_tokens);
+  body += R"(,"total_tokens":)"sv;
+  number(body, a.input_tokens + out_tokens);
+  body += "}}"sv;
   return body;
 }
 

@@ -12,6 +12,7 @@ Plan base_plan(const FaultInput& in, FaultKind kind, bool streamed) {
   Plan p;
   p.fault = kind;
   p.streamed = streamed;
+  p.headers.reserve(streamed ? 3 : 2);
   p.headers.emplace_back("content-type", streamed ? "text/event-stream" : "application/json");
   if (streamed) p.headers.emplace_back("cache-control", "no-cache");
   p.headers.emplace_back(in.dialect.request_id_header, std::string(in.request_id));
