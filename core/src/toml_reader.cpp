@@ -1,5 +1,6 @@
 #include "llmchaos/core/toml_reader.hpp"
 
+#include <cmath>
 #include <fstream>
 #include <sstream>
 
@@ -127,8 +128,12 @@ std::optional<std::int64_t> TomlReader::opt_int(std::string_view key, std::int64
   std::int64_t v = 0;
   if (n->is_integer()) {
     v = *n->value<std::int64_t>();
-  } else if (n->is_floating_point() && *n->value<double>() == static_cast<double>(static_cast<std::int64_t>(*n->value<double>()))) {
-    v = static_cast<std::int64_t>(*n->value<double>());
+  } else if (const double d = n->is_floating_point() ? *n->value<double>() : 0.5;
+             // Range first: casting a double outside int64 (1e300, inf, nan) to an integer is undefined
+             // behaviour (UBSan float-cast-overflow; regression input
+             // tests/fuzz/corpus/fuzz_case_loader/regress_int_from_huge_float). [-2^63, 2^63) converts exactly.
+             d >= -9223372036854775808.0 && d < 9223372036854775808.0 && d == std::trunc(d)) {
+    v = static_cast<std::int64_t>(d);
   } else {
     fail(key, "expected an integer");
   }
@@ -141,6 +146,8 @@ std::optional<double> TomlReader::opt_number(std::string_view key, double min, d
   if (!n) return std::nullopt;
   if (!n->is_number()) fail(key, "expected a number");
   double v = *n->value<double>();
+  // NaN compares false with both bounds: without this, `nan` passed every range check.
+  if (std::isnan(v)) fail(key, "expected a number, got nan");
   if (v < min || v > max) fail(key, fmt::format("{} is out of range [{}, {}]", v, min, max));
   return v;
 }
