@@ -50,7 +50,9 @@ void merge_missing(toml::table& into, toml::table&& from) {
       if (existing->is_table() && node.is_table()) merge_missing(*existing->as_table(), std::move(*node.as_table()));
       continue;
     }
-    std::move(node).visit([&](auto&& n) { into.insert(key, std::move(n)); });
+    // Init-captures: clang < 16 cannot capture a structured binding (C++20 P1091), and the fuzz
+    // build uses clang 14.
+    std::move(node).visit([&into, &key = key](auto&& n) { into.insert(key, std::move(n)); });
   }
 }
 
@@ -221,7 +223,7 @@ LoadResult load_case_doc(toml::table doc, const std::string& file, const std::st
   } else {
     for (const auto& [key, node] : *routes->as_table()) {
       const std::string name(key.str());
-      routes_ok &= errors.run([&] {
+      routes_ok &= errors.run([&, &node = node] {  // init-capture: clang 14 (see merge_missing)
         auto* t = node.as_table();
         if (!t) throw SpecError(pos_of(node, file), fmt::format("route.{}: expected a table", name));
         c.script.routes[name] = mock::route_script_from_toml(*t, name, file, policy_keys);

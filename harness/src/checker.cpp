@@ -132,7 +132,7 @@ std::optional<CheckResult> check_attempts(const Ctx& x) {
   if (x.c.expect_attempts.empty()) return std::nullopt;
   std::vector<std::string> bad, good;
   for (const auto& [route, want] : x.c.expect_attempts) {
-    const auto got = std::count_if(x.h.ledger.begin(), x.h.ledger.end(), [&](const LedgerEntry& e) { return e.route == route; });
+    const auto got = std::count_if(x.h.ledger.begin(), x.h.ledger.end(), [&route = route](const LedgerEntry& e) { return e.route == route; });
     (got == want ? good : bad).push_back(fmt::format("{}: expected {}, the mock received {}", route, want, got));
   }
   return result("expect_attempts", bad.empty(), fmt::format("{}", fmt::join(bad.empty() ? good : bad, "; ")));
