@@ -1,8 +1,17 @@
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <bit>
 #include <cmath>
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <span>
 #include <sstream>
+#include <string>
 #include <vector>
+
+#include <unistd.h>
 
 #include <boost/json.hpp>
 
@@ -113,6 +122,130 @@ TEST_CASE("summarizing per-request outcomes gives the same figures as evaluating
     CHECK(a.max == b.max);
     CHECK(evaluate_all(trace, std::vector<PolicyConfig>{config})[0].p99 == b.p99);
   }
+}
+
+namespace {
+// The definition, the slow way: play every row under the configuration, sort the successful latencies.
+ReplayStats reference(std::span<const TraceRow> trace, const PolicyConfig& config) {
+  std::vector<RequestOutcome> outcomes;
+  for (const auto& row : trace) outcomes.push_back(play(row, config));
+  return summarize(config, outcomes);
+}
+
+bool same_bits(double a, double b) { return std::bit_cast<std::uint64_t>(a) == std::bit_cast<std::uint64_t>(b); }
+
+void check_same(const ReplayStats& a, const ReplayStats& b) {
+  INFO(policy_name(a.config.policy) << " T=" << a.config.timeout_sec);
+  CHECK(a.config == b.config);
+  CHECK(a.requests == b.requests);
+  CHECK(a.successes == b.successes);
+  CHECK(a.extra_calls == b.extra_calls);
+  CHECK(same_bits(a.success_rate, b.success_rate));
+  CHECK(same_bits(a.extra_call_pct, b.extra_call_pct));
+  CHECK(same_bits(a.p50, b.p50));
+  CHECK(same_bits(a.p95, b.p95));
+  CHECK(same_bits(a.p99, b.p99));
+  CHECK(same_bits(a.max, b.max));
+}
+
+// A synthetic trace whose seconds are not all whole milliseconds (every 7th row gets 6 decimals,
+// every 11th full precision, every 13th an attempt of exactly 3 s), so the tally's exact-count path
+// and its kept-as-is path both take part.
+std::vector<TraceRow> mixed_trace(std::size_t rows, std::uint64_t seed) {
+  SynthOptions options;
+  options.rows = rows;
+  options.seed = seed;
+  options.outage = std::pair<std::size_t, std::size_t>{rows / 3, rows / 3 + rows / 50};
+  auto trace = synth_trace(options);
+  for (std::size_t i = 0; i < trace.size(); ++i) {
+    for (auto* a : {&trace[i].primary_1, &trace[i].primary_2, &trace[i].alternate}) {
+      a->sec = i % 11 == 0 ? a->sec : i % 7 == 0 ? std::round(a->sec * 1e6) / 1e6 : std::round(a->sec * 1e3) / 1e3;
+      if (i % 13 == 0) a->sec = 3.0;
+    }
+  }
+  return trace;
+}
+}  // namespace
+
+TEST_CASE("one tally of every configuration equals playing each configuration and sorting, bit for bit",
+          "[experiments][replay]") {
+  const auto trace = mixed_trace(30000, 21);
+  // T on a whole millisecond, off it, equal to recorded latencies (3 s), below and above everything.
+  const auto configs = policy_configs(std::vector<double>{2.5, 2.5005, 3, 0.05, 1000});
+  for (const unsigned threads : {1u, 2u, 3u}) {
+    const auto got = evaluate_all(trace, configs, threads);
+    REQUIRE(got.size() == configs.size());
+    for (std::size_t i = 0; i < configs.size(); ++i) check_same(got[i], reference(trace, configs[i]));
+  }
+  // Fed in uneven blocks, and from two tallies merged: the same.
+  ReplayTally a(configs), b(configs);
+  const std::span<const TraceRow> all(trace);
+  std::size_t at = 0;
+  for (std::size_t block = 1; at < all.size(); block = block * 3 + 1) {
+    const std::size_t n = std::min(block, all.size() - at);
+    (at < all.size() / 2 ? a : b).add(all.subspan(at, n));
+    at += n;
+  }
+  a.merge(b);
+  CHECK(a.requests() == trace.size());
+  const auto merged = a.stats();
+  for (std::size_t i = 0; i < configs.size(); ++i) check_same(merged[i], reference(trace, configs[i]));
+  CHECK_THROWS(a.merge(ReplayTally(policy_configs(std::vector<double>{1}))));
+}
+
+TEST_CASE("a tally of only failures or of nothing gives NaN latencies like the definition", "[experiments][replay]") {
+  const std::vector<TraceRow> failures = {{{1, false}, {1, false}, {1, false}}, {{9, false}, {2, false}, {0, false}}};
+  const auto configs = policy_configs(std::vector<double>{0.5, 3});
+  const auto got = evaluate_all(failures, configs);
+  for (std::size_t i = 0; i < configs.size(); ++i) check_same(got[i], reference(failures, configs[i]));
+  const auto none = ReplayTally(configs).stats();
+  for (const auto& s : none) {
+    CHECK(s.requests == 0);
+    CHECK(std::isnan(s.p50));
+  }
+}
+
+TEST_CASE("the streaming file replay equals reading the rows and evaluating them, errors included",
+          "[experiments][replay]") {
+  const auto dir = std::filesystem::temp_directory_path() / ("llmchaos-replay-stream-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const auto rows = mixed_trace(90000, 22);  // ~10 MB of JSON lines: three parts on three threads
+  std::ostringstream jsonl, csv;
+  write_trace_jsonl(rows, jsonl);
+  write_trace_csv(rows, csv);
+  std::string text = jsonl.str();
+  // Bad lines at the start, the middle and the end; good lines off the fast path with 6 decimals.
+  text.insert(0, "{\"primary_1\": 1}\n");
+  text.insert(text.find('\n', text.size() / 2) + 1,
+              "{\"alternate\":{\"ok\":true,\"sec\":0.123456},\"primary_2\":{\"sec\":1,\"ok\":true},"
+              "\"primary_1\":{\"sec\":2.999999,\"ok\":true}}\nnot json\n");
+  text += "{\"primary_1\":{\"sec\":3.0000001,\"ok\":true},\"primary_2\":{\"sec\":1,\"ok\":true},\"alternate\":{\"sec\":1,\"ok\":false}}\n{\n";
+  const auto configs = policy_configs(std::vector<double>{2.5, 3, 3.5});
+  for (const auto& [name, content] : {std::pair{"t.jsonl", text}, std::pair{"t.csv", csv.str()}}) {
+    const auto path = (dir / name).string();
+    std::ofstream(path, std::ios::binary) << content;
+    TraceParseOptions options;
+    options.threads = 3;
+    options.max_errors = 2;
+    const auto read = read_trace_file(path, options);
+    const auto streamed = replay_trace_file(path, configs, options);
+    INFO(path);
+    CHECK(streamed.parse.rows.empty());
+    CHECK(streamed.requests == read.rows.size());
+    CHECK(streamed.parse.lines == read.lines);
+    CHECK(streamed.parse.error_count == read.error_count);
+    REQUIRE(streamed.parse.errors.size() == read.errors.size());
+    for (std::size_t i = 0; i < read.errors.size(); ++i) CHECK(streamed.parse.errors[i].str() == read.errors[i].str());
+    const auto expected = evaluate_all(read.rows, configs);
+    REQUIRE(streamed.stats.size() == expected.size());
+    for (std::size_t i = 0; i < expected.size(); ++i) {
+      check_same(streamed.stats[i], expected[i]);
+      check_same(streamed.stats[i], reference(read.rows, configs[i]));
+    }
+  }
+  CHECK(replay_trace_file((dir / "t.jsonl").string(), configs).parse.error_count == 3);
+  CHECK_THROWS(replay_trace_file((dir / "missing.jsonl").string(), configs));
+  std::filesystem::remove_all(dir);
 }
 
 // The study's expected shape (SPEC 8) on a synthetic trace: primary p95 ~ 2.8 s, p99 ~ 3.2 s.

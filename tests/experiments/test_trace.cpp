@@ -1,7 +1,10 @@
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <span>
+#include <vector>
 #include <sstream>
 #include <string>
 
@@ -256,6 +259,44 @@ TEST_CASE("a large JSON-lines trace parsed on several threads equals the single-
   CHECK(a.rows.back().primary_1.sec == 2);
   CHECK(a.error_count >= 3);
   CHECK(a.errors.front().pos.line == 1);
+}
+
+TEST_CASE("the streaming reader hands each part's rows to its own sink, in order and in small blocks",
+          "[experiments][trace]") {
+  SynthOptions options;
+  options.rows = 90000;  // ~10 MB: three parts over the 4 MiB threshold
+  std::ostringstream out;
+  write_trace_jsonl(synth_trace(options), out);
+  const std::string text = "bad\n" + out.str();
+  TraceParseOptions parse;
+  parse.threads = 3;
+  parse.format = TraceFormat::jsonl;
+  std::vector<std::vector<TraceRow>> parts(4);  // one more sink than threads: it stays unused
+  std::size_t largest_block = 0;
+  std::vector<TraceRowSink> sinks;
+  for (auto& part : parts)
+    sinks.emplace_back([&part, &largest_block](std::span<const TraceRow> block) {
+      part.insert(part.end(), block.begin(), block.end());
+      largest_block = std::max(largest_block, block.size());  // each sink runs on one thread; a benign max
+    });
+  const auto scanned = scan_trace(text, "s.jsonl", sinks, parse);
+  const auto read = parse_trace(text, "s.jsonl", parse);
+  CHECK(scanned.rows.empty());
+  CHECK(scanned.lines == read.lines);
+  REQUIRE(scanned.errors.size() == 1);
+  CHECK(scanned.errors[0].str() == read.errors[0].str());
+  CHECK(largest_block <= trace_block_rows);
+  CHECK(parts[2].size() > 0);
+  CHECK(parts[3].empty());
+  std::vector<TraceRow> joined;
+  for (const auto& part : parts) joined.insert(joined.end(), part.begin(), part.end());
+  REQUIRE(joined.size() == read.rows.size());
+  for (std::size_t i = 0; i < joined.size(); ++i) {
+    REQUIRE(joined[i].primary_1.sec == read.rows[i].primary_1.sec);
+    REQUIRE(joined[i].alternate.ok == read.rows[i].alternate.ok);
+  }
+  // No sink at all: the rows are parsed and dropped, errors still counted.
+  CHECK(scan_trace(text, "s.jsonl", {}, parse).error_count == 1);
 }
 
 TEST_CASE("the fast decimal path reads the same doubles as the general number reader", "[experiments][trace]") {
