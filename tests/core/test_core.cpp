@@ -63,6 +63,19 @@ TEST_CASE("toml reader reports file:line:col for a bad type and an unknown key",
   }
 }
 
+TEST_CASE("toml reader: integer keys accept whole floats only in range, numbers refuse nan", "[core]") {
+  // 1e300 / inf / nan cast to int64 would be undefined behaviour (UBSan); they are type errors instead.
+  auto t = parse_toml("a = 3.0\nb = 1e300\nc = -inf\nd = nan\ne = 2.5\nf = 9.2233720368547758e18\n", "f.toml");
+  TomlReader r(t, "f.toml");
+  CHECK(r.opt_int("a") == 3);
+  for (const char* key : {"b", "c", "d", "e", "f"}) {
+    INFO(key);
+    CHECK_THROWS_WITH(r.opt_int(key), Catch::Contains("expected an integer"));
+  }
+  CHECK_THROWS_WITH(r.opt_number("d"), Catch::Contains("nan"));
+  CHECK(r.opt_number("a", 0, 10) == 3.0);
+}
+
 TEST_CASE("a TOML syntax error names its line and column", "[core]") {
   try {
     parse_toml("a = \n", "bad.toml");

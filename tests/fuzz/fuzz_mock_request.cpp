@@ -74,6 +74,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (n == 0 && !ec) break;  // no progress: treat the rest as never sent
     if (ec == http::error::need_more) break;
   }
+  // Nothing parsed at all: Beast's read reports end_of_stream and the session closes without a reply
+  // (put_eof asserts got_some(); the first fuzz run crashed here on the empty input).
+  if (!parser.got_some()) return 0;
   if (ec == http::error::need_more || (!ec && !parser.is_done())) {
     ec = {};
     parser.put_eof(ec);  // the client closed here
