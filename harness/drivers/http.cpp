@@ -372,8 +372,10 @@ std::string validate(const DriverOptions& o) {
   if (o.target_url.find("{port}") != std::string::npos && o.target_command.empty())
     return "{port} in --target needs --target-command (the harness picks the port for the service it starts)";
   if (o.target_url.rfind("http://", 0) != 0) return "--target must be an http:// URL";
-  if (!o.target_config.empty() && !std::filesystem::is_regular_file(o.target_config))
-    return "--target-config " + o.target_config + ": no such file";
+  if (!o.target_config.empty()) {
+    if (!std::filesystem::is_regular_file(o.target_config)) return "--target-config " + o.target_config + ": no such file";
+    return check_target_template(read_text(o.target_config), o.target_config);
+  }
   return {};
 }
 

@@ -29,7 +29,8 @@ class InprocSession final : public CaseSession {
 
 std::string no_options(const DriverOptions& o) {
   if (!o.exec_command.empty()) return "--exec is for --driver exec";
-  if (!o.target_url.empty()) return "--target is for --driver http";
+  if (!o.target_url.empty() || !o.target_config.empty() || !o.target_command.empty())
+    return "--target, --target-config and --target-command are for --driver http";
   if (!o.mutation.empty() && !find_mutation(o.mutation))
     return "unknown mutation \"" + o.mutation + "\" (mutations: " + mutation_names() + ")";
   return {};

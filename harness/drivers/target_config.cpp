@@ -1,7 +1,9 @@
 // Rendering of --target-config templates (target_config.hpp).
 #include "target_config.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <optional>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -62,6 +64,47 @@ std::string case_policy_toml(const CaseEnv& env) {
   return out;
 }
 
+namespace {
+
+// Calls `on_placeholder(name, line)` for each {{name}} and `on_text` for the text between; throws
+// std::invalid_argument naming the line of an unclosed {{.
+template <class Text, class Placeholder>
+void scan_template(std::string_view text, const std::string& source, Text on_text, Placeholder on_placeholder) {
+  std::size_t at = 0;
+  for (;;) {
+    const auto open = text.find("{{", at);
+    on_text(text.substr(at, open == std::string_view::npos ? std::string_view::npos : open - at));
+    if (open == std::string_view::npos) return;
+    const int line = 1 + static_cast<int>(std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(open), '\n'));
+    const auto close = text.find("}}", open + 2);
+    if (close == std::string_view::npos) throw std::invalid_argument(fmt::format("{}:{}: unclosed {{{{", source, line));
+    on_placeholder(text.substr(open + 2, close - open - 2), line);
+    at = close + 2;
+  }
+}
+
+constexpr std::string_view case_placeholders[] = {"policy", "case", "namespace", "mock_base_url", "time_scale", "key", "primary"};
+constexpr std::string_view route_fields[] = {"base_url", "sdk_base_url", "dialect"};
+
+}  // namespace
+
+std::string check_target_template(std::string_view text, const std::string& source) {
+  try {
+    scan_template(text, source, [](std::string_view) {}, [&](std::string_view name, int line) {
+      bool known = std::find(std::begin(case_placeholders), std::end(case_placeholders), name) != std::end(case_placeholders);
+      if (name.starts_with("route.")) {
+        const auto dot = name.rfind('.');
+        known = dot > 6 && std::find(std::begin(route_fields), std::end(route_fields), name.substr(dot + 1)) != std::end(route_fields);
+      }
+      if (!known)
+        throw std::invalid_argument(fmt::format("{}:{}: unknown placeholder {{{{{}}}}} (see harness/drivers/README.md)", source, line, name));
+    });
+  } catch (const std::invalid_argument& e) {
+    return e.what();
+  }
+  return {};
+}
+
 std::string render_target_config(std::string_view text, const std::string& source, const CaseEnv& env,
                                  const std::string& api_key) {
   auto value_of = [&](std::string_view name) -> std::optional<std::string> {
@@ -86,22 +129,17 @@ std::string render_target_config(std::string_view text, const std::string& sourc
     return std::nullopt;
   };
   std::string out;
-  std::size_t at = 0;
-  for (;;) {
-    const auto open = text.find("{{", at);
-    out.append(text.substr(at, open == std::string_view::npos ? std::string_view::npos : open - at));
-    if (open == std::string_view::npos) break;
-    const auto close = text.find("}}", open + 2);
-    const int line = 1 + static_cast<int>(std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(open), '\n'));
-    if (close == std::string_view::npos) throw std::invalid_argument(fmt::format("{}:{}: unclosed {{{{", source, line));
-    const auto name = text.substr(open + 2, close - open - 2);
+  scan_template(text, source, [&](std::string_view part) { out.append(part); }, [&](std::string_view name, int line) {
     auto value = value_of(name);
-    if (!value)
-      throw std::invalid_argument(fmt::format("{}:{}: unknown placeholder {{{{{}}}}} for case \"{}\" (see harness/drivers/README.md)",
-                                              source, line, name, env.c->name));
+    if (!value)  // a route this case does not have
+      throw std::invalid_argument(fmt::format("{}:{}: placeholder {{{{{}}}}} has no value for case \"{}\" (routes: {})", source,
+                                              line, name, env.c->name, [&] {
+                                                std::string all;
+                                                for (const auto& [r, e] : env.endpoints) all += (all.empty() ? "" : ", ") + r;
+                                                return all;
+                                              }()));
     out += *value;
-    at = close + 2;
-  }
+  });
   return out;
 }
 

@@ -98,6 +98,18 @@ TEST_CASE("http driver: usage errors name the missing option", "[driver][http]")
                               "/examples/gateway-case-template.toml'");
   CHECK(config_alone.exit_code == 2);
   CHECK(config_alone.output.find("--target-command") != std::string::npos);
+
+  const std::string bad_template = "/tmp/llmchaos-test-http-template-" + std::to_string(::getpid()) + ".toml";
+  std::FILE* f = std::fopen(bad_template.c_str(), "w");
+  REQUIRE(f);
+  std::fputs("[gateway]\ntime_scale = {{time_scale}}\n{{polcy}}\n", f);
+  std::fclose(f);
+  auto typo = run_cli(cases({"staging/healthy-primary.toml"}) + " --driver http --target 'http://127.0.0.1:{port}' --target-config '" +
+                      bad_template + "' --target-command 'true'");
+  std::remove(bad_template.c_str());
+  INFO(typo.output);
+  CHECK(typo.exit_code == 2);
+  CHECK(typo.output.find(bad_template + ":3: unknown placeholder {{polcy}}") != std::string::npos);
 }
 
 TEST_CASE("http driver: the whole catalog through the gateway, in under a minute", "[driver][http][catalog]") {
