@@ -9,7 +9,10 @@
 #include <iterator>
 #include <optional>
 
-#include <fmt/compile.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 #include <fmt/format.h>
 
 namespace llmchaos::client {
@@ -130,11 +133,22 @@ class ErrorDetail {
     lower_len_ += n;
   }
 
-  // Position of the next '"' at or after `i` (npos: none).
+  // Position of the next '"' at or after `i` (npos: none). Keys and most values are a few bytes long,
+  // so the search is inline, 16 bytes at a time, rather than a library call per string.
   std::size_t next_quote(std::size_t i) const {
-    if (i >= body_.size()) return std::string_view::npos;
-    auto* q = static_cast<const char*>(std::memchr(body_.data() + i, '"', body_.size() - i));
-    return q ? static_cast<std::size_t>(q - body_.data()) : std::string_view::npos;
+    const std::size_t n = body_.size();
+    const char* base = body_.data();
+#if defined(__SSE2__)
+    const __m128i quote = _mm_set1_epi8('"');
+    for (; i + 16 <= n; i += 16) {
+      const __m128i block = _mm_loadu_si128(reinterpret_cast<const __m128i*>(base + i));
+      if (const int mask = _mm_movemask_epi8(_mm_cmpeq_epi8(block, quote)); mask != 0)
+        return i + static_cast<std::size_t>(__builtin_ctz(static_cast<unsigned>(mask)));
+    }
+#endif
+    for (; i < n; ++i)
+      if (base[i] == '"') return i;
+    return std::string_view::npos;
   }
 
   // Position of the quote closing the string whose content starts at `i` (npos: unterminated).
@@ -328,6 +342,15 @@ std::optional<std::string_view> header_value(const std::vector<std::pair<std::st
   return std::nullopt;
 }
 
+// Pieces of a reason text: views and a status code.
+std::size_t reason_piece_size(std::string_view s) { return s.size(); }
+std::size_t reason_piece_size(int) { return 11; }  // at most: "-2147483648"
+void append_reason_piece(std::string& out, std::string_view s) { out += s; }
+void append_reason_piece(std::string& out, int v) {
+  const fmt::format_int digits(v);
+  out.append(digits.data(), digits.size());
+}
+
 }  // namespace
 
 std::optional<double> parse_http_date_unix_ms(std::string_view text) {
@@ -392,7 +415,14 @@ void classify_into(const Observation& obs, Classification& c) {
   c.commit = CommitState::none;
   c.retry_after_ms.reset();
   c.reason.clear();  // keeps its capacity: a reused Classification allocates nothing
-  auto reason = [&](auto&&... parts) { fmt::format_to(std::back_inserter(c.reason), parts...); };
+  // The reason from its pieces (no format string: classify is on the hot path, bench/decide), sized
+  // first so that a fresh Classification allocates once.
+  auto reason = [&](auto... parts) {
+    std::size_t n = c.reason.size();
+    ((n += reason_piece_size(parts)), ...);
+    c.reason.reserve(n);
+    (append_reason_piece(c.reason, parts), ...);
+  };
   // Anything the caller already saw, or a side effect already run, cannot be taken back.
   const bool progressed = obs.visible_tokens > 0 || obs.tool_committed;
   auto after = [&](CommitState otherwise) { return progressed ? CommitState::committed : otherwise; };
@@ -421,7 +451,7 @@ void classify_into(const Observation& obs, Classification& c) {
       ErrorDetail d(obs.body);
       if (auto delay = d.first(Key::retryDelay); !delay.empty()) c.retry_after_ms = parse_proto_duration_ms(delay);
       transport(Owner::transient, CommitState::none, "in-stream error event");
-      if (auto token = d.token(); !token.empty()) reason(FMT_COMPILE(" {}"), token);
+      if (auto token = d.token(); !token.empty()) reason(std::string_view(" "), token);
       return;
     }
     case TransportEvent::missing_terminator:  // complete at the HTTP level: judged as an answer
@@ -434,10 +464,10 @@ void classify_into(const Observation& obs, Classification& c) {
     c.commit = after(CommitState::none);
     if (content_filter_finish(obs.finish_reason)) {
       c.owner = Owner::policy;
-      reason(FMT_COMPILE("{} finish {}"), obs.status, obs.finish_reason);
+      reason(obs.status, std::string_view(" finish "), std::string_view(obs.finish_reason));
     } else if (obs.contract_violation) {
       c.owner = Owner::contract;
-      reason(FMT_COMPILE("{} answer misses a required field"), obs.status);
+      reason(obs.status, std::string_view(" answer misses a required field"));
     }
     return;
   }
@@ -450,9 +480,9 @@ void classify_into(const Observation& obs, Classification& c) {
   if (!c.retry_after_ms)
     if (auto delay = d.first(Key::retryDelay); !delay.empty()) c.retry_after_ms = parse_proto_duration_ms(delay);
   if (auto token = d.token(); token.empty())
-    reason(FMT_COMPILE("{} ({})"), obs.status, verdict.why);
+    reason(obs.status, std::string_view(" ("), verdict.why, std::string_view(")"));
   else
-    reason(FMT_COMPILE("{} {} ({})"), obs.status, token, verdict.why);
+    reason(obs.status, std::string_view(" "), token, std::string_view(" ("), verdict.why, std::string_view(")"));
 }
 
 Classification classify(const Observation& obs) {

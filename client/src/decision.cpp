@@ -65,9 +65,8 @@ class Inputs {
       text = text.substr(0, room());
       cut_ = true;
     }
-    // Most pieces are a few bytes: a loop beats a memcpy call.
-    char* out = buf_ + n_;
-    for (char c : text) *out++ = c;
+    if (text.empty()) return;
+    std::memcpy(buf_ + n_, text.data(), text.size());
     n_ += text.size();
   }
   void raw(char c) {
@@ -102,8 +101,17 @@ class Inputs {
     raw(std::string_view(tmp, static_cast<std::size_t>(digits) + 1));
   }
   void integer(long long v) {
-    fmt::format_int digits(v);
-    raw(std::string_view(digits.data(), digits.size()));
+    // Digits backwards into a small buffer: budgets are short numbers, a general formatter costs more.
+    char tmp[24];
+    char* end = tmp + sizeof tmp;
+    char* p = end;
+    unsigned long long u = v < 0 ? 0ULL - static_cast<unsigned long long>(v) : static_cast<unsigned long long>(v);
+    do {
+      *--p = static_cast<char>('0' + u % 10);
+      u /= 10;
+    } while (u != 0);
+    if (v < 0) *--p = '-';
+    raw(std::string_view(p, static_cast<std::size_t>(end - p)));
   }
   void assign_to(std::string& out) const {
     out.assign(buf_, n_);
@@ -208,7 +216,7 @@ void apply_rules(const DecisionInput& in, Inputs& inputs, Decision& d) {
 void decide_into(const DecisionInput& in, Decision& d) {
   d.action = Action::fail_closed;
   d.rule = 0;
-  d.rule_text.clear();
+  d.rule_text = {};
   d.target_route.clear();
   d.wait_ms = 0;
   Inputs inputs;

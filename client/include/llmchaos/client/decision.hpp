@@ -3,6 +3,7 @@
 // action AND the rule that fired, with the inputs it looked at.
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "llmchaos/client/classifier.hpp"
@@ -33,7 +34,9 @@ struct DecisionInput {
 struct Decision {
   Action action = Action::fail_closed;
   int rule = 0;              // 1..7 as in SPEC 3
-  std::string rule_text;     // "4: transient/rate failure, retry fits the budget, breaker closed"
+  // "4: transient/rate failure, retry fits the budget, breaker closed": one of the rules' constant texts
+  // (static storage), so deciding copies no text.
+  std::string_view rule_text;
   std::string inputs;        // the inputs the rule looked at, "owner=rate commit=none attempts_left=2 ..."
   std::string target_route;  // retry: the same route; fallback: the chosen route
   double wait_ms = 0;        // retry: the retry-after to honour (backoff is added by the executor)
