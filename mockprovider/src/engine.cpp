@@ -29,6 +29,10 @@ struct RouteState {
   int used = 0;           // attempts the current step has taken
   int attempts = 0;       // attempts seen on this route
   Step then{};            // the step of every attempt after the script (select_step hands out a reference)
+  // The answer text last split into tokens, and its tokens: a route answers the same text again and
+  // again, and splitting it per attempt cost more than copying the result.
+  std::string split_text;
+  std::vector<std::string> split;
 };
 
 constexpr std::size_t fault_kinds = std::size(enum_names<FaultKind>::table);
@@ -105,12 +109,15 @@ const Step& select_step(RouteState& r, double t_ms, double time_scale) {
 
 }  // namespace
 
-Answer healthy_answer(const RouteScript& route, const Step& step, const ChatRequest& request, std::uint64_t seq) {
+namespace {
+// healthy_answer with the answer's tokens already split.
+Answer healthy_answer_of(const RouteScript& route, const Step& step, const ChatRequest& request, std::uint64_t seq,
+                         std::vector<std::string> tokens) {
   Answer a;
   a.id = id_prefix(route.dialect);
   a.id += fmt::format_int(seq).c_str();
   a.model = step.model ? *step.model : !request.model.empty() ? request.model : "mock-model";
-  a.tokens = split_tokens(step.text ? *step.text : route.default_text);
+  a.tokens = std::move(tokens);
   a.input_tokens = request.input_tokens;
   a.include_usage = request.include_usage;
   if (!request.tools.empty() && !request.tools.front().empty() && !request.last_is_tool_result) {
@@ -119,6 +126,21 @@ Answer healthy_answer(const RouteScript& route, const Step& step, const ChatRequ
     a.finish = Finish::tool_call;
   }
   return a;
+}
+
+// The same, with the route's cached split of the answer text.
+Answer healthy_answer_cached(RouteState& r, const Step& step, const ChatRequest& request, std::uint64_t seq) {
+  const std::string& text = step.text ? *step.text : r.script.default_text;
+  if (text != r.split_text || (r.split.empty() && !text.empty())) {
+    r.split_text = text;
+    r.split = split_tokens(text);
+  }
+  return healthy_answer_of(r.script, step, request, seq, r.split);
+}
+}  // namespace
+
+Answer healthy_answer(const RouteScript& route, const Step& step, const ChatRequest& request, std::uint64_t seq) {
+  return healthy_answer_of(route, step, request, seq, split_tokens(step.text ? *step.text : route.default_text));
 }
 
 struct Engine::Impl {
@@ -262,12 +284,12 @@ PlannedAttempt Engine::begin(const IncomingRequest& req) {
     // A request the provider would refuse before any work: ledgered, but it takes no script step.
     Step step;
     step.fault = FaultKind::bad_request;
-    const Answer answer = healthy_answer(route.script, step, parsed.chat, seq);
+    const Answer answer = healthy_answer_cached(route, step, parsed.chat, seq);
     const FaultInput in{step, parsed.chat, dialect, answer, request_id, impl_->time_scale, impl_->rng};
     plan = detail::error_plan(in, FaultKind::bad_request, error_kind(parsed.error), parsed.detail);
   } else {
     const Step& step = select_step(route, e.received_at_ms, impl_->time_scale);
-    const Answer answer = healthy_answer(route.script, step, parsed.chat, seq);
+    const Answer answer = healthy_answer_cached(route, step, parsed.chat, seq);
     const FaultInput in{step, parsed.chat, dialect, answer, request_id, impl_->time_scale, impl_->rng};
     plan = fault_spec(step.fault).plan(in);
   }
