@@ -227,7 +227,7 @@ TEST_CASE("the streaming file replay equals reading the rows and evaluating them
     TraceParseOptions options;
     options.threads = 3;
     options.max_errors = 2;
-    const auto read = read_trace_file(path, options);
+    const auto read = parse_trace(content, path, options);  // in memory: the reference
     const auto streamed = replay_trace_file(path, configs, options);
     INFO(path);
     CHECK(streamed.parse.rows.empty());

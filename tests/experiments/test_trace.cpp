@@ -3,10 +3,14 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <span>
 #include <vector>
 #include <sstream>
 #include <string>
+
+#include <unistd.h>
 
 #include "llmchaos/core/rng.hpp"
 #include "llmchaos/experiments/synth.hpp"
@@ -297,6 +301,53 @@ TEST_CASE("the streaming reader hands each part's rows to its own sink, in order
   }
   // No sink at all: the rows are parsed and dropped, errors still counted.
   CHECK(scan_trace(text, "s.jsonl", {}, parse).error_count == 1);
+}
+
+TEST_CASE("a trace file read in blocks equals the same text parsed in memory", "[experiments][trace]") {
+  const auto dir = std::filesystem::temp_directory_path() / ("llmchaos-trace-file-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  SynthOptions options;
+  options.rows = 50000;  // ~5.5 MB: two parts, each read in many blocks
+  std::ostringstream jsonl, csv;
+  write_trace_jsonl(synth_trace(options), jsonl);
+  write_trace_csv(synth_trace(options), csv);
+  // A good line longer than a read block (a 600 KB extra key), a bad one after it, blank lines, a
+  // BOM, and a last line without its newline.
+  const std::string long_line = R"({"note":")" + std::string(600000, 'x') +
+                                R"(","primary_1":{"sec":1,"ok":true},"primary_2":{"sec":2,"ok":true},"alternate":{"sec":3,"ok":true}})";
+  std::string text = "\xEF\xBB\xBF\n" + jsonl.str();
+  text.insert(text.find('\n', text.size() / 3) + 1, long_line + "\n{\"primary_1\": 1}\n\n");
+  text += R"({"primary_1":{"sec":1,"ok":true},"primary_2":{"sec":2,"ok":true},"alternate":{"sec":3,"ok":false}})";
+  std::string csv_text = csv.str();
+  csv_text.insert(csv_text.find('\n', csv_text.size() / 2) + 1, "1,true,2\n\n");
+  for (const auto& [name, content] : {std::pair{"f.jsonl", text}, std::pair{"f.csv", csv_text},
+                                      std::pair{"e.jsonl", std::string()}, std::pair{"h.csv", std::string("a,b\n")}}) {
+    const auto path = (dir / name).string();
+    std::ofstream(path, std::ios::binary) << content;
+    for (const unsigned threads : {1u, 2u}) {
+      TraceParseOptions parse;
+      parse.threads = threads;
+      const auto from_file = read_trace_file(path, parse);
+      const auto in_memory = parse_trace(content, path, parse);
+      INFO(path << " threads " << threads);
+      CHECK(from_file.lines == in_memory.lines);
+      CHECK(from_file.error_count == in_memory.error_count);
+      REQUIRE(from_file.errors.size() == in_memory.errors.size());
+      for (std::size_t i = 0; i < in_memory.errors.size(); ++i) CHECK(from_file.errors[i].str() == in_memory.errors[i].str());
+      REQUIRE(from_file.rows.size() == in_memory.rows.size());
+      for (std::size_t i = 0; i < in_memory.rows.size(); ++i) {
+        REQUIRE(from_file.rows[i].primary_1.sec == in_memory.rows[i].primary_1.sec);
+        REQUIRE(from_file.rows[i].alternate.ok == in_memory.rows[i].alternate.ok);
+      }
+    }
+  }
+  const auto big = read_trace_file((dir / "f.jsonl").string());
+  CHECK(big.rows.size() == 50002);
+  CHECK(big.error_count == 1);
+  CHECK_FALSE(big.rows.back().alternate.ok);
+  CHECK(read_trace_file((dir / "f.csv").string()).error_count == 1);
+  CHECK_THROWS_WITH(read_trace_file((dir / "missing.jsonl").string()), Catch::Contains("cannot open the trace file"));
+  std::filesystem::remove_all(dir);
 }
 
 TEST_CASE("the fast decimal path reads the same doubles as the general number reader", "[experiments][trace]") {
