@@ -4,6 +4,7 @@
 #include <cctype>
 #include <cstring>
 
+#include "byte_scan.hpp"
 #include "dialect_util.hpp"
 #include "llmchaos/mockprovider/dialect.hpp"
 
@@ -88,11 +89,7 @@ SseFrame sse_data_crlf(const json::value& v, bool content) {
 }
 
 bool plain_json_text(std::string_view s) {
-  for (char c : s) {
-    const auto u = static_cast<unsigned char>(c);
-    if (u < 0x20 || u >= 0x7f || c == '"' || c == '\\') return false;
-  }
-  return true;
+  return plain_run_end<true>(s.data(), s.data() + s.size()) == s.data() + s.size();
 }
 
 void append_json_string(std::string& out, std::string_view s) {
@@ -229,17 +226,11 @@ class PlainJson {
   // A string with no escape and printable ASCII only; p_ is at its opening quote.
   bool string(std::string_view& out) {
     const char* s = ++p_;
-    while (p_ < end_) {
-      const auto c = static_cast<unsigned char>(*p_);
-      if (c == '"') {
-        out = std::string_view(s, static_cast<std::size_t>(p_ - s));
-        ++p_;
-        return true;
-      }
-      if (c < 0x20 || c >= 0x7f || c == '\\') return false;
-      ++p_;
-    }
-    return false;
+    p_ = plain_run_end<true>(p_, end_);
+    if (p_ == end_ || *p_ != '"') return false;  // an escape, a control or non-ASCII byte, or no end
+    out = std::string_view(s, static_cast<std::size_t>(p_ - s));
+    ++p_;
+    return true;
   }
   // -?digits(.digits)? with at most 15 digits: exact in a double, as the full parser reads it.
   bool number() {
