@@ -293,22 +293,27 @@ bool render_plain_head(std::string& out, const Plan& plan, bool keep_alive) {
   }
   const auto reason = http::obsolete_reason(status);
   // Appended piece by piece: a format string costs more than the rest of the head.
+  using namespace std::string_view_literals;  // literals as views: no strlen per piece
+  const auto number = [&out](std::size_t v) {
+    const fmt::format_int digits(v);
+    out.append(digits.data(), digits.size());
+  };
   out.clear();
-  out += "HTTP/1.1 ";
-  out += fmt::format_int(plan.status).c_str();
+  out += "HTTP/1.1 "sv;
+  number(static_cast<std::size_t>(plan.status));
   out += ' ';
-  out += reason == "<unknown-status>" ? (plan.status == 529 ? "Overloaded" : "Error") : std::string_view(reason);
-  out += "\r\nServer: llmchaos\r\n";
+  out += reason == "<unknown-status>" ? (plan.status == 529 ? "Overloaded"sv : "Error"sv) : std::string_view(reason);
+  out += "\r\nServer: llmchaos\r\n"sv;
   for (const auto& [k, v] : plan.headers) {
     out += k;
-    out += ": ";
+    out += ": "sv;
     out += v;
-    out += "\r\n";
+    out += "\r\n"sv;
   }
-  if (!keep_alive) out += "Connection: close\r\n";
-  out += "Content-Length: ";
-  out += fmt::format_int(plan.body.size()).c_str();
-  out += "\r\n\r\n";
+  if (!keep_alive) out += "Connection: close\r\n"sv;
+  out += "Content-Length: "sv;
+  number(plan.body.size());
+  out += "\r\n\r\n"sv;
   return true;
 }
 
@@ -344,7 +349,13 @@ constexpr std::size_t fast_head_max = 8 * 1024;  // a longer head goes to Beast 
 FastHead Session::parse_fast(RawRequest& req, bool& keep_alive) {
   const auto data = buffer_.data();
   const std::string_view in(static_cast<const char*>(data.data()), data.size());
-  const auto end = in.find("\r\n\r\n");
+  // The head's end: from CR to CR (string_view::find of a 4-byte string tests every byte).
+  std::size_t end = std::string_view::npos;
+  for (std::size_t cr = in.find('\r'); cr != std::string_view::npos && cr + 4 <= in.size(); cr = in.find('\r', cr + 1))
+    if (in[cr + 1] == '\n' && in[cr + 2] == '\r' && in[cr + 3] == '\n') {
+      end = cr;
+      break;
+    }
   if (end == std::string_view::npos) return in.size() > fast_head_max ? FastHead::beast : FastHead::need_more;
   const std::size_t head_len = end + 4;
   const auto& opt = server_.options;
