@@ -101,17 +101,37 @@ class Inputs {
     raw(std::string_view(tmp, static_cast<std::size_t>(digits) + 1));
   }
   void integer(long long v) {
-    // Digits backwards into a small buffer: budgets are short numbers, a general formatter costs more.
-    char tmp[24];
-    char* end = tmp + sizeof tmp;
-    char* p = end;
+    // Digits written in place, two at a time (a budget is a short number: a general formatter costs
+    // more); the length first, so they go straight to their spot. Near the end of the buffer, through
+    // raw() (which cuts).
     unsigned long long u = v < 0 ? 0ULL - static_cast<unsigned long long>(v) : static_cast<unsigned long long>(v);
-    do {
-      *--p = static_cast<char>('0' + u % 10);
-      u /= 10;
-    } while (u != 0);
+    std::size_t len = 1;
+    for (unsigned long long bound = 10; len < 20 && u >= bound; bound *= 10) ++len;
+    char tmp[24];
+    const bool direct = room() >= len + 1;
+    char* p = (direct ? buf_ + n_ : tmp) + len + (v < 0);
+    char* const end = p;
+    static constexpr char pairs[] =
+        "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+        "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+        "8081828384858687888990919293949596979899";
+    while (u >= 100) {
+      const auto two = static_cast<unsigned>(u % 100) * 2;
+      u /= 100;
+      *--p = pairs[two + 1];
+      *--p = pairs[two];
+    }
+    if (u >= 10) {
+      *--p = pairs[u * 2 + 1];
+      *--p = pairs[u * 2];
+    } else {
+      *--p = static_cast<char>('0' + u);
+    }
     if (v < 0) *--p = '-';
-    raw(std::string_view(p, static_cast<std::size_t>(end - p)));
+    if (direct)
+      n_ = static_cast<std::size_t>(end - buf_);
+    else
+      raw(std::string_view(p, static_cast<std::size_t>(end - p)));
   }
   void assign_to(std::string& out) const {
     out.assign(buf_, n_);
