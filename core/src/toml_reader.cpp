@@ -146,8 +146,8 @@ std::optional<double> TomlReader::opt_number(std::string_view key, double min, d
   if (!n) return std::nullopt;
   if (!n->is_number()) fail(key, "expected a number");
   double v = *n->value<double>();
-  // NaN compares false with both bounds: without this, `nan` passed every range check.
-  if (std::isnan(v)) fail(key, "expected a number, got nan");
+  // NaN compares false with both bounds: without this, `nan` passed every range check; no key means inf.
+  if (!std::isfinite(v)) fail(key, fmt::format("must be a finite number (got {})", v));
   if (v < min || v > max) fail(key, fmt::format("{} is out of range [{}, {}]", v, min, max));
   return v;
 }

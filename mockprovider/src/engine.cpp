@@ -31,8 +31,8 @@ struct RouteState {
   Step then{};            // the step of every attempt after the script (select_step hands out a reference)
   // The answer text last split into tokens, and its tokens: a route answers the same text again and
   // again, and splitting it per attempt cost more than copying the result.
-  std::string split_text;
-  std::vector<std::string> split;
+  std::string split_text{};
+  std::vector<std::string> split{};
 };
 
 constexpr std::size_t fault_kinds = std::size(enum_names<FaultKind>::table);

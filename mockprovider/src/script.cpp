@@ -25,7 +25,6 @@ std::string join(std::span<const std::string_view> keys) {
 std::optional<double> duration(TomlReader& r, std::string_view key) {
   auto v = r.opt_number(key);
   if (!v) return v;
-  if (!std::isfinite(*v)) r.fail(key, "must be a finite number of milliseconds");
   if (*v < 0) r.fail(key, fmt::format("must not be negative (got {})", *v));
   return v;
 }

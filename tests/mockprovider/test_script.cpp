@@ -100,7 +100,9 @@ TEST_CASE("negative and non-finite durations are refused", "[script]") {
   CHECK(error_of(with_step(R"({ fault = "ok", latency_ms = -5 })")) ==
         "f.toml:3:40: route.a.script[0].latency_ms: must not be negative (got -5)");
   CHECK(error_of(with_step(R"({ fault = "ok", until_ms = nan })")) ==
-        "f.toml:3:38: route.a.script[0].until_ms: must be a finite number of milliseconds");
+        "f.toml:3:38: route.a.script[0].until_ms: must be a finite number (got nan)");
+  CHECK(error_of(with_step(R"({ fault = "ok", until_ms = inf })")) ==
+        "f.toml:3:38: route.a.script[0].until_ms: must be a finite number (got inf)");
   CHECK(error_of(with_step(R"({ fault = "ok", inter_event_ms = "fast" })")) ==
         "f.toml:3:44: route.a.script[0].inter_event_ms: expected a number");
   CHECK(error_of(with_step(R"({ fault = "rate_429", retry_after_ms = -1 })")) ==
