@@ -31,6 +31,7 @@ struct ReplayOptions {
   bool skip_bad = false;
   std::string json_path, markdown_path, svg_dir;
   bool timing = false;
+  unsigned threads = 0;
   // live
   bool live = false;
   double time_scale = 0.05;
@@ -85,6 +86,7 @@ int run_replay(const ReplayOptions& o) {
   parse_options.format = o.format == "jsonl" ? ex::TraceFormat::jsonl
                          : o.format == "csv" ? ex::TraceFormat::csv
                                              : ex::TraceFormat::detect;
+  parse_options.threads = o.threads;
   const auto configs = ex::policy_configs(o.timeouts);
   // The rows are kept only when something needs them (the live replay, the SVG plots); the figures
   // alone come from one streaming pass over the file, without a row array.
@@ -167,6 +169,8 @@ void add_replay(CLI::App& app, int& exit_code) {
   sub->add_option("--markdown", o->markdown_path, "write the Markdown report to FILE");
   sub->add_option("--svg", o->svg_dir, "write one latency CDF per policy into DIR (replay-<policy>.svg)");
   sub->add_flag("--timing", o->timing, "print rows/s of reading and evaluating on stderr");
+  sub->add_option("--threads", o->threads, "threads reading a large JSON-lines trace (0: the cores, at most 8)")
+      ->capture_default_str();
   sub->add_flag("--live", o->live, "play the trace through real sockets: mock provider + HTTP client per policy");
   sub->add_option("--time-scale", o->time_scale, "live: every recorded latency and T times this")
       ->check(CLI::Range(0.001, 1.0))

@@ -146,7 +146,11 @@ void LatencyCounts::grow(std::uint32_t ms) {
 
 void LatencyCounts::merge(const LatencyCounts& other) {
   if (other.per_ms_.size() > per_ms_.size()) per_ms_.resize(other.per_ms_.size(), 0);
-  for (std::size_t k = 0; k < other.per_ms_.size(); ++k) per_ms_[k] += other.per_ms_[k];
+  for (std::size_t k = 0; k < other.per_ms_.size(); ++k) {
+    const std::uint64_t sum = std::uint64_t{per_ms_[k]} + other.per_ms_[k];
+    per_ms_[k] = static_cast<std::uint32_t>(std::min<std::uint64_t>(sum, UINT32_MAX));
+    others_.insert(others_.end(), sum - per_ms_[k], static_cast<double>(k) / 1000.0);  // what a full bucket spills
+  }
   others_.insert(others_.end(), other.others_.begin(), other.others_.end());
   size_ += other.size_;
 }

@@ -366,4 +366,23 @@ TEST_CASE("the fast decimal path reads the same doubles as the general number re
     REQUIRE(b.rows.size() == 1);
     REQUIRE(a.rows[0].primary_1.sec == b.rows[0].primary_1.sec);
   }
+  // The writers' shape (1-2 integer digits, 3 decimals) has a fixed-offset path of its own; the
+  // shapes next to it (3 integer digits, 2 or 4 decimals, a leading zero, an exponent) do not.
+  for (int i = 0; i < 3000; ++i) {
+    const auto digits = static_cast<int>(rng.between(0, 6));
+    const double v = std::floor(rng.uniform() * std::pow(10.0, static_cast<double>(digits)));
+    char plain[64];
+    std::snprintf(plain, sizeof plain, "%.*f", static_cast<int>(rng.between(2, 4)), v / 1000);
+    const std::string text = i % 10 == 0 ? "0" + std::string(plain) : std::string(plain);
+    auto line = [](const std::string& n) {
+      return "{\"primary_1\":{\"sec\":1,\"ok\":true},\"primary_2\":{\"sec\":" + n +
+             ",\"ok\":true},\"alternate\":{\"sec\":1,\"ok\":true}}";
+    };
+    const auto a = parse_trace(line(text), "a");
+    const auto b = parse_trace(line(text + "e0"), "b");
+    INFO(text);
+    REQUIRE(a.rows.size() == 1);
+    REQUIRE(b.rows.size() == 1);
+    REQUIRE(a.rows[0].primary_2.sec == b.rows[0].primary_2.sec);
+  }
 }

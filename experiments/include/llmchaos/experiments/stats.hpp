@@ -47,7 +47,7 @@ class SortedCounts {
 // as it is and merged in order by sorted(). Counts from several threads add up with merge().
 class LatencyCounts {
  public:
-  static constexpr std::uint32_t max_ms = 1u << 18;  // ~262 s: a bucket array of at most 2 MiB
+  static constexpr std::uint32_t max_ms = 1u << 18;  // ~262 s: a bucket array of at most 1 MiB
 
   void add(double sec) {
     ++size_;
@@ -57,8 +57,10 @@ class LatencyCounts {
       // Exact when k / 1000 rounds to the very same double (bits compared: -0 is not +0).
       if (std::bit_cast<std::uint64_t>(static_cast<double>(k) / 1000.0) == std::bit_cast<std::uint64_t>(sec)) {
         if (k >= per_ms_.size()) grow(k);
-        ++per_ms_[k];
-        return;
+        if (per_ms_[k] != UINT32_MAX) {  // a full bucket (4 billion equal values) spills to others_
+          ++per_ms_[k];
+          return;
+        }
       }
     }
     others_.push_back(sec);
@@ -70,7 +72,9 @@ class LatencyCounts {
  private:
   void grow(std::uint32_t ms);
 
-  std::vector<std::uint64_t> per_ms_;  // per_ms_[k]: values equal to k / 1000.0; as long as the largest k
+  // per_ms_[k]: values equal to k / 1000.0; as long as the largest k. 32-bit counts keep the buckets
+  // that a trace hits most (a few thousand milliseconds around its median) in the L1 cache.
+  std::vector<std::uint32_t> per_ms_;
   std::vector<double> others_;         // values that are not a whole number of milliseconds below max_ms
   std::size_t size_ = 0;
 };
