@@ -210,11 +210,26 @@ std::optional<CheckResult> check_duplicates(const Ctx& x) {
   if (x.c.policy.workflow.replay_safe)
     return result("no_duplicate_commit", true, "replay-safe workflow: a replay duplicates nothing");
   std::map<std::string, int> committed, effects;
-  // An answer the output contract rejected never reaches the caller (the stack holds it back until it
-  // passes), so the provider's work on it is not a commit the caller could repeat.
+  // Under an output contract the stack holds the answer back until it is whole and passes: an answer
+  // the contract rejected, or a stream that broke off after some content events, never reached the
+  // caller, so the provider's work on it is not a commit the caller could repeat. A commit on arrival
+  // (post_commit_timeout: no event, never completed) still counts: the provider did the work.
   const bool contract = !x.c.policy.workflow.output_required.empty();
+  auto broke_off = [](const LedgerEntry& e) {  // the stream ended before a whole answer (SPEC 2's stream rows)
+    switch (e.fault) {
+      case FaultKind::stream_cut:
+      case FaultKind::stream_stall:
+      case FaultKind::stream_error:
+      case FaultKind::malformed_event:
+      case FaultKind::policy: return true;
+      default: return e.outcome != AttemptOutcome::completed;
+    }
+  };
+  auto held_back = [&](const LedgerEntry& e) {
+    return contract && (e.fault == FaultKind::schema_missing || (e.events_sent > 0 && broke_off(e)));
+  };
   for (const auto& e : x.h.ledger)
-    if (e.committed && !(contract && e.fault == FaultKind::schema_missing)) ++committed[e.idempotency_key];
+    if (e.committed && !held_back(e)) ++committed[e.idempotency_key];
   for (const auto& s : x.h.side_effects) ++effects[s.operation_id];
   std::vector<std::string> bad;
   for (const auto& [op, n] : effects)

@@ -385,3 +385,30 @@ TEST_CASE("an answer the output contract rejected is no commit the caller could 
   REQUIRE(r.points.size() == 1);
   CHECK(r.points[0].from_ledger == Action::fallback);  // a contract failure is a failure point by the ledger
 }
+
+TEST_CASE("under an output contract a stream broken after content events is no commit, a post-commit hold is", "[checker]") {
+  auto c = make_case(Action::retry);
+  c.policy.workflow.output_required = {"label"};
+  auto stalled = entry(1, "primary", 0, FaultKind::stream_stall, 200, 0, 2000, AttemptOutcome::client_closed, true);
+  stalled.events_sent = 1;  // a token left the mock, but the stack held it back for the contract
+  auto h = history({stalled, entry(2, "primary", 1, FaultKind::ok, 200)},
+                   log({attempt(0, "primary", Owner::transient), attempt(1, "primary")}, {point(0, "primary", Action::retry, 4)},
+                       Outcome::retry_recovery, "primary"));
+  CHECK(find_check(check_case(c, h, {}), "no_duplicate_commit")->ok);
+  // An error event ends the HTTP response properly, but the answer is still not whole.
+  auto errored = entry(1, "primary", 0, FaultKind::stream_error, 200, 0, 5, AttemptOutcome::completed, true);
+  errored.events_sent = 1;
+  auto h_error = h;
+  h_error.ledger[0] = errored;
+  CHECK(find_check(check_case(c, h_error, {}), "no_duplicate_commit")->ok);
+
+  // Without the contract the same tokens were visible: answering again is a second commit.
+  auto open = c;
+  open.policy.workflow.output_required.clear();
+  CHECK_FALSE(find_check(check_case(open, h, {}), "no_duplicate_commit")->ok);
+
+  // A commit on arrival (no event sent, never completed) is the provider's work, contract or not.
+  auto held = entry(1, "primary", 0, FaultKind::post_commit_timeout, 0, 0, 2000, AttemptOutcome::client_closed, true);
+  h.ledger[0] = held;
+  CHECK_FALSE(find_check(check_case(c, h, {}), "no_duplicate_commit")->ok);
+}

@@ -132,6 +132,19 @@ TEST_CASE("explore: the reference stack shows no violation under a plain two-rou
   CHECK(rep.violating_runs == 0);
 }
 
+TEST_CASE("explore: the reference stack shows no violation under generated policies, output contracts included",
+          "[explore]") {
+  // Seed 7 draws, in run 103, a streamed stall after one content event under an output contract: the
+  // stack holds the token back and retries, which once read as a duplicate commit.
+  ExploreOptions o;
+  o.seed = 7;
+  o.runs = 800;
+  const auto rep = explore(o);
+  CHECK(rep.runs == 800);
+  CHECK(rep.points > 500);
+  CHECK(rep.violating_runs == 0);
+}
+
 TEST_CASE("explore: a broken budget is found, shrunk to at most 3 steps, and the case reproduces via llmchaos run",
           "[explore][cli]") {
   TempDir dir("shrink");
