@@ -8,6 +8,7 @@
 #include <sys/socket.h>
 
 #include <atomic>
+#include <cctype>
 #include <chrono>
 #include <cmath>
 #include <condition_variable>
@@ -79,6 +80,41 @@ std::string provisional_action(const std::vector<AttemptTrace>& trace, const std
 std::string failure_actions(const client::DecisionLog& log) {
   std::string out;
   for (const auto& f : log.failures) out += (out.empty() ? "" : ",") + std::string(to_string(f.action));
+  return out;
+}
+
+// A route name as a token of x-llmchaos-points: percent-encoded outside A-Z a-z 0-9 - . _ ~, so it
+// never holds the list's separators (space, comma).
+std::string point_token(std::string_view route) {
+  std::string out;
+  for (unsigned char ch : route) {
+    if (std::isalnum(ch) || ch == '-' || ch == '.' || ch == '_' || ch == '~') out += static_cast<char>(ch);
+    else out += fmt::format("%{:02X}", ch);
+  }
+  return out;
+}
+
+// x-llmchaos-points: every failure point in order as "ACTION ROUTE ATTEMPT RULE", comma-separated;
+// ATTEMPT is the 0-based index of the failed attempt in this delivery, "-" when none was sent (grammar
+// in gateway/README.md). An observer cross-checks it against the upstream traffic it saw.
+std::string failure_points_header(const client::DecisionLog& log) {
+  std::string out;
+  for (const auto& f : log.failures)
+    out += fmt::format("{}{} {} {} {}", out.empty() ? "" : ",", to_string(f.action), point_token(f.route),
+                       f.attempt < 0 ? std::string("-") : std::to_string(f.attempt), f.rule);
+  return out;
+}
+
+// The same points for the drain answer, with the rule's text: {"action", "route", "attempt" (null when
+// none was sent), "rule", "rule_text"}.
+json::array failure_points_json(const client::DecisionLog& log) {
+  json::array out;
+  for (const auto& f : log.failures)
+    out.push_back(json::object{{"action", to_string(f.action)},
+                               {"route", f.route},
+                               {"attempt", f.attempt < 0 ? json::value(nullptr) : json::value(f.attempt)},
+                               {"rule", f.rule},
+                               {"rule_text", f.rule_text}});
   return out;
 }
 
@@ -450,6 +486,7 @@ bool Gateway::Impl::chat(const http::request<http::string_body>& req, tcp::socke
   HeaderList headers = decision_headers(action, log.attempts.size(), log.route, upstream, quality);
   headers.emplace_back("x-llmchaos-actions", failure_actions(log));
   if (auto unsent = unsent_points(log); !unsent.empty()) headers.emplace_back("x-llmchaos-unsent-points", fmt::format("{}", fmt::join(unsent, ",")));
+  headers.emplace_back("x-llmchaos-points", failure_points_header(log));
   headers.emplace_back("x-llmchaos-operation-id", log.operation_id);
 
   // 6. The answer.
@@ -502,6 +539,7 @@ bool Gateway::Impl::drain(const http::request<http::string_body>& req, tcp::sock
                                    {"output_tokens", log.output_tokens},
                                    {"actions", failure_actions(log)},
                                    {"unsent_points", json::value_from(unsent_points(log))},
+                                   {"points", failure_points_json(log)},
                                    {"quality", name}});
         std::lock_guard stats_lock(stats_mutex);
         ++outcomes[std::string(to_string(log.outcome))];

@@ -1,6 +1,7 @@
 // http: a gateway or service under test, reached over HTTP. The harness POSTs each workflow request
 // to `--target URL`/v1/chat/completions as an OpenAI chat request (plain or streamed, as the case says)
-// and reads the answer and the gateway's `x-llmchaos-*` headers; the actions come from the ledger.
+// and reads the answer and the gateway's `x-llmchaos-*` headers; the actions come from the ledger, and
+// from the target's own failure points (x-llmchaos-points) when it reports them for every delivery.
 // With --target-command the service is started per case (its config rendered from --target-config
 // with the case's routes inside its mock namespace) and its process group is killed at the case's
 // end. Contract in README.md beside this file.
@@ -12,7 +13,7 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <cstdlib>
+#include <charconv>
 #include <chrono>
 #include <cstring>
 #include <filesystem>
@@ -78,9 +79,99 @@ bool accepts_connections(std::uint16_t port) {
   return ok;
 }
 
-std::string header(const client::AttemptResult& r, std::string_view name) {
+std::optional<std::string> header_if(const client::AttemptResult& r, std::string_view name) {
   for (const auto& [k, v] : r.headers)
     if (k == name) return v;
+  return std::nullopt;
+}
+std::string header(const client::AttemptResult& r, std::string_view name) { return header_if(r, name).value_or(""); }
+
+// The items of a `sep`-separated list, blanks around each trimmed ("" is no item).
+std::vector<std::string_view> split_list(std::string_view list, char sep) {
+  std::vector<std::string_view> out;
+  if (list.empty()) return out;
+  for (std::size_t at = 0;;) {
+    const auto end = std::min(list.find(sep, at), list.size());
+    auto item = list.substr(at, end - at);
+    while (!item.empty() && item.front() == ' ') item.remove_prefix(1);
+    while (!item.empty() && item.back() == ' ') item.remove_suffix(1);
+    out.push_back(item);
+    if (end == list.size()) return out;
+    at = end + 1;
+  }
+}
+
+std::optional<int> parse_int(std::string_view s) {
+  int v = 0;
+  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || end != s.data() + s.size()) return std::nullopt;
+  return v;
+}
+
+// A percent-encoded token (the route of a point); nullopt when an escape is malformed.
+std::optional<std::string> percent_decoded(std::string_view s) {
+  std::string out;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    if (s[i] != '%') {
+      out += s[i];
+      continue;
+    }
+    unsigned value = 0;
+    if (i + 2 >= s.size() || std::from_chars(s.data() + i + 1, s.data() + i + 3, value, 16).ptr != s.data() + i + 3)
+      return std::nullopt;
+    out += static_cast<char>(value);
+    i += 2;
+  }
+  return out;
+}
+
+// A delivery's failure points as the target reported them; nullopt when it reported none at all.
+using ReportedPoints = std::optional<std::vector<client::FailurePoint>>;
+
+// x-llmchaos-points (gateway/README.md): "ACTION ROUTE ATTEMPT RULE" per point, comma-separated, in
+// order; ATTEMPT "-" when no attempt was sent. "" is the error of a malformed point.
+std::string points_from_header(std::string_view list, std::vector<client::FailurePoint>& out) {
+  for (const auto item : split_list(list, ',')) {
+    const auto fields = split_list(item, ' ');
+    client::FailurePoint fp;
+    fp.point = static_cast<int>(out.size()) + 1;
+    const auto action = fields.size() == 4 ? parse_enum<Action>(fields[0]) : std::nullopt;
+    const auto route = fields.size() == 4 ? percent_decoded(fields[1]) : std::nullopt;
+    const auto attempt = fields.size() == 4 ? (fields[2] == "-" ? std::optional<int>(-1) : parse_int(fields[2])) : std::nullopt;
+    const auto rule = fields.size() == 4 ? parse_int(fields[3]) : std::nullopt;
+    if (!action || !route || !attempt || *attempt < -1 || !rule)
+      return fmt::format("x-llmchaos-points item \"{}\" is not \"ACTION ROUTE ATTEMPT RULE\"", item);
+    fp.action = *action;
+    fp.route = *route;
+    fp.attempt = *attempt;
+    fp.rule = *rule;  // the rule's text is not in the header (the drain answer has it)
+    out.push_back(std::move(fp));
+  }
+  return {};
+}
+
+// The drain answer's "points": [{"action", "route", "attempt" (null: none sent), "rule", "rule_text"}].
+std::string points_from_json(const boost::json::value& v, std::vector<client::FailurePoint>& out) {
+  if (!v.is_array()) return "\"points\" is not an array";
+  for (const auto& item : v.as_array()) {
+    const auto* o = item.if_object();
+    const auto* action = o ? o->if_contains("action") : nullptr;
+    const auto* route = o ? o->if_contains("route") : nullptr;
+    const auto* attempt = o ? o->if_contains("attempt") : nullptr;
+    const auto* rule = o ? o->if_contains("rule") : nullptr;
+    const auto parsed = action && action->is_string() ? parse_enum<Action>(action->as_string()) : std::nullopt;
+    if (!parsed || !route || !route->is_string() || !attempt || !(attempt->is_null() || attempt->is_int64()) ||
+        !rule || !rule->is_int64())
+      return "a point is not {\"action\", \"route\", \"attempt\", \"rule\"}: " + boost::json::serialize(item);
+    client::FailurePoint fp;
+    fp.point = static_cast<int>(out.size()) + 1;
+    fp.action = *parsed;
+    fp.route = std::string(route->as_string());
+    fp.attempt = attempt->is_null() ? -1 : static_cast<int>(attempt->as_int64());
+    fp.rule = static_cast<int>(rule->as_int64());
+    if (const auto* text = o->if_contains("rule_text"); text && text->is_string()) fp.rule_text = std::string(text->as_string());
+    out.push_back(std::move(fp));
+  }
   return {};
 }
 
@@ -217,17 +308,6 @@ class HttpSession final : public CaseSession {
     if (action == "rejected")  // auth, body or tier limit: the harness's setup is wrong, not the stack
       throw UnknownVerdict("error: target", fmt::format("the target rejected request {} with {}: {}", sent_, res.status, res.body), output());
 
-    if (auto unsent = header(res, "x-llmchaos-unsent-points"); !unsent.empty()) {
-      std::vector<int> positions;
-      for (std::size_t at = 0; at < unsent.size();) {
-        const auto comma = std::min(unsent.find(',', at), unsent.size());
-        positions.push_back(points_before_ + std::atoi(unsent.substr(at, comma - at).c_str()));
-        at = comma + 1;
-      }
-      skip_if_pinned_after(positions.front(), fmt::format("request {}", sent_));
-    }
-    points_before_ += count_actions(header(res, "x-llmchaos-actions"));
-
     std::optional<ReportedOutcome> reported;
     if (!action.empty()) {
       reported = parse_reported_outcome(action);
@@ -244,13 +324,29 @@ class HttpSession final : public CaseSession {
     auto attempts = attempts_since(before);
     auto log = outside_log(ar.operation_id, reported, ok, ok ? res.text : std::string(), attempts, *env_.c);
     attribute(log, attempts);
+
+    const std::string where = fmt::format("request {}", sent_);
+    ReportedPoints points;
+    std::optional<int> first_unsent;  // within this request
+    if (auto list = header_if(res, "x-llmchaos-points")) {
+      points.emplace();
+      if (auto error = points_from_header(*list, *points); !error.empty())
+        throw UnknownVerdict("error: contract", where + ": " + error, output());
+      for (const auto& fp : *points)
+        if (fp.attempt < 0 && !first_unsent) first_unsent = fp.point;
+    } else if (auto unsent = split_list(header(res, "x-llmchaos-unsent-points"), ','); !unsent.empty()) {
+      first_unsent = parse_int(unsent.front());
+    }
+    const int points_here = points ? static_cast<int>(points->size()) : count_actions(header(res, "x-llmchaos-actions"));
+    take_points(log, std::move(points), first_unsent ? std::optional<int>(points_before_ + *first_unsent) : std::nullopt, where);
+    points_before_ += points_here;
     if (log.answered) {
       if (auto route = header(res, "x-llmchaos-route"); !route.empty()) log.route = route;
       log.model = res.model;
       log.input_tokens = res.input_tokens;
       log.output_tokens = res.output_tokens;
     }
-    log.elapsed_ms = wall;
+    log.elapsed_ms = wall;  // the caller's wait: the target reports no elapsed time of its own
     return log;
   }
 
@@ -287,8 +383,6 @@ class HttpSession final : public CaseSession {
         return s && s->is_string() ? std::string(s->as_string()) : std::string();
       };
       const std::string op = str("operation_id");
-      if (const auto* unsent = o->if_contains("unsent_points"); unsent && unsent->is_array() && !unsent->as_array().empty())
-        skip_if_pinned_after(1, "the redelivery of " + op);
       std::vector<LedgerEntry> mine;
       for (const auto& e : attempts)
         if (e.idempotency_key == op) mine.push_back(e);
@@ -298,13 +392,29 @@ class HttpSession final : public CaseSession {
       log.delivery = 2;
       attribute(log, mine);
       read_answer_facts(*o, log);
+      const std::string where = "the redelivery of " + op;
+      ReportedPoints points;
+      bool any_unsent = false;
+      if (const auto* list = o->if_contains("points")) {
+        points.emplace();
+        if (auto error = points_from_json(*list, *points); !error.empty())
+          throw UnknownVerdict("error: contract", "drain: " + where + ": " + error, output());
+        any_unsent = std::any_of(points->begin(), points->end(), [](const client::FailurePoint& fp) { return fp.attempt < 0; });
+      } else if (const auto* unsent = o->if_contains("unsent_points"); unsent && unsent->is_array()) {
+        any_unsent = !unsent->as_array().empty();
+      }
+      // A redelivery's points follow every point of the first deliveries: where is not known, so the
+      // skip (should it apply) counts from the first point on.
+      take_points(log, std::move(points), any_unsent ? std::optional<int>(1) : std::nullopt, where);
       out.push_back(std::move(log));
       note(fmt::format("redelivered {}: {}", op, str("outcome")));
     }
     return out;
   }
 
-  bool has_decision_log() const override { return false; }
+  // Once the requests and redeliveries ran (the runner asks then): the target reported its failure
+  // points for every delivery, so the checker compares them with the ledger's at every point.
+  bool has_decision_log() const override { return sent_ > 0 && every_delivery_reported_; }
   std::string output() const override {
     std::string out = notes_;
     if (target_) out += "--- target output ---\n" + target_->output();
@@ -331,6 +441,31 @@ class HttpSession final : public CaseSession {
       log.attempts.push_back(std::move(a));
     }
   }
+  // The delivery's points become its log's failure points when the target reported them; what only
+  // the checker can refute (the actions) is left to it, what contradicts the ledger right here (an
+  // attempt the mock did not see on that route) is a broken contract. A delivery without points makes
+  // the whole case ledger-only, and then an unsent point before a pinned one cannot be checked.
+  void take_points(client::DecisionLog& log, ReportedPoints points, std::optional<int> first_unsent, const std::string& where) {
+    if (points) {
+      for (const auto& fp : *points) {
+        if (fp.attempt < 0) continue;
+        const auto k = static_cast<std::size_t>(fp.attempt);
+        if (k >= log.attempts.size() || log.attempts[k].route != fp.route)
+          throw UnknownVerdict(
+              "error: contract",
+              fmt::format("{}: the target's failure point {} names attempt {} on route \"{}\", but the mock saw {}", where,
+                          fp.point, fp.attempt, fp.route,
+                          k < log.attempts.size() ? fmt::format("that attempt on route \"{}\"", log.attempts[k].route)
+                                                  : fmt::format("{} attempt(s) of this delivery", log.attempts.size())),
+              output());
+      }
+      log.failures = std::move(*points);
+    } else {
+      every_delivery_reported_ = false;
+    }
+    if (first_unsent && (!first_unsent_ || *first_unsent < first_unsent_->first)) first_unsent_.emplace(*first_unsent, where);
+    if (!every_delivery_reported_ && first_unsent_) skip_if_pinned_after(first_unsent_->first, first_unsent_->second);
+  }
   static int count_actions(const std::string& list) {
     return list.empty() ? 0 : 1 + static_cast<int>(std::count(list.begin(), list.end(), ','));
   }
@@ -344,7 +479,8 @@ class HttpSession final : public CaseSession {
             "skipped: decision not observable",
             fmt::format("{}: the target decided failure point {} without sending an attempt (a breaker already open "
                         "or a budget gate), which the ledger cannot show; the case pins failure point {}, so it needs "
-                        "the client's decision log (--driver inproc)", where, first_unsent, pinned.point),
+                        "the client's decision log (--driver inproc, or a target "
+                        "that reports x-llmchaos-points with every answer)", where, first_unsent, pinned.point),
             output());
   }
   void note(const std::string& line) {
@@ -360,6 +496,8 @@ class HttpSession final : public CaseSession {
   net::Url target_url_;
   int sent_ = 0;
   int points_before_ = 0;  // failure points the service reported for the requests before this one
+  bool every_delivery_reported_ = true;  // x-llmchaos-points (or the drain's "points") with every delivery so far
+  std::optional<std::pair<int, std::string>> first_unsent_;  // the first point sent without an attempt, and where
   std::string notes_;
 };
 

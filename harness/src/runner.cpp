@@ -127,7 +127,6 @@ Played play_case(const Case& c, const std::string& ns, const CaseWorld& world, c
 
   Played played;
   History& h = played.history;
-  h.has_decision_log = session->has_decision_log();
   const double interval = c.sequence ? c.sequence->interval_ms * scale : 0;
   for (int i = 0; i < c.request_count() && !cancelled; ++i) {
     const double due = t0 + i * interval;
@@ -146,6 +145,8 @@ Played play_case(const Case& c, const std::string& ns, const CaseWorld& world, c
       if (it != h.requests.end()) it->redeliveries.push_back(std::move(again));
     }
   }
+  // Asked after every delivery: a driver may know only then whether the target logged its decisions.
+  h.has_decision_log = session->has_decision_log();
   h.wall_ms = clock.now_ms() - t0;
   h.ledger = engine.ledger(ns);
   h.side_effects = engine.side_effects(ns);

@@ -314,7 +314,8 @@ void log_text(std::string& out, const client::DecisionLog& log, std::string_view
       if (!fp.next_route.empty()) out += " -> " + fp.next_route;
       if (fp.wait_ms > 0) out += " after " + format_ms(fp.wait_ms);
       if (fp.attempt < 0) out += fmt::format("  (no attempt sent on {})", fp.route);
-      out += fmt::format("  [rule {}: {}]", fp.rule, fp.rule_text);
+      // An outside target may report the rule's number without its text.
+      out += fp.rule_text.empty() ? fmt::format("  [rule {}]", fp.rule) : fmt::format("  [rule {}: {}]", fp.rule, fp.rule_text);
       if (!fp.inputs.empty()) out += "  inputs: " + fp.inputs;
       out += '\n';
     }

@@ -7,6 +7,7 @@
 #include "llmchaos/core/spec_error.hpp"
 #include "test_env.hpp"
 
+#include <algorithm>
 #include <thread>
 
 using namespace llmchaos;
@@ -174,6 +175,67 @@ open_ms = 60000
   CHECK(stats.at("breakers").at("default").at("backup").at("state") == "closed");
   CHECK(stats.at("routes").at("primary").at("failures") == 2);
   CHECK(stats.at("routes").at("backup").at("successes") == 4);
+}
+
+TEST_CASE("x-llmchaos-points lists every failure point as ACTION ROUTE ATTEMPT RULE, '-' for no attempt sent", "[gateway][headers]") {
+  const std::string script = R"(
+[route.primary]
+dialect = "openai"
+then = "overloaded"
+[route.backup]
+dialect = "anthropic"
+)";
+  GatewayWorld w(script, gateway_toml("[tiers.free]\n" + two_routes + "[route.primary.breaker]\nfailure_threshold = 2\nopen_ms = 60000\n"));
+  // Attempt 0 fails: retry (rule 4); attempt 1 fails and opens the breaker: fallback (rule 5).
+  auto first = w.chat("sk-free-1");
+  REQUIRE(first.status == 200);
+  CHECK(first.header("x-llmchaos-points") == "retry primary 0 4,fallback primary 1 5");
+  CHECK(first.header("x-llmchaos-actions") == "retry,fallback");
+  // The breaker is open: the point is decided without sending anything to the primary.
+  auto second = w.chat("sk-free-1");
+  REQUIRE(second.status == 200);
+  CHECK(second.header("x-llmchaos-points") == "fallback primary - 5");
+  CHECK(second.header("x-llmchaos-unsent-points") == "1");
+}
+
+TEST_CASE("x-llmchaos-points is present and empty when the request had no failure point", "[gateway][headers]") {
+  GatewayWorld w(healthy_script, gateway_toml("[tiers.free]\n" + two_routes));
+  auto r = w.chat("sk-free-1");
+  REQUIRE(r.status == 200);
+  const auto& h = r.headers;
+  CHECK(std::any_of(h.begin(), h.end(), [](const auto& kv) { return kv.first == "x-llmchaos-points" && kv.second.empty(); }));
+}
+
+TEST_CASE("the drain answer carries each redelivery's failure points with their rule text", "[gateway][queue]") {
+  const std::string script = R"(
+[route.primary]
+dialect = "openai"
+text = "alpha beta gamma"
+script = [{ fault = "server_500" }, { fault = "overloaded" }]
+[route.backup]
+dialect = "anthropic"
+)";
+  std::string config = two_routes;
+  config.replace(config.find("max_total_attempts = 3"), 22, "max_total_attempts = 3\nqueue_allowed = true");
+  GatewayWorld w(script, gateway_toml("[tiers.free]\n" + config));
+  auto queued = w.chat("sk-free-1", false, {{"idempotency-key", "op-1"}});
+  INFO(queued.body);
+  REQUIRE(queued.status == 202);
+  CHECK(queued.header("x-llmchaos-points").rfind("queue primary 0 ", 0) == 0);
+  auto drained = w.call("POST", "/v1/llmchaos/drain", "", {{"authorization", "Bearer sk-free-1"}});
+  INFO(drained.body);
+  REQUIRE(drained.status == 200);
+  const auto answer = boost::json::parse(drained.body);
+  const auto& item = answer.at("redelivered").at(0);
+  CHECK(item.at("operation_id") == "op-1");
+  CHECK(item.at("outcome") == "retry_recovery");
+  const auto& points = item.at("points").as_array();
+  REQUIRE(points.size() == 1);
+  CHECK(points[0].at("action") == "retry");
+  CHECK(points[0].at("route") == "primary");
+  CHECK(points[0].at("attempt") == 0);
+  CHECK(points[0].at("rule") == 4);
+  CHECK(std::string_view(points[0].at("rule_text").as_string()).rfind("4: ", 0) == 0);
 }
 
 TEST_CASE("the balancer sends most of a model group's load to its faster endpoint", "[gateway][balancer]") {

@@ -1,10 +1,13 @@
 // The http driver end to end through the CLI: `llmchaos run --driver http` starts `llmchaos gateway`
 // per case (its config rendered from examples/gateway-case-template.toml with the case's routes in
-// its mock namespace) and reads the outcome from the gateway's answers and the ledger.
+// its mock namespace) and reads the outcome from the gateway's answers and the ledger; the gateway's
+// failure points (x-llmchaos-points) are cross-checked against the ledger, and a tiny target that
+// misreports them (points_target.py) is caught.
 #include <catch2/catch.hpp>
 
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -60,6 +63,29 @@ int catalog_case_count() {
   return n;
 }
 
+std::string read_file(const std::string& path) {
+  std::FILE* f = std::fopen(path.c_str(), "r");
+  REQUIRE(f);
+  std::string text;
+  char buf[4096];
+  while (std::size_t n = std::fread(buf, 1, sizeof buf, f)) text.append(buf, n);
+  std::fclose(f);
+  return text;
+}
+
+// One case through tests/harness/points_target.py in MODE; the case's JSON report.
+boost::json::value run_points_target(const std::string& mode, CliRun& r) {
+  const auto src = test::source_dir();
+  const std::string report = "/tmp/llmchaos-test-points-" + mode + "-" + std::to_string(::getpid()) + ".json";
+  r = run_cli(cases({"faults/openai/bad-request-fails-closed.toml"}) +
+              " --driver http --target 'http://127.0.0.1:{port}' --target-config '" + src +
+              "/tests/harness/points_target.toml' --target-command \"python3 '" + src +
+              "/tests/harness/points_target.py' {config} {port} " + mode + "\" --time-scale 0.1 --quiet --json '" + report + "'");
+  auto v = boost::json::parse(read_file(report));
+  std::remove(report.c_str());
+  return v.at("cases").at(0);
+}
+
 }  // namespace
 
 TEST_CASE("http driver: catalog cases pass through a gateway started per case", "[driver][http]") {
@@ -73,16 +99,15 @@ TEST_CASE("http driver: catalog cases pass through a gateway started per case", 
   CHECK(r.output.find("6 cases: 6 passed, 0 failed, 0 unknown") != std::string::npos);
   CHECK(r.output.find("driver http") != std::string::npos);
 
-  std::FILE* f = std::fopen(report.c_str(), "r");
-  REQUIRE(f);
-  std::string text;
-  char buf[4096];
-  while (std::size_t n = std::fread(buf, 1, sizeof buf, f)) text.append(buf, n);
-  std::fclose(f);
+  auto v = boost::json::parse(read_file(report));
   std::remove(report.c_str());
-  auto v = boost::json::parse(text);
   for (const auto& c : v.at("cases").as_array()) {
     INFO(c.at("name"));
+    // A plain (not streamed) answer carries the gateway's points: the actions are the log's, checked
+    // against the ledger's (a ledger-only point has no rule). A stream's head goes out before them.
+    const auto& tags = c.at("tags").as_array();
+    if (std::find(tags.begin(), tags.end(), boost::json::value("stream")) == tags.end())
+      for (const auto& p : c.at("points").as_array()) CHECK(p.at("rule") != "");
     // The gateway's output and the driver's notes of every request are in the report.
     const auto& out = c.at("driver_output").as_string();
     CHECK(std::string_view(out).find("listening on http://127.0.0.1:") != std::string_view::npos);
@@ -130,14 +155,54 @@ TEST_CASE("http driver: the whole catalog through the gateway, in under a minute
   const int total = std::stoi(m[1]), passed = std::stoi(m[2]), failed = std::stoi(m[3]), unknown = std::stoi(m[4]);
   CHECK(total == catalog_case_count());
   CHECK(failed == 0);
-  // The only cases not passed are those whose pinned failure points the gateway decided without an
-  // attempt: the driver says so instead of guessing (harness/drivers/README.md).
-  CHECK(passed + unknown == total);
-  CHECK(unknown <= 5);
-  const std::regex unknown_reason(R"(unknown: (\S+))");
-  for (std::sregex_iterator it(r.output.begin(), r.output.end(), unknown_reason), end; it != end; ++it)
-    CHECK((*it)[1] == "skipped:");
+  // Points the gateway decided without an attempt (breaker open, budget gate) come with its
+  // x-llmchaos-points, so no pinned point is left unobservable.
+  CHECK(unknown == 0);
+  CHECK(passed == total);
   CHECK(r.seconds < 60);
+}
+
+TEST_CASE("http driver: a target whose reported points match the ledger passes with its decision log", "[driver][http][points]") {
+  CliRun r;
+  const auto c = run_points_target("honest", r);
+  INFO(r.output);
+  CHECK(c.at("verdict") == "pass");
+  const auto& point = c.at("points").at(0);
+  CHECK(point.at("from_log") == "fail_closed");
+  CHECK(point.at("from_ledger") == "fail_closed");
+  CHECK(point.at("rule") == "rule 1");
+}
+
+TEST_CASE("http driver: a target that reports a point action the ledger contradicts fails the case", "[driver][http][points]") {
+  CliRun r;
+  const auto c = run_points_target("lie", r);
+  INFO(r.output);
+  CHECK(r.exit_code == 1);
+  CHECK(c.at("verdict") == "fail");
+  bool caught = false;
+  for (const auto& check : c.at("checks").as_array())
+    if (check.at("name") == "action_agreement") {
+      CHECK(check.at("ok") == false);
+      caught = std::string_view(check.at("message").as_string()).find("decision log says retry, ledger says fail_closed") !=
+               std::string_view::npos;
+    }
+  CHECK(caught);
+}
+
+TEST_CASE("http driver: a reported point on an attempt the mock saw on another route breaks the contract", "[driver][http][points]") {
+  CliRun r;
+  const auto c = run_points_target("wrong-route", r);
+  INFO(r.output);
+  CHECK(c.at("verdict") == "unknown");
+  CHECK(c.at("unknown_reason") == "error: contract");
+}
+
+TEST_CASE("http driver: a target without x-llmchaos-points is judged on the ledger alone", "[driver][http][points]") {
+  CliRun r;
+  const auto c = run_points_target("silent", r);
+  INFO(r.output);
+  CHECK(c.at("verdict") == "pass");
+  CHECK(c.at("points").at(0).at("rule") == "");  // ledger-derived: no rule
 }
 
 }  // namespace llmchaos::harness

@@ -72,7 +72,8 @@ class CaseSession {
   // Redelivers what the stack queued (its attempts count in the same budget); empty when it cannot.
   virtual std::vector<client::DecisionLog> drain() { return {}; }
   // true when logs carry the stack's own decisions (attempts and failure points); false: only the
-  // outcome and answer, so the checker derives the actions from the ledger alone.
+  // outcome and answer, so the checker derives the actions from the ledger alone. Asked once the
+  // requests and the redeliveries ran (http: true when the target reported its points for all).
   virtual bool has_decision_log() const = 0;
   // Captured output (exec), shown in reports; capped by the driver.
   virtual std::string output() const { return {}; }
