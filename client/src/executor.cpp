@@ -304,6 +304,9 @@ class Delivery {
         return;
       case Action::queue: {
         QueuedRequest item{req_, spent_, now, log_.delivery, c.reason};
+        // The caller's token callback refers to the caller's state (a gateway's connection, its
+        // answer id) and returns with this call: a redelivery later has no caller to stream to.
+        item.request.on_token = nullptr;
         if (s_.queue.push(std::move(item))) {
           log_.failures.push_back(fp);
           finish(Outcome::queued);

@@ -375,6 +375,25 @@ TEST_CASE("executor: a bare 500 is queued, not redelivered in the same call, and
   CHECK(stack.queued() == 0);
 }
 
+TEST_CASE("executor: a queued request's redelivery does not call the first caller's token callback", "[executor]") {
+  // The callback belongs to the call that queued the request (the gateway streams to its connection
+  // from it); by the time of the drain that call has returned and what it captured is gone.
+  Fixture f;
+  f.policy.workflow.queue_allowed = true;
+  f.transport.script["primary"] = {error(500, openai_500), ok()};
+  auto& stack = f.make();
+  int tokens_to_first_caller = 0;
+  WorkflowRequest request;
+  request.on_token = [&](std::string_view) { ++tokens_to_first_caller; };
+  auto log = stack.execute(request);
+  REQUIRE(log.outcome == Outcome::queued);
+  auto logs = stack.drain();
+  REQUIRE(logs.size() == 1);
+  CHECK(logs[0].outcome == Outcome::retry_recovery);
+  CHECK(logs[0].answered);
+  CHECK(tokens_to_first_caller == 0);
+}
+
 TEST_CASE("executor: a redelivery with no attempt left fails closed at the budget gate without sending",
           "[executor]") {
   Fixture f;

@@ -44,7 +44,7 @@ int stray_sleepers() {
   while (auto* e = readdir(d)) {
     std::ifstream f(std::string("/proc/") + e->d_name + "/cmdline");
     const std::string cmd((std::istreambuf_iterator<char>(f)), {});
-    if (cmd == std::string("sleep\0613\0", 10)) ++n;
+    if (cmd == std::string("sleep\0" "613", 10)) ++n;  // split: "\0613" would be the octal escape \061
   }
   closedir(d);
   return n;
