@@ -296,13 +296,9 @@ class HttpSession final : public CaseSession {
                      header(res, "x-llmchaos-action"), header(res, "x-llmchaos-attempts"), header(res, "x-llmchaos-route"),
                      res.error.empty() ? "" : " error: " + res.error));
     if (res.status == 0) {
-      // No answer at all: the service died, hung, or refused the connection.
-      if (target_)
-        if (auto status = target_->exited())
-          throw UnknownVerdict("crash", fmt::format("the target exited ({}) during request {}", TargetProcess::describe(*status), sent_), output());
       if (res.event == client::TransportEvent::timeout_no_byte)
-        throw UnknownVerdict("hang", fmt::format("the target did not answer request {} within {:.0f} ms", sent_, ar.timeout_ms), output());
-      throw UnknownVerdict("crash", fmt::format("request {} to {}: {}", sent_, base_url_, res.error), output());
+        no_answer(fmt::format("the target did not answer request {} within {:.0f} ms", sent_, ar.timeout_ms), true);
+      no_answer(fmt::format("request {} to {}: {}", sent_, base_url_, res.error), false);
     }
     const std::string action = header(res, "x-llmchaos-action");
     if (action == "rejected")  // auth, body or tier limit: the harness's setup is wrong, not the stack
@@ -365,7 +361,8 @@ class HttpSession final : public CaseSession {
     try {
       reply = net::http_call(call);
     } catch (const std::exception& e) {
-      throw UnknownVerdict("hang", fmt::format("drain: {}", e.what()), output());
+      const bool timed_out = std::string_view(e.what()).find("timeout") != std::string_view::npos;  // Beast: "...due to a timeout"
+      no_answer(fmt::format("drain: {}", e.what()), timed_out);
     }
     if (reply.status != 200) return {};
     boost::system::error_code ec;
@@ -482,6 +479,19 @@ class HttpSession final : public CaseSession {
                         "the client's decision log (--driver inproc, or a target "
                         "that reports x-llmchaos-points with every answer)", where, first_unsent, pinned.point),
             output());
+  }
+  // No answer at all: the service died (crash: a sanitizer abort, a segfault), stayed silent past the
+  // deadline (hang), or dropped the connection (crash). A dying process closes its sockets a moment
+  // before it can be reaped, so its exit is awaited briefly before the verdict.
+  [[noreturn]] void no_answer(const std::string& what, bool timed_out) {
+    if (target_)
+      for (const double until = now_ms() + (timed_out ? 0 : 1000);;) {
+        if (auto status = target_->exited())
+          throw UnknownVerdict("crash", fmt::format("{}; the target exited ({})", what, TargetProcess::describe(*status)), output());
+        if (now_ms() >= until) break;
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      }
+    throw UnknownVerdict(timed_out ? "hang" : "crash", what, output());
   }
   void note(const std::string& line) {
     if (notes_.size() < output_cap) notes_ += line + "\n";
