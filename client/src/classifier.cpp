@@ -15,6 +15,8 @@
 
 #include <fmt/format.h>
 
+#include "llmchaos/core/byte_scan.hpp"
+
 namespace llmchaos::client {
 namespace {
 
@@ -86,7 +88,7 @@ class ErrorDetail {
     for (std::size_t i = 0; i < n_; ++i)
       if (fields_[i].key == k)
         for (auto n : needles)
-          if (value(i).find(n) != std::string_view::npos) return true;
+          if (byte_scan::contains(value(i), n)) return true;
     return false;
   }
   // Some message contains one of `needles` (lower case), ignoring case.
@@ -98,7 +100,7 @@ class ErrorDetail {
     }
     const std::string_view text(lower_, lower_len_);
     for (auto n : needles)
-      if (text.find(n) != std::string_view::npos) return true;
+      if (byte_scan::contains(text, n)) return true;
     return false;
   }
   // The most specific error token for the reason text: a string `code`, else a `type` other than
@@ -120,79 +122,94 @@ class ErrorDetail {
   };
   std::string_view value(std::size_t i) const { return {body_.data() + fields_[i].value_pos, fields_[i].value_len}; }
 
-  void add(std::size_t key_pos, std::size_t key_len, std::size_t value_pos, std::size_t value_len, bool scalar) {
-    auto k = key_of({body_.data() + key_pos, key_len});
+  void add(std::string_view key, std::string_view value, bool scalar) {
+    auto k = key_of(key);
     if (!k || n_ == max_fields) return;  // a key no rule reads, or more than any error body we know
-    fields_[n_++] = {static_cast<std::uint16_t>(value_pos), static_cast<std::uint16_t>(value_len), *k, scalar};
+    fields_[n_++] = {static_cast<std::uint16_t>(value.data() - body_.data()),
+                     static_cast<std::uint16_t>(value.size()), *k, scalar};
   }
 
   void append_lower(std::string_view text) const {
     if (lower_len_ > 0 && lower_len_ < sizeof lower_) lower_[lower_len_++] = '\n';
     const std::size_t n = std::min(text.size(), sizeof lower_ - lower_len_);
-    for (std::size_t i = 0; i < n; ++i) lower_[lower_len_ + i] = lower(text[i]);
+    char* out = lower_ + lower_len_;
+#if defined(__SSE2__)
+    // 16 bytes at a time: a message is ~100 bytes, and a byte loop cost more than the rules reading it.
+    // The last block overlaps the one before rather than leaving a tail (lowering twice is harmless).
+    // Signed compares: bytes from 0x80 up are negative, so they are never taken for 'A'..'Z'.
+    if (n >= 16) {
+      const __m128i before_a = _mm_set1_epi8('A' - 1), after_z = _mm_set1_epi8('Z' + 1),
+                    case_bit = _mm_set1_epi8(0x20);
+      auto lower16 = [&](std::size_t at) {
+        const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(text.data() + at));
+        const __m128i upper = _mm_and_si128(_mm_cmpgt_epi8(v, before_a), _mm_cmplt_epi8(v, after_z));
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(out + at),
+                         _mm_or_si128(v, _mm_and_si128(upper, case_bit)));
+      };
+      for (std::size_t i = 0; i + 16 < n; i += 16) lower16(i);
+      lower16(n - 16);
+      lower_len_ += n;
+      return;
+    }
+#endif
+    for (std::size_t i = 0; i < n; ++i) out[i] = lower(text[i]);
     lower_len_ += n;
   }
 
-  // Position of the next '"' at or after `i` (npos: none). Keys and most values are a few bytes long,
-  // so the search is inline, 16 bytes at a time, rather than a library call per string.
-  std::size_t next_quote(std::size_t i) const {
-    const std::size_t n = body_.size();
-    const char* base = body_.data();
-#if defined(__SSE2__)
-    const __m128i quote = _mm_set1_epi8('"');
-    for (; i + 16 <= n; i += 16) {
-      const __m128i block = _mm_loadu_si128(reinterpret_cast<const __m128i*>(base + i));
-      if (const int mask = _mm_movemask_epi8(_mm_cmpeq_epi8(block, quote)); mask != 0)
-        return i + static_cast<std::size_t>(__builtin_ctz(static_cast<unsigned>(mask)));
-    }
-#endif
-    for (; i < n; ++i)
-      if (base[i] == '"') return i;
-    return std::string_view::npos;
-  }
-
-  // Position of the quote closing the string whose content starts at `i` (npos: unterminated).
-  std::size_t string_end(std::size_t i) const {
-    const char* base = body_.data();
-    while (i < body_.size()) {
-      const std::size_t q = next_quote(i);
-      if (q == std::string_view::npos) return q;
-      std::size_t pos = q, slashes = 0;
-      while (pos - slashes > i && base[pos - slashes - 1] == '\\') ++slashes;
-      if (slashes % 2 == 0) return pos;
-      i = pos + 1;
-    }
-    return std::string_view::npos;
-  }
-
-  std::size_t skip_ws(std::size_t i) const {
-    while (i < body_.size() && (body_[i] == ' ' || body_[i] == '\n' || body_[i] == '\r' || body_[i] == '\t')) ++i;
-    return i;
+  static const char* skip_ws(const char* p, const char* end) {
+    // Blanks are all at or below ' ' and rare in provider bodies: one compare for the usual byte.
+    auto blank = [](char c) {
+      return static_cast<unsigned char>(c) <= ' ' && (c == ' ' || c == '\n' || c == '\r' || c == '\t');
+    };
+    while (p < end && blank(*p)) ++p;
+    return p;
   }
 
   void scan() {
-    std::size_t i = skip_ws(0);
-    if (i >= body_.size() || (body_[i] != '{' && body_[i] != '[')) return;  // not JSON: no detail
-    while (i < body_.size()) {
-      // Every key is a string: jump from quote to quote.
-      const std::size_t q = next_quote(i);
-      if (q == std::string_view::npos) return;
-      const std::size_t key_pos = q + 1;
-      const std::size_t key_end = string_end(key_pos);
-      if (key_end == std::string_view::npos) return;
-      i = skip_ws(key_end + 1);
-      if (i >= body_.size() || body_[i] != ':') continue;  // a value in an array, not a key
-      i = skip_ws(i + 1);
-      if (i >= body_.size()) return;
-      if (body_[i] == '"') {
-        const std::size_t value_end = string_end(i + 1);
-        if (value_end == std::string_view::npos) return;
-        add(key_pos, key_end - key_pos, i + 1, value_end - i - 1, false);
-        i = value_end + 1;
-      } else if (body_[i] != '{' && body_[i] != '[') {  // number, true, false, null
-        const std::size_t start = i;
-        while (i < body_.size() && body_[i] != ',' && body_[i] != '}' && body_[i] != ']' && body_[i] != ' ') ++i;
-        add(key_pos, key_end - key_pos, start, i - start, true);
+    const char* const begin = body_.data();
+    const char* const end = begin + body_.size();
+    const char* p = skip_ws(begin, end);
+    if (p == end || (*p != '{' && *p != '[')) return;  // not JSON: no detail
+    // The scan walks from quote to quote; backslashes are marked too, for the escapes inside strings.
+    byte_scan::Positions<byte_scan::quote | byte_scan::backslash> marks(body_);
+    constexpr std::size_t none = std::string_view::npos;
+    // Both inlined whatever the compiler's estimate: a call would take `marks` out of registers.
+    auto next_quote = [&]() __attribute__((always_inline)) {  // outside strings a backslash means nothing
+      std::size_t at = marks.next();
+      while (at != none && begin[at] == '\\') at = marks.next();
+      return at;
+    };
+    // The quote closing the string whose opening quote was the last one taken (none: unterminated): a
+    // backslash takes the byte after it along, so an escaped quote never ends the string.
+    auto string_end = [&]() __attribute__((always_inline)) {
+      std::size_t at = marks.next();
+      while (at != none && begin[at] == '\\') {
+        marks.skip_to(at + 2);
+        at = marks.next();
+      }
+      return at;
+    };
+    for (;;) {
+      const std::size_t key_quote = next_quote();
+      if (key_quote == none) return;
+      const std::size_t key_end = string_end();
+      if (key_end == none) return;
+      const std::string_view key(begin + key_quote + 1, key_end - key_quote - 1);
+      p = skip_ws(begin + key_end + 1, end);
+      if (p == end || *p != ':') continue;  // a value in an array, not a key
+      p = skip_ws(p + 1, end);
+      if (p == end) return;
+      if (*p == '"') {
+        marks.next();  // this opening quote: only blanks and ':' since the key's closing one
+        const std::size_t value_end = string_end();
+        if (value_end == none) return;
+        const char* const value = p + 1;
+        add(key, {value, static_cast<std::size_t>(begin + value_end - value)}, false);
+      } else if (*p != '{' && *p != '[') {  // number, true, false, null
+        const char* const value = p;
+        while (p < end && *p != ',' && *p != '}' && *p != ']' && *p != ' ') ++p;
+        add(key, {value, static_cast<std::size_t>(p - value)}, true);
+        marks.skip_to(static_cast<std::size_t>(p - begin));  // a malformed scalar may run over quotes
       }
     }
   }

@@ -65,8 +65,7 @@ class Inputs {
       text = text.substr(0, room());
       cut_ = true;
     }
-    if (text.empty()) return;
-    std::memcpy(buf_ + n_, text.data(), text.size());
+    copy(buf_ + n_, text.data(), text.size());
     n_ += text.size();
   }
   void raw(char c) {
@@ -140,6 +139,23 @@ class Inputs {
 
  private:
   std::size_t room() const { return sizeof buf_ - n_; }
+  // The texts are mostly a few bytes (values, route names, separators): copied inline as two
+  // overlapping fixed-size moves, without a library call each; longer ones through memcpy.
+  static void copy(char* to, const char* from, std::size_t n) {
+    if (n >= 8 && n <= 16) {
+      std::memcpy(to, from, 8);
+      std::memcpy(to + n - 8, from + n - 8, 8);
+    } else if (n >= 4 && n < 8) {
+      std::memcpy(to, from, 4);
+      std::memcpy(to + n - 4, from + n - 4, 4);
+    } else if (n > 0 && n < 4) {
+      to[0] = from[0];
+      to[n / 2] = from[n / 2];
+      to[n - 1] = from[n - 1];
+    } else if (n > 16) {
+      std::memcpy(to, from, n);
+    }
+  }
   template <std::size_t N> void start(const char (&key)[N]) {
     if (N + 1 > room()) return raw(std::string_view(key, N - 1));  // cut: raw marks it
     if (n_ > 0) buf_[n_++] = ' ';

@@ -4,8 +4,8 @@
 #include <cctype>
 #include <cstring>
 
-#include "byte_scan.hpp"
 #include "dialect_util.hpp"
+#include "llmchaos/core/byte_scan.hpp"
 #include "llmchaos/mockprovider/dialect.hpp"
 
 namespace llmchaos::mock {
@@ -27,6 +27,12 @@ const DialectSpec& dialect_spec(Dialect d) {
 }
 
 namespace {
+// The end of a JSON string's plain run: its closing quote, an escape, or a byte that needs one.
+const char* plain_json_run_end(const char* p, const char* end) {
+  using namespace byte_scan;
+  return run_end<quote | backslash | unprintable>(p, end);
+}
+
 // std::isspace of the "C" locale (the program never sets another), without a library call per byte.
 bool space_char(char c) { return c == ' ' || (c >= '\t' && c <= '\r'); }
 }  // namespace
@@ -89,7 +95,7 @@ SseFrame sse_data_crlf(const json::value& v, bool content) {
 }
 
 bool plain_json_text(std::string_view s) {
-  return plain_run_end<true>(s.data(), s.data() + s.size()) == s.data() + s.size();
+  return plain_json_run_end(s.data(), s.data() + s.size()) == s.data() + s.size();
 }
 
 void append_json_string(std::string& out, std::string_view s) {
@@ -226,7 +232,7 @@ class PlainJson {
   // A string with no escape and printable ASCII only; p_ is at its opening quote.
   bool string(std::string_view& out) {
     const char* s = ++p_;
-    p_ = plain_run_end<true>(p_, end_);
+    p_ = plain_json_run_end(p_, end_);
     if (p_ == end_ || *p_ != '"') return false;  // an escape, a control or non-ASCII byte, or no end
     out = std::string_view(s, static_cast<std::size_t>(p_ - s));
     ++p_;

@@ -29,7 +29,7 @@
 #include <boost/beast/http.hpp>
 #include <fmt/format.h>
 
-#include "byte_scan.hpp"
+#include "llmchaos/core/byte_scan.hpp"
 #include "llmchaos/mockprovider/router.hpp"
 
 namespace net = boost::asio;
@@ -387,7 +387,8 @@ FastHead Session::parse_fast(RawRequest& req, bool& keep_alive) {
     ++i;
     while (in[i] == ' ' || in[i] == '\t') ++i;
     const std::size_t value_pos = i;
-    i = static_cast<std::size_t>(detail::plain_run_end<false>(in.data() + i, in.data() + end + 2) - in.data());
+    i = static_cast<std::size_t>(
+        byte_scan::run_end<byte_scan::unprintable>(in.data() + i, in.data() + end + 2) - in.data());
     if (in[i] == '\t') return FastHead::beast;  // a tab inside a value: Beast's rules
     if (in[i] != '\r' || in[i + 1] != '\n') return FastHead::beast;
     std::size_t value_end = i;

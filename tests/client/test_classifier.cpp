@@ -455,3 +455,61 @@ TEST_CASE("the mock's rendered error bodies classify as SPEC section 2 says, in 
   }
 }
 #endif
+
+// Message wording is matched on a lower-cased copy made 16 bytes at a time, the last block overlapping
+// the one before: the wording must be found at every offset and message length, across block edges,
+// in messages shorter than a block, and in a second message field; bytes above 0x7f are not letters.
+TEST_CASE("message wording is found ignoring case at any offset and length", "[classifier]") {
+  for (std::size_t before = 0; before <= 40; ++before)
+    for (std::size_t after : {0, 1, 7, 16, 17}) {
+      const std::string message = std::string(before, 'X') + "Invalid API Key" + std::string(after, 'Y');
+      INFO(message);
+      CHECK(classify(http(Dialect::openai, 400, R"({"error":{"message":")" + message + R"("}})")).owner ==
+            Owner::auth);
+      const std::string body =
+          R"({"error":{"message":"Bad request","detail":{"message":")" + message + R"("}}})";
+      CHECK(classify(http(Dialect::openai, 400, body)).owner == Owner::auth);
+    }
+  CHECK(classify(http(Dialect::openai, 400, R"({"error":{"message":"INVALID API KEY"}})")).owner ==
+        Owner::auth);
+  // "K" as two UTF-8 bytes that are no ASCII letter, and a word split across two messages: no match.
+  CHECK(classify(http(Dialect::openai, 400,
+                      "{\"error\":{\"message\":\"Invalid API \xc3\x8b"
+                      "ey, padded past sixteen\"}}"))
+            .owner == Owner::request);
+  CHECK(classify(http(Dialect::openai, 400, R"({"a":{"message":"invalid api"},"b":{"message":"key"}})"))
+            .owner == Owner::request);
+}
+
+// Strings are skipped a run at a time up to a quote or a backslash, a backslash taking the next byte
+// along: an escaped quote never ends a string, an escaped backslash before a quote does not escape it,
+// wherever they fall against the 16-byte blocks.
+TEST_CASE("escapes inside error-body strings never end them early or late", "[classifier]") {
+  for (std::size_t pad = 0; pad <= 34; ++pad) {
+    const std::string filler(pad, 'x');
+    INFO("pad " << pad);
+    // Key-like text inside a message: escaped quotes, so no field.
+    CHECK(classify(http(Dialect::openai, 429,
+                        R"({"error":{"message":")" + filler +
+                            R"(say \"code\":\"insufficient_quota\" here","code":"rate_limit_exceeded"}})"))
+              .owner == Owner::rate);
+    // One escaped quote in a message: the string goes on to the real quote, and the next field counts.
+    CHECK(classify(http(Dialect::openai, 429,
+                        R"({"error":{"message":")" + filler + R"(a \" b","code":"insufficient_quota"}})"))
+              .owner == Owner::quota);
+    // A message ending in an escaped backslash: the quote after it closes the string.
+    CHECK(classify(http(Dialect::openai, 429,
+                        R"({"error":{"message":")" + filler + R"(C:\\","code":"insufficient_quota"}})"))
+              .owner == Owner::quota);
+    // An escaped backslash, then an escaped quote: the string goes on.
+    CHECK(classify(http(Dialect::openai, 429,
+                        R"({"error":{"message":")" + filler +
+                            R"(\\\",\"code\":\"insufficient_quota","code":"rate_limit_exceeded"}})"))
+              .owner == Owner::rate);
+  }
+  // Short bodies, and a body cut after a backslash: the fields before it still count.
+  CHECK(classify(http(Dialect::openai, 429, R"({"code":"x\""})")).owner == Owner::rate);
+  CHECK(classify(http(Dialect::openai, 429, R"({"code":"insufficient_quota","message":"abc\)")).owner ==
+        Owner::quota);
+  CHECK(classify(http(Dialect::openai, 429, R"({"message":"abc\)")).owner == Owner::rate);
+}

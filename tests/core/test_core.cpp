@@ -1,5 +1,9 @@
 #include <catch2/catch.hpp>
 
+#include <string>
+#include <vector>
+
+#include "llmchaos/core/byte_scan.hpp"
 #include "llmchaos/core/clock.hpp"
 #include "llmchaos/core/ledger.hpp"
 #include "llmchaos/core/rng.hpp"
@@ -112,4 +116,104 @@ TEST_CASE("ledger entries survive a JSON round trip", "[core]") {
   CHECK(back[0].outcome == AttemptOutcome::cut);
   CHECK(back[0].events_sent == 2);
   CHECK(back[0].committed);
+}
+
+// byte_scan::run_end: 16 bytes at a time, then byte by byte; the first stop must be found wherever it
+// falls (inside or at the edge of a block, in the byte tail, in texts shorter than a block), and only
+// the requested stops count.
+TEST_CASE("byte scans stop at the first requested byte wherever it falls", "[core]") {
+  using namespace byte_scan;
+  for (std::size_t size = 0; size <= 40; ++size)
+    for (std::size_t at = 0; at <= size; ++at) {
+      std::string text(size, 'a');
+      if (at < size) text[at] = '"';
+      INFO("size " << size << " quote at " << at);
+      const char* b = text.data();
+      const char* e = b + text.size();
+      CHECK(run_end<quote>(b, e) - b == static_cast<std::ptrdiff_t>(at));
+      CHECK(run_end<quote | backslash>(b, e) - b == static_cast<std::ptrdiff_t>(at));
+      CHECK(run_end<backslash>(b, e) == e);  // a quote is no backslash
+      if (at < size) {
+        text[at] = '\\';
+        CHECK(run_end<quote | backslash>(b, e) - b == static_cast<std::ptrdiff_t>(at));
+        CHECK(run_end<quote>(b, e) == e);
+        text[at] = '\x80';  // bytes above 0x7f are negative as signed chars: unprintable, not a quote
+        CHECK(run_end<unprintable>(b, e) - b == static_cast<std::ptrdiff_t>(at));
+        CHECK(run_end<quote | backslash>(b, e) == e);
+        text[at] = '\x1f';
+        CHECK(run_end<unprintable>(b, e) - b == static_cast<std::ptrdiff_t>(at));
+        text[at] = '\x7f';
+        CHECK(run_end<unprintable>(b, e) - b == static_cast<std::ptrdiff_t>(at));
+      }
+    }
+  // The first of several, a block edge, and a start inside the text.
+  const std::string edge = std::string(15, 'x') + "\"" + std::string(16, 'y') + "\\";
+  CHECK(run_end<quote | backslash>(edge.data(), edge.data() + edge.size()) - edge.data() == 15);
+  CHECK(run_end<quote | backslash>(edge.data() + 16, edge.data() + edge.size()) - edge.data() == 32);
+  CHECK(run_end<quote | backslash | unprintable>(edge.data(), edge.data() + 10) == edge.data() + 10);
+}
+
+// byte_scan::Positions: 64-byte windows, the last one pulled back to end at the text's end, a padded
+// copy for texts under 64 bytes. Every position must come out once, in order, wherever it falls.
+TEST_CASE("byte scan positions come out in order across windows, and skip_to forgets the ones before",
+          "[core]") {
+  using namespace byte_scan;
+  auto all = [](const std::string& text) {
+    std::vector<std::size_t> out;
+    Positions<quote | backslash> marks(text);
+    for (std::size_t at = marks.next(); at != Positions<quote | backslash>::npos; at = marks.next())
+      out.push_back(at);
+    return out;
+  };
+  for (std::size_t size : {0, 1, 15, 16, 17, 63, 64, 65, 127, 128, 129, 200}) {
+    std::string text(size, 'a');
+    std::vector<std::size_t> expected;
+    for (std::size_t i = 0; i < size; i += 7) {  // every 7th byte: lands on and next to 16/64 edges
+      text[i] = i % 2 == 0 ? '"' : '\\';
+      expected.push_back(i);
+    }
+    INFO("size " << size);
+    CHECK(all(text) == expected);
+    if (size > 0) {
+      text.back() = '"';  // the very last byte
+      if (expected.empty() || expected.back() != size - 1) expected.push_back(size - 1);
+      CHECK(all(text) == expected);
+    }
+  }
+  // Zero bytes, as in the padding of a short text, are no positions, even with `unprintable`.
+  CHECK(all(std::string("a\"b")) == std::vector<std::size_t>{1});
+  Positions<unprintable> controls(std::string_view("ab\ncd"));
+  CHECK(controls.next() == 2);
+  CHECK(controls.next() == Positions<unprintable>::npos);
+
+  const std::string text = std::string(10, '"') + std::string(100, 'x') + "\"" + std::string(30, 'y') + "\"";
+  Positions<quote> marks(text);
+  CHECK(marks.next() == 0);
+  marks.skip_to(5);  // inside the window
+  CHECK(marks.next() == 5);
+  marks.skip_to(70);  // past the window: a new one from there
+  CHECK(marks.next() == 110);
+  marks.skip_to(200);  // past the end
+  CHECK(marks.next() == Positions<quote>::npos);
+}
+
+TEST_CASE("contains finds a needle at any offset, in short texts, and only where it all matches", "[core]") {
+  using byte_scan::contains;
+  for (std::size_t before = 0; before <= 40; ++before)
+    for (std::size_t after : {0, 1, 15, 16}) {
+      const std::string text = std::string(before, 'l') + "limit: 0" + std::string(after, '0');
+      INFO(text);
+      CHECK(contains(text, "limit: 0"));
+      CHECK_FALSE(contains(text, "limit: 1"));
+      CHECK_FALSE(contains(text, "limiT: 0"));
+    }
+  // First and last bytes matching everywhere, the middle nowhere.
+  CHECK_FALSE(contains(std::string(50, 'a'), "abba"));
+  CHECK(contains(std::string(50, 'a') + "abba", "abba"));
+  CHECK(contains("PerMinute", "PerMinute"));
+  CHECK_FALSE(contains("PerMinut", "PerMinute"));
+  CHECK(contains("x", "x"));
+  CHECK(contains("", ""));
+  CHECK(contains("abc", ""));
+  CHECK_FALSE(contains("", "a"));
 }
