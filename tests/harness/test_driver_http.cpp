@@ -15,30 +15,13 @@
 
 #include <boost/json.hpp>
 
-#include "test_env.hpp"
+#include "cli_run.hpp"
 
 namespace llmchaos::harness {
 namespace {
 
-struct CliRun {
-  int exit_code = -1;
-  std::string output;
-  double seconds = 0;
-};
-
 // `llmchaos run ARGS`, stdout and stderr together.
-CliRun run_cli(const std::string& args) {
-  const auto start = std::chrono::steady_clock::now();
-  CliRun r;
-  FILE* p = popen(("'" + test::llmchaos_bin() + "' run " + args + " 2>&1").c_str(), "r");
-  REQUIRE(p);
-  char buf[4096];
-  while (std::size_t n = fread(buf, 1, sizeof buf, p)) r.output.append(buf, n);
-  const int status = pclose(p);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  return r;
-}
+test::CliOutput run_cli(const std::string& args) { return test::run_cli("run " + args); }
 
 // `llmchaos run PATHS --driver http` against a gateway started per case.
 std::string http_run_args(const std::string& paths, const std::string& extra = {}) {
@@ -74,7 +57,7 @@ std::string read_file(const std::string& path) {
 }
 
 // One case through tests/harness/points_target.py in MODE; the case's JSON report.
-boost::json::value run_points_target(const std::string& mode, CliRun& r) {
+boost::json::value run_points_target(const std::string& mode, test::CliOutput& r) {
   const auto src = test::source_dir();
   const std::string report = "/tmp/llmchaos-test-points-" + mode + "-" + std::to_string(::getpid()) + ".json";
   r = run_cli(cases({"faults/openai/bad-request-fails-closed.toml"}) +
@@ -94,10 +77,10 @@ TEST_CASE("http driver: catalog cases pass through a gateway started per case", 
                                         "staging/quota-429-falls-back.toml", "staging/stream-cut-after-tokens-fails-closed.toml",
                                         "commit/tool-call-healthy.toml", "queue/server-500-queued-and-redelivered.toml"}),
                                  "--json '" + report + "'"));
-  INFO(r.output);
-  CHECK(r.exit_code == 0);
-  CHECK(r.output.find("6 cases: 6 passed, 0 failed, 0 unknown") != std::string::npos);
-  CHECK(r.output.find("driver http") != std::string::npos);
+  INFO(r.text);
+  CHECK(r.code == 0);
+  CHECK(r.text.find("6 cases: 6 passed, 0 failed, 0 unknown") != std::string::npos);
+  CHECK(r.text.find("driver http") != std::string::npos);
 
   auto v = boost::json::parse(read_file(report));
   std::remove(report.c_str());
@@ -118,21 +101,21 @@ TEST_CASE("http driver: catalog cases pass through a gateway started per case", 
 TEST_CASE("http driver: a target command that exits before listening makes the case unknown: crash", "[driver][http]") {
   auto r = run_cli(cases({"staging/healthy-primary.toml"}) +
                    " --driver http --target 'http://127.0.0.1:{port}' --target-command 'echo broken config >&2; exit 3' --quiet");
-  INFO(r.output);
-  CHECK(r.exit_code == 1);
-  CHECK(r.output.find("unknown: crash") != std::string::npos);
-  CHECK(r.output.find("exit 3") != std::string::npos);
+  INFO(r.text);
+  CHECK(r.code == 1);
+  CHECK(r.text.find("unknown: crash") != std::string::npos);
+  CHECK(r.text.find("exit 3") != std::string::npos);
 }
 
 TEST_CASE("http driver: usage errors name the missing option", "[driver][http]") {
   auto no_target = run_cli(cases({"staging/healthy-primary.toml"}) + " --driver http");
-  CHECK(no_target.exit_code == 2);
-  CHECK(no_target.output.find("--target") != std::string::npos);
+  CHECK(no_target.code == 2);
+  CHECK(no_target.text.find("--target") != std::string::npos);
   auto config_alone = run_cli(cases({"staging/healthy-primary.toml"}) +
                               " --driver http --target http://127.0.0.1:1 --target-config '" + test::source_dir() +
                               "/examples/gateway-case-template.toml'");
-  CHECK(config_alone.exit_code == 2);
-  CHECK(config_alone.output.find("--target-command") != std::string::npos);
+  CHECK(config_alone.code == 2);
+  CHECK(config_alone.text.find("--target-command") != std::string::npos);
 
   const std::string bad_template = "/tmp/llmchaos-test-http-template-" + std::to_string(::getpid()) + ".toml";
   std::FILE* f = std::fopen(bad_template.c_str(), "w");
@@ -142,16 +125,16 @@ TEST_CASE("http driver: usage errors name the missing option", "[driver][http]")
   auto typo = run_cli(cases({"staging/healthy-primary.toml"}) + " --driver http --target 'http://127.0.0.1:{port}' --target-config '" +
                       bad_template + "' --target-command 'true'");
   std::remove(bad_template.c_str());
-  INFO(typo.output);
-  CHECK(typo.exit_code == 2);
-  CHECK(typo.output.find(bad_template + ":3: unknown placeholder {{polcy}}") != std::string::npos);
+  INFO(typo.text);
+  CHECK(typo.code == 2);
+  CHECK(typo.text.find(bad_template + ":3: unknown placeholder {{polcy}}") != std::string::npos);
 }
 
 TEST_CASE("http driver: the whole catalog through the gateway, in under a minute", "[driver][http][catalog]") {
   auto r = run_cli(http_run_args("'" + test::source_dir() + "/cases'"));
-  INFO(r.output);
+  INFO(r.text);
   std::smatch m;
-  REQUIRE(std::regex_search(r.output, m, std::regex(R"((\d+) cases: (\d+) passed, (\d+) failed, (\d+) unknown)")));
+  REQUIRE(std::regex_search(r.text, m, std::regex(R"((\d+) cases: (\d+) passed, (\d+) failed, (\d+) unknown)")));
   const int total = std::stoi(m[1]), passed = std::stoi(m[2]), failed = std::stoi(m[3]), unknown = std::stoi(m[4]);
   CHECK(total == catalog_case_count());
   CHECK(failed == 0);
@@ -163,9 +146,9 @@ TEST_CASE("http driver: the whole catalog through the gateway, in under a minute
 }
 
 TEST_CASE("http driver: a target whose reported points match the ledger passes with its decision log", "[driver][http][points]") {
-  CliRun r;
+  test::CliOutput r;
   const auto c = run_points_target("honest", r);
-  INFO(r.output);
+  INFO(r.text);
   CHECK(c.at("verdict") == "pass");
   const auto& point = c.at("points").at(0);
   CHECK(point.at("from_log") == "fail_closed");
@@ -174,10 +157,10 @@ TEST_CASE("http driver: a target whose reported points match the ledger passes w
 }
 
 TEST_CASE("http driver: a target that reports a point action the ledger contradicts fails the case", "[driver][http][points]") {
-  CliRun r;
+  test::CliOutput r;
   const auto c = run_points_target("lie", r);
-  INFO(r.output);
-  CHECK(r.exit_code == 1);
+  INFO(r.text);
+  CHECK(r.code == 1);
   CHECK(c.at("verdict") == "fail");
   bool caught = false;
   for (const auto& check : c.at("checks").as_array())
@@ -190,17 +173,17 @@ TEST_CASE("http driver: a target that reports a point action the ledger contradi
 }
 
 TEST_CASE("http driver: a reported point on an attempt the mock saw on another route breaks the contract", "[driver][http][points]") {
-  CliRun r;
+  test::CliOutput r;
   const auto c = run_points_target("wrong-route", r);
-  INFO(r.output);
+  INFO(r.text);
   CHECK(c.at("verdict") == "unknown");
   CHECK(c.at("unknown_reason") == "error: contract");
 }
 
 TEST_CASE("http driver: a target without x-llmchaos-points is judged on the ledger alone", "[driver][http][points]") {
-  CliRun r;
+  test::CliOutput r;
   const auto c = run_points_target("silent", r);
-  INFO(r.output);
+  INFO(r.text);
   CHECK(c.at("verdict") == "pass");
   CHECK(c.at("points").at(0).at("rule") == "");  // ledger-derived: no rule
 }

@@ -13,7 +13,7 @@
 #include "llmchaos/harness/case.hpp"
 #include "llmchaos/harness/explore.hpp"
 #include "llmchaos/harness/mutation.hpp"
-#include "test_env.hpp"
+#include "cli_run.hpp"
 
 using namespace llmchaos;
 using namespace llmchaos::harness;
@@ -21,33 +21,9 @@ namespace fs = std::filesystem;
 
 namespace {
 
-struct TempDir {
-  fs::path path;
-  explicit TempDir(const std::string& tag) {
-    path = fs::temp_directory_path() / fs::path("llmchaos-explore-" + tag + "-" + std::to_string(::getpid()));
-    fs::remove_all(path);
-    fs::create_directories(path);
-  }
-  ~TempDir() { fs::remove_all(path); }
-};
-
-struct Output {
-  int code = -1;
-  std::string text;
-};
-
-Output cli(const std::string& args) {
-  const auto bin = test::llmchaos_bin();
-  REQUIRE_FALSE(bin.empty());
-  Output out;
-  FILE* p = popen(("'" + bin + "' " + args + " 2>&1").c_str(), "r");
-  REQUIRE(p);
-  std::array<char, 4096> buf{};
-  for (std::size_t n; (n = fread(buf.data(), 1, buf.size(), p)) > 0;) out.text.append(buf.data(), n);
-  const int status = pclose(p);
-  out.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return out;
-}
+using test::TempDir;
+using Output = test::CliOutput;
+constexpr auto& cli = test::run_cli;
 
 // Two routes, two attempts, no queue, no degrade, no cost budget, no output contract: the reference stack
 // has no known disagreement with SPEC under it, so whatever explore finds is the mutation.

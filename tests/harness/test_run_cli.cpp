@@ -14,7 +14,7 @@
 
 #include "llmchaos/harness/baseline.hpp"
 #include "llmchaos/harness/runner.hpp"
-#include "test_env.hpp"
+#include "cli_run.hpp"
 
 using namespace llmchaos;
 using namespace llmchaos::harness;
@@ -26,33 +26,9 @@ namespace {
 // on a loaded 2-core machine running other tests).
 constexpr const char* time_scale = "0.1";
 
-struct Output {
-  int code = -1;
-  std::string text;  // stdout and stderr
-};
-
-Output run(const std::string& args) {
-  const auto bin = test::llmchaos_bin();
-  REQUIRE_FALSE(bin.empty());
-  Output out;
-  FILE* p = popen(("'" + bin + "' " + args + " 2>&1").c_str(), "r");
-  REQUIRE(p);
-  std::array<char, 4096> buf{};
-  for (std::size_t n; (n = fread(buf.data(), 1, buf.size(), p)) > 0;) out.text.append(buf.data(), n);
-  const int status = pclose(p);
-  out.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return out;
-}
-
-struct TempDir {
-  fs::path path;
-  explicit TempDir(const std::string& tag) {
-    path = fs::temp_directory_path() / fs::path("llmchaos-" + tag + "-" + std::to_string(::getpid()));
-    fs::remove_all(path);
-    fs::create_directories(path);
-  }
-  ~TempDir() { fs::remove_all(path); }
-};
+using Output = test::CliOutput;
+constexpr auto& run = test::run_cli;
+using test::TempDir;
 
 std::string source_cases() { return test::source_dir() + "/cases"; }
 
