@@ -346,9 +346,10 @@ RunOutcome run_suite(const std::vector<Case>& cases, const RunOptions& options) 
 
   // Stopping the mock cancels its holds, so abandoned cases can end; wait a little for them.
   mock->stop();
-  for (auto& [t, job] : abandoned) {
+  for (auto& [t, job_ref] : abandoned) {
+    auto& job = job_ref;  // a lambda cannot capture a structured binding under clang 14 (the fuzz build)
     std::unique_lock lock(job->mutex);
-    if (job->cv.wait_for(lock, std::chrono::seconds(3), [&] { return job->done; })) {
+    if (job->cv.wait_for(lock, std::chrono::seconds(3), [&job] { return job->done; })) {
       lock.unlock();
       t.join();
     } else {
