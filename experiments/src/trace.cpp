@@ -855,7 +855,9 @@ TraceParse read_trace_file(const std::string& path, const TraceParseOptions& opt
   if (file.regular()) {
     const auto [body, format] = file.body_and_format(options);
     return keep_rows(file.size() - body, format, options,
-                     [&](std::span<const TraceRowSink> sinks) { return file.scan(body, format, sinks, options); });
+                     [&, body = body, format = format](std::span<const TraceRowSink> sinks) {  // clang 14: no captured bindings
+                       return file.scan(body, format, sinks, options);
+                     });
   }
 #endif
   return parse_trace(slurp(path), path, options);
