@@ -1,15 +1,14 @@
 // llmchaos gateway: the OpenAI-compatible gateway over the client stack (gateway/README.md). Prints
 // "listening on http://HOST:PORT" first (flushed), serves until SIGINT or SIGTERM, then stops within a
 // second. A non-loopback bind needs --allow-non-loopback (the gateway holds upstream credentials).
-#include <csignal>
 #include <cstdlib>
 #include <iostream>
 #include <memory>
 #include <optional>
 
-#include <pthread.h>
 
 #include "commands.hpp"
+#include "stop_signals.hpp"
 #include "llmchaos/core/spec_error.hpp"
 #include "llmchaos/gateway/gateway.hpp"
 
@@ -24,12 +23,7 @@ struct GatewayArgs {
 };
 
 int run_gateway(const GatewayArgs& args) {
-  // Block the stop signals in every thread (the gateway's threads inherit the mask) and wait here.
-  sigset_t stop_signals;
-  sigemptyset(&stop_signals);
-  sigaddset(&stop_signals, SIGINT);
-  sigaddset(&stop_signals, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  StopSignals stop_signals;  // before any thread starts
 
   std::unique_ptr<gateway::Gateway> gw;
   try {
@@ -49,10 +43,9 @@ int run_gateway(const GatewayArgs& args) {
   }
   std::cout << "listening on " << gw->base_url() << std::endl;  // endl: flushed at once
 
-  int signal = 0;
-  sigwait(&stop_signals, &signal);
+  const char* stopped_by = stop_signals.wait();
   const bool all_ended = gw->stop();
-  std::cerr << "llmchaos gateway: stopped (" << (signal == SIGINT ? "SIGINT" : "SIGTERM") << ")\n";
+  std::cerr << "llmchaos gateway: stopped (" << stopped_by << ")\n";
   if (!all_ended) {
     // A request thread is still inside an upstream call: do not wait for its timeout.
     std::cout.flush();

@@ -1,15 +1,14 @@
 // llmchaos serve: the mock provider as a process. Prints "listening on http://HOST:PORT" first (flushed),
 // serves until SIGINT or SIGTERM, then stops within a second (held connections included).
-#include <csignal>
 #include <iostream>
 #include <memory>
 
-#include <pthread.h>
 #if defined(__GLIBC__)
 #include <malloc.h>
 #endif
 
 #include "commands.hpp"
+#include "stop_signals.hpp"
 #include "llmchaos/core/spec_error.hpp"
 #include "llmchaos/mockprovider/server.hpp"
 
@@ -33,12 +32,7 @@ void keep_heap_trimming() {
 
 int serve(const ServeArgs& args) {
   keep_heap_trimming();
-  // Block the stop signals in every thread (the server's threads inherit the mask) and wait for them here.
-  sigset_t stop_signals;
-  sigemptyset(&stop_signals);
-  sigaddset(&stop_signals, SIGINT);
-  sigaddset(&stop_signals, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  StopSignals stop_signals;  // before any thread starts
 
   std::unique_ptr<mock::MockServer> server;
   try {
@@ -58,10 +52,9 @@ int serve(const ServeArgs& args) {
   const auto host = bind.find(':') != std::string::npos ? "[" + bind + "]" : bind;
   std::cout << "listening on http://" << host << ":" << server->port() << std::endl;  // endl: flushed at once
 
-  int signal = 0;
-  sigwait(&stop_signals, &signal);
+  const char* stopped_by = stop_signals.wait();
   server->stop();
-  std::cerr << "llmchaos serve: stopped (" << (signal == SIGINT ? "SIGINT" : "SIGTERM") << ")\n";
+  std::cerr << "llmchaos serve: stopped (" << stopped_by << ")\n";
   return 0;
 }
 
