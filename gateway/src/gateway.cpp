@@ -184,7 +184,8 @@ struct Gateway::Impl {
   // --- state ---
   GatewayConfig config;
   SteadyClock clock;
-  Rng rng;
+  Rng rng;  // the stacks' and the balancers' (used under stack_mutex only)
+  std::atomic<std::uint64_t> answer_ids{0};  // ids of answers without an Idempotency-Key (any thread)
   client::HttpTransport wire;
   UpstreamTransport upstreams;
   client::RateLimiter limiter;
@@ -442,7 +443,7 @@ bool Gateway::Impl::chat(const http::request<http::string_body>& req, tcp::socke
 
   // 5. Through the chain's stack, one request at a time.
   if (auto idem = req["idempotency-key"]; !idem.empty()) wr.operation_id = std::string(idem);
-  AnswerId id{"chatcmpl-" + (wr.operation_id.empty() ? fmt::format("{:016x}", rng.next()) : wr.operation_id),
+  AnswerId id{"chatcmpl-" + (wr.operation_id.empty() ? fmt::format("{:016x}", ++answer_ids) : wr.operation_id),
               static_cast<long>(std::time(nullptr)), wr.model};
   SseWriter sse(socket, keep_alive);
   bool first_token = true;
