@@ -60,7 +60,7 @@ class Inputs {
     integer(value);
     return *this;
   }
-  void raw(std::string_view text) {
+  __attribute__((always_inline)) void raw(std::string_view text) {
     if (text.size() > room()) {
       text = text.substr(0, room());
       cut_ = true;
@@ -68,7 +68,7 @@ class Inputs {
     copy(buf_ + n_, text.data(), text.size());
     n_ += text.size();
   }
-  void raw(char c) {
+  __attribute__((always_inline)) void raw(char c) {
     if (room() == 0) {
       cut_ = true;
       return;
@@ -99,7 +99,7 @@ class Inputs {
     for (int k = digits; k >= 1; --k, frac /= 10) tmp[k] = static_cast<char>('0' + frac % 10);
     raw(std::string_view(tmp, static_cast<std::size_t>(digits) + 1));
   }
-  void integer(long long v) {
+  __attribute__((always_inline)) void integer(long long v) {
     // Digits written in place, two at a time (a budget is a short number: a general formatter costs
     // more); the length first, so they go straight to their spot. Near the end of the buffer, through
     // raw() (which cuts).
