@@ -16,6 +16,7 @@
 #include <fmt/format.h>
 
 #include "llmchaos/core/byte_scan.hpp"
+#include "llmchaos/core/parse.hpp"
 
 namespace llmchaos::client {
 namespace {
@@ -332,13 +333,6 @@ std::optional<double> parse_number(std::string_view s) {
   double v = 0;
   auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
   if (ec != std::errc() || end != s.data() + s.size() || s.empty() || !(v == v)) return std::nullopt;
-  return v;
-}
-
-std::optional<int> parse_int(std::string_view s) {
-  int v = 0;
-  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (ec != std::errc() || end != s.data() + s.size() || s.empty()) return std::nullopt;
   return v;
 }
 

@@ -27,6 +27,7 @@
 #include "drivers.hpp"
 #include "external.hpp"
 #include "llmchaos/client/http_transport.hpp"
+#include "llmchaos/core/parse.hpp"
 #include "llmchaos/net/http_call.hpp"
 #include "target_config.hpp"
 
@@ -99,13 +100,6 @@ std::vector<std::string_view> split_list(std::string_view list, char sep) {
     if (end == list.size()) return out;
     at = end + 1;
   }
-}
-
-std::optional<int> parse_int(std::string_view s) {
-  int v = 0;
-  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (ec != std::errc() || end != s.data() + s.size()) return std::nullopt;
-  return v;
 }
 
 // A percent-encoded token (the route of a point); nullopt when an escape is malformed.
