@@ -1,6 +1,6 @@
 #pragma once
-// The CLI end to end from a test: `llmchaos ARGS` as a child process (stdout and stderr together), and
-// a scratch folder removed at the end of the test.
+// The CLI end to end from a test: `llmchaos ARGS` as a child process (stdout and stderr together), a
+// file it wrote, and a scratch folder removed at the end of the test.
 #include <catch2/catch.hpp>
 
 #include <sys/wait.h>
@@ -10,6 +10,8 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <string>
 
 #include "test_env.hpp"
@@ -35,6 +37,14 @@ inline CliOutput run_cli(const std::string& args) {
   out.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return out;
+}
+
+// A whole file (a report the CLI wrote), bytes as they are; "" when it cannot be read.
+inline std::string slurp(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
 }
 
 // A fresh folder named by the test's tag and process (and a counter: one test may make several).

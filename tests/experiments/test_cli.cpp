@@ -12,7 +12,7 @@
 
 #include <boost/json.hpp>
 
-#include "test_env.hpp"
+#include "cli_run.hpp"
 
 namespace fs = std::filesystem;
 
@@ -22,12 +22,7 @@ struct Run {
   std::string out, err;
 };
 
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+using llmchaos::test::slurp;
 
 fs::path scratch_dir() {
   const auto dir = fs::temp_directory_path() / ("llmchaos-exp-cli-" + std::to_string(::getpid()));

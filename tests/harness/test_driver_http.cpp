@@ -46,16 +46,6 @@ int catalog_case_count() {
   return n;
 }
 
-std::string read_file(const std::string& path) {
-  std::FILE* f = std::fopen(path.c_str(), "r");
-  REQUIRE(f);
-  std::string text;
-  char buf[4096];
-  while (std::size_t n = std::fread(buf, 1, sizeof buf, f)) text.append(buf, n);
-  std::fclose(f);
-  return text;
-}
-
 // One case through tests/harness/points_target.py in MODE; the case's JSON report.
 boost::json::value run_points_target(const std::string& mode, test::CliOutput& r) {
   const auto src = test::source_dir();
@@ -64,7 +54,7 @@ boost::json::value run_points_target(const std::string& mode, test::CliOutput& r
               " --driver http --target 'http://127.0.0.1:{port}' --target-config '" + src +
               "/tests/harness/points_target.toml' --target-command \"python3 '" + src +
               "/tests/harness/points_target.py' {config} {port} " + mode + "\" --time-scale 0.1 --quiet --json '" + report + "'");
-  auto v = boost::json::parse(read_file(report));
+  auto v = boost::json::parse(test::slurp(report));
   std::remove(report.c_str());
   return v.at("cases").at(0);
 }
@@ -82,7 +72,7 @@ TEST_CASE("http driver: catalog cases pass through a gateway started per case", 
   CHECK(r.text.find("6 cases: 6 passed, 0 failed, 0 unknown") != std::string::npos);
   CHECK(r.text.find("driver http") != std::string::npos);
 
-  auto v = boost::json::parse(read_file(report));
+  auto v = boost::json::parse(test::slurp(report));
   std::remove(report.c_str());
   for (const auto& c : v.at("cases").as_array()) {
     INFO(c.at("name"));

@@ -32,12 +32,7 @@ using test::TempDir;
 
 std::string source_cases() { return test::source_dir() + "/cases"; }
 
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using test::slurp;
 
 }  // namespace
 
