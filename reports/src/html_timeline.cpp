@@ -111,8 +111,7 @@ Drawing from_logs(const harness::CaseResult& c) {
                                  : std::pair{row_for(fp.route.empty() ? c.logs[k].route : fp.route), 0.0};
       std::string text(to_string(fp.action));
       if (fp.action == Action::fallback && !fp.next_route.empty()) text += " → " + fp.next_route;
-      std::string title = fmt::format("point {}: {} · rule {}", fp.point, to_string(fp.action), fp.rule);
-      if (!fp.rule_text.empty()) title += ": " + fp.rule_text;  // an outside target may report the number only
+      std::string title = fmt::format("point {}: {} · {}", fp.point, to_string(fp.action), rule_label(fp));
       if (fp.attempt < 0) title += " · no attempt sent on " + fp.route;
       if (fp.wait_ms > 0) title += " · wait " + format_ms(fp.wait_ms);
       d.markers.push_back(Marker{row, at, fp.point, fp.action, text, title});

@@ -200,6 +200,13 @@ std::string format_number(double v) {
   return fmt::format("{}", v);
 }
 
+std::string rule_label(const client::FailurePoint& fp) {
+  std::string_view text = fp.rule_text;
+  const std::string number = std::to_string(fp.rule);
+  if (text.substr(0, number.size()) == number && text.substr(number.size(), 2) == ": ") text.remove_prefix(number.size() + 2);
+  return text.empty() ? "rule " + number : "rule " + number + ": " + std::string(text);
+}
+
 std::string_view outcome_label(Outcome o) {
   switch (o) {
     case Outcome::primary_success:
@@ -314,8 +321,7 @@ void log_text(std::string& out, const client::DecisionLog& log, std::string_view
       if (!fp.next_route.empty()) out += " -> " + fp.next_route;
       if (fp.wait_ms > 0) out += " after " + format_ms(fp.wait_ms);
       if (fp.attempt < 0) out += fmt::format("  (no attempt sent on {})", fp.route);
-      // An outside target may report the rule's number without its text.
-      out += fp.rule_text.empty() ? fmt::format("  [rule {}]", fp.rule) : fmt::format("  [rule {}: {}]", fp.rule, fp.rule_text);
+      out += "  [" + rule_label(fp) + "]";
       if (!fp.inputs.empty()) out += "  inputs: " + fp.inputs;
       out += '\n';
     }

@@ -34,6 +34,9 @@ std::string format_seconds(double ms);  // "0.123" (JUnit time attributes)
 std::string format_number(double v);    // shortest round-trip form; "null" when not finite
 
 std::string_view outcome_label(Outcome o);  // "primary success", ...
+// "rule 4: transient/rate failure, ..." for a failure point. The stack's rule text starts with its
+// number ("4: ..."), said once here; an outside target may report the number alone ("rule 4").
+std::string rule_label(const client::FailurePoint& fp);
 
 // Where each failure point of a log sits: the index of the attempt it follows, or -1 before any
 // attempt. A point with no attempt of its own (breaker open, budget spent: attempt = -1) sits with

@@ -47,6 +47,24 @@ TEST_CASE("Markdown shows each failure with expected vs observed and the rule", 
         static_cast<std::size_t>(run.failed() + run.unknown()));
 }
 
+TEST_CASE("a failure point's rule is named once: the stack's text, or the number alone from an outside target",
+          "[reports][markdown]") {
+  auto run = sample::run();
+  auto& failing = *std::find_if(run.cases.begin(), run.cases.end(),
+                                [](const auto& c) { return c.verdict == harness::Verdict::fail; });
+  REQUIRE(failing.logs.size() >= 1);
+  REQUIRE(failing.logs[0].failures.size() >= 1);
+  auto& point = failing.logs[0].failures[0];
+  point.rule = 4;
+  point.rule_text = "4: transient/rate failure, retry fits the budget, breaker closed";  // as decide() words it
+  auto md = markdown(run);
+  CHECK_THAT(md, Catch::Contains("[rule 4: transient/rate failure, retry fits the budget, breaker closed]"));
+  CHECK_THAT(md, !Catch::Contains("rule 4: 4:"));
+  point.rule_text.clear();  // the http driver's points from a header: the number only
+  md = markdown(run);
+  CHECK_THAT(md, Catch::Contains("[rule 4]"));
+}
+
 TEST_CASE("Markdown lists the action changes vs the baseline", "[reports][markdown]") {
   const auto run = sample::run();
   const auto md = markdown(run);
