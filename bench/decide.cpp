@@ -2,8 +2,11 @@
 // Each benchmark is one realistic failure as the transport reports it (provider-wire.md bodies).
 #include <benchmark/benchmark.h>
 
+#include <string>
+
 #include "llmchaos/client/classifier.hpp"
 #include "llmchaos/client/decision.hpp"
+#include "llmchaos/client/error_detail.hpp"
 
 using namespace llmchaos;
 using namespace llmchaos::client;
@@ -60,7 +63,21 @@ DecisionInput budget() {
   return in;
 }
 
-void classify_and_decide(benchmark::State& state, Observation obs) {
+// Each case is timed on the path it names: a case whose action is not the one named is an error, not
+// a figure.
+bool takes(benchmark::State& state, const Observation& obs, Action expected) {
+  DecisionInput in = budget();
+  in.failure = classify(obs);
+  const Decision d = decide(in);
+  if (d.action == expected) return true;
+  state.SkipWithError(("decided " + std::string(to_string(d.action)) + " (rule " + std::to_string(d.rule) +
+                       "), the case names " + std::string(to_string(expected)))
+                          .c_str());
+  return false;
+}
+
+void classify_and_decide(benchmark::State& state, Observation obs, Action expected) {
+  if (!takes(state, obs, expected)) return;
   DecisionInput in = budget();
   for (auto _ : state) {
     in.failure = classify(obs);
@@ -71,7 +88,8 @@ void classify_and_decide(benchmark::State& state, Observation obs) {
 
 // The same with a Classification and a Decision reused across calls (classify_into / decide_into), as
 // a gateway's hot loop would: no allocation once the strings have grown.
-void classify_and_decide_reused(benchmark::State& state, Observation obs) {
+void classify_and_decide_reused(benchmark::State& state, Observation obs, Action expected) {
+  if (!takes(state, obs, expected)) return;
   DecisionInput in = budget();
   Decision d;
   for (auto _ : state) {
@@ -85,21 +103,35 @@ void classify_only(benchmark::State& state, Observation obs) {
   for (auto _ : state) benchmark::DoNotOptimize(classify(obs));
 }
 
-void decide_only(benchmark::State& state, Observation obs) {
+void decide_only(benchmark::State& state, Observation obs, Action expected) {
+  if (!takes(state, obs, expected)) return;
   DecisionInput in = budget();
   in.failure = classify(obs);
   for (auto _ : state) benchmark::DoNotOptimize(decide(in));
 }
 
+// Reading the error body alone (ErrorDetail), through each scan path: the largest part of classifying
+// a Gemini 429, whose details run to some 900 bytes.
+void error_body_scan(benchmark::State& state, Observation obs, ErrorDetail::ScanPath path) {
+  for (auto _ : state) {
+    const ErrorDetail detail(obs.body, path);
+    benchmark::DoNotOptimize(detail.size());
+  }
+}
+
 }  // namespace
 
-BENCHMARK_CAPTURE(classify_and_decide, openai_rate_429_retry, openai_rate_429());
-BENCHMARK_CAPTURE(classify_and_decide, anthropic_529_retry, anthropic_overloaded_529());
-BENCHMARK_CAPTURE(classify_and_decide, gemini_429_details_retry, gemini_quota_429());
-BENCHMARK_CAPTURE(classify_and_decide, stream_cut_fail_closed, stream_cut_after_tokens());
-BENCHMARK_CAPTURE(classify_and_decide_reused, openai_rate_429_retry, openai_rate_429());
-BENCHMARK_CAPTURE(classify_and_decide_reused, anthropic_529_retry, anthropic_overloaded_529());
-BENCHMARK_CAPTURE(classify_and_decide_reused, gemini_429_details_retry, gemini_quota_429());
-BENCHMARK_CAPTURE(classify_and_decide_reused, stream_cut_fail_closed, stream_cut_after_tokens());
+BENCHMARK_CAPTURE(classify_and_decide, openai_rate_429_retry, openai_rate_429(), Action::retry);
+BENCHMARK_CAPTURE(classify_and_decide, anthropic_529_retry, anthropic_overloaded_529(), Action::retry);
+BENCHMARK_CAPTURE(classify_and_decide, gemini_429_details_fallback, gemini_quota_429(), Action::fallback);
+BENCHMARK_CAPTURE(classify_and_decide, stream_cut_fail_closed, stream_cut_after_tokens(), Action::fail_closed);
+BENCHMARK_CAPTURE(classify_and_decide_reused, openai_rate_429_retry, openai_rate_429(), Action::retry);
+BENCHMARK_CAPTURE(classify_and_decide_reused, anthropic_529_retry, anthropic_overloaded_529(), Action::retry);
+BENCHMARK_CAPTURE(classify_and_decide_reused, gemini_429_details_fallback, gemini_quota_429(), Action::fallback);
+BENCHMARK_CAPTURE(classify_and_decide_reused, stream_cut_fail_closed, stream_cut_after_tokens(), Action::fail_closed);
 BENCHMARK_CAPTURE(classify_only, openai_rate_429, openai_rate_429());
-BENCHMARK_CAPTURE(decide_only, openai_rate_429, openai_rate_429());
+BENCHMARK_CAPTURE(classify_only, gemini_429_details, gemini_quota_429());
+BENCHMARK_CAPTURE(decide_only, openai_rate_429_retry, openai_rate_429(), Action::retry);
+BENCHMARK_CAPTURE(decide_only, gemini_429_details_fallback, gemini_quota_429(), Action::fallback);
+BENCHMARK_CAPTURE(error_body_scan, gemini_429_fastest, gemini_quota_429(), ErrorDetail::ScanPath::fastest);
+BENCHMARK_CAPTURE(error_body_scan, gemini_429_portable, gemini_quota_429(), ErrorDetail::ScanPath::portable);

@@ -9,220 +9,22 @@
 #include <iterator>
 #include <optional>
 
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
-
 #include <fmt/format.h>
 
-#include "llmchaos/core/byte_scan.hpp"
+#include "llmchaos/client/error_detail.hpp"
 #include "llmchaos/core/parse.hpp"
 
 namespace llmchaos::client {
 namespace {
 
-// ---- error detail: the string and scalar fields of a JSON error body, by key, at any depth ----------
-// A single forward scan with no allocation (classify is on the hot path: bench/decide): the three
-// dialects' error bodies are small and their decisive fields (type, code, status, message, reason,
-// quotaId, retryDelay) have distinct keys, so "any field named K" is all the classifier needs.
-// Values are views into the body with escapes left as they are; non-JSON bodies give no fields.
-// Wording checks search a lower-cased copy of the message fields, made on first use.
-
-char lower(char c) { return static_cast<char>(c | ((static_cast<unsigned char>(c - 'A') < 26) << 5)); }
-
 bool iequals(std::string_view a, std::string_view b) {
   if (a.size() != b.size()) return false;
   for (std::size_t i = 0; i < a.size(); ++i)
-    if (lower(a[i]) != lower(b[i])) return false;
+    if (byte_scan::ascii_lower(a[i]) != byte_scan::ascii_lower(b[i])) return false;
   return true;
 }
 
-// The keys the rules read. Other keys are skipped at scan time, so lookups compare small integers.
-enum class Key : std::uint8_t { code, type, status, message, reason, quotaId, retryDelay };
-
-std::optional<Key> key_of(std::string_view k) {
-  switch (k.size()) {
-    case 4:
-      if (k == "code") return Key::code;
-      if (k == "type") return Key::type;
-      break;
-    case 6:
-      if (k == "status") return Key::status;
-      if (k == "reason") return Key::reason;
-      break;
-    case 7:
-      if (k == "message") return Key::message;
-      if (k == "quotaId") return Key::quotaId;
-      break;
-    case 10:
-      if (k == "retryDelay") return Key::retryDelay;
-      break;
-    default: break;
-  }
-  return std::nullopt;
-}
-
-class ErrorDetail {
- public:
-  explicit ErrorDetail(std::string_view body) : body_(body.substr(0, 0xffff)) { scan(); }
-
-  bool has(Key k) const {
-    for (std::size_t i = 0; i < n_; ++i)
-      if (fields_[i].key == k) return true;
-    return false;
-  }
-  std::string_view first(Key k) const {
-    for (std::size_t i = 0; i < n_; ++i)
-      if (fields_[i].key == k) return value(i);
-    return {};
-  }
-  // Some field named `k` equals one of `values`.
-  bool any(Key k, std::initializer_list<std::string_view> values) const {
-    for (std::size_t i = 0; i < n_; ++i)
-      if (fields_[i].key == k)
-        for (auto v : values)
-          if (value(i) == v) return true;
-    return false;
-  }
-  // Some field named `k` contains one of `needles` (case-sensitive: for identifiers like quotaId).
-  bool any_contains(Key k, std::initializer_list<std::string_view> needles) const {
-    for (std::size_t i = 0; i < n_; ++i)
-      if (fields_[i].key == k)
-        for (auto n : needles)
-          if (byte_scan::contains(value(i), n)) return true;
-    return false;
-  }
-  // Some message contains one of `needles` (lower case), ignoring case.
-  bool message_has(std::initializer_list<std::string_view> needles) const {
-    if (!lowered_) {  // on first use: most bodies are decided by their codes alone
-      lowered_ = true;
-      for (std::size_t i = 0; i < n_; ++i)
-        if (fields_[i].key == Key::message) append_lower(value(i));
-    }
-    const std::string_view text(lower_, lower_len_);
-    for (auto n : needles)
-      if (byte_scan::contains(text, n)) return true;
-    return false;
-  }
-  // The most specific error token for the reason text: a string `code`, else a `type` other than
-  // Anthropic's envelope "error", else a Gemini `status`.
-  std::string_view token() const {
-    for (std::size_t i = 0; i < n_; ++i)
-      if (fields_[i].key == Key::code && !fields_[i].scalar && fields_[i].value_len > 0) return value(i);
-    for (std::size_t i = 0; i < n_; ++i)
-      if (fields_[i].key == Key::type && !fields_[i].scalar && value(i) != "error") return value(i);
-    return first(Key::status);
-  }
-
- private:
-  // Offsets into the body (bodies are cut at 64 KiB): small, and nothing to initialise.
-  struct Field {
-    std::uint16_t value_pos, value_len;
-    Key key;
-    bool scalar;
-  };
-  std::string_view value(std::size_t i) const { return {body_.data() + fields_[i].value_pos, fields_[i].value_len}; }
-
-  void add(std::string_view key, std::string_view value, bool scalar) {
-    auto k = key_of(key);
-    if (!k || n_ == max_fields) return;  // a key no rule reads, or more than any error body we know
-    fields_[n_++] = {static_cast<std::uint16_t>(value.data() - body_.data()),
-                     static_cast<std::uint16_t>(value.size()), *k, scalar};
-  }
-
-  void append_lower(std::string_view text) const {
-    if (lower_len_ > 0 && lower_len_ < sizeof lower_) lower_[lower_len_++] = '\n';
-    const std::size_t n = std::min(text.size(), sizeof lower_ - lower_len_);
-    char* out = lower_ + lower_len_;
-#if defined(__SSE2__)
-    // 16 bytes at a time: a message is ~100 bytes, and a byte loop cost more than the rules reading it.
-    // The last block overlaps the one before rather than leaving a tail (lowering twice is harmless).
-    // Signed compares: bytes from 0x80 up are negative, so they are never taken for 'A'..'Z'.
-    if (n >= 16) {
-      const __m128i before_a = _mm_set1_epi8('A' - 1), after_z = _mm_set1_epi8('Z' + 1),
-                    case_bit = _mm_set1_epi8(0x20);
-      auto lower16 = [&](std::size_t at) {
-        const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(text.data() + at));
-        const __m128i upper = _mm_and_si128(_mm_cmpgt_epi8(v, before_a), _mm_cmplt_epi8(v, after_z));
-        _mm_storeu_si128(reinterpret_cast<__m128i*>(out + at),
-                         _mm_or_si128(v, _mm_and_si128(upper, case_bit)));
-      };
-      for (std::size_t i = 0; i + 16 < n; i += 16) lower16(i);
-      lower16(n - 16);
-      lower_len_ += n;
-      return;
-    }
-#endif
-    for (std::size_t i = 0; i < n; ++i) out[i] = lower(text[i]);
-    lower_len_ += n;
-  }
-
-  static const char* skip_ws(const char* p, const char* end) {
-    // Blanks are all at or below ' ' and rare in provider bodies: one compare for the usual byte.
-    auto blank = [](char c) {
-      return static_cast<unsigned char>(c) <= ' ' && (c == ' ' || c == '\n' || c == '\r' || c == '\t');
-    };
-    while (p < end && blank(*p)) ++p;
-    return p;
-  }
-
-  void scan() {
-    const char* const begin = body_.data();
-    const char* const end = begin + body_.size();
-    const char* p = skip_ws(begin, end);
-    if (p == end || (*p != '{' && *p != '[')) return;  // not JSON: no detail
-    // The scan walks from quote to quote; backslashes are marked too, for the escapes inside strings.
-    byte_scan::Positions<byte_scan::quote | byte_scan::backslash> marks(body_);
-    constexpr std::size_t none = std::string_view::npos;
-    // Both inlined whatever the compiler's estimate: a call would take `marks` out of registers.
-    auto next_quote = [&]() __attribute__((always_inline)) {  // outside strings a backslash means nothing
-      std::size_t at = marks.next();
-      while (at != none && begin[at] == '\\') at = marks.next();
-      return at;
-    };
-    // The quote closing the string whose opening quote was the last one taken (none: unterminated): a
-    // backslash takes the byte after it along, so an escaped quote never ends the string.
-    auto string_end = [&]() __attribute__((always_inline)) {
-      std::size_t at = marks.next();
-      while (at != none && begin[at] == '\\') {
-        marks.skip_to(at + 2);
-        at = marks.next();
-      }
-      return at;
-    };
-    for (;;) {
-      const std::size_t key_quote = next_quote();
-      if (key_quote == none) return;
-      const std::size_t key_end = string_end();
-      if (key_end == none) return;
-      const std::string_view key(begin + key_quote + 1, key_end - key_quote - 1);
-      p = skip_ws(begin + key_end + 1, end);
-      if (p == end || *p != ':') continue;  // a value in an array, not a key
-      p = skip_ws(p + 1, end);
-      if (p == end) return;
-      if (*p == '"') {
-        marks.next();  // this opening quote: only blanks and ':' since the key's closing one
-        const std::size_t value_end = string_end();
-        if (value_end == none) return;
-        const char* const value = p + 1;
-        add(key, {value, static_cast<std::size_t>(begin + value_end - value)}, false);
-      } else if (*p != '{' && *p != '[') {  // number, true, false, null
-        const char* const value = p;
-        while (p < end && *p != ',' && *p != '}' && *p != ']' && *p != ' ') ++p;
-        add(key, {value, static_cast<std::size_t>(p - value)}, true);
-        marks.skip_to(static_cast<std::size_t>(p - begin));  // a malformed scalar may run over quotes
-      }
-    }
-  }
-
-  static constexpr std::size_t max_fields = 32;
-  std::string_view body_;
-  std::array<Field, max_fields> fields_;
-  std::size_t n_ = 0;
-  mutable bool lowered_ = false;
-  mutable char lower_[768];
-  mutable std::size_t lower_len_ = 0;
-};
+using Key = DetailKey;
 
 // ---- rules ----------------------------------------------------------------------------------------
 

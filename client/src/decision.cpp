@@ -1,6 +1,8 @@
 #include "llmchaos/client/decision.hpp"
 
+#include <bit>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <iterator>
 
@@ -90,14 +92,23 @@ class Inputs {
     const auto micros = static_cast<long long>(a * 1e6 + 0.5);
     if (v < 0) raw('-');
     integer(micros / 1'000'000);
-    auto frac = static_cast<unsigned>(micros % 1'000'000);  // 32-bit: cheaper divisions below
-    int digits = 6;
-    for (; digits > 0 && frac % 10 == 0; --digits) frac /= 10;
-    if (digits == 0) return;
-    char tmp[8];
-    tmp[0] = '.';
-    for (int k = digits; k >= 1; --k, frac /= 10) tmp[k] = static_cast<char>('0' + frac % 10);
-    raw(std::string_view(tmp, static_cast<std::size_t>(digits) + 1));
+    const auto frac = static_cast<std::uint32_t>(micros % 1'000'000);
+    if (frac == 0) return;
+    if constexpr (std::endian::native == std::endian::little) {
+      // The six decimals as six ASCII bytes of one word, two digits per table read (no bytes stored
+      // one by one and read back as a word: that stalls), cut after the last one that is not 0.
+      const std::uint64_t six = pair(frac / 10'000) | pair(frac / 100 % 100) << 16 | pair(frac % 100) << 32;
+      const auto last = static_cast<std::size_t>(63 - __builtin_clzll(six ^ 0x303030303030ULL)) / 8;
+      put(six << 8 | '.', last + 2);
+    } else {
+      char tmp[7] = {'.'};
+      std::size_t shown = 0;
+      for (std::uint32_t rest = frac, k = 6; k >= 1; --k, rest /= 10) {
+        tmp[k] = static_cast<char>('0' + rest % 10);
+        if (shown == 0 && rest % 10 != 0) shown = k;
+      }
+      raw(std::string_view(tmp, shown + 1));
+    }
   }
   __attribute__((always_inline)) void integer(long long v) {
     // Digits written in place, two at a time (a budget is a short number: a general formatter costs
@@ -110,10 +121,6 @@ class Inputs {
     const bool direct = room() >= len + 1;
     char* p = (direct ? buf_ + n_ : tmp) + len + (v < 0);
     char* const end = p;
-    static constexpr char pairs[] =
-        "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
-        "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
-        "8081828384858687888990919293949596979899";
     while (u >= 100) {
       const auto two = static_cast<unsigned>(u % 100) * 2;
       u /= 100;
@@ -139,6 +146,26 @@ class Inputs {
 
  private:
   std::size_t room() const { return sizeof buf_ - n_; }
+  static constexpr char pairs[] =
+      "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+      "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+      "8081828384858687888990919293949596979899";
+  // The two ASCII digits of n < 100, the first in the low byte.
+  static std::uint64_t pair(std::uint32_t n) {
+    std::uint16_t two;
+    std::memcpy(&two, pairs + 2 * n, 2);
+    return two;
+  }
+  // The first `len` (<= 8) bytes of `word` (little-endian), with one 8-byte store when there is room.
+  void put(std::uint64_t word, std::size_t len) {
+    if (room() < 8) {
+      char bytes[8];
+      std::memcpy(bytes, &word, 8);
+      return raw(std::string_view(bytes, len));
+    }
+    std::memcpy(buf_ + n_, &word, 8);  // the bytes past `len` are overwritten by what comes next
+    n_ += len;
+  }
   // The texts are mostly a few bytes (values, route names, separators): copied inline as two
   // overlapping fixed-size moves, without a library call each; longer ones through memcpy.
   static void copy(char* to, const char* from, std::size_t n) {

@@ -335,7 +335,7 @@ bool tchar(unsigned char c) {
   return table[c];
 }
 
-char ascii_lower(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c + 32) : c; }
+using byte_scan::ascii_lower;
 
 bool iequals_lower(std::string_view s, std::string_view lower) {
   if (s.size() != lower.size()) return false;

@@ -6,7 +6,10 @@
 #include "llmchaos/client/classifier.hpp"
 #include "llmchaos/client/decision.hpp"
 
+#include <array>
 #include <limits>
+#include <random>
+#include <string>
 
 using namespace llmchaos;
 using namespace llmchaos::client;
@@ -352,6 +355,27 @@ TEST_CASE("inputs print whole numbers as integers and costs without float noise"
   CHECK(d.inputs.find("attempts_left=2 ") != std::string::npos);
   in.cost_left_usd = std::numeric_limits<double>::infinity();
   CHECK(decide(in).inputs.find("cost_left_usd=inf ") != std::string::npos);
+}
+
+TEST_CASE("inputs print any budget number as its value to six decimals, trailing zeros dropped",
+          "[decision]") {
+  // Values that are a whole number of millionths: the expected text comes from the integer, not from
+  // a float formatter, so rounding cannot blur what is checked.
+  std::mt19937_64 rng(42);
+  auto in = roomy(failure(Owner::transient));
+  for (int i = 0; i < 5000; ++i) {
+    const long long scale = std::array<long long, 4>{1'000'000, 100'000'000, 1'000'000'000'000, 10'000}[i % 4];
+    const auto micros = static_cast<long long>(rng() % static_cast<unsigned long long>(scale));
+    const bool negative = i % 7 == 3;
+    std::string frac = std::to_string(1'000'000 + micros % 1'000'000).substr(1);  // six digits
+    while (!frac.empty() && frac.back() == '0') frac.pop_back();
+    const std::string expected = (negative && micros != 0 ? "-" : "") + std::to_string(micros / 1'000'000) +
+                                 (frac.empty() ? "" : "." + frac);
+    in.cost_left_usd = (negative ? -1.0 : 1.0) * static_cast<double>(micros) / 1e6;
+    const auto text = decide(in).inputs;
+    INFO("micros " << micros << (negative ? " negative" : "") << ": " << text);
+    REQUIRE(text.find("cost_left_usd=" + expected + " ") != std::string::npos);
+  }
 }
 
 TEST_CASE("a very long fallback list cuts the inputs text, not the decision", "[decision]") {

@@ -15,6 +15,7 @@ endfunction()
 
 llmchaos_add_fuzz_replay(fuzz_mock_request llmchaos::mockprovider llmchaos::net)
 llmchaos_add_fuzz_replay(fuzz_sse llmchaos::client)
+llmchaos_add_fuzz_replay(fuzz_error_detail llmchaos::client)
 llmchaos_add_fuzz_replay(fuzz_case_loader llmchaos::harness)
 target_compile_definitions(replay_fuzz_case_loader PRIVATE
                            LLMCHAOS_FUZZ_CASE_FILE="${PROJECT_SOURCE_DIR}/cases/faults/openai/fuzz.toml")

@@ -15,18 +15,24 @@
 
 namespace llmchaos::byte_scan {
 
+// 'A'..'Z' to 'a'..'z', every other byte as it is (no locale: protocol text is ASCII).
+inline char ascii_lower(char c) {
+  return static_cast<char>(c | ((static_cast<unsigned char>(c - 'A') < 26) << 5));
+}
+
 // The bytes that end a run: a set of these flags.
 enum Stop : unsigned {
   quote = 1,        // '"'
   backslash = 2,    // '\\'
   unprintable = 4,  // below 0x20, 0x7f, or above (not printable ASCII)
+  colon = 8,        // ':'
 };
 
 template <unsigned stops>
 bool is_stop(char ch) {
   const auto c = static_cast<unsigned char>(ch);
   return ((stops & unprintable) != 0 && (c < 0x20 || c >= 0x7f)) || ((stops & quote) != 0 && c == '"') ||
-         ((stops & backslash) != 0 && c == '\\');
+         ((stops & backslash) != 0 && c == '\\') || ((stops & colon) != 0 && c == ':');
 }
 
 #if defined(__SSE2__)
@@ -40,6 +46,7 @@ unsigned stop_mask16(const char* p) {
     stop = _mm_or_si128(_mm_cmplt_epi8(v, _mm_set1_epi8(0x20)), _mm_cmpeq_epi8(v, _mm_set1_epi8(0x7f)));
   if constexpr ((stops & quote) != 0) stop = _mm_or_si128(stop, _mm_cmpeq_epi8(v, _mm_set1_epi8('"')));
   if constexpr ((stops & backslash) != 0) stop = _mm_or_si128(stop, _mm_cmpeq_epi8(v, _mm_set1_epi8('\\')));
+  if constexpr ((stops & colon) != 0) stop = _mm_or_si128(stop, _mm_cmpeq_epi8(v, _mm_set1_epi8(':')));
   return static_cast<unsigned>(_mm_movemask_epi8(stop));
 }
 #endif
@@ -84,74 +91,18 @@ inline bool contains(std::string_view text, std::string_view needle) {
   return false;
 }
 
-// The positions of a text's bytes in `stops`, in order, found 64 bytes at a time: for a scanner that
-// walks from one such byte to the next (the classifier reads an error body quote to quote). A few
-// instructions per position, and few branches that depend on the text: a new search per string (a loop
-// whose exit depends on each string's length) cost more in mispredictions than in instructions.
+// Bit k set: p[k] is in `stops` (p has 64 readable bytes): for a scanner that looks at whole 64-byte
+// windows at once (the classifier's error-body reader).
 template <unsigned stops>
-class Positions {
- public:
-  static constexpr std::size_t npos = std::string_view::npos;
-
-  explicit Positions(std::string_view text) : text_(text) {}
-
-  // The next position not yet returned nor skipped (npos: none left).
-  std::size_t next() {
-    while (window_.pending == 0) {
-      if (window_.end >= text_.size()) return npos;
-      window_ = load(text_, window_.end);
-    }
-    const std::size_t at = window_.begin + static_cast<std::size_t>(__builtin_ctzll(window_.pending));
-    window_.pending &= window_.pending - 1;
-    return at;
-  }
-
-  // Forgets the positions before `from`: the caller went past them another way.
-  void skip_to(std::size_t from) {
-    if (from >= window_.end)
-      window_ = from < text_.size() ? load(text_, from) : Window{text_.size(), text_.size(), 0};  // none left
-    else if (from > window_.begin)
-      window_.pending &= ~std::uint64_t{0} << (from - window_.begin);
-  }
-
- private:
-  static constexpr std::size_t window_size = 64;
-
-  struct Window {
-    std::size_t begin = 0, end = 0;  // [begin, end) of the text; none loaded yet
-    std::uint64_t pending = 0;       // bit k: text[begin + k] is a position still to return
-  };
-
-  // The window holding `from`, with the positions from it on pending: the 64 bytes from `from`, or
-  // the text's last 64 near its end (every load is of whole blocks inside the text), or a zero-padded
-  // copy of a text shorter than 64 bytes. Returned by value, not stored through `this`, so that the
-  // caller's cursor can live in registers.
-  static Window load(std::string_view text, std::size_t from) {
-    if (text.size() >= window_size) {
-      const std::size_t begin = std::min(from, text.size() - window_size);
-      return {begin, begin + window_size,
-              mask64(text.data() + begin) & (~std::uint64_t{0} << (from - begin))};
-    }
-    char padded[window_size] = {};
-    std::memcpy(padded, text.data(), text.size());
-    const std::uint64_t inside = (std::uint64_t{1} << text.size()) - 1;  // not the padding
-    return {0, text.size(), mask64(padded) & inside & (~std::uint64_t{0} << from)};
-  }
-
-  // Bit k set: p[k] is in `stops` (p has 64 readable bytes).
-  static std::uint64_t mask64(const char* p) {
+std::uint64_t mask64(const char* p) {
 #if defined(__SSE2__)
-    return std::uint64_t{stop_mask16<stops>(p)} | std::uint64_t{stop_mask16<stops>(p + 16)} << 16 |
-           std::uint64_t{stop_mask16<stops>(p + 32)} << 32 | std::uint64_t{stop_mask16<stops>(p + 48)} << 48;
+  return std::uint64_t{stop_mask16<stops>(p)} | std::uint64_t{stop_mask16<stops>(p + 16)} << 16 |
+         std::uint64_t{stop_mask16<stops>(p + 32)} << 32 | std::uint64_t{stop_mask16<stops>(p + 48)} << 48;
 #else
-    std::uint64_t mask = 0;
-    for (std::size_t k = 0; k < window_size; ++k) mask |= std::uint64_t{is_stop<stops>(p[k])} << k;
-    return mask;
+  std::uint64_t mask = 0;
+  for (std::size_t k = 0; k < 64; ++k) mask |= std::uint64_t{is_stop<stops>(p[k])} << k;
+  return mask;
 #endif
-  }
-
-  std::string_view text_;
-  Window window_;
-};
+}
 
 }  // namespace llmchaos::byte_scan
