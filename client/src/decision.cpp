@@ -168,7 +168,7 @@ class Inputs {
   }
   // The texts are mostly a few bytes (values, route names, separators): copied inline as two
   // overlapping fixed-size moves, without a library call each; longer ones through memcpy.
-  static void copy(char* to, const char* from, std::size_t n) {
+  __attribute__((always_inline)) static void copy(char* to, const char* from, std::size_t n) {
     if (n >= 8 && n <= 16) {
       std::memcpy(to, from, 8);
       std::memcpy(to + n - 8, from + n - 8, 8);

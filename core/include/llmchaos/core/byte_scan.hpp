@@ -76,14 +76,22 @@ inline bool contains(std::string_view text, std::string_view needle) {
   };
   std::size_t i = 0;
 #if defined(__SSE2__)
-  const __m128i first = _mm_set1_epi8(needle.front()), last = _mm_set1_epi8(needle.back());
-  for (; i + 16 <= starts; i += 16) {  // reads up to text[i + 15 + n - 1]: inside the text
-    const __m128i at_first = _mm_loadu_si128(reinterpret_cast<const __m128i*>(text.data() + i));
-    const __m128i at_last = _mm_loadu_si128(reinterpret_cast<const __m128i*>(text.data() + i + n - 1));
-    auto mask = static_cast<unsigned>(
-        _mm_movemask_epi8(_mm_and_si128(_mm_cmpeq_epi8(at_first, first), _mm_cmpeq_epi8(at_last, last))));
-    for (; mask != 0; mask &= mask - 1)
-      if (rest_matches(i + static_cast<std::size_t>(__builtin_ctz(mask)))) return true;
+  if (starts >= 16) {
+    const __m128i first = _mm_set1_epi8(needle.front()), last = _mm_set1_epi8(needle.back());
+    auto block_has = [&](std::size_t at) {  // starts at .. at + 15; reads up to text[at + 15 + n - 1]
+      const __m128i at_first = _mm_loadu_si128(reinterpret_cast<const __m128i*>(text.data() + at));
+      const __m128i at_last = _mm_loadu_si128(reinterpret_cast<const __m128i*>(text.data() + at + n - 1));
+      auto mask = static_cast<unsigned>(
+          _mm_movemask_epi8(_mm_and_si128(_mm_cmpeq_epi8(at_first, first), _mm_cmpeq_epi8(at_last, last))));
+      for (; mask != 0; mask &= mask - 1)
+        if (rest_matches(at + static_cast<std::size_t>(__builtin_ctz(mask)))) return true;
+      return false;
+    };
+    for (; i + 16 <= starts; i += 16)
+      if (block_has(i)) return true;
+    // The last starts in one block that overlaps the one before rather than byte by byte (testing a
+    // start twice changes nothing).
+    return i < starts && block_has(starts - 16);
   }
 #endif
   for (; i < starts; ++i)
