@@ -1,10 +1,12 @@
 #include <catch2/catch.hpp>
 
+#include <cstring>
 #include <string>
 #include <vector>
 
 #include "llmchaos/core/byte_scan.hpp"
 #include "llmchaos/core/clock.hpp"
+#include "llmchaos/core/inline_text.hpp"
 #include "llmchaos/core/ledger.hpp"
 #include "llmchaos/core/rng.hpp"
 #include "llmchaos/core/toml_reader.hpp"
@@ -192,4 +194,29 @@ TEST_CASE("contains finds a needle at any offset, in short texts, and only where
   CHECK(contains("", ""));
   CHECK(contains("abc", ""));
   CHECK_FALSE(contains("", "a"));
+}
+
+TEST_CASE("inline text holds what was written, reads as a string view and converts to a std::string",
+          "[core]") {
+  InlineText<16> text;
+  CHECK(text.empty());
+  std::memcpy(text.storage(), "owner=rate", 10);
+  text.resize(10);
+  CHECK(text.size() == 10);
+  CHECK(text == std::string_view("owner=rate"));
+  CHECK(text.find("rate") == 6);
+  CHECK(text.substr(0, 5) == "owner");
+  const std::string copy = std::string(std::string_view(text));
+  std::string assigned;
+  assigned = text;  // std::string takes anything that reads as a string view
+  CHECK(copy == "owner=rate");
+  CHECK(assigned == copy);
+  InlineText<16> same;
+  std::memcpy(same.storage(), "owner=rate", 10);
+  same.resize(10);
+  CHECK(same == text);
+  text.resize(100);  // never past the capacity
+  CHECK(text.size() == 16);
+  text.clear();
+  CHECK(text.empty());
 }

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "llmchaos/client/classifier.hpp"
+#include "llmchaos/core/inline_text.hpp"
 #include "llmchaos/core/types.hpp"
 
 namespace llmchaos::client {
@@ -31,13 +32,20 @@ struct DecisionInput {
   bool degrade_allowed = false;
 };
 
+// The inputs text of a decision: held inline, so deciding allocates nothing (bench/decide).
+inline constexpr std::size_t decision_inputs_limit = 1024;
+using DecisionText = InlineText<decision_inputs_limit + 3>;  // + "..." when cut
+
 struct Decision {
+  static constexpr std::size_t inputs_limit = decision_inputs_limit;
   Action action = Action::fail_closed;
   int rule = 0;              // 1..7 as in SPEC 3
   // "4: transient/rate failure, retry fits the budget, breaker closed": one of the rules' constant texts
   // (static storage), so deciding copies no text.
   std::string_view rule_text;
-  std::string inputs;        // the inputs the rule looked at, "owner=rate commit=none attempts_left=2 ..."
+  // The inputs the rule looked at, "owner=rate commit=none attempts_left=2 ...": at most inputs_limit
+  // bytes, then "..." (reads as a std::string_view; converts to a std::string).
+  DecisionText inputs;
   std::string target_route;  // retry: the same route; fallback: the chosen route
   double wait_ms = 0;        // retry: the retry-after to honour (backoff is added by the executor)
 };
@@ -60,8 +68,8 @@ struct Decision {
 // `inputs` lists what the rules looked at, including why retry / each fallback did not apply
 // ("retry=no(breaker open) fallbacks=[backup:unhealthy]").
 Decision decide(const DecisionInput& in);
-// Added: the same into an existing Decision, reusing its strings' capacity (hot loops: a gateway,
-// bench/decide). `out` is fully overwritten.
+// Added: the same into an existing Decision (hot loops: a gateway, bench/decide): `out` is fully
+// overwritten, and its target_route's capacity reused.
 void decide_into(const DecisionInput& in, Decision& out);
 
 }  // namespace llmchaos::client
