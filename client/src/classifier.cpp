@@ -156,12 +156,10 @@ std::optional<std::string_view> header_value(const std::vector<std::pair<std::st
 }
 
 // Pieces of a reason text: views and a status code.
-std::size_t reason_piece_size(std::string_view s) { return s.size(); }
-std::size_t reason_piece_size(int) { return 11; }  // at most: "-2147483648"
-void append_reason_piece(std::string& out, std::string_view s) { out += s; }
-void append_reason_piece(std::string& out, int v) {
+void append_reason_piece(ReasonText& out, std::string_view s) { out += s; }
+void append_reason_piece(ReasonText& out, int v) {
   const fmt::format_int digits(v);
-  out.append(digits.data(), digits.size());
+  out += std::string_view(digits.data(), digits.size());
 }
 
 }  // namespace
@@ -227,15 +225,10 @@ void classify_into(const Observation& obs, Classification& c) {
   c.owner = Owner::none;
   c.commit = CommitState::none;
   c.retry_after_ms.reset();
-  c.reason.clear();  // keeps its capacity: a reused Classification allocates nothing
-  // The reason from its pieces (no format string: classify is on the hot path, bench/decide), sized
-  // first so that a fresh Classification allocates once.
-  auto reason = [&](auto... parts) {
-    std::size_t n = c.reason.size();
-    ((n += reason_piece_size(parts)), ...);
-    c.reason.reserve(n);
-    (append_reason_piece(c.reason, parts), ...);
-  };
+  c.reason.clear();
+  // The reason from its pieces (no format string, no allocation: classify is on the hot path,
+  // bench/decide).
+  auto reason = [&](auto... parts) { (append_reason_piece(c.reason, parts), ...); };
   // Anything the caller already saw, or a side effect already run, cannot be taken back.
   const bool progressed = obs.visible_tokens > 0 || obs.tool_committed;
   auto after = [&](CommitState otherwise) { return progressed ? CommitState::committed : otherwise; };

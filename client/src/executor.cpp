@@ -185,10 +185,15 @@ class Delivery {
       obs.contract_violation = !missing.empty();
     }
     Classification c = classify(obs);
-    if (!missing.empty()) c.reason += fmt::format(" (missing: {})", fmt::join(missing, ", "));
     rec.owner = c.owner;
     rec.commit = c.commit;
-    rec.reason = !c.reason.empty() ? c.reason : res.error;
+    rec.reason = !c.reason.empty() ? std::string(c.reason) : res.error;
+    // The whole list in the attempt's record; the classification's reason is a short inline text.
+    if (!missing.empty()) {
+      const std::string fields = fmt::format(" (missing: {})", fmt::join(missing, ", "));
+      rec.reason += fields;
+      c.reason += fields;
+    }
     if (!res.error.empty() && rec.reason != res.error) rec.reason += "; " + res.error;
     log_.attempts.push_back(rec);
     const int index = rec.index;
@@ -303,7 +308,7 @@ class Delivery {
         kind_ = AttemptKind::fallback;
         return;
       case Action::queue: {
-        QueuedRequest item{req_, spent_, now, log_.delivery, c.reason};
+        QueuedRequest item{req_, spent_, now, log_.delivery, std::string(c.reason)};
         // The caller's token callback refers to the caller's state (a gateway's connection, its
         // answer id) and returns with this call: a redelivery later has no caller to stream to.
         item.request.on_token = nullptr;

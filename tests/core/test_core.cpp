@@ -219,4 +219,18 @@ TEST_CASE("inline text holds what was written, reads as a string view and conver
   CHECK(text.size() == 16);
   text.clear();
   CHECK(text.empty());
+
+  InlineText<12> reason("429 ");
+  reason += "rate_limit";
+  CHECK(reason == std::string_view("429 rate_..."));  // cut: 9 bytes kept, then the mark
+  CHECK(reason.size() == 12);
+  reason += "more";  // nothing more once cut
+  CHECK(reason == std::string_view("429 rate_..."));
+  InlineText<12> copied = reason;  // a copy is the same text, cut mark and all
+  copied += "x";
+  CHECK(copied == reason);
+  reason = "short";
+  CHECK(reason == std::string_view("short"));
+  reason += " again";
+  CHECK(reason == std::string_view("short again"));
 }

@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "llmchaos/core/inline_text.hpp"
 #include "llmchaos/core/types.hpp"
 
 namespace llmchaos::client {
@@ -42,11 +43,15 @@ struct Observation {
   double now_unix_ms = 0;
 };
 
+// A classification's reason: held inline, so classifying allocates nothing (bench/decide); a longer
+// one is cut and ends in "...".
+using ReasonText = InlineText<256>;
+
 struct Classification {
   Owner owner = Owner::none;  // none = not a failure
   CommitState commit = CommitState::none;
   std::optional<double> retry_after_ms;  // retry-after-ms, retry-after (s or HTTP date), Gemini RetryInfo
-  std::string reason;                     // short human explanation ("429 insufficient_quota")
+  ReasonText reason;                      // short human explanation ("429 insufficient_quota")
 };
 
 Classification classify(const Observation& obs);
