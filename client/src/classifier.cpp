@@ -1,12 +1,7 @@
 #include "llmchaos/client/classifier.hpp"
 
-#include <array>
-#include <algorithm>
 #include <charconv>
-#include <cstdint>
-#include <cstring>
 #include <initializer_list>
-#include <iterator>
 #include <optional>
 
 #include <fmt/format.h>

@@ -42,7 +42,7 @@ std::string_view fallback_blocker(const DecisionInput& in, const RouteOption& r)
 // integers, others with up to 6 decimals. An explanation longer than the limit is cut with "...".
 class Inputs {
  public:
-  static constexpr std::size_t limit = Decision::inputs_limit;
+  static constexpr std::size_t limit = decision_inputs_limit;
   explicit Inputs(DecisionText& out) : out_(out), buf_(out.storage()) {}
 
   // Keys are literals: their length is known at compile time, so the copy is a few moves.

@@ -327,7 +327,8 @@ class HttpSession final : public CaseSession {
     } else if (auto unsent = split_list(header(res, "x-llmchaos-unsent-points"), ','); !unsent.empty()) {
       first_unsent = parse_int(unsent.front());
     }
-    const int points_here = points ? static_cast<int>(points->size()) : count_actions(header(res, "x-llmchaos-actions"));
+    const auto points_here =
+        static_cast<int>(points ? points->size() : split_list(header(res, "x-llmchaos-actions"), ',').size());
     take_points(log, std::move(points), first_unsent ? std::optional<int>(points_before_ + *first_unsent) : std::nullopt, where);
     points_before_ += points_here;
     if (log.answered) {
@@ -456,9 +457,6 @@ class HttpSession final : public CaseSession {
     }
     if (first_unsent && (!first_unsent_ || *first_unsent < first_unsent_->first)) first_unsent_.emplace(*first_unsent, where);
     if (!every_delivery_reported_ && first_unsent_) skip_if_pinned_after(first_unsent_->first, first_unsent_->second);
-  }
-  static int count_actions(const std::string& list) {
-    return list.empty() ? 0 : 1 + static_cast<int>(std::count(list.begin(), list.end(), ','));
   }
   // A failure point the service decided without sending an attempt leaves no ledger entry: from its
   // position on, the points the checker derives from the ledger are numbered differently from the

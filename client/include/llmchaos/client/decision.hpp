@@ -37,14 +37,13 @@ inline constexpr std::size_t decision_inputs_limit = 1024;
 using DecisionText = InlineText<decision_inputs_limit + 3>;  // + "..." when cut
 
 struct Decision {
-  static constexpr std::size_t inputs_limit = decision_inputs_limit;
   Action action = Action::fail_closed;
   int rule = 0;              // 1..7 as in SPEC 3
   // "4: transient/rate failure, retry fits the budget, breaker closed": one of the rules' constant texts
   // (static storage), so deciding copies no text.
   std::string_view rule_text;
-  // The inputs the rule looked at, "owner=rate commit=none attempts_left=2 ...": at most inputs_limit
-  // bytes, then "..." (reads as a std::string_view; converts to a std::string).
+  // The inputs the rule looked at, "owner=rate commit=none attempts_left=2 ...": at most
+  // decision_inputs_limit bytes, then "..." (reads as a std::string_view; converts to a std::string).
   DecisionText inputs;
   std::string target_route;  // retry: the same route; fallback: the chosen route
   double wait_ms = 0;        // retry: the retry-after to honour (backoff is added by the executor)
