@@ -12,10 +12,12 @@
 #include <fmt/format.h>
 
 #include "commands.hpp"
-#include "llmchaos/harness/baseline.hpp"
+#include "llmchaos/core/spec_error.hpp"
 #include "llmchaos/harness/mutation.hpp"
 #include "llmchaos/harness/runner.hpp"
-#include "llmchaos/reports/reports.hpp"
+#include "llmchaos/harness/shard.hpp"
+#include "llmchaos/reports/json.hpp"
+#include "run_outputs.hpp"
 
 namespace llmchaos::app {
 namespace {
@@ -24,11 +26,9 @@ struct RunArgs {
   std::vector<std::string> paths;
   harness::RunOptions run;
   std::vector<std::string> filters;
-  std::map<std::string, std::string> report_paths;  // format name -> file
-  std::string report_dir;
-  std::string baseline;
-  std::string write_baseline;
-  bool accept_changes = false;
+  RunOutputs outputs;
+  std::string shard;      // --shard K/N
+  std::string durations;  // --durations report.json
   bool quiet = false;
   int repeat = 1;
 };
@@ -57,15 +57,36 @@ int run_command(RunArgs& a) {
     std::cerr << "llmchaos run: no case to run" << (a.filters.empty() ? "" : " (none matches --filter)") << "\n";
     return 2;
   }
-  harness::Baseline baseline;
-  if (!a.baseline.empty()) {
+  // --shard: the whole suite names the catalog; this run plays its part, each case keeping its place.
+  std::vector<std::pair<std::string, std::string>> catalog;
+  std::vector<std::string> names;
+  for (const auto& c : suite.cases) {
+    catalog.emplace_back(c.folder, c.name);
+    names.push_back(c.name);
+  }
+  harness::Shard shard;
+  if (!a.shard.empty()) {
+    const auto parsed = harness::parse_shard(a.shard);
+    if (!parsed) {
+      std::cerr << fmt::format("llmchaos run: --shard {}: expected K/N with 1 <= K <= N (e.g. 2/4)\n", a.shard);
+      return 2;
+    }
+    shard = *parsed;
+  }
+  std::map<std::string, double> durations;
+  if (!a.durations.empty()) {
     try {
-      baseline = harness::read_baseline(a.baseline);
+      for (const auto& c : reports::read_json_report(a.durations).cases) durations[c.name] = c.wall_ms;
     } catch (const std::exception& e) {
       std::cerr << e.what() << "\n";
       return 2;
     }
   }
+  const auto picked = harness::shard_cases(names, shard, durations);
+  std::vector<harness::Case> cases;
+  cases.reserve(picked.size());
+  for (std::size_t i : picked) cases.push_back(std::move(suite.cases[i]));
+  if (!a.outputs.load_baseline()) return 2;
 
   if (!a.quiet) {
     a.run.progress = &std::cerr;
@@ -77,7 +98,7 @@ int run_command(RunArgs& a) {
   try {
     for (int k = 0; k < a.repeat; ++k) {
       auto previous = std::move(outcome.result);
-      outcome = harness::run_suite(suite.cases, a.run);
+      outcome = harness::run_suite(cases, a.run);
       total_ms += outcome.result.duration_ms;
       if (k > 0) note_changes(previous, outcome.result, changed);
     }
@@ -90,58 +111,22 @@ int run_command(RunArgs& a) {
   }
   auto& run = outcome.result;
 
-  bool gate_failed = false;
-  std::string gate_text;
-  if (!a.baseline.empty()) {
-    run.baseline = a.baseline;
-    std::vector<std::string> added, removed;
-    run.baseline_changes = harness::compare_baseline(baseline, run, &added, &removed);
-    gate_text = fmt::format("\nbaseline {}: {} case(s) changed action\n", a.baseline, run.baseline_changes.size());
-    for (const auto& ch : run.baseline_changes)
-      gate_text += fmt::format("  changed: {}: {} -> {}\n", ch.case_name, harness::actions_str(ch.before_all),
-                               harness::actions_str(ch.after_all));
-    for (const auto& name : added) gate_text += fmt::format("  new (not in the baseline): {}\n", name);
-    for (const auto& name : removed) gate_text += fmt::format("  not run (in the baseline): {}\n", name);
-    if (!run.baseline_changes.empty())
-      gate_text += a.accept_changes ? "  changes accepted (--accept-changes)\n"
-                                    : "  the gate fails: review the changes, then re-run with --accept-changes "
-                                      "(and --write-baseline to record them)\n";
-    gate_failed = !run.baseline_changes.empty() && !a.accept_changes;
-  }
+  run.shard = shard;
+  run.catalog = harness::catalog_digest(catalog);
+  run.catalog_cases = static_cast<int>(catalog.size());
+  for (std::size_t i = 0; i < run.cases.size() && i < picked.size(); ++i) run.cases[i].index = static_cast<int>(picked[i]);
+  if (shard.sharded())
+    std::cout << fmt::format("shard {}: {} of the suite's {} case(s)\n", harness::shard_label(shard), run.cases.size(),
+                             catalog.size());
 
-  std::cout << harness::summary_table(run) << gate_text;
+  std::string repeat_text;
   if (a.repeat > 1) {
     const double n = static_cast<double>(a.repeat) * static_cast<double>(run.cases.size());
-    std::cout << fmt::format("repeat: {} runs, {:.0f} cases in {:.3f} s: {:.0f} cases/s{}\n", a.repeat, n, total_ms / 1000,
-                             total_ms > 0 ? n * 1000 / total_ms : 0.0, a.run.virtual_time ? " (virtual time)" : "");
-    for (const auto& name : changed) std::cout << fmt::format("  changed between runs: {}\n", name);
+    repeat_text = fmt::format("repeat: {} runs, {:.0f} cases in {:.3f} s: {:.0f} cases/s{}\n", a.repeat, n, total_ms / 1000,
+                              total_ms > 0 ? n * 1000 / total_ms : 0.0, a.run.virtual_time ? " (virtual time)" : "");
+    for (const auto& name : changed) repeat_text += fmt::format("  changed between runs: {}\n", name);
   }
-
-  int code = (run.failed() + run.unknown() > 0 || gate_failed || !changed.empty()) ? 1 : 0;
-  // Reports: --report-dir writes all four; a per-format flag picks that format's path.
-  std::map<std::string, std::string> targets;
-  if (!a.report_dir.empty())
-    for (const auto& f : reports::formats()) targets[std::string(f.name)] = a.report_dir + "/" + std::string(f.file_name);
-  for (const auto& [name, path] : a.report_paths)
-    if (!path.empty()) targets[name] = path;
-  for (const auto& [name, path] : targets) {
-    try {
-      reports::write_report(*reports::find_format(name), run, path);
-      std::cout << fmt::format("{} report: {}\n", name, path);
-    } catch (const std::exception& e) {
-      std::cerr << "llmchaos run: " << e.what() << "\n";
-      code = 2;
-    }
-  }
-  if (!a.write_baseline.empty()) {
-    try {
-      harness::write_baseline(run, a.write_baseline);
-      std::cout << fmt::format("baseline written: {}\n", a.write_baseline);
-    } catch (const std::exception& e) {
-      std::cerr << "llmchaos run: " << e.what() << "\n";
-      code = 2;
-    }
-  }
+  const int code = a.outputs.finish(run, "run", repeat_text, !changed.empty());
   if (outcome.abandoned > 0) {
     // A hung case thread is still blocked somewhere: do not wait for it (CI never hangs).
     std::cerr << fmt::format("llmchaos run: {} hung case(s) abandoned\n", outcome.abandoned);
@@ -166,14 +151,12 @@ void add_run(CLI::App& app, int& exit_code) {
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
   sub->add_option("--filter", a->filters, "run only cases with this tag, or whose name or file matches this glob (repeatable)");
-  for (const auto& f : reports::formats()) {
-    const std::string name(f.name);
-    sub->add_option("--" + name, a->report_paths[name], fmt::format("write the {} report to this file", name));
-  }
-  sub->add_option("--report-dir", a->report_dir, "write every report into this folder (junit.xml, report.json, ...)");
-  sub->add_option("--baseline", a->baseline, "compare each case's action with this baseline; a change fails the run");
-  sub->add_option("--write-baseline", a->write_baseline, "record each case's observed action in this file");
-  sub->add_flag("--accept-changes", a->accept_changes, "with --baseline: print the changes but do not fail on them");
+  a->outputs.add_options(sub);
+  sub->add_option("--shard", a->shard,
+                  "play part K of N of the suite (e.g. 2/4): a stable split by case name; merge the shards' "
+                  "report.json with `llmchaos report merge`");
+  sub->add_option("--durations", a->durations,
+                  "with --shard: balance the shards by the case durations recorded in this report.json");
   sub->add_option("--min-deadline-ms", a->run.min_deadline_ms, "shortest hard deadline of a case, real ms")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();

@@ -14,8 +14,9 @@ void add_replay(CLI::App& app, int& exit_code);
 void add_overload(CLI::App& app, int& exit_code);
 void add_gateway(CLI::App& app, int& exit_code);
 void add_explore(CLI::App& app, int& exit_code);
+void add_report(CLI::App& app, int& exit_code);  // cmd_report.cpp: its own table of sub-commands
 
-inline constexpr AddCommand all_commands[] = {add_serve,    add_run,     add_lint,   add_replay,
-                                              add_overload, add_gateway, add_explore};
+inline constexpr AddCommand all_commands[] = {add_serve,    add_run,     add_lint,    add_replay,
+                                              add_overload, add_gateway, add_explore, add_report};
 
 }  // namespace llmchaos::app

@@ -87,6 +87,18 @@ json::value to_json_value(const SideEffect& e) {
                       {"received_at_ms", e.received_at_ms}};
 }
 
+SideEffect side_effect_from_json_value(const json::value& v) {
+  if (!v.is_object()) throw std::runtime_error("side effects: entry is not an object");
+  const auto& o = v.get_object();
+  SideEffect e;
+  e.seq = static_cast<std::uint64_t>(num_field(o, "seq"));
+  e.ns = str_field(o, "ns");
+  e.operation_id = str_field(o, "operation_id");
+  e.tool = str_field(o, "tool");
+  e.received_at_ms = num_field(o, "received_at_ms");
+  return e;
+}
+
 std::string ledger_to_json(const std::vector<LedgerEntry>& entries) {
   json::array a;
   for (const auto& e : entries) a.push_back(to_json_value(e));
@@ -111,16 +123,7 @@ std::vector<SideEffect> side_effects_from_json(std::string_view text) {
   auto v = json::parse(text);
   if (!v.is_array()) throw std::runtime_error("side effects: expected a JSON array");
   std::vector<SideEffect> out;
-  for (const auto& item : v.get_array()) {
-    const auto& o = item.as_object();
-    SideEffect e;
-    e.seq = static_cast<std::uint64_t>(num_field(o, "seq"));
-    e.ns = str_field(o, "ns");
-    e.operation_id = str_field(o, "operation_id");
-    e.tool = str_field(o, "tool");
-    e.received_at_ms = num_field(o, "received_at_ms");
-    out.push_back(std::move(e));
-  }
+  for (const auto& item : v.get_array()) out.push_back(side_effect_from_json_value(item));
   return out;
 }
 

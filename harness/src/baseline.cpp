@@ -113,4 +113,22 @@ std::vector<BaselineChange> compare_baseline(const Baseline& before, const RunRe
   return changes;
 }
 
+GateResult gate_on_baseline(const Baseline& before, const std::string& path, bool accept_changes, RunResult& run) {
+  GateResult gate;
+  run.baseline = path;
+  std::vector<std::string> added, removed;
+  run.baseline_changes = compare_baseline(before, run, &added, &removed);
+  gate.text = fmt::format("\nbaseline {}: {} case(s) changed action\n", path, run.baseline_changes.size());
+  for (const auto& ch : run.baseline_changes)
+    gate.text += fmt::format("  changed: {}: {} -> {}\n", ch.case_name, actions_str(ch.before_all), actions_str(ch.after_all));
+  for (const auto& name : added) gate.text += fmt::format("  new (not in the baseline): {}\n", name);
+  for (const auto& name : removed) gate.text += fmt::format("  not run (in the baseline): {}\n", name);
+  if (!run.baseline_changes.empty())
+    gate.text += accept_changes ? "  changes accepted (--accept-changes)\n"
+                                : "  the gate fails: review the changes, then re-run with --accept-changes "
+                                  "(and --write-baseline to record them)\n";
+  gate.failed = !run.baseline_changes.empty() && !accept_changes;
+  return gate;
+}
+
 }  // namespace llmchaos::harness

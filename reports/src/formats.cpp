@@ -40,21 +40,15 @@ const Format* find_format(std::string_view name) {
   return nullptr;
 }
 
-std::string render(const Format& format, const harness::RunResult& run) {
+std::string render(const Format& format, const harness::RunResult& run, const Options& options) {
   std::ostringstream out;
-  format.write(run, out);
+  format.write(run, options, out);
   return std::move(out).str();
 }
 
-void write_report(const Format& format, const harness::RunResult& run, const std::string& path) {
+void write_report(const Format& format, const harness::RunResult& run, const std::string& path,
+                  const Options& options) {
   namespace fs = std::filesystem;
-  // Render first: a writer that throws leaves no file behind at all.
-  std::string content;
-  try {
-    content = render(format, run);
-  } catch (const std::exception& e) {
-    fail(path, std::string(format.name) + " writer: " + e.what());
-  }
   const fs::path target(path);
   std::error_code ec;
   if (target.has_parent_path()) {
@@ -68,19 +62,29 @@ void write_report(const Format& format, const harness::RunResult& run, const std
   if (fd < 0) fail(path, "creating a temporary file " + temp + ": " + std::strerror(errno));
   ::fchmod(fd, 0644);  // mkstemp makes 0600; a report is for everyone who reads the build
   ::close(fd);
+  const auto discard = [&] {
+    std::error_code ignored;
+    fs::remove(temp, ignored);
+  };
   {
+    // Streamed: the report never sits whole in memory. A writer that throws leaves no file behind.
     std::ofstream out(temp, std::ios::binary | std::ios::trunc);
-    out.write(content.data(), static_cast<std::streamsize>(content.size()));
+    try {
+      format.write(run, options, out);
+    } catch (const std::exception& e) {
+      out.close();
+      discard();
+      fail(path, std::string(format.name) + " writer: " + e.what());
+    }
     out.flush();
     if (!out) {
-      fs::remove(temp, ec);
+      discard();
       fail(path, "writing " + temp + " failed");
     }
   }
   fs::rename(temp, target, ec);
   if (ec) {
-    std::error_code ignored;
-    fs::remove(temp, ignored);
+    discard();
     fail(path, "renaming " + temp + ": " + ec.message());
   }
 }

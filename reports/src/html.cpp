@@ -418,7 +418,7 @@ void write_case(std::ostream& out, const CaseResult& c, std::size_t i) {
 
 }  // namespace
 
-void write_html(const harness::RunResult& run, std::ostream& out) {
+void write_html(const harness::RunResult& run, const Options& /*options*/, std::ostream& out) {
   write_head(out, run);
   write_summary(out, run);
   write_split(out, run);

@@ -87,7 +87,7 @@ void write_case(std::ostream& out, const CaseResult& c) {
 
 }  // namespace
 
-void write_junit(const harness::RunResult& run, std::ostream& out) {
+void write_junit(const harness::RunResult& run, const Options& /*options*/, std::ostream& out) {
   const auto suites = group_by_folder(run);
   out << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
   out << fmt::format(

@@ -138,7 +138,7 @@ void write_all_cases(std::ostream& out, const harness::RunResult& run) {
 
 }  // namespace
 
-void write_markdown(const harness::RunResult& run, std::ostream& out) {
+void write_markdown(const harness::RunResult& run, const Options& /*options*/, std::ostream& out) {
   write_header(out, run);
   write_split(out, run);
   std::size_t detailed = 0;

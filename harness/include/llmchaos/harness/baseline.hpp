@@ -26,6 +26,15 @@ void write_baseline(const RunResult& run, const std::string& path);  // throws s
 std::vector<BaselineChange> compare_baseline(const Baseline& before, const RunResult& run,
                                              std::vector<std::string>* added = nullptr,
                                              std::vector<std::string>* removed = nullptr);
-std::string actions_str(const std::vector<Action>& actions);  // "retry,queue" ("none" when empty)
+std::string actions_str(const std::vector<Action>& actions);
+
+// The gate of `run`, `report merge` and CI: compares `run` with `before` (read from `path`), records
+// the changes in the run (its reports show them) and says what changed, case by case. `failed`: some
+// case changed action and the changes were not accepted.
+struct GateResult {
+  std::string text;
+  bool failed = false;
+};
+GateResult gate_on_baseline(const Baseline& before, const std::string& path, bool accept_changes, RunResult& run);  // "retry,queue" ("none" when empty)
 
 }  // namespace llmchaos::harness

@@ -56,6 +56,7 @@ struct CaseResult {
   std::optional<client::DecisionLog> alive_log;  // [checks] alive_after: the healthy probe after the case
   double deadline_ms = 0;                    // the hard real-time deadline the case ran under
   std::vector<Action> observed_actions;      // every failure point's observed action, in order (the baseline)
+  int index = -1;  // position in the whole suite before --shard (report merge restores the run order)
 };
 
 struct BaselineChange {
@@ -65,6 +66,13 @@ struct BaselineChange {
   // Added by the harness: the actions at every failure point (a change may be at a later point).
   std::vector<Action> before_all;
   std::vector<Action> after_all;
+};
+
+// `run --shard K/N`: which part of the suite this run played (count 0: the whole suite).
+struct Shard {
+  int index = 0;  // K, 1-based
+  int count = 0;  // N
+  bool sharded() const { return count > 0; }
 };
 
 struct RunResult {
@@ -77,6 +85,10 @@ struct RunResult {
   std::vector<CaseResult> cases;
   std::vector<BaselineChange> baseline_changes;  // filled when --baseline was given
   std::string baseline;  // the --baseline path ("" = no baseline compared; reports say which)
+  Shard shard;            // --shard K/N
+  int merged_shards = 0;  // `report merge`: the number of shard reports merged into this one (0: not merged)
+  std::string catalog;    // digest of the whole suite (every case name and file, before --shard)
+  int catalog_cases = 0;  // cases in the whole suite (before --shard)
   int passed() const;
   int failed() const;
   int unknown() const;

@@ -9,18 +9,25 @@
 
 namespace llmchaos::reports {
 
+// What a format may be asked for beyond the run itself.
+struct Options {
+  bool json_compact = false;  // report.json without indentation, one case per line (--compact-json)
+};
+
 struct Format {
   std::string_view name;       // "junit", "json", "markdown", "html"
   std::string_view file_name;  // default file name inside --report-dir ("junit.xml", ...)
-  void (*write)(const harness::RunResult& run, std::ostream& out);
+  void (*write)(const harness::RunResult& run, const Options& options, std::ostream& out);
 };
 
 std::span<const Format> formats();
 const Format* find_format(std::string_view name);  // nullptr when unknown
 // The report as a string (what write_report puts in the file).
-std::string render(const Format& format, const harness::RunResult& run);
-// Writes atomically (temp file + rename) so a crash never leaves half a report; creates the parent
-// directories. Throws std::runtime_error naming the path.
-void write_report(const Format& format, const harness::RunResult& run, const std::string& path);
+std::string render(const Format& format, const harness::RunResult& run, const Options& options = {});
+// Streams the report to a temp file beside `path`, then renames it (atomic: a crash or a writer that
+// throws never leaves half a report); creates the parent directories. Throws std::runtime_error naming
+// the path.
+void write_report(const Format& format, const harness::RunResult& run, const std::string& path,
+                  const Options& options = {});
 
 }  // namespace llmchaos::reports

@@ -1,0 +1,136 @@
+// run --shard K/N and report merge through the real CLI: four shards of a copy of the catalog, merged,
+// give the verdicts, counts, reports and baseline result of one unsharded run (virtual time: fast).
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <regex>
+
+#include "cli_run.hpp"
+
+using namespace llmchaos;
+namespace fs = std::filesystem;
+
+namespace {
+
+// Each case's name, verdict and observed action, in report order, from a pretty report.json (a case's
+// own fields are the lines indented by six spaces).
+std::vector<std::string> case_lines(const std::string& json) {
+  std::vector<std::string> out;
+  static const std::regex line(R"re(\n      "(name|verdict|observed|unknown_reason)": [^\n]*)re");
+  for (std::sregex_iterator it(json.begin(), json.end(), line), end; it != end; ++it) out.push_back((*it)[0]);
+  return out;
+}
+
+// A report without what differs between any two runs (the run's start, durations, shards merged).
+std::string stable(const std::string& text) {
+  static const std::regex volatile_line(
+      R"re([^\n]*("started_at"|"duration_ms"|"wall_ms"|"merged_shards"|timestamp=|time=| ms · )[^\n]*\n)re");
+  return std::regex_replace(text, volatile_line, "");
+}
+
+std::string attr(const std::string& xml, const std::string& name) {
+  std::smatch m;
+  return std::regex_search(xml, m, std::regex("<testsuites[^>]* " + name + "=\"([^\"]*)\"")) ? m[1].str() : "?";
+}
+
+}  // namespace
+
+TEST_CASE("four shards merged give what one unsharded run gives, baseline gate included", "[cli][shard]") {
+  test::TempDir dir("shards");
+  const fs::path cat = dir.path / "catalog";
+  fs::copy(test::source_dir() + "/cases", cat, fs::copy_options::recursive);
+  const std::string c0 = "'" + cat.string() + "' --virtual-time -q", c = c0 + " --seed 7";
+  const std::string d = dir.path.string();
+
+  auto full = test::run_cli("run " + c + " --report-dir '" + d + "/full' --write-baseline '" + d + "/base.json'");
+  INFO(full.text);
+  REQUIRE(full.code == 0);
+  // A baseline where one retry case was recorded as a fallback: the gate must name it, in both.
+  std::string base = test::slurp(dir.path / "base.json");
+  const std::string from = R"("action":"retry","actions":["retry"])";
+  const auto at = base.find(from);
+  REQUIRE(at != std::string::npos);
+  base.replace(at, from.size(), R"("action":"fallback","actions":["fallback"])");
+  { std::ofstream(dir.path / "base.json") << base; }
+  full = test::run_cli("run " + c + " --report-dir '" + d + "/full' --baseline '" + d + "/base.json'");
+  CHECK(full.code == 1);
+
+  std::string shard_files;
+  std::size_t total = 0;
+  for (int k = 1; k <= 4; ++k) {
+    const auto file = d + "/shard-" + std::to_string(k) + ".json";
+    auto s = test::run_cli("run " + c + " --shard " + std::to_string(k) + "/4 --json '" + file + "'");
+    INFO(s.text);
+    REQUIRE(s.code == 0);
+    CHECK_THAT(s.text, Catch::Contains("shard " + std::to_string(k) + "/4: "));
+    const auto json = test::slurp(file);
+    CHECK_THAT(json, Catch::Contains("\"shard\": {\n    \"index\": " + std::to_string(k) + ",\n    \"count\": 4\n  }"));
+    total += case_lines(json).size() / 4;
+    shard_files += " '" + file + "'";
+  }
+  const auto full_json = test::slurp(dir.path / "full/report.json");
+  CHECK(total == case_lines(full_json).size() / 4);
+
+  auto merged = test::run_cli("report merge" + shard_files + " --report-dir '" + d + "/merged' --baseline '" + d + "/base.json'");
+  INFO(merged.text);
+  CHECK(merged.code == full.code);
+  CHECK_THAT(merged.text, Catch::Contains("merged 4 shard report(s)"));
+  CHECK_THAT(merged.text, Catch::Contains("1 case(s) changed action"));
+  CHECK_THAT(full.text, Catch::Contains("1 case(s) changed action"));
+
+  // The same cases, in the same order, with the same verdicts and actions.
+  const auto merged_json = test::slurp(dir.path / "merged/report.json");
+  CHECK(case_lines(merged_json) == case_lines(full_json));
+  CHECK(case_lines(full_json).size() > 4 * 50);
+  // The same counts in every format, and the same Markdown (totals, failures, the baseline change).
+  const auto full_junit = test::slurp(dir.path / "full/junit.xml"), merged_junit = test::slurp(dir.path / "merged/junit.xml");
+  for (const char* a : {"tests", "failures", "errors"}) CHECK(attr(merged_junit, a) == attr(full_junit, a));
+  CHECK(stable(test::slurp(dir.path / "merged/report.md")) == stable(test::slurp(dir.path / "full/report.md")));
+  CHECK(fs::exists(dir.path / "merged/report.html"));
+
+  // Shards that do not make one run are refused, and say why.
+  auto missing = test::run_cli("report merge '" + d + "/shard-1.json' '" + d + "/shard-3.json'");
+  CHECK(missing.code == 2);
+  CHECK_THAT(missing.text, Catch::Contains("missing shard(s): 2/4, 4/4"));
+  auto twice = test::run_cli("report merge" + shard_files + " '" + d + "/shard-2.json'");
+  CHECK(twice.code == 2);
+  CHECK_THAT(twice.text, Catch::Contains("shard 2/4 given 2 times"));
+  REQUIRE(test::run_cli("run " + c0 + " --seed 8 --shard 4/4 --json '" + d + "/seed8.json'").code == 0);
+  auto seeds = test::run_cli("report merge '" + d + "/shard-1.json' '" + d + "/shard-2.json' '" + d + "/shard-3.json' '" + d +
+                             "/seed8.json'");
+  CHECK(seeds.code == 2);
+  CHECK_THAT(seeds.text, Catch::Contains("has seed 8, but"));
+  fs::remove_all(cat / "queue");  // another catalog
+  REQUIRE(test::run_cli("run " + c + " --shard 4/4 --json '" + d + "/other.json'").code <= 1);
+  auto catalogs = test::run_cli("report merge '" + d + "/shard-1.json' '" + d + "/shard-2.json' '" + d + "/shard-3.json' '" + d +
+                                "/other.json'");
+  CHECK(catalogs.code == 2);
+  CHECK_THAT(catalogs.text, Catch::Contains("has catalog"));
+  // Bad input: a shard that does not parse, a file that is not a report.
+  CHECK(test::run_cli("run " + c + " --shard 5/4").code == 2);
+  { std::ofstream(dir.path / "not.json") << "{\"schema\": 1,"; }
+  auto bad = test::run_cli("report merge '" + d + "/not.json'");
+  CHECK(bad.code == 2);
+  CHECK_THAT(bad.text, Catch::Contains("not.json:1:"));
+}
+
+TEST_CASE("--durations balances shards by the times of an earlier report", "[cli][shard]") {
+  test::TempDir dir("durations");
+  const std::string c = "'" + test::source_dir() + "/cases' --virtual-time -q";
+  const std::string d = dir.path.string();
+  REQUIRE(test::run_cli("run " + c + " --json '" + d + "/all.json'").code == 0);
+  std::size_t total = 0, suite = 0;
+  for (int k = 1; k <= 3; ++k) {
+    auto s = test::run_cli("run " + c + " --shard " + std::to_string(k) + "/3 --durations '" + d + "/all.json' --json '" + d +
+                           "/s.json'");
+    INFO(s.text);
+    REQUIRE(s.code == 0);
+    std::smatch m;
+    REQUIRE(std::regex_search(s.text, m, std::regex("shard \\d/3: (\\d+) of the suite's (\\d+) case")));
+    total += std::stoul(m[1].str());
+    suite = std::stoul(m[2].str());
+  }
+  CHECK(total == suite);
+  CHECK(suite > 50);
+  CHECK(test::run_cli("run " + c + " --shard 1/3 --durations '" + d + "/nope.json'").code == 2);
+}
