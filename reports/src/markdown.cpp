@@ -1,9 +1,14 @@
 // Markdown: a summary fit for a pull-request comment. Totals, the metric split (each outcome apart),
-// what failed with expected vs observed and the rule, and the action changes vs the baseline. Long
-// timelines are folded and capped so the comment stays under the forges' size limits.
+// what failed with expected vs observed and the rule, and the action changes vs the baseline. Passing
+// cases are counted, not listed. The whole stays under max_markdown_chars whatever the run's size
+// (GitHub's comment limit is 65,536): failures and changes are shown in full while they fit, and the
+// rest are counted with a pointer to report.html / report.json.
 #include <fmt/format.h>
 
+#include <array>
+#include <map>
 #include <ostream>
+#include <sstream>
 
 #include "text.hpp"
 #include "writers.hpp"
@@ -16,6 +21,18 @@ using harness::Verdict;
 
 constexpr std::size_t max_detailed_cases = 10;  // timelines shown in full; the rest are listed only
 constexpr std::size_t max_timeline_lines = 60;
+constexpr std::size_t reserve_chars = 2'000;  // kept for the closing lines and the per-folder counts
+
+// Text added block by block, each only if it fits in what is left; what did not fit is counted.
+struct Budget {
+  std::string text;
+  std::size_t limit;
+  bool add(const std::string& block, std::size_t keep = 0) {
+    if (text.size() + block.size() + keep > limit) return false;
+    text += block;
+    return true;
+  }
+};
 
 std::string code(std::string_view s) {
   return md_code(s);
@@ -43,6 +60,8 @@ void write_header(std::ostream& out, const harness::RunResult& run) {
                      run.passed(), run.failed(), run.unknown(), code(std::to_string(run.seed)),
                      code(run.driver), code(format_number(run.time_scale)), format_ms(run.duration_ms));
   if (!run.started_at.empty()) out << " · " << md_inline(run.started_at);
+  if (run.shard.sharded()) out << fmt::format(" · shard {}/{}", run.shard.index, run.shard.count);
+  if (run.merged_shards > 0) out << fmt::format(" · merged from {} shards", run.merged_shards);
   out << " · llmchaos " << md_inline(run.tool_version) << "\n\n";
 }
 
@@ -90,62 +109,88 @@ void write_case_detail(std::ostream& out, const CaseResult& c, bool with_timelin
   out << "\n";
 }
 
-void write_group(std::ostream& out, const harness::RunResult& run, Verdict verdict, std::string_view title,
-                 std::size_t& detailed) {
+void write_group(Budget& out, const harness::RunResult& run, Verdict verdict, std::string_view title,
+                 std::size_t& detailed, std::size_t keep) {
   std::vector<const CaseResult*> group;
   for (const auto& c : run.cases)
     if (c.verdict == verdict) group.push_back(&c);
   if (group.empty()) return;
-  out << fmt::format("### {} ({})\n\n", title, group.size());
+  out.add(fmt::format("### {} ({})\n\n", title, group.size()));
+  std::size_t shown = 0;
   for (const auto* c : group) {
-    write_case_detail(out, *c, detailed < max_detailed_cases);
+    std::ostringstream block;
+    write_case_detail(block, *c, detailed < max_detailed_cases);
+    if (!out.add(block.str(), keep)) break;
     ++detailed;
+    ++shown;
   }
+  if (shown < group.size())
+    out.add(fmt::format("... and {} more not shown here (this comment's size limit): report.html and report.json hold "
+                        "every one.\n\n",
+                        group.size() - shown));
   if (detailed > max_detailed_cases)
-    out << fmt::format("Timelines are shown for the first {} cases only.\n\n", max_detailed_cases);
+    out.add(fmt::format("Timelines are shown for the first {} cases only.\n\n", max_detailed_cases));
 }
 
-void write_baseline(std::ostream& out, const harness::RunResult& run) {
+void write_baseline(Budget& out, const harness::RunResult& run) {
   if (run.baseline.empty() && run.baseline_changes.empty()) return;
   const std::string against = run.baseline.empty() ? "" : " " + code(run.baseline);
   if (run.baseline_changes.empty()) {
-    out << "### Action changes vs baseline\n\nNo case changed its action vs baseline" << against << ".\n\n";
+    out.add("### Action changes vs baseline\n\nNo case changed its action vs baseline" + against + ".\n\n");
     return;
   }
-  out << fmt::format("### Action changes vs baseline ({})\n\n", run.baseline_changes.size());
-  if (!against.empty()) out << "Compared with" << against << ".\n\n";
-  out << "| case | before | after |\n| --- | --- | --- |\n";
-  for (const auto& ch : run.baseline_changes)
-    out << "| " << md_inline(ch.case_name) << " | " << code(actions_text(ch.before_all, ch.before)) << " | "
-        << code(actions_text(ch.after_all, ch.after)) << " |\n";
-  out << "\n";
+  out.add(fmt::format("### Action changes vs baseline ({})\n\n", run.baseline_changes.size()));
+  if (!against.empty()) out.add("Compared with" + against + ".\n\n");
+  out.add("| case | before | after |\n| --- | --- | --- |\n");
+  std::size_t shown = 0;
+  for (const auto& ch : run.baseline_changes) {
+    if (!out.add("| " + md_inline(ch.case_name) + " | " + code(actions_text(ch.before_all, ch.before)) + " | " +
+                     code(actions_text(ch.after_all, ch.after)) + " |\n",
+                 reserve_chars))
+      break;
+    ++shown;
+  }
+  out.add("\n");
+  if (shown < run.baseline_changes.size())
+    out.add(fmt::format("... and {} more changes not shown here (this comment's size limit): report.html and "
+                        "report.json hold every one.\n\n",
+                        run.baseline_changes.size() - shown));
 }
 
-void write_all_cases(std::ostream& out, const harness::RunResult& run) {
-  out << fmt::format("<details><summary>All {} cases</summary>\n\n", run.cases.size());
-  out << "| verdict | case | expected | observed | outcome | attempts |\n| --- | --- | --- | --- | --- | "
-         "---: |\n";
-  for (const auto& c : run.cases) {
-    int attempts = 0;
-    for (const auto& [route, n] : c.attempts_by_route) attempts += n;
-    out << "| " << to_string(c.verdict) << " | " << md_inline(case_label(c)) << " | "
-        << code(to_string(c.expected)) << " | " << code(to_string(c.observed)) << " | "
-        << (c.observed_outcome ? md_inline(outcome_label(*c.observed_outcome)) : "-") << " | " << attempts
-        << " |\n";
+// Passing cases are counted per folder, never listed (a run of any size fits a comment).
+void write_passing(Budget& out, const harness::RunResult& run) {
+  std::map<std::string, std::array<int, 3>> by_folder;  // pass, fail, unknown
+  for (const auto& c : run.cases) ++by_folder[suite_name(c)][static_cast<std::size_t>(c.verdict)];
+  std::string table = fmt::format("<details><summary>{} passing cases, counted by folder</summary>\n\n", run.passed());
+  table += "| folder | passed | failed | unknown |\n| --- | ---: | ---: | ---: |\n";
+  std::size_t rows = 0;
+  for (const auto& [folder, n] : by_folder) {
+    const auto row = fmt::format("| {} | {} | {} | {} |\n", md_inline(folder), n[0], n[1], n[2]);
+    if (table.size() + row.size() + 200 > reserve_chars) break;
+    table += row;
+    ++rows;
   }
-  out << "\n</details>\n";
+  if (rows < by_folder.size()) table += fmt::format("\n... and {} more folders.\n", by_folder.size() - rows);
+  table += "\nEvery case, passing ones included, is in report.html, report.json and junit.xml.\n\n</details>\n";
+  out.add(table);
 }
 
 }  // namespace
 
 void write_markdown(const harness::RunResult& run, const Options& /*options*/, std::ostream& out) {
-  write_header(out, run);
-  write_split(out, run);
+  Budget md{{}, max_markdown_chars};
+  std::ostringstream head;
+  write_header(head, run);
+  write_split(head, run);
+  md.add(head.str());
+  // The changes get what the failures leave, but never less than half the room.
+  const std::size_t changes_room = std::min(max_markdown_chars / 2, 80 * run.baseline_changes.size() + 300);
   std::size_t detailed = 0;
-  write_group(out, run, Verdict::fail, "Failures", detailed);
-  write_group(out, run, Verdict::unknown, "Unknown (hang or crash)", detailed);
-  write_baseline(out, run);
-  write_all_cases(out, run);
+  write_group(md, run, Verdict::fail, "Failures", detailed, changes_room + reserve_chars);
+  write_group(md, run, Verdict::unknown, "Unknown (hang or crash)", detailed, changes_room + reserve_chars);
+  write_baseline(md, run);
+  write_passing(md, run);
+  out << md.text;
 }
 
 }  // namespace llmchaos::reports::detail

@@ -114,7 +114,7 @@ TEST_CASE("four shards merged give what one unsharded run gives, baseline gate i
   CHECK_THAT(bad.text, Catch::Contains("not.json:1:"));
 }
 
-TEST_CASE("--durations balances shards by the times of an earlier report", "[cli][shard]") {
+TEST_CASE("durations from an earlier report balance the shards by time", "[cli][shard]") {
   test::TempDir dir("durations");
   const std::string c = "'" + test::source_dir() + "/cases' --virtual-time -q";
   const std::string d = dir.path.string();

@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <fmt/format.h>
 #include <catch2/catch.hpp>
 
 #include "helpers.hpp"
@@ -107,4 +108,34 @@ TEST_CASE("Markdown says so when every case passed", "[reports][markdown]") {
   CHECK_THAT(md, Catch::StartsWith("## llmchaos: all 2 cases passed"));
   CHECK_THAT(md, !Catch::Contains("### Failures"));
   CHECK_THAT(md, !Catch::Contains("### Unknown"));
+}
+
+TEST_CASE("Markdown stays under the comment limit for a run of any size, failures and changes first",
+          "[reports][markdown]") {
+  const auto sample_run = sample::run();
+  harness::RunResult run = sample_run;
+  run.cases.clear();
+  run.baseline_changes.clear();
+  for (int i = 0; i < 10'000; ++i) {
+    auto c = sample_run.cases[static_cast<std::size_t>(i) % sample_run.cases.size()];
+    c.name += " #" + std::to_string(i);
+    run.cases.push_back(c);
+    if (i % 3 == 0) run.baseline_changes.push_back({c.name, Action::queue, Action::retry, {Action::queue}, {Action::retry}});
+  }
+  const auto md = markdown(run);
+  CHECK(md.size() < reports::max_markdown_chars);
+  CHECK_THAT(md, Catch::Contains(fmt::format("### Failures ({})", run.failed())));
+  CHECK_THAT(md, Catch::Contains(fmt::format("### Action changes vs baseline ({})", run.baseline_changes.size())));
+  CHECK_THAT(md, Catch::Contains("more not shown here"));
+  CHECK_THAT(md, Catch::Contains("more changes not shown here"));
+  CHECK_THAT(md, Catch::Contains(fmt::format("{} passing cases, counted by folder", run.passed())));
+  // Passing cases are counted, not listed.
+  for (const auto& c : run.cases)
+    if (c.verdict == harness::Verdict::pass) {
+      CHECK_THAT(md, !Catch::Contains(c.name));
+      break;
+    }
+  // A small run shows every failure and change in full.
+  const auto small = markdown(sample_run);
+  CHECK_THAT(small, !Catch::Contains("not shown here"));
 }

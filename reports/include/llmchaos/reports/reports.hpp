@@ -9,6 +9,9 @@
 
 namespace llmchaos::reports {
 
+// report.md never exceeds this, whatever the run's size (a pull-request comment: GitHub's limit is 65,536).
+inline constexpr std::size_t max_markdown_chars = 60'000;
+
 // What a format may be asked for beyond the run itself.
 struct Options {
   bool json_compact = false;  // report.json without indentation, one case per line (--compact-json)
