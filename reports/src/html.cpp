@@ -1,6 +1,11 @@
-// HTML: one self-contained page (inline CSS, inline SVG, a few lines of inline script for the filter;
-// nothing fetched): run facts, the metric split, the action matrix, and a timeline per case.
+// HTML: one self-contained page (inline CSS, inline SVG, inline script; nothing fetched): run facts,
+// the metric split, then what needs looking at first: failed and unknown cases, each with its row of
+// the action matrix and its timeline drawn in SVG. Passing cases come last as compact data (one JSON
+// line each) that the page's script lists a page at a time and draws on demand (expand), so the page
+// stays small and opens fast for 10,000 cases.
 #include <fmt/format.h>
+
+#include <boost/json.hpp>
 
 #include <map>
 #include <optional>
@@ -41,7 +46,11 @@ pre{background:var(--soft);border:1px solid var(--line);border-radius:6px;paddin
 .facts span{margin-right:18px;white-space:nowrap}
 .facts b{color:var(--fg);font-weight:600}
 .tiles{display:flex;gap:12px;flex-wrap:wrap;margin:18px 0 0}
-.tile{flex:1 1 130px;border:1px solid var(--line);border-radius:8px;padding:10px 14px;background:#fff}
+.tile{flex:1 1 130px;border:1px solid var(--line);border-radius:8px;padding:10px 14px;background:#fff;color:inherit;text-decoration:none}
+.tile:hover{box-shadow:0 1px 4px rgba(31,35,40,.15)}
+button.expand{font:inherit;font-size:12px;border:1px solid var(--line);background:#fff;border-radius:4px;padding:0 6px;margin-right:6px;cursor:pointer}
+button.more{font:inherit;font-size:13px;border:1px solid var(--line);background:#fff;border-radius:6px;padding:4px 14px;margin:10px 0;cursor:pointer}
+tr.tl td{background:#fff;padding:6px 10px 12px}
 .tile .n{display:block;font-size:26px;font-weight:600;line-height:1.2}
 .tile .l{color:var(--muted);font-size:13px}
 .tile.pass{border-color:#aceebb;background:var(--pass-bg)}.tile.pass .n{color:var(--pass)}
@@ -127,17 +136,114 @@ footer{margin-top:40px;color:var(--muted);font-size:12px}
 @media (max-width:900px){main{padding:20px 16px 48px}.split{grid-template-columns:repeat(3,1fr)}}
 )css";
 
-// Filter buttons: show all cases, or those of one verdict (matrix rows and timeline cards alike).
+// The passing cases: listed PAGE rows at a time from the JSON data block, each timeline drawn when its
+// row is expanded. drawTimeline draws timeline_json's drawing as html_timeline.cpp's render() does; all
+// text goes through esc().
 constexpr std::string_view script = R"js(
-document.querySelectorAll('.filters button').forEach(function (b) {
-  b.addEventListener('click', function () {
-    var f = b.getAttribute('data-show');
-    document.querySelectorAll('.filters button').forEach(function (x) { x.classList.toggle('on', x === b); });
-    document.querySelectorAll('[data-verdict]').forEach(function (e) {
-      e.hidden = f !== 'all' && e.getAttribute('data-verdict') !== f;
+(function () {
+  var holder = document.getElementById('passed-data');
+  if (!holder) return;
+  var data = JSON.parse(holder.textContent), body = document.getElementById('passed-rows');
+  var more = document.getElementById('passed-more'), shown = 0, PAGE = 200;
+  function esc(s) {
+    return String(s).replace(/[&<>"]/g, function (c) { return {'&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;'}[c]; });
+  }
+  function cp(s) { return Array.from(s).length; }
+  function trunc(s, n) { var a = Array.from(s); return a.length > n ? a.slice(0, n - 1).join('') + '\u2026' : s; }
+  function f1(v) { return (Math.round(v * 10) / 10).toString(); }
+  function drawTimeline(d) {
+    if (!d) return '<p class="muted">No attempt reached the mock provider.</p>';
+    var x = function (t) { return G.LW + Math.min(Math.max(t / Math.max(d.x, 1), 0), 1) * G.PW; };
+    var top = function (r) { return G.TP + r * G.RH; }, rh = d.r.length * G.RH;
+    var s = '<p class="axis-note">' + esc(d.n) + '</p><svg class="timeline" viewBox="0 0 ' + G.W + ' ' + (G.TP + rh + G.AH) +
+      '" role="img" preserveAspectRatio="xMinYMin meet"><title>' + esc(d.n) + '</title>';
+    d.r.forEach(function (name, r) {
+      s += '<rect class="row' + (r % 2 ? ' odd' : '') + '" x="0" y="' + top(r) + '" width="' + G.W + '" height="' + G.RH +
+        '"/><text class="row-label" x="' + (G.LW - 10) + '" y="' + f1(top(r) + 27) + '"><title>' + esc(name) + '</title>' +
+        esc(trunc(name, 26)) + '</text>';
     });
-  });
-});
+    d.t.forEach(function (t) {
+      var X = f1(x(t[0]));
+      s += '<line class="grid" x1="' + X + '" y1="' + G.TP + '" x2="' + X + '" y2="' + (G.TP + rh + 4) + '"/><text class="tick" x="' +
+        X + '" y="' + (G.TP + rh + 18) + '">' + esc(t[1]) + '</text>';
+    });
+    d.l.forEach(function (l) {
+      s += '<line class="wait" x1="' + f1(x(l[2])) + '" y1="' + f1(top(l[0]) + 23) + '" x2="' + f1(x(l[3])) + '" y2="' +
+        f1(top(l[1]) + 23) + '"/>';
+    });
+    d.b.forEach(function (b) {
+      var X = x(b[1]), w = Math.max(3, x(b[2]) - X);
+      s += '<rect class="bar a-' + esc(b[3]) + (b[4] ? ' committed' : '') + '" x="' + f1(X) + '" y="' + f1(top(b[0]) + 16) +
+        '" width="' + f1(w) + '" height="14" rx="2"><title>' + esc(b[5]) + '</title></rect>';
+      if (b[6] && w >= G.CW * cp(b[6]) + 8)
+        s += '<text class="bar-label" x="' + f1(X + 4) + '" y="' + f1(top(b[0]) + 26.5) + '">' + esc(b[6]) + '</text>';
+    });
+    var m = d.m.slice().sort(function (a, b) { return a[0] !== b[0] ? a[0] - b[0] : a[1] - b[1]; }), xs = [], taken = 0;
+    m.forEach(function (k, i) {
+      var crowded = i > 0 && m[i - 1][0] === k[0] && x(k[1]) - xs[i - 1] < 16;
+      xs.push(crowded ? xs[i - 1] + 16 : x(k[1]));
+    });
+    m.forEach(function (k, i) {
+      var X = xs[i], y = top(k[0]);
+      if (i === 0 || m[i - 1][0] !== k[0]) taken = 0;
+      var need = G.CW * cp(k[4]) + 14, last = i + 1 === m.length || m[i + 1][0] !== k[0];
+      var right = X + need <= (last ? G.LW + G.PW : xs[i + 1]), left = !right && last && X - need >= taken;
+      s += '<g class="mark x-' + esc(k[3]) + '"><title>' + esc(k[5]) + '</title><line x1="' + f1(X) + '" y1="' + f1(y + 8) +
+        '" x2="' + f1(X) + '" y2="' + f1(y + 32) + '"/><circle cx="' + f1(X) + '" cy="' + f1(y + 8) + '" r="7"/><text class="num" x="' +
+        f1(X) + '" y="' + f1(y + 11.2) + '">' + k[2] + '</text>';
+      if (right || left)
+        s += '<text class="act' + (left ? ' left' : '') + '" x="' + f1(left ? X - 10 : X + 10) + '" y="' + f1(y + 12) + '">' +
+          esc(k[4]) + '</text>';
+      s += '</g>';
+      taken = right ? X + need : X + 8;
+    });
+    d.e.forEach(function (e) {
+      s += '<text class="end o-' + esc(e[1]) + '" x="' + (G.LW + G.PW + 12) + '" y="' + f1(top(e[0]) + 27) + '">' +
+        esc(OUTCOMES[e[1]] || e[1]) + '</text>';
+    });
+    return s + '</svg>';
+  }
+  function chip(a) { return '<span class="act">' + esc(a) + '</span>'; }
+  // c: [index, name, folder, file and time, expected, observed, outcome, attempts, points, drawing]
+  function row(c) {
+    var tr = document.createElement('tr');
+    tr.id = 'case-' + c[0];
+    tr.setAttribute('data-verdict', 'pass');
+    var pts = c[8].map(function (p) { return '<span class="chip ok">' + p[0] + ' ' + esc(p[1]) + '</span>'; }).join('');
+    tr.innerHTML = '<td><button class="expand" aria-expanded="false" title="draw the timeline">+</button>' + esc(c[1]) +
+      (c[2] ? '<span class="folder">' + esc(c[2]) + '</span>' : '') + '</td><td>' + chip(c[4]) + '</td><td class="match">' +
+      chip(c[5]) + '</td><td>' + (pts || '<span class="muted">none</span>') + '</td><td>' +
+      (c[6] ? '<span class="o o-' + esc(c[6]) + '">' + esc(OUTCOMES[c[6]] || c[6]) + '</span>' : '<span class="muted">-</span>') +
+      '</td><td class="num">' + c[7] + '</td><td><span class="badge pass">pass</span></td>';
+    var button = tr.querySelector('button');
+    button.addEventListener('click', function () {
+      var next = tr.nextElementSibling;
+      if (next && next.className === 'tl') {
+        next.remove();
+        button.setAttribute('aria-expanded', 'false');
+        button.textContent = '+';
+        return;
+      }
+      var t = document.createElement('tr');
+      t.className = 'tl';
+      t.innerHTML = '<td colspan="7"><span class="where">' + esc(c[3]) + '</span>' + drawTimeline(c[9]) + '</td>';
+      tr.after(t);
+      button.setAttribute('aria-expanded', 'true');
+      button.textContent = '\u2212';
+    });
+    return tr;
+  }
+  function page() {
+    var frag = document.createDocumentFragment();
+    for (var n = 0; n < PAGE && shown < data.length; n++, shown++) frag.appendChild(row(data[shown]));
+    body.appendChild(frag);
+    more.hidden = shown >= data.length;
+    more.textContent = 'Show ' + Math.min(PAGE, data.length - shown) + ' more (' + (data.length - shown) + ' left)';
+  }
+  more.addEventListener('click', page);
+  page();
+  if (location.hash === '#expand-passed') body.querySelectorAll('button.expand').forEach(function (b) { b.click(); });
+})();
 )js";
 
 std::string action_chip(Action a) {
@@ -166,16 +272,22 @@ void write_summary(std::ostream& out, const harness::RunResult& run) {
   if (!run.started_at.empty()) out << "<span>started <b>" << h(run.started_at) << "</b></span>";
   out << "<span>took <b>" << h(format_ms(run.duration_ms)) << "</b></span>";
   out << "<span>llmchaos <b>" << h(run.tool_version) << "</b></span></p>\n";
-  const auto tile = [&](std::string_view cls, std::size_t n, std::string_view label) {
+  if (run.shard.sharded())
+    out << "<p class=\"facts\"><span>shard <b>" << run.shard.index << "/" << run.shard.count << "</b> of a catalog of "
+        << run.catalog_cases << " cases</span></p>\n";
+  if (run.merged_shards > 0)
+    out << "<p class=\"facts\"><span>merged from <b>" << run.merged_shards << " shards</b></span></p>\n";
+  // Each count links to its section (the failed and unknown cases are on the page first).
+  const auto tile = [&](std::string_view cls, std::size_t n, std::string_view label, std::string_view target) {
     out << fmt::format(
-        "<div class=\"tile {}{}\"><span class=\"n\">{}</span><span class=\"l\">{}</span></div>", cls,
-        n == 0 && !cls.empty() ? " zero" : "", n, label);
+        "<a class=\"tile {}{}\" href=\"#{}\"><span class=\"n\">{}</span><span class=\"l\">{}</span></a>", cls,
+        n == 0 && !cls.empty() ? " zero" : "", target, n, label);
   };
   out << "<div class=\"tiles\">";
-  tile("", run.cases.size(), "cases");
-  tile("pass", static_cast<std::size_t>(run.passed()), "passed");
-  tile("fail", static_cast<std::size_t>(run.failed()), "failed");
-  tile("unknown", static_cast<std::size_t>(run.unknown()), "unknown (hang or crash)");
+  tile("", run.cases.size(), "cases", "matrix");
+  tile("pass", static_cast<std::size_t>(run.passed()), "passed", "passed");
+  tile("fail", static_cast<std::size_t>(run.failed()), "failed", "failed");
+  tile("unknown", static_cast<std::size_t>(run.unknown()), "unknown (hang or crash)", "unknown");
   out << "</div>\n";
 }
 
@@ -291,20 +403,10 @@ void write_confusion(std::ostream& out, const harness::RunResult& run) {
   out << "</tbody></table>\n";
 }
 
-void write_matrix(std::ostream& out, const harness::RunResult& run) {
-  out << "<h2>Action matrix</h2>\n<div class=\"filters\">";
-  out << fmt::format("<button class=\"on\" data-show=\"all\">All {}</button>", run.cases.size());
-  out << fmt::format("<button data-show=\"fail\">Failed {}</button>", run.failed());
-  out << fmt::format("<button data-show=\"unknown\">Unknown {}</button>", run.unknown());
-  out << fmt::format("<button data-show=\"pass\">Passed {}</button>", run.passed());
-  out << "</div>\n<table class=\"matrix\"><thead><tr><th>case</th><th>expected</th><th>observed</th>"
-         "<th>failure points (log / ledger)</th><th>outcome</th><th "
-         "class=\"num\">attempts</th><th>verdict</th>"
-         "</tr></thead><tbody>\n";
-  for (std::size_t i = 0; i < run.cases.size(); ++i) write_matrix_row(out, run.cases[i], i);
-  out << "</tbody></table>\n";
-  write_confusion(out, run);
-}
+constexpr std::string_view matrix_head =
+    "<table class=\"matrix\"><thead><tr><th>case</th><th>expected</th><th>observed</th>"
+    "<th>failure points (log / ledger)</th><th>outcome</th><th class=\"num\">attempts</th><th>verdict</th>"
+    "</tr></thead><tbody>\n";
 
 void write_legend(std::ostream& out) {
   out << "<div class=\"legend\">";
@@ -391,7 +493,7 @@ void write_case_tables(std::ostream& out, const CaseResult& c) {
   out << "</details>\n";
 }
 
-void write_case(std::ostream& out, const CaseResult& c, std::size_t i) {
+void write_case(std::ostream& out, const CaseResult& c, std::size_t i, double time_scale) {
   const auto verdict = to_string(c.verdict);
   out << "<article class=\"case " << verdict << "\" id=\"case-" << i << "\" data-verdict=\"" << verdict
       << "\">\n";
@@ -411,9 +513,77 @@ void write_case(std::ostream& out, const CaseResult& c, std::size_t i) {
     for (const auto* ch : failed) out << "<li><b>" << h(ch->name) << "</b>: " << h(ch->message) << "</li>";
     out << "</ul>\n";
   }
-  out << timeline_svg(c);
+  out << timeline_svg(c, time_scale);
   write_case_tables(out, c);
   out << "</article>\n";
+}
+
+// The failed (or unknown) cases: their rows of the action matrix, then each one's card and timeline.
+void write_group(std::ostream& out, const harness::RunResult& run, Verdict verdict, std::string_view title,
+                 std::string_view id) {
+  std::vector<std::size_t> group;
+  for (std::size_t i = 0; i < run.cases.size(); ++i)
+    if (run.cases[i].verdict == verdict) group.push_back(i);
+  out << "<h2 id=\"" << id << "\">" << title << " (" << group.size() << ")</h2>\n";
+  if (group.empty()) {
+    out << "<p class=\"muted\">None.</p>\n";
+    return;
+  }
+  out << matrix_head;
+  for (std::size_t i : group) write_matrix_row(out, run.cases[i], i);
+  out << "</tbody></table>\n";
+  for (std::size_t i : group) write_case(out, run.cases[i], i, run.time_scale);
+}
+
+// JSON inside <script>: no "<" at all (no "</script>", no "<!--"), as \u003c.
+std::string script_safe(std::string json) {
+  std::string out;
+  out.reserve(json.size());
+  for (char c : json) {
+    if (c == '<')
+      out += "\\u003c";
+    else
+      out += c;
+  }
+  return out;
+}
+
+// The passing cases as data, one line each: drawn by the page's script when asked for.
+void write_passed(std::ostream& out, const harness::RunResult& run) {
+  namespace json = boost::json;
+  out << "<h2 id=\"passed\">Passed (" << run.passed() << ")</h2>\n";
+  if (run.passed() == 0) {
+    out << "<p class=\"muted\">None.</p>\n";
+    return;
+  }
+  out << "<p class=\"muted\">Listed " << 200 << " at a time; + draws a case's timeline.</p>\n"
+      << matrix_head << "</tbody><tbody id=\"passed-rows\"></tbody></table>\n"
+      << "<button class=\"more\" id=\"passed-more\" hidden></button>\n"
+      << "<script type=\"application/json\" id=\"passed-data\">[";
+  bool first = true;
+  for (std::size_t i = 0; i < run.cases.size(); ++i) {
+    const auto& c = run.cases[i];
+    if (c.verdict != Verdict::pass) continue;
+    json::array points;
+    for (const auto& p : c.points) points.push_back(json::array{p.point, to_string(p.from_log)});
+    std::string where = c.file;
+    if (!c.policy_name.empty()) where += " · policy " + c.policy_name;
+    where += " · " + format_ms(c.wall_ms);
+    json::array row{i,
+                    clean_text(c.name),
+                    clean_text(c.folder),
+                    clean_text(where),
+                    to_string(c.expected),
+                    to_string(c.observed),
+                    c.observed_outcome ? to_string(*c.observed_outcome) : "",
+                    attempts_of(c),
+                    std::move(points)};
+    std::string text = json::serialize(row);
+    text.pop_back();  // the drawing goes last, already serialised
+    out << (first ? "\n" : ",\n") << script_safe(text + "," + timeline_json(c, run.time_scale) + "]");
+    first = false;
+  }
+  out << "\n]</script>\n";
 }
 
 }  // namespace
@@ -423,13 +593,16 @@ void write_html(const harness::RunResult& run, const Options& /*options*/, std::
   write_summary(out, run);
   write_split(out, run);
   write_baseline(out, run);
-  write_matrix(out, run);
-  out << "<h2>Timelines</h2>\n";
+  out << "<h2 id=\"matrix\">Cases</h2>\n<p class=\"muted\">Failed and unknown cases first, each with its "
+         "timeline; then the passing ones.</p>\n";
   write_legend(out);
-  for (std::size_t i = 0; i < run.cases.size(); ++i) write_case(out, run.cases[i], i);
+  write_group(out, run, Verdict::fail, "Failed", "failed");
+  write_group(out, run, Verdict::unknown, "Unknown (hang or crash)", "unknown");
+  write_passed(out, run);
+  write_confusion(out, run);
   out << "<footer>Written by llmchaos " << h(run.tool_version)
-      << ". Self-contained: this page loads nothing from anywhere.</footer>\n</main>\n<script>" << script
-      << "</script>\n</body>\n</html>\n";
+      << ". Self-contained: this page loads nothing from anywhere.</footer>\n</main>\n<script>" << timeline_geometry_js()
+      << script << "</script>\n</body>\n</html>\n";
 }
 
 }  // namespace llmchaos::reports::detail

@@ -6,6 +6,8 @@
 #include <cmath>
 #include <map>
 
+#include <boost/json.hpp>
+
 #include "text.hpp"
 
 namespace llmchaos::reports::detail {
@@ -47,6 +49,7 @@ struct Drawing {
   std::vector<RowEnd> ends;
   double extent = 1;
   std::string axis_note;
+  std::vector<std::pair<double, std::string>> ticks;  // real time of the tick, its label
 };
 
 std::size_t row_of(std::vector<std::string>& rows, const std::string& name) {
@@ -157,9 +160,24 @@ double nice_step(double extent) {
   return (f <= 1 ? 1 : f <= 2 ? 2 : f <= 5 ? 5 : 10) * magnitude;
 }
 
-std::string tick_label(double t, double extent) {
+std::string time_label(double t, double extent) {
   if (extent >= 2000) return fmt::format("{} s", std::round(t) / 1000);
   return fmt::format("{} ms", std::round(t * 1000) / 1000);
+}
+
+// Ticks at round scripted times (what the case file says); the real time beside when scaled.
+void add_ticks(Drawing& d, double time_scale) {
+  const double scale = time_scale > 0 ? time_scale : 1;
+  const double scripted_extent = d.extent / scale;
+  const double step = nice_step(scripted_extent);
+  for (double t = 0; t <= scripted_extent * 1.0001; t += step) {
+    std::string label = time_label(t, scripted_extent);
+    if (scale != 1 && t > 0) label += " · " + time_label(t * scale, d.extent);
+    d.ticks.emplace_back(t * scale, std::move(label));
+  }
+  if (scale != 1)
+    d.axis_note += fmt::format(", in scripted time (the case file's); real time at --time-scale {} beside it",
+                               format_number(scale));
 }
 
 std::size_t code_points(std::string_view s) {
@@ -195,13 +213,12 @@ std::string render(const Drawing& d) {
                        label_w - 10, row_top(r) + 27, markup_escape(d.rows[r]),
                        markup_escape(truncate(d.rows[r], 26)));
   }
-  const double step = nice_step(d.extent);
-  for (double t = 0; t <= d.extent * 1.0001; t += step) {
+  for (const auto& [t, label] : d.ticks) {
     const double x = x_of(t);
     svg += fmt::format("<line class=\"grid\" x1=\"{0:.1f}\" y1=\"{1}\" x2=\"{0:.1f}\" y2=\"{2}\"/>", x,
                        top_pad, top_pad + rows_h + 4);
     svg += fmt::format("<text class=\"tick\" x=\"{:.1f}\" y=\"{}\">{}</text>\n", x, top_pad + rows_h + 18,
-                       markup_escape(tick_label(t, d.extent)));
+                       markup_escape(label));
   }
   for (const auto& l : d.links)
     svg += fmt::format("<line class=\"wait\" x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\"/>\n",
@@ -295,10 +312,55 @@ std::string_view attempt_class_label(AttemptClass k) {
   return "?";
 }
 
-std::string timeline_svg(const harness::CaseResult& c) {
-  const Drawing d = c.logs.empty() ? from_ledger(c) : from_logs(c);
+namespace {
+Drawing drawing_of(const harness::CaseResult& c, double time_scale) {
+  Drawing d = c.logs.empty() ? from_ledger(c) : from_logs(c);
+  add_ticks(d, time_scale);
+  return d;
+}
+// In tenths of a ms, whole: the page draws at 960 units wide, nothing finer shows (and "1438" is
+// shorter than "1.438E2").
+std::int64_t coarse(double v) {
+  return std::isfinite(v) ? static_cast<std::int64_t>(std::llround(v * 10)) : 0;
+}
+}  // namespace
+
+std::string timeline_svg(const harness::CaseResult& c, double time_scale) {
+  const Drawing d = drawing_of(c, time_scale);
   if (d.rows.empty()) return "<p class=\"muted\">No attempt reached the mock provider.</p>\n";
   return "<p class=\"axis-note\">" + markup_escape(d.axis_note) + "</p>\n" + render(d);
+}
+
+std::string timeline_geometry_js() {
+  std::string labels;
+  for (const auto& [o, name] : enum_names<Outcome>::table)
+    labels += fmt::format("{}{}: \"{}\"", labels.empty() ? "" : ", ", name, outcome_label(o));
+  return fmt::format("var G = {{W: {}, LW: {}, PW: {}, RH: {}, TP: {}, AH: {}, CW: {}}}, OUTCOMES = {{{}}};\n", width,
+                     label_w, plot_w, row_h, top_pad, axis_h, char_w, labels);
+}
+
+std::string timeline_json(const harness::CaseResult& c, double time_scale) {
+  namespace json = boost::json;
+  const Drawing d = drawing_of(c, time_scale);
+  if (d.rows.empty()) return "null";
+  json::array rows, bars, marks, links, ends, ticks;
+  for (const auto& r : d.rows) rows.emplace_back(clean_text(r));
+  for (const auto& b : d.bars)
+    bars.push_back(json::array{b.row, coarse(b.start), coarse(b.end), attempt_class_name(b.cls), b.committed ? 1 : 0,
+                               clean_text(b.title), clean_text(b.label)});
+  for (const auto& m : d.markers)
+    marks.push_back(json::array{m.row, coarse(m.at), m.point, to_string(m.action), clean_text(m.text), clean_text(m.title)});
+  for (const auto& l : d.links) links.push_back(json::array{l.from_row, l.to_row, coarse(l.from), coarse(l.to)});
+  for (const auto& e : d.ends) ends.push_back(json::array{e.row, to_string(e.outcome)});
+  for (const auto& [t, label] : d.ticks) ticks.push_back(json::array{coarse(t), label});
+  return json::serialize(json::object{{"r", std::move(rows)},
+                                      {"b", std::move(bars)},
+                                      {"m", std::move(marks)},
+                                      {"l", std::move(links)},
+                                      {"e", std::move(ends)},
+                                      {"x", coarse(d.extent)},
+                                      {"t", std::move(ticks)},
+                                      {"n", d.axis_note}});
 }
 
 }  // namespace llmchaos::reports::detail

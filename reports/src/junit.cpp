@@ -61,6 +61,8 @@ void write_properties(std::ostream& out, const harness::RunResult& run, const Su
   property(out, "policy", policy);
   property(out, "tool_version", run.tool_version);
   if (!run.started_at.empty()) property(out, "started_at", run.started_at);
+  if (run.shard.sharded()) property(out, "shard", std::to_string(run.shard.index) + "/" + std::to_string(run.shard.count));
+  if (run.merged_shards > 0) property(out, "merged_shards", std::to_string(run.merged_shards));
   out << "    </properties>\n";
 }
 

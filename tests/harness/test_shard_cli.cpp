@@ -66,6 +66,14 @@ TEST_CASE("four shards merged give what one unsharded run gives, baseline gate i
     const auto json = test::slurp(file);
     CHECK_THAT(json, Catch::Contains("\"shard\": {\n    \"index\": " + std::to_string(k) + ",\n    \"count\": 4\n  }"));
     total += case_lines(json).size() / 4;
+    if (k == 3) {  // every format names the shard
+      const auto dir3 = d + "/shard-3";
+      REQUIRE(test::run_cli("run " + c + " --shard 3/4 --report-dir '" + dir3 + "'").code == 0);
+      CHECK_THAT(test::slurp(dir3 + "/junit.xml"), Catch::Contains("<property name=\"shard\" value=\"3/4\"/>"));
+      CHECK_THAT(test::slurp(dir3 + "/report.md"), Catch::Contains(" · shard 3/4 · "));
+      CHECK_THAT(test::slurp(dir3 + "/report.html"), Catch::Contains("shard <b>3/4</b>"));
+      CHECK(stable(test::slurp(dir3 + "/report.json")) == stable(json));
+    }
     shard_files += " '" + file + "'";
   }
   const auto full_json = test::slurp(dir.path / "full/report.json");

@@ -1,6 +1,8 @@
 #include <catch2/catch.hpp>
 #include <regex>
 
+#include <boost/json.hpp>
+
 #include "helpers.hpp"
 #include "llmchaos/reports/reports.hpp"
 #include "sample_run.hpp"
@@ -44,17 +46,48 @@ TEST_CASE("HTML is one self-contained page with no external reference", "[report
   CHECK(count(page, "<script>") == 1);  // inline, no src
 }
 
-TEST_CASE("HTML holds the action matrix with a row per case and a timeline per case", "[reports][html]") {
+// The run with every case failed: the page draws all of them in SVG up front.
+// The page without its script (which holds the markup it draws with, as text).
+static std::string drawn(const std::string& page) {
+  return page.substr(0, page.rfind("<script>"));
+}
+
+static harness::RunResult all_failed(harness::RunResult run) {
+  for (auto& c : run.cases)
+    if (c.verdict == harness::Verdict::pass) c.verdict = harness::Verdict::fail;
+  return run;
+}
+
+// The passing cases' data block, one JSON array per case.
+static boost::json::array passed_data(const std::string& page) {
+  const std::string open = "<script type=\"application/json\" id=\"passed-data\">";
+  const auto begin = page.find(open);
+  if (begin == std::string::npos) return {};
+  const auto end = page.find("</script>", begin);
+  return boost::json::parse(page.substr(begin + open.size(), end - begin - open.size())).as_array();
+}
+
+TEST_CASE("HTML puts failed and unknown cases first, each with its matrix row and timeline", "[reports][html]") {
   const auto run = sample::run();
   const auto page = html(run);
+  const auto bad = static_cast<std::size_t>(run.failed() + run.unknown());
   CHECK(count(page, "<table class=\"matrix\">") >= 1);
-  CHECK(count(page, "<tr data-verdict=\"") == run.cases.size());
-  CHECK(count(page, "<article class=\"case ") == run.cases.size());
-  CHECK(count(page, "<svg class=\"timeline\"") == run.cases.size());
+  CHECK(count(page, "<tr data-verdict=\"") == bad);
+  CHECK(count(page, "<article class=\"case ") == bad);
+  CHECK(count(drawn(page), "<svg class=\"timeline\"") == bad);
   for (std::size_t i = 0; i < run.cases.size(); ++i) {
+    if (run.cases[i].verdict == harness::Verdict::pass) continue;
     CHECK_THAT(page, Catch::Contains("href=\"#case-" + std::to_string(i) + "\""));
     CHECK_THAT(page, Catch::Contains("id=\"case-" + std::to_string(i) + "\""));
   }
+  // Failed, then unknown, then the passing ones; the summary's cards link to each.
+  const auto failed_at = page.find("<h2 id=\"failed\">"), unknown_at = page.find("<h2 id=\"unknown\">"),
+             passed_at = page.find("<h2 id=\"passed\">");
+  CHECK(failed_at < unknown_at);
+  CHECK(unknown_at < passed_at);
+  CHECK(passed_at != std::string::npos);
+  for (const char* target : {"#failed", "#unknown", "#passed"})
+    CHECK(std::regex_search(page, std::regex(std::string("<a class=\"tile [^\"]*\" href=\"") + target + "\"")));
   // The matrix cell of the failed case is marked as a mismatch, the unknown one as unknown.
   CHECK(count(page, "<td class=\"mismatch\">") == static_cast<std::size_t>(run.failed()));
   CHECK(count(page, "<td class=\"unk\">") == static_cast<std::size_t>(run.unknown()));
@@ -63,9 +96,38 @@ TEST_CASE("HTML holds the action matrix with a row per case and a timeline per c
     CHECK_THAT(page, Catch::Contains("border-top-color:var(--" + std::string(name) + ")"));
 }
 
+TEST_CASE("HTML lists passing cases as compact data, timelines drawn on demand", "[reports][html]") {
+  const auto run = sample::run();
+  const auto page = html(run);
+  const auto data = passed_data(page);
+  REQUIRE(data.size() == static_cast<std::size_t>(run.passed()));
+  std::size_t k = 0;
+  for (std::size_t i = 0; i < run.cases.size(); ++i) {
+    const auto& c = run.cases[i];
+    if (c.verdict != harness::Verdict::pass) continue;
+    const auto& row = data[k++].as_array();
+    CHECK(row[0].to_number<std::size_t>() == i);
+    CHECK(row[1].as_string() == c.name);
+    CHECK(row[4].as_string() == to_string(c.expected));
+    CHECK(row[5].as_string() == to_string(c.observed));
+    // The drawing: a bar per attempt, a mark per failure point, as the SVG would draw them.
+    std::size_t attempts = 0, points = 0;
+    for (const auto& log : c.logs) {
+      attempts += log.attempts.size();
+      points += log.failures.size();
+    }
+    const auto& d = row[9].as_object();
+    CHECK(d.at("b").as_array().size() == attempts);
+    CHECK(d.at("m").as_array().size() == points);
+  }
+  // The script draws them (and only it: no SVG of a passing case in the page).
+  CHECK_THAT(page, Catch::Contains("function drawTimeline(d)"));
+  CHECK_THAT(page, Catch::Contains("var G = {W: 960"));
+}
+
 TEST_CASE("HTML timelines draw one bar per attempt and mark each failure point with its action",
           "[reports][html]") {
-  const auto run = sample::run();
+  const auto run = all_failed(sample::run());
   const auto page = html(run);
   std::size_t bars = 0, points = 0, fallbacks = 0;
   for (const auto& c : run.cases) {
@@ -76,12 +138,23 @@ TEST_CASE("HTML timelines draw one bar per attempt and mark each failure point w
       for (const auto& f : log.failures) fallbacks += f.action == Action::fallback;
     }
   }
-  CHECK(count(page, "<rect class=\"bar ") == bars);
-  CHECK(count(page, "<g class=\"mark x-") == points);
-  CHECK(count(page, "<g class=\"mark x-fallback\">") == fallbacks);
+  CHECK(count(drawn(page), "<rect class=\"bar ") == bars);
+  CHECK(count(drawn(page), "<g class=\"mark x-") == points);
+  CHECK(count(drawn(page), "<g class=\"mark x-fallback\">") == fallbacks);
   // A sequence has one row per request, labelled with its number; a redelivery says so.
   CHECK_THAT(page, Catch::Contains(">request 5</text>"));
   CHECK_THAT(page, Catch::Contains(">request 1 · redelivery 1</text>"));
+}
+
+TEST_CASE("the timeline axis is in scripted time, with the real time beside it when scaled", "[reports][html]") {
+  auto run = all_failed(sample::run());
+  run.time_scale = 1;
+  CHECK_THAT(html(run), !Catch::Contains("real time at --time-scale"));
+  run.time_scale = 0.1;
+  const auto page = html(run);
+  CHECK_THAT(page, Catch::Contains("real time at --time-scale 0.1 beside it"));
+  // A tick at 1 s scripted is 100 ms real.
+  CHECK(std::regex_search(page, std::regex(R"(class="tick"[^>]*>[0-9.]+ s · [0-9.]+ ms</text>)")));
 }
 
 TEST_CASE("HTML escapes case text so it cannot inject markup or fetch anything", "[reports][html]") {
@@ -89,9 +162,19 @@ TEST_CASE("HTML escapes case text so it cannot inject markup or fetch anything",
   run.cases[0].name = "<script>alert(1)</script><img src=https://evil.example/x.png>";
   run.cases[0].checks[0].message = "\"><link rel=stylesheet href=//evil.example/a.css>";
   run.cases[0].logs[0].attempts[0].reason = "</title></svg><iframe src=http://evil.example>";
+  REQUIRE(run.cases[0].verdict == harness::Verdict::pass);  // in the data block
+  run.cases[1].name = run.cases[0].name;                    // failed: drawn in the page
+  REQUIRE(run.cases[1].verdict == harness::Verdict::fail);
   const auto page = html(run);
   CHECK_FALSE(loads_anything(page));
   CHECK(page.find("<script>alert") == std::string::npos);
+  CHECK(page.find("</script><img") == std::string::npos);
+  // The data block holds no '<' at all (\u003c), so nothing in it can close the script or open a tag.
+  const auto data_at = page.find("id=\"passed-data\">");
+  REQUIRE(data_at != std::string::npos);
+  const auto data = page.substr(data_at + 18, page.find("</script>", data_at) - data_at - 18);
+  CHECK(data.find('<') == std::string::npos);
+  CHECK(passed_data(page).size() == static_cast<std::size_t>(run.passed()));
   CHECK(page.find("<img") == std::string::npos);
   CHECK_THAT(page, Catch::Contains("&lt;script&gt;alert(1)&lt;/script&gt;"));
 }
