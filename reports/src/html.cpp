@@ -140,6 +140,10 @@ footer{margin-top:40px;color:var(--muted);font-size:12px}
 // row is expanded. drawTimeline draws timeline_json's drawing as html_timeline.cpp's render() does; all
 // text goes through esc().
 constexpr std::string_view script = R"js(
+// When the page was ready to read (bench/suite reads it from headless Chromium).
+window.addEventListener('load', function () {
+  document.documentElement.setAttribute('data-ready-ms', String(Math.round(performance.now())));
+});
 (function () {
   var holder = document.getElementById('passed-data');
   if (!holder) return;
