@@ -159,8 +159,9 @@ window.addEventListener('load', function () {
     if (!d) return '<p class="muted">No attempt reached the mock provider.</p>';
     var x = function (t) { return G.LW + Math.min(Math.max(t / Math.max(d.x, 1), 0), 1) * G.PW; };
     var top = function (r) { return G.TP + r * G.RH; }, rh = d.r.length * G.RH;
-    var s = '<p class="axis-note">' + esc(d.n) + '</p><svg class="timeline" viewBox="0 0 ' + G.W + ' ' + (G.TP + rh + G.AH) +
-      '" role="img" preserveAspectRatio="xMinYMin meet"><title>' + esc(d.n) + '</title>';
+    var note = d.n || G.NOTE;
+    var s = '<p class="axis-note">' + esc(note) + '</p><svg class="timeline" viewBox="0 0 ' + G.W + ' ' + (G.TP + rh + G.AH) +
+      '" role="img" preserveAspectRatio="xMinYMin meet"><title>' + esc(note) + '</title>';
     d.r.forEach(function (name, r) {
       s += '<rect class="row' + (r % 2 ? ' odd' : '') + '" x="0" y="' + top(r) + '" width="' + G.W + '" height="' + G.RH +
         '"/><text class="row-label" x="' + (G.LW - 10) + '" y="' + f1(top(r) + 27) + '"><title>' + esc(name) + '</title>' +
@@ -605,7 +606,7 @@ void write_html(const harness::RunResult& run, const Options& /*options*/, std::
   write_passed(out, run);
   write_confusion(out, run);
   out << "<footer>Written by llmchaos " << h(run.tool_version)
-      << ". Self-contained: this page loads nothing from anywhere.</footer>\n</main>\n<script>" << timeline_geometry_js()
+      << ". Self-contained: this page loads nothing from anywhere.</footer>\n</main>\n<script>" << timeline_geometry_js(run.time_scale)
       << script << "</script>\n</body>\n</html>\n";
 }
 

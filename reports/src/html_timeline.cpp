@@ -13,6 +13,8 @@
 namespace llmchaos::reports::detail {
 namespace {
 
+constexpr std::string_view logs_axis_note = "time since the request started";
+
 // Geometry of the drawing (SVG user units; the SVG scales to the page width).
 constexpr double width = 960, label_w = 180, outcome_w = 130, plot_w = width - label_w - outcome_w;
 constexpr double row_h = 36, top_pad = 6, axis_h = 26;
@@ -77,7 +79,7 @@ Drawing from_logs(const harness::CaseResult& c) {
   Drawing d;
   const bool sequence = c.logs.size() > 1;
   d.extent = timeline_extent_ms(c);
-  d.axis_note = "time since the request started";
+  d.axis_note = std::string(logs_axis_note);
   for (std::size_t k = 0; k < c.logs.size(); ++k) {
     const auto& log = c.logs[k];
     const std::string request_row = sequence ? request_label(c, k) : "";
@@ -165,6 +167,11 @@ std::string time_label(double t, double extent) {
   return fmt::format("{} ms", std::round(t * 1000) / 1000);
 }
 
+std::string scale_note(double scale) {
+  if (scale == 1) return {};
+  return fmt::format(", in scripted time (the case file's); real time at --time-scale {} beside it", format_number(scale));
+}
+
 // Ticks at round scripted times (what the case file says); the real time beside when scaled.
 void add_ticks(Drawing& d, double time_scale) {
   const double scale = time_scale > 0 ? time_scale : 1;
@@ -175,9 +182,7 @@ void add_ticks(Drawing& d, double time_scale) {
     if (scale != 1 && t > 0) label += " · " + time_label(t * scale, d.extent);
     d.ticks.emplace_back(t * scale, std::move(label));
   }
-  if (scale != 1)
-    d.axis_note += fmt::format(", in scripted time (the case file's); real time at --time-scale {} beside it",
-                               format_number(scale));
+  d.axis_note += scale_note(scale);
 }
 
 std::size_t code_points(std::string_view s) {
@@ -331,12 +336,13 @@ std::string timeline_svg(const harness::CaseResult& c, double time_scale) {
   return "<p class=\"axis-note\">" + markup_escape(d.axis_note) + "</p>\n" + render(d);
 }
 
-std::string timeline_geometry_js() {
+std::string timeline_geometry_js(double time_scale) {
   std::string labels;
   for (const auto& [o, name] : enum_names<Outcome>::table)
     labels += fmt::format("{}{}: \"{}\"", labels.empty() ? "" : ", ", name, outcome_label(o));
-  return fmt::format("var G = {{W: {}, LW: {}, PW: {}, RH: {}, TP: {}, AH: {}, CW: {}}}, OUTCOMES = {{{}}};\n", width,
-                     label_w, plot_w, row_h, top_pad, axis_h, char_w, labels);
+  return fmt::format("var G = {{W: {}, LW: {}, PW: {}, RH: {}, TP: {}, AH: {}, CW: {}, NOTE: {}}}, OUTCOMES = {{{}}};\n",
+                     width, label_w, plot_w, row_h, top_pad, axis_h, char_w,
+                     boost::json::serialize(boost::json::value(std::string(logs_axis_note) + scale_note(time_scale))), labels);
 }
 
 std::string timeline_json(const harness::CaseResult& c, double time_scale) {
@@ -360,7 +366,10 @@ std::string timeline_json(const harness::CaseResult& c, double time_scale) {
                                       {"e", std::move(ends)},
                                       {"x", coarse(d.extent)},
                                       {"t", std::move(ticks)},
-                                      {"n", d.axis_note}});
+                                      // the usual note is the page's G.NOTE (said once, not per case)
+                                      {"n", d.axis_note == std::string(logs_axis_note) + scale_note(time_scale)
+                                                ? json::value(nullptr)
+                                                : json::value(d.axis_note)}});
 }
 
 }  // namespace llmchaos::reports::detail
