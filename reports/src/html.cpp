@@ -145,10 +145,7 @@ window.addEventListener('load', function () {
   document.documentElement.setAttribute('data-ready-ms', String(Math.round(performance.now())));
 });
 (function () {
-  var holder = document.getElementById('passed-data');
-  if (!holder) return;
-  var data = JSON.parse(holder.textContent), body = document.getElementById('passed-rows');
-  var more = document.getElementById('passed-more'), shown = 0, PAGE = 200;
+  var PAGE = 200;
   function esc(s) {
     return String(s).replace(/[&<>"]/g, function (c) { return {'&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;'}[c]; });
   }
@@ -209,17 +206,19 @@ window.addEventListener('load', function () {
     return s + '</svg>';
   }
   function chip(a) { return '<span class="act">' + esc(a) + '</span>'; }
-  // c: [index, name, folder, file and time, expected, observed, outcome, attempts, points, drawing]
+  // c: [index, name, folder, file and time, expected, observed, outcome, attempts, points, drawing, verdict, summary]
   function row(c) {
-    var tr = document.createElement('tr');
+    var tr = document.createElement('tr'), verdict = c[10] || 'pass', summary = c[11] || '';
     tr.id = 'case-' + c[0];
-    tr.setAttribute('data-verdict', 'pass');
+    tr.setAttribute('data-verdict', verdict);
     var pts = c[8].map(function (p) { return '<span class="chip ok">' + p[0] + ' ' + esc(p[1]) + '</span>'; }).join('');
+    var observed = verdict === 'unknown' ? '<td class="unk">' + esc(summary) + '</td>'
+      : '<td class="' + (c[4] === c[5] ? 'match' : 'mismatch') + '">' + chip(c[5]) + '</td>';
     tr.innerHTML = '<td><button class="expand" aria-expanded="false" title="draw the timeline">+</button>' + esc(c[1]) +
-      (c[2] ? '<span class="folder">' + esc(c[2]) + '</span>' : '') + '</td><td>' + chip(c[4]) + '</td><td class="match">' +
-      chip(c[5]) + '</td><td>' + (pts || '<span class="muted">none</span>') + '</td><td>' +
+      (c[2] ? '<span class="folder">' + esc(c[2]) + '</span>' : '') + '</td><td>' + chip(c[4]) + '</td>' + observed + '<td>' +
+      (pts || '<span class="muted">none</span>') + '</td><td>' +
       (c[6] ? '<span class="o o-' + esc(c[6]) + '">' + esc(OUTCOMES[c[6]] || c[6]) + '</span>' : '<span class="muted">-</span>') +
-      '</td><td class="num">' + c[7] + '</td><td><span class="badge pass">pass</span></td>';
+      '</td><td class="num">' + c[7] + '</td><td><span class="badge ' + esc(verdict) + '">' + esc(verdict) + '</span></td>';
     var button = tr.querySelector('button');
     button.addEventListener('click', function () {
       var next = tr.nextElementSibling;
@@ -231,25 +230,34 @@ window.addEventListener('load', function () {
       }
       var t = document.createElement('tr');
       t.className = 'tl';
-      t.innerHTML = '<td colspan="7"><span class="where">' + esc(c[3]) + '</span>' + drawTimeline(c[9]) + '</td>';
+      t.innerHTML = '<td colspan="7"><span class="where">' + esc(c[3]) + '</span>' +
+        (summary ? '<p class="summary">' + esc(summary) + '</p>' : '') + drawTimeline(c[9]) + '</td>';
       tr.after(t);
       button.setAttribute('aria-expanded', 'true');
       button.textContent = '\u2212';
     });
     return tr;
   }
-  function page() {
-    var frag = document.createDocumentFragment();
-    for (var n = 0; n < PAGE && shown < data.length; n++, shown++) frag.appendChild(row(data[shown]));
-    body.appendChild(frag);
-    more.hidden = shown >= data.length;
-    more.textContent = 'Show ' + Math.min(PAGE, data.length - shown) + ' more (' + (data.length - shown) + ' left)';
-  }
-  more.addEventListener('click', page);
-  page();
-  if (location.hash === '#expand-passed') body.querySelectorAll('button.expand').forEach(function (b) { b.click(); });
+  // Each list: <script type="application/json" data-list="ID"> with its rows in tbody ID-rows.
+  document.querySelectorAll('script[data-list]').forEach(function (holder) {
+    var id = holder.getAttribute('data-list'), data = JSON.parse(holder.textContent), shown = 0;
+    var body = document.getElementById(id + '-rows'), more = document.getElementById(id + '-more');
+    function page() {
+      var frag = document.createDocumentFragment();
+      for (var n = 0; n < PAGE && shown < data.length; n++, shown++) frag.appendChild(row(data[shown]));
+      body.appendChild(frag);
+      more.hidden = shown >= data.length;
+      more.textContent = 'Show ' + Math.min(PAGE, data.length - shown) + ' more (' + (data.length - shown) + ' left)';
+    }
+    more.addEventListener('click', page);
+    page();
+    if (location.hash === '#expand-all') body.querySelectorAll('button.expand').forEach(function (b) { b.click(); });
+  });
 })();
 )js";
+
+// Failed or unknown cases drawn in full (card, tables, SVG) before the rest are listed as data.
+constexpr std::size_t max_drawn_cases = 100;
 
 std::string action_chip(Action a) {
   return "<span class=\"act\">" + h(to_string(a)) + "</span>";
@@ -523,23 +531,6 @@ void write_case(std::ostream& out, const CaseResult& c, std::size_t i, double ti
   out << "</article>\n";
 }
 
-// The failed (or unknown) cases: their rows of the action matrix, then each one's card and timeline.
-void write_group(std::ostream& out, const harness::RunResult& run, Verdict verdict, std::string_view title,
-                 std::string_view id) {
-  std::vector<std::size_t> group;
-  for (std::size_t i = 0; i < run.cases.size(); ++i)
-    if (run.cases[i].verdict == verdict) group.push_back(i);
-  out << "<h2 id=\"" << id << "\">" << title << " (" << group.size() << ")</h2>\n";
-  if (group.empty()) {
-    out << "<p class=\"muted\">None.</p>\n";
-    return;
-  }
-  out << matrix_head;
-  for (std::size_t i : group) write_matrix_row(out, run.cases[i], i);
-  out << "</tbody></table>\n";
-  for (std::size_t i : group) write_case(out, run.cases[i], i, run.time_scale);
-}
-
 // JSON inside <script>: no "<" at all (no "</script>", no "<!--"), as \u003c.
 std::string script_safe(std::string json) {
   std::string out;
@@ -553,22 +544,17 @@ std::string script_safe(std::string json) {
   return out;
 }
 
-// The passing cases as data, one line each: drawn by the page's script when asked for.
-void write_passed(std::ostream& out, const harness::RunResult& run) {
+// Cases as data, one JSON line each, that the page's script lists 200 at a time and draws on demand.
+void write_list(std::ostream& out, const harness::RunResult& run, const std::vector<std::size_t>& cases,
+                std::string_view id) {
   namespace json = boost::json;
-  out << "<h2 id=\"passed\">Passed (" << run.passed() << ")</h2>\n";
-  if (run.passed() == 0) {
-    out << "<p class=\"muted\">None.</p>\n";
-    return;
-  }
-  out << "<p class=\"muted\">Listed " << 200 << " at a time; + draws a case's timeline.</p>\n"
-      << matrix_head << "</tbody><tbody id=\"passed-rows\"></tbody></table>\n"
-      << "<button class=\"more\" id=\"passed-more\" hidden></button>\n"
-      << "<script type=\"application/json\" id=\"passed-data\">[";
+  out << "<p class=\"muted\">Listed 200 at a time; + draws a case's timeline.</p>\n"
+      << matrix_head << "</tbody><tbody id=\"" << id << "-rows\"></tbody></table>\n"
+      << "<button class=\"more\" id=\"" << id << "-more\" hidden></button>\n"
+      << "<script type=\"application/json\" data-list=\"" << id << "\">[";
   bool first = true;
-  for (std::size_t i = 0; i < run.cases.size(); ++i) {
+  for (std::size_t i : cases) {
     const auto& c = run.cases[i];
-    if (c.verdict != Verdict::pass) continue;
     json::array points;
     for (const auto& p : c.points) points.push_back(json::array{p.point, to_string(p.from_log)});
     std::string where = c.file;
@@ -584,11 +570,51 @@ void write_passed(std::ostream& out, const harness::RunResult& run) {
                     attempts_of(c),
                     std::move(points)};
     std::string text = json::serialize(row);
-    text.pop_back();  // the drawing goes last, already serialised
-    out << (first ? "\n" : ",\n") << script_safe(text + "," + timeline_json(c, run.time_scale) + "]");
+    text.pop_back();  // the drawing next, already serialised
+    text += "," + timeline_json(c, run.time_scale);
+    if (c.verdict != Verdict::pass)
+      text += "," + json::serialize(json::array{to_string(c.verdict), clean_text(verdict_summary(c))}).substr(1);
+    else
+      text += "]";
+    out << (first ? "\n" : ",\n") << script_safe(std::move(text));
     first = false;
   }
   out << "\n]</script>\n";
+}
+
+// The failed (or unknown) cases: their rows of the action matrix, then each one's card and timeline;
+// past max_drawn_cases the rest are listed as data, like the passing ones (the page stays small).
+void write_group(std::ostream& out, const harness::RunResult& run, Verdict verdict, std::string_view title,
+                 std::string_view id) {
+  std::vector<std::size_t> group;
+  for (std::size_t i = 0; i < run.cases.size(); ++i)
+    if (run.cases[i].verdict == verdict) group.push_back(i);
+  out << "<h2 id=\"" << id << "\">" << title << " (" << group.size() << ")</h2>\n";
+  if (group.empty()) {
+    out << "<p class=\"muted\">None.</p>\n";
+    return;
+  }
+  const std::size_t drawn = std::min(group.size(), max_drawn_cases);
+  out << matrix_head;
+  for (std::size_t k = 0; k < drawn; ++k) write_matrix_row(out, run.cases[group[k]], group[k]);
+  out << "</tbody></table>\n";
+  for (std::size_t k = 0; k < drawn; ++k) write_case(out, run.cases[group[k]], group[k], run.time_scale);
+  if (drawn == group.size()) return;
+  out << "<h3 id=\"" << id << "-rest\">" << group.size() - drawn << " more, drawn on demand</h3>\n";
+  write_list(out, run, std::vector<std::size_t>(group.begin() + static_cast<std::ptrdiff_t>(drawn), group.end()),
+             std::string(id) + "-rest");
+}
+
+// The passing cases, as data.
+void write_passed(std::ostream& out, const harness::RunResult& run) {
+  out << "<h2 id=\"passed\">Passed (" << run.passed() << ")</h2>\n";
+  std::vector<std::size_t> passed;
+  for (std::size_t i = 0; i < run.cases.size(); ++i)
+    if (run.cases[i].verdict == Verdict::pass) passed.push_back(i);
+  if (passed.empty())
+    out << "<p class=\"muted\">None.</p>\n";
+  else
+    write_list(out, run, passed, "passed");
 }
 
 }  // namespace

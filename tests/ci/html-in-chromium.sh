@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # CTest html_in_chromium: report.html's script in a real browser. The catalog's report opened with
-# #expand-passed in headless Chromium: every passing case listed and its timeline drawn from the page's
+# #expand-all in headless Chromium: every passing case listed and its timeline drawn from the page's
 # compact data (one SVG per case, a bar per attempt). Skipped (77) when chromium is not installed.
 # Usage: html-in-chromium.sh LLMCHAOS_BINARY SOURCE_DIR
 set -euo pipefail
@@ -16,7 +16,7 @@ fail() { echo "html_in_chromium: $*" >&2; exit 1; }
 json=$work/r/report.json
 passed=$(grep -c '^      "verdict": "pass",' "$json" || true)
 timeout 60 "$browser" --headless --no-sandbox --disable-gpu --disable-background-networking --no-first-run \
-  --user-data-dir="$work/profile" --dump-dom "file://$work/r/report.html#expand-passed" >"$work/dom" 2>/dev/null ||
+  --user-data-dir="$work/profile" --dump-dom "file://$work/r/report.html#expand-all" >"$work/dom" 2>/dev/null ||
   fail "chromium did not open the page"
 rows=$(grep -o '<tr id="case-[0-9]*" data-verdict="pass"' "$work/dom" | wc -l)
 drawn=$(grep -o '<tr class="tl"><td colspan="7">' "$work/dom" | wc -l)

@@ -60,7 +60,7 @@ static harness::RunResult all_failed(harness::RunResult run) {
 
 // The passing cases' data block, one JSON array per case.
 static boost::json::array passed_data(const std::string& page) {
-  const std::string open = "<script type=\"application/json\" id=\"passed-data\">";
+  const std::string open = "<script type=\"application/json\" data-list=\"passed\">";
   const auto begin = page.find(open);
   if (begin == std::string::npos) return {};
   const auto end = page.find("</script>", begin);
@@ -89,8 +89,8 @@ TEST_CASE("HTML puts failed and unknown cases first, each with its matrix row an
   for (const char* target : {"#failed", "#unknown", "#passed"})
     CHECK(std::regex_search(page, std::regex(std::string("<a class=\"tile [^\"]*\" href=\"") + target + "\"")));
   // The matrix cell of the failed case is marked as a mismatch, the unknown one as unknown.
-  CHECK(count(page, "<td class=\"mismatch\">") == static_cast<std::size_t>(run.failed()));
-  CHECK(count(page, "<td class=\"unk\">") == static_cast<std::size_t>(run.unknown()));
+  CHECK(count(drawn(page), "<td class=\"mismatch\">") == static_cast<std::size_t>(run.failed()));
+  CHECK(count(drawn(page), "<td class=\"unk\">") == static_cast<std::size_t>(run.unknown()));
   // The metric split: a tile per outcome.
   for (const auto& [o, name] : enum_names<Outcome>::table)
     CHECK_THAT(page, Catch::Contains("border-top-color:var(--" + std::string(name) + ")"));
@@ -170,11 +170,39 @@ TEST_CASE("HTML escapes case text so it cannot inject markup or fetch anything",
   CHECK(page.find("<script>alert") == std::string::npos);
   CHECK(page.find("</script><img") == std::string::npos);
   // The data block holds no '<' at all (\u003c), so nothing in it can close the script or open a tag.
-  const auto data_at = page.find("id=\"passed-data\">");
+  const auto data_at = page.find("data-list=\"passed\">");
   REQUIRE(data_at != std::string::npos);
-  const auto data = page.substr(data_at + 18, page.find("</script>", data_at) - data_at - 18);
+  const auto data = page.substr(data_at + 19, page.find("</script>", data_at) - data_at - 19);
   CHECK(data.find('<') == std::string::npos);
   CHECK(passed_data(page).size() == static_cast<std::size_t>(run.passed()));
   CHECK(page.find("<img") == std::string::npos);
   CHECK_THAT(page, Catch::Contains("&lt;script&gt;alert(1)&lt;/script&gt;"));
+}
+
+TEST_CASE("HTML draws the first failures in full and lists the rest as data, so a failing run stays small",
+          "[reports][html]") {
+  const auto sample_run = sample::run();
+  harness::RunResult run = sample_run;
+  run.cases.clear();
+  run.baseline_changes.clear();
+  const auto& failed = sample_run.cases[1];
+  REQUIRE(failed.verdict == harness::Verdict::fail);
+  for (int i = 0; i < 1000; ++i) {
+    run.cases.push_back(failed);
+    run.cases.back().name += " #" + std::to_string(i);
+  }
+  const auto page = html(run);
+  const auto drawn_cards = count(drawn(page), "<article class=\"case ");
+  CHECK(drawn_cards > 0);
+  CHECK(drawn_cards < run.cases.size());
+  const std::string open = "<script type=\"application/json\" data-list=\"failed-rest\">";
+  const auto at = page.find(open);
+  REQUIRE(at != std::string::npos);
+  const auto rest = boost::json::parse(page.substr(at + open.size(), page.find("</script>", at) - at - open.size())).as_array();
+  CHECK(drawn_cards + rest.size() == run.cases.size());
+  CHECK(rest[0].as_array()[10].as_string() == "fail");
+  // The same one-line reason the JSON report gives.
+  const auto report = boost::json::parse(reports::render(*reports::find_format("json"), sample_run));
+  CHECK(rest[0].as_array()[11].as_string() == report.at("cases").at(1).at("summary").as_string());
+  CHECK_THAT(page, Catch::Contains("<h2 id=\"failed\">Failed (1000)</h2>"));
 }
