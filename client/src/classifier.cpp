@@ -227,7 +227,10 @@ void classify_into(const Observation& obs, Classification& c) {
   // Anything the caller already saw, or a side effect already run, cannot be taken back.
   const bool progressed = obs.visible_tokens > 0 || obs.tool_committed;
   auto after = [&](CommitState otherwise) { return progressed ? CommitState::committed : otherwise; };
-  // A request that was sent and never answered may have been done; only replay safety makes it moot.
+  // A request that was sent and never answered (no byte back) is a transient failure whose result is
+  // unknown: it may have been done. Only replay safety makes that moot (commit none: rules 4-7 decide).
+  // The same silence whatever the fault behind it (no_response, post_commit_timeout, a plain answer
+  // later than the timeout): the client cannot tell them apart. A bare 500 answered, so it is not this.
   const CommitState silent = obs.replay_safe ? CommitState::none : CommitState::unknown;
   auto transport = [&](Owner owner, CommitState commit, std::string_view why) {
     c.owner = owner;
@@ -241,7 +244,7 @@ void classify_into(const Observation& obs, Classification& c) {
     case TransportEvent::reset_before_response:
       return transport(Owner::transient, CommitState::none, "connection reset before any response byte");
     case TransportEvent::timeout_no_byte:
-      return transport(Owner::unknown, silent, "timeout: request sent, no byte back");
+      return transport(Owner::transient, silent, "timeout: request sent, no byte back");
     case TransportEvent::stream_closed:
       return transport(Owner::transient, CommitState::none, "stream closed mid-body");
     case TransportEvent::stream_idle_timeout:
@@ -259,7 +262,7 @@ void classify_into(const Observation& obs, Classification& c) {
     case TransportEvent::none: break;
   }
 
-  if (obs.status == 0) return transport(Owner::unknown, silent, "no response status");
+  if (obs.status == 0) return transport(Owner::transient, silent, "no response status");
 
   if (obs.status >= 200 && obs.status < 300) {
     c.commit = after(CommitState::none);

@@ -75,9 +75,11 @@ Failure judge(const Case& c, const LedgerEntry& e, const mock::Step* step, bool 
 
   if (e.status == 0) {
     // No response byte. A reset before any byte is connect_reset's row; anything else is a timeout with
-    // no byte: "no evidence that nothing happened" -> unknown, none only for a replay-safe workflow.
+    // no byte (SPEC 2's post_commit_timeout / no_response rows, and any answer later than the timeout):
+    // owner transient, and "no evidence that nothing happened" -> commit unknown, none only for a
+    // replay-safe workflow (then rules 4-7 decide).
     if (e.outcome == AttemptOutcome::reset) return set(Owner::transient, before_any, "reset before any response byte");
-    return set(Owner::unknown, side_effect_before ? CommitState::committed
+    return set(Owner::transient, side_effect_before ? CommitState::committed
                                : wf.replay_safe   ? CommitState::none
                                                   : CommitState::unknown,
                "no response byte before the timeout");

@@ -268,7 +268,7 @@ TEST_CASE("transport events: owner and commit state before and after visible tok
   const Row rows[] = {
       {TransportEvent::connect_failed, Owner::transient, CommitState::none},
       {TransportEvent::reset_before_response, Owner::transient, CommitState::none},
-      {TransportEvent::timeout_no_byte, Owner::unknown, CommitState::unknown},
+      {TransportEvent::timeout_no_byte, Owner::transient, CommitState::unknown},
       {TransportEvent::stream_closed, Owner::transient, CommitState::none},
       {TransportEvent::stream_idle_timeout, Owner::transient, CommitState::none},
       {TransportEvent::stream_error_event, Owner::transient, CommitState::none},
@@ -292,12 +292,22 @@ TEST_CASE("transport events: owner and commit state before and after visible tok
   }
 }
 
-TEST_CASE("a silent timeout is commit unknown unless the workflow is replay safe", "[classifier]") {
+TEST_CASE("a silent timeout is owner transient, commit unknown unless the workflow is replay safe", "[classifier]") {
   auto o = event(TransportEvent::timeout_no_byte);
+  CHECK(classify(o).owner == Owner::transient);
   CHECK(classify(o).commit == CommitState::unknown);
   o.replay_safe = true;
   CHECK(classify(o).commit == CommitState::none);
-  CHECK(classify(o).owner == Owner::unknown);
+  CHECK(classify(o).owner == Owner::transient);
+  // No status at all is the same silence.
+  Observation none;
+  CHECK(classify(none).owner == Owner::transient);
+  CHECK(classify(none).commit == CommitState::unknown);
+  // A bare 500 answered: the server may have done the work, owner unknown (rule 3), replay safe or not.
+  auto bare = http(Dialect::openai, 500, "");
+  bare.replay_safe = true;
+  CHECK(classify(bare).owner == Owner::unknown);
+  CHECK(classify(bare).commit == CommitState::none);
   // A reset before any byte is proof that nothing was answered: none even when not replay safe.
   CHECK(classify(event(TransportEvent::reset_before_response)).commit == CommitState::none);
   // A tool side effect already ran: committed, replay safe or not.

@@ -280,6 +280,37 @@ TEST_CASE("staging: timeout after a tool commit -> fail closed", "[decision][sta
   CHECK(d.inputs.find("commit=committed") != std::string::npos);
 }
 
+TEST_CASE("a silent timeout: retried when replay safe, fail closed when not; a bare 500 is queued", "[decision][staging]") {
+  // SPEC 3 rule 2: a timeout with no byte received is owner transient with commit unknown; only a
+  // replay_safe workflow makes it none, and then rules 4-7 decide like any transient failure.
+  Staging s;
+  s.ledger.record_attempt(AttemptKind::initial, 0.004);
+  Observation silence;
+  silence.event = TransportEvent::timeout_no_byte;
+  silence.replay_safe = true;
+  auto in = s.input(silence, 2000);
+  in.queue_allowed = true;
+  auto safe = decide(in);
+  CHECK(safe.action == Action::retry);
+  CHECK(safe.rule == 4);
+  silence.replay_safe = false;
+  in = s.input(silence, 2000);
+  in.queue_allowed = true;
+  auto unsafe = decide(in);
+  CHECK(unsafe.action == Action::fail_closed);
+  CHECK(unsafe.rule == 2);
+  // A bare 500 answered: owner unknown, rule 3 queues it, replay safe or not.
+  for (bool replay_safe : {false, true}) {
+    Observation bare = wire(Dialect::openai, 500, "");
+    bare.replay_safe = replay_safe;
+    in = s.input(bare, 100);
+    in.queue_allowed = true;
+    auto d = decide(in);
+    CHECK(d.action == Action::queue);
+    CHECK(d.rule == 3);
+  }
+}
+
 TEST_CASE("staging: the fallback's answer misses a required field -> degrade or fail closed as configured",
           "[decision][staging]") {
   Staging s;

@@ -437,7 +437,7 @@ TEST_CASE("executor: request, auth and policy errors fail closed at once", "[exe
   CHECK(f.stack->breaker("primary")->consecutive_failures() == 0);
 }
 
-TEST_CASE("executor: a silent timeout is commit-unknown unless the workflow is replay-safe", "[executor]") {
+TEST_CASE("executor: a silent timeout is commit-unknown unless the workflow is replay-safe, then retried", "[executor]") {
   for (bool replay_safe : {false, true}) {
     Fixture f;
     f.policy.workflow.replay_safe = replay_safe;
@@ -447,8 +447,9 @@ TEST_CASE("executor: a silent timeout is commit-unknown unless the workflow is r
     REQUIRE_FALSE(log.failures.empty());
     if (replay_safe) {
       CHECK(log.attempts[0].commit == CommitState::none);
-      CHECK(log.failures[0].action == Action::queue);  // owner unknown, nothing committed: rule 3
-      CHECK(log.failures[0].rule == 3);
+      CHECK(log.attempts[0].owner == Owner::transient);
+      CHECK(log.failures[0].action == Action::retry);  // transient, nothing committed, budget left: rule 4
+      CHECK(log.failures[0].rule == 4);
     } else {
       CHECK(log.attempts[0].commit == CommitState::unknown);
       CHECK(log.failures[0].action == Action::fail_closed);

@@ -60,23 +60,40 @@ TEST_CASE("spec model: a short retry-after that fits is retried on the same rout
   CHECK(p.rule == 4);
 }
 
-TEST_CASE("spec model: silence with no byte is an unknown commit unless the workflow is replay-safe", "[spec_model]") {
+TEST_CASE("spec model: silence with no byte is transient, an unknown commit unless the workflow is replay-safe", "[spec_model]") {
   Case c = base_case();
   c.policy.workflow.queue_allowed = true;
   const auto silent = entry(1, "primary", 0, FaultKind::no_response, 0, 0, 2000, AttemptOutcome::held_then_closed);
   SECTION("not replay-safe: rule 2 fails closed") {
     const auto p = judge_one(c, silent);
-    CHECK(p.owner == Owner::unknown);
+    CHECK(p.owner == Owner::transient);
     CHECK(p.commit == CommitState::unknown);
     CHECK(*p.action == Action::fail_closed);
     CHECK(p.rule == 2);
   }
-  SECTION("replay-safe: owner unknown, rule 3 queues") {
+  SECTION("replay-safe: owner transient, commit none, rule 4 retries") {
     c.policy.workflow.replay_safe = true;
     const auto p = judge_one(c, silent);
+    CHECK(p.owner == Owner::transient);
     CHECK(p.commit == CommitState::none);
-    CHECK(*p.action == Action::queue);
-    CHECK(p.rule == 3);
+    CHECK(*p.action == Action::retry);
+    CHECK(p.rule == 4);
+  }
+  SECTION("replay-safe, a plain answer later than the timeout (slow_first_token): the same retry") {
+    c.policy.workflow.replay_safe = true;
+    const auto p = judge_one(c, entry(1, "primary", 0, FaultKind::slow_first_token, 0, 0, 2000, AttemptOutcome::client_closed));
+    CHECK(p.owner == Owner::transient);
+    CHECK(*p.action == Action::retry);
+    CHECK(p.rule == 4);
+  }
+  SECTION("a bare 500 answered: owner unknown, rule 3 queues, replay-safe or not") {
+    for (bool replay_safe : {false, true}) {
+      c.policy.workflow.replay_safe = replay_safe;
+      const auto p = judge_one(c, entry(1, "primary", 0, FaultKind::server_500, 500, 0, 10));
+      CHECK(p.owner == Owner::unknown);
+      CHECK(*p.action == Action::queue);
+      CHECK(p.rule == 3);
+    }
   }
   SECTION("a reset before any byte is transient and not committed: rule 4 retries") {
     const auto p = judge_one(c, entry(1, "primary", 0, FaultKind::connect_reset, 0, 0, 1, AttemptOutcome::reset));

@@ -61,8 +61,10 @@ void classify_into(const Observation& obs, Classification& out);
 
 // The rules, by detail (pinned by tests/client/test_classifier.cpp):
 // - transport: reset before any response byte / connect failed -> transient, commit none; a timeout with
-//   no byte back after the request was sent (or no status at all) -> unknown, commit unknown (none when
-//   replay_safe); a stream closed / idle / in-stream error event / malformed event -> transient.
+//   no byte back after the request was sent (or no status at all) -> transient, commit unknown (rule 2:
+//   fail_closed), commit none when the workflow is replay_safe (rules 4-7: a retry when the budget
+//   allows); a stream closed / idle / in-stream error event / malformed event -> transient, commit none
+//   (headers arrived: the server answered, nothing visible was lost).
 // - any failure after a visible token reached the caller or a tool side effect ran -> commit committed.
 // - 401 / 403, and a 400 whose detail says the API key is invalid -> auth.
 // - content-policy refusals (OpenAI content_policy_violation / content_filter, Anthropic and Gemini
