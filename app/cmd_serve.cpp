@@ -73,6 +73,9 @@ void add_serve(CLI::App& app, int& exit_code) {
                   "multiply every scripted delay, hold, time window and retry-after by this factor")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
+  sub->add_option("--seed", args->server.seed,
+                  "seed of the scripted draws (slow p50/p95 latencies); each namespace draws from (seed, its name)")
+      ->capture_default_str();
   sub->add_option("--threads", args->server.threads, "I/O threads")->check(CLI::Range(1, 64))->capture_default_str();
   sub->add_option("--body-limit", args->server.body_limit, "largest request body in bytes (larger: 413)")
       ->capture_default_str();

@@ -39,6 +39,7 @@ json::value to_json_value(const LedgerEntry& e) {
                       {"attempt", e.attempt},
                       {"received_at_ms", e.received_at_ms},
                       {"finished_at_ms", e.finished_at_ms},
+                      {"planned_latency_ms", e.planned_latency_ms},
                       {"path", e.path},
                       {"stream", e.stream},
                       {"model", e.model},
@@ -64,6 +65,7 @@ LedgerEntry ledger_entry_from_json_value(const json::value& v) {
   e.attempt = static_cast<int>(num_field(o, "attempt"));
   e.received_at_ms = num_field(o, "received_at_ms");
   e.finished_at_ms = num_field(o, "finished_at_ms");
+  e.planned_latency_ms = num_field(o, "planned_latency_ms");
   e.path = str_field(o, "path");
   e.stream = bool_field(o, "stream");
   e.model = str_field(o, "model");

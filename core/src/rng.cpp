@@ -37,4 +37,10 @@ std::int64_t Rng::between(std::int64_t lo, std::int64_t hi) {
 
 Rng Rng::fork() { return Rng(next()); }
 
+std::uint64_t derive_seed(std::uint64_t seed, std::string_view name) {
+  std::uint64_t h = 1469598103934665603ull;  // FNV-1a
+  for (unsigned char ch : name) h = (h ^ ch) * 1099511628211ull;
+  return seed ^ h;
+}
+
 }  // namespace llmchaos

@@ -17,6 +17,7 @@
 #include <fmt/format.h>
 #include <toml++/toml.h>
 
+#include "llmchaos/core/rng.hpp"
 #include "llmchaos/core/toml_reader.hpp"
 #include "llmchaos/harness/checker.hpp"
 #include "llmchaos/mockprovider/server.hpp"
@@ -69,11 +70,7 @@ SuiteLoad load_suite(const std::vector<std::string>& paths, const std::vector<st
   return out;
 }
 
-std::uint64_t case_seed(std::uint64_t run_seed, std::string_view case_name) {
-  std::uint64_t h = 1469598103934665603ull;  // FNV-1a
-  for (unsigned char ch : case_name) h = (h ^ ch) * 1099511628211ull;
-  return run_seed ^ h;
-}
+std::uint64_t case_seed(std::uint64_t run_seed, std::string_view case_name) { return derive_seed(run_seed, case_name); }
 
 // ---- one case ----
 
@@ -121,7 +118,9 @@ Played play_case(const Case& c, const std::string& ns, const CaseWorld& world, c
   env.make_transport = options.make_transport ? options.make_transport : live_transport();
   env.deadline_real_ms = c.deadline_real_ms(scale, options.min_deadline_ms);
 
-  engine.install(ns, c.script);
+  // The mock's draws for this case (slow latencies) from (--seed, case name): the same whatever --jobs
+  // is, which namespace the case got, or what runs beside it; and the same as under --virtual-time.
+  engine.install(ns, c.script, env.seed);
   const double t0 = clock.now_ms();
   auto session = driver.open(env, options.driver_options);
 
@@ -152,7 +151,7 @@ Played play_case(const Case& c, const std::string& ns, const CaseWorld& world, c
   h.side_effects = engine.side_effects(ns);
 
   if (c.checks.alive_after && !cancelled) {
-    engine.install(ns, healthy(c.script));  // a fresh ledger; the stack keeps its breakers and pools
+    engine.install(ns, healthy(c.script), env.seed);  // a fresh ledger; the stack keeps its breakers and pools
     RequestRecord rec;
     const double start = clock.now_ms();
     rec.log = session->send(c.request);

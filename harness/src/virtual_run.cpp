@@ -15,8 +15,8 @@ VirtualCaseRun run_case_virtual(const Case& c, const RunOptions& options) {
   const Driver* driver = find_driver(options.driver);
   if (!driver) throw std::invalid_argument(fmt::format("unknown driver \"{}\" (drivers: {})", options.driver, driver_names()));
   ManualClock clock;
-  // The engine's own draws (slow latencies) are seeded per case, as everything else in the case.
-  mock::Engine engine(clock, options.time_scale, case_seed(options.seed, c.name));
+  // The mock's draws (slow latencies) are seeded per case by play_case, as in a live run.
+  mock::Engine engine(clock, options.time_scale, options.seed);
   RunOptions opt = options;
   if (!opt.make_transport) opt.make_transport = virtual_transport();
   const std::atomic<bool> never{false};

@@ -54,6 +54,8 @@ struct Namespace {
   std::deque<LedgerEntry> ledger;  // a deque: growing it never moves the entries already there
   std::uint64_t dropped = 0;       // oldest entries dropped over the ledger limit (ledger[0] is entry `dropped`)
   std::vector<SideEffect> side_effects;
+  std::uint64_t seed = 0;  // of rng, kept for reset
+  Rng rng{0};
 };
 
 struct Pending {
@@ -144,11 +146,11 @@ Answer healthy_answer(const RouteScript& route, const Step& step, const ChatRequ
 }
 
 struct Engine::Impl {
-  Impl(Clock& c, double scale, std::uint64_t seed) : clock(c), time_scale(scale), rng(seed) {}
+  Impl(Clock& c, double scale, std::uint64_t s) : clock(c), time_scale(scale), seed(s) {}
   Clock& clock;
   const double time_scale;
+  const std::uint64_t seed;
   mutable std::mutex mutex;
-  Rng rng;
   std::map<std::string, Namespace> namespaces;
   std::uint64_t next_seq = 1;
   std::size_t ledger_limit = 0;  // per namespace; 0 = unlimited
@@ -166,6 +168,7 @@ struct Engine::Impl {
     std::deque<LedgerEntry>{}.swap(n.ledger);  // clear() would keep the peak capacity
     n.dropped = 0;
     std::vector<SideEffect>{}.swap(n.side_effects);
+    n.rng = Rng(n.seed);
     n.installed_at_ms = clock.now_ms();
   }
 };
@@ -186,9 +189,11 @@ Engine::~Engine() = default;
 
 double Engine::time_scale() const { return impl_->time_scale; }
 
-void Engine::install(const std::string& ns, Script script) {
+void Engine::install(const std::string& ns, Script script, std::optional<std::uint64_t> seed) {
   std::lock_guard lock(impl_->mutex);
   Namespace n;
+  n.seed = seed ? *seed : derive_seed(impl_->seed, ns);
+  n.rng = Rng(n.seed);
   for (auto& [name, route] : script.routes) n.routes.emplace(name, RouteState{std::move(route)});
   n.installed_at_ms = impl_->clock.now_ms();
   impl_->forget_pending(ns);
@@ -285,16 +290,17 @@ PlannedAttempt Engine::begin(const IncomingRequest& req) {
     Step step;
     step.fault = FaultKind::bad_request;
     const Answer answer = healthy_answer_cached(route, step, parsed.chat, seq);
-    const FaultInput in{step, parsed.chat, dialect, answer, request_id, impl_->time_scale, impl_->rng};
+    const FaultInput in{step, parsed.chat, dialect, answer, request_id, impl_->time_scale, ns->rng};
     plan = detail::error_plan(in, FaultKind::bad_request, error_kind(parsed.error), parsed.detail);
   } else {
     const Step& step = select_step(route, e.received_at_ms, impl_->time_scale);
     const Answer answer = healthy_answer_cached(route, step, parsed.chat, seq);
-    const FaultInput in{step, parsed.chat, dialect, answer, request_id, impl_->time_scale, impl_->rng};
+    const FaultInput in{step, parsed.chat, dialect, answer, request_id, impl_->time_scale, ns->rng};
     plan = fault_spec(step.fault).plan(in);
   }
   e.fault = plan.fault;
   e.status = plan.status;
+  e.planned_latency_ms = plan.action == WireAction::hold ? plan.hold_ms : plan.latency_ms;
   e.committed = plan.committed_on_arrival;
   if (plan.model.empty()) plan.model = e.model;
   auto counts = impl_->attempts_metric.find(std::string_view(req.route));

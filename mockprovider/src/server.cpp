@@ -103,7 +103,7 @@ enum class FastHead {
 // Everything the server shares with its sessions.
 struct ServerCore {
   explicit ServerCore(ServerOptions o)
-      : options(std::move(o)), engine(clock, options.time_scale), router(engine, {options.admin_token}) {
+      : options(std::move(o)), engine(clock, options.time_scale, options.seed), router(engine, {options.admin_token}) {
     engine.set_ledger_limit(options.ledger_limit);
   }
 

@@ -139,3 +139,42 @@ TEST_CASE("serve refuses a non-loopback bind without --admin-token", "[cli]") {
   CHECK(wait_exit(child, 5000) == 2);
   CHECK(err.find("--admin-token") != std::string::npos);
 }
+
+namespace {
+// `serve --seed SEED` with a slow script; the planned latencies of three attempts, from the ledger.
+std::vector<double> serve_draws(const std::string& script, const std::string& seed) {
+  auto child = spawn({bin(), "serve", "--port", "0", "--seed", seed, "--script", script});
+  const auto line = read_line(child.out);
+  REQUIRE(line.rfind("listening on http://127.0.0.1:", 0) == 0);
+  const auto url = net::parse_url(line.substr(std::string("listening on ").size()));
+  const auto call = test::chat_call(Dialect::openai, "/primary", false);
+  net::HttpCall c;
+  c.port = url.port;
+  c.method = "POST";
+  c.target = call.target;
+  c.body = call.body;
+  for (int i = 0; i < 3; ++i) CHECK(net::http_call(c).status == 200);
+  c.method = "GET";
+  c.target = "/__llmchaos/ledger";
+  c.body.clear();
+  const auto ledger = boost::json::parse(net::http_call(c).body);
+  std::vector<double> out;
+  for (const auto& e : ledger.as_array()) out.push_back(e.at("planned_latency_ms").to_number<double>());
+  kill(child.pid, SIGTERM);
+  CHECK(wait_exit(child, 1000) == 0);
+  return out;
+}
+}  // namespace
+
+TEST_CASE("serve --seed: the same seed draws the same slow latencies, another seed others", "[cli][seed]") {
+  const auto script = write_temp(R"([route.primary]
+dialect = "openai"
+script = [{ fault = "slow", p50_ms = 2, p95_ms = 20, times = 3 }]
+)");
+  const auto first = serve_draws(script, "9");
+  REQUIRE(first.size() == 3);
+  CHECK(first[0] != first[1]);
+  CHECK(serve_draws(script, "9") == first);
+  CHECK(serve_draws(script, "10") != first);
+  std::remove(script.c_str());
+}

@@ -247,3 +247,50 @@ TEST_CASE("the healthy answer: step text over route text, step model over the re
   step.model.reset();
   CHECK(healthy_answer(route, step, req, 1).model == "mock-model");
 }
+
+namespace {
+// The planned latencies of n `slow` attempts on namespace ns (each finished at once).
+std::vector<double> slow_draws(Engine& e, const std::string& ns, int n) {
+  std::vector<double> out;
+  for (int i = 0; i < n; ++i) {
+    auto a = e.begin(chat("r", ns));
+    out.push_back(a.plan.latency_ms);
+    e.finish(a.seq, AttemptOutcome::completed, 0, a.plan.status);
+  }
+  return out;
+}
+const char* slow_script = R"([route.r]
+script = [{ fault = "slow", p50_ms = 50, p95_ms = 500, times = 100 }]
+)";
+}  // namespace
+
+TEST_CASE("each namespace draws from its own generator, seeded from (engine seed, namespace)", "[engine][seed]") {
+  ManualClock clock;
+  Engine alone(clock, 1.0, 42), busy(clock, 1.0, 42), other(clock, 1.0, 43);
+  alone.install("a", script_of(slow_script));
+  const auto expected = slow_draws(alone, "a", 5);
+  // The same namespace on an engine whose other namespace draws in between: the same draws.
+  busy.install("a", script_of(slow_script));
+  busy.install("b", script_of(slow_script));
+  std::vector<double> interleaved;
+  for (int i = 0; i < 5; ++i) {
+    slow_draws(busy, "b", 2);
+    interleaved.push_back(slow_draws(busy, "a", 1).front());
+  }
+  CHECK(interleaved == expected);
+  // Another namespace, or another engine seed (serve --seed), draws others.
+  CHECK(slow_draws(busy, "b", 5) != expected);
+  other.install("a", script_of(slow_script));
+  CHECK(slow_draws(other, "a", 5) != expected);
+  // An explicit seed wins over the derived one; reset restarts the generator.
+  Engine explicit_seed(clock, 1.0, 0);
+  explicit_seed.install("x", script_of(slow_script), 99);
+  const auto first = slow_draws(explicit_seed, "x", 3);
+  explicit_seed.reset("x");
+  CHECK(slow_draws(explicit_seed, "x", 3) == first);
+  Engine same(clock, 1.0, 12345);
+  same.install("y", script_of(slow_script), 99);
+  CHECK(slow_draws(same, "y", 3) == first);
+  // The ledger keeps the planned latency of each attempt.
+  CHECK(explicit_seed.ledger("x").back().planned_latency_ms == first.back());
+}

@@ -18,6 +18,9 @@ struct LedgerEntry {
   int attempt = 0;              // attempt index on this route within the namespace (0-based)
   double received_at_ms = 0;    // ms after the namespace's script was installed
   double finished_at_ms = 0;    // when the mock finished answering (same origin)
+  // The silence the mock planned before the status line (scaled): latency_ms plus slow's draw, or the
+  // whole hold of post_commit_timeout / no_response (a held attempt that ended sooner: the client gave up).
+  double planned_latency_ms = 0;
   std::string path;             // request target below the route
   bool stream = false;
   std::string model;            // model asked for

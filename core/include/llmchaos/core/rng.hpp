@@ -2,6 +2,7 @@
 // Injected randomness: a small seeded generator (splitmix64-seeded xoshiro256**), identical on every
 // platform so a seed in a report reproduces the run.
 #include <cstdint>
+#include <string_view>
 
 namespace llmchaos {
 
@@ -19,5 +20,9 @@ class Rng {
  private:
   std::uint64_t s_[4];
 };
+
+// A seed of its own for a named part of a run (a case, a mock namespace) from the run's seed: the same
+// (seed, name) always gives the same seed, whatever else runs beside it (FNV-1a of the name, xor seed).
+std::uint64_t derive_seed(std::uint64_t seed, std::string_view name);
 
 }  // namespace llmchaos

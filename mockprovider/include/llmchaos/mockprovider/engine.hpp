@@ -36,10 +36,14 @@ struct PlannedAttempt {
 
 class Engine {
  public:
+  // `seed`: the server's (`serve --seed`); each namespace draws from a generator of its own.
   explicit Engine(Clock& clock, double time_scale = 1.0, std::uint64_t seed = 0);
   ~Engine();
 
-  void install(const std::string& ns, Script script);  // replaces; resets positions and ledger of ns
+  // Replaces; resets positions and ledger of ns. The namespace's draws (slow latencies) come from its own
+  // generator, seeded with `seed`, or by default from (the engine's seed, ns): what one namespace draws
+  // never depends on what the others do or when. reset() restarts the generator.
+  void install(const std::string& ns, Script script, std::optional<std::uint64_t> seed = std::nullopt);
   void reset(const std::string& ns);                   // clears ledger and script positions
   void reset_all();                                    // reset() of every namespace
   void remove(const std::string& ns);                  // forgets the namespace (script, ledger)

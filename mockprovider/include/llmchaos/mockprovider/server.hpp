@@ -13,6 +13,7 @@ struct ServerOptions {
   std::uint16_t port = 0;          // 0 = ephemeral
   std::string admin_token;         // required for admin requests when set (and for non-loopback binds)
   double time_scale = 1.0;         // scales every scripted delay, retry-after and hold
+  std::uint64_t seed = 0;          // the draws (slow latencies): namespace NS draws from (seed, NS) (Engine::install)
   std::size_t body_limit = 8 * 1024 * 1024;
   std::size_t header_limit = 16 * 1024;
   std::size_t max_header_count = 100;       // more header fields: 431
