@@ -147,7 +147,14 @@ Played play_case(const Case& c, const std::string& ns, const CaseWorld& world, c
   // Asked after every delivery: a driver may know only then whether the target logged its decisions.
   h.has_decision_log = session->has_decision_log();
   h.wall_ms = clock.now_ms() - t0;
+  // An attempt the client gave up on ends in the ledger once the mock sees the close, a moment after the
+  // client moved on: wait for that (bounded), so the ledger says how each attempt ended ("held, client
+  // gave up at N ms"), not "unfinished". An attempt still open after the wait really is.
   h.ledger = engine.ledger(ns);
+  for (int i = 0; i < 200 && !cancelled && std::any_of(h.ledger.begin(), h.ledger.end(), [](const LedgerEntry& e) { return !e.finished; }); ++i) {
+    clock.sleep_ms(5);
+    h.ledger = engine.ledger(ns);
+  }
   h.side_effects = engine.side_effects(ns);
 
   if (c.checks.alive_after && !cancelled) {

@@ -479,18 +479,18 @@ void write_case_tables(std::ostream& out, const CaseResult& c) {
     out << "</tbody></table>\n";
   }
   if (!c.ledger.empty()) {
-    out << "<table><thead><tr><th>seq</th><th>route</th><th>dialect</th><th>fault</th><th "
+    out << "<table><thead><tr><th>attempt</th><th>route</th><th>dialect</th><th>fault</th><th "
            "class=\"num\">status</th>"
-           "<th>ended</th><th class=\"num\">received</th><th class=\"num\">finished</th><th>committed</th>"
+           "<th class=\"num\">received</th><th>ended</th><th>committed</th>"
            "</tr></thead><tbody>\n";
-    for (const auto& e : c.ledger)
-      out << "<tr><td>" << e.seq << "</td><td>" << h(e.route) << "#" << e.attempt << "</td><td>"
+    for (std::size_t k = 0; k < c.ledger.size(); ++k) {
+      const auto& e = c.ledger[k];
+      out << "<tr><td>" << k + 1 << "</td><td>" << h(e.route) << "#" << e.attempt << "</td><td>"
           << to_string(e.dialect) << "</td><td class=\"mono\">" << to_string(e.fault)
-          << "</td><td class=\"num\">" << e.status << "</td><td>"
-          << (e.finished ? to_string(e.outcome) : "still open") << "</td><td class=\"num\">"
-          << h(format_ms(e.received_at_ms)) << "</td><td class=\"num\">"
-          << (e.finished ? h(format_ms(e.finished_at_ms)) : "unfinished") << "</td><td>"
+          << "</td><td class=\"num\">" << e.status << "</td><td class=\"num\">"
+          << h(format_ms(e.received_at_ms)) << "</td><td>" << h(ledger_end_label(e)) << "</td><td>"
           << (e.committed ? "yes" : "") << "</td></tr>\n";
+    }
     out << "</tbody></table>\n";
   }
   if (!c.side_effects.empty()) {
@@ -516,7 +516,7 @@ void write_case(std::ostream& out, const CaseResult& c, std::size_t i, double ti
   if (!c.policy_file.empty()) out << " (" << h(c.policy_file) << ")";
   for (const auto& t : c.tags) out << " · #" << h(t);
   out << " · " << h(format_ms(c.wall_ms)) << "</span></header>\n";
-  if (!c.description.empty()) out << "<p class=\"desc\">" << h(c.description) << "</p>\n";
+  if (!c.description.empty()) out << "<p class=\"desc\">" << h(report_description(c.description)) << "</p>\n";
   out << "<p class=\"summary\">" << h(verdict_summary(c));
   if (c.verdict == Verdict::unknown && c.deadline_ms > 0)
     out << " (deadline " << h(format_ms(c.deadline_ms)) << ")";

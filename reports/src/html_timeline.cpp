@@ -80,6 +80,7 @@ Drawing from_logs(const harness::CaseResult& c) {
   const bool sequence = c.logs.size() > 1;
   d.extent = timeline_extent_ms(c);
   d.axis_note = std::string(logs_axis_note);
+  int number = 0;  // the case's own attempt numbers, 1, 2, ... across its requests
   for (std::size_t k = 0; k < c.logs.size(); ++k) {
     const auto& log = c.logs[k];
     const std::string request_row = sequence ? request_label(c, k) : "";
@@ -92,7 +93,7 @@ Drawing from_logs(const harness::CaseResult& c) {
     for (const auto& a : log.attempts) {
       const std::size_t row = row_for(a.route);
       std::string title = fmt::format(
-          "attempt {} ({}) · {}#{} · {} – {} · status {} · {}", a.index, to_string(a.kind), a.route,
+          "attempt {} ({}) · {}#{} · {} – {} · status {} · {}", ++number, to_string(a.kind), a.route,
           a.route_attempt, format_ms(a.start_ms), format_ms(a.end_ms), a.status,
           a.owner == Owner::none ? "ok" : "owner " + std::string(to_string(a.owner)));
       if (a.commit != CommitState::none) title += " · commit " + std::string(to_string(a.commit));
@@ -136,15 +137,16 @@ Drawing from_ledger(const harness::CaseResult& c) {
   double latest = c.wall_ms;
   for (const auto& e : c.ledger) latest = std::max({latest, e.received_at_ms, e.finished_at_ms});
   d.extent = std::max(1.0, latest);
-  for (const auto& e : c.ledger) {
+  for (std::size_t k = 0; k < c.ledger.size(); ++k) {
+    const auto& e = c.ledger[k];
     const std::size_t row = row_of(d.rows, e.route);
     const bool unfinished = !e.finished || e.status == 0 || e.outcome == AttemptOutcome::held_then_closed;
     const bool ok =
         !unfinished && e.status >= 200 && e.status < 300 && e.outcome == AttemptOutcome::completed;
     const double end = e.finished ? std::max(e.finished_at_ms, e.received_at_ms) : d.extent;
-    std::string title = fmt::format("seq {} · {}#{} · {} · status {} · {} · {} – {}", e.seq, e.route,
-                                    e.attempt, to_string(e.fault), e.status, to_string(e.outcome),
-                                    format_ms(e.received_at_ms), e.finished ? format_ms(end) : "unfinished");
+    std::string title = fmt::format("attempt {} · {}#{} · {} · status {} · received {} · {}", k + 1, e.route,
+                                    e.attempt, to_string(e.fault), e.status, format_ms(e.received_at_ms),
+                                    ledger_end_label(e));
     if (e.committed) title += " · committed";
     d.bars.push_back(Bar{row, e.received_at_ms, end,
                          unfinished ? AttemptClass::unknown

@@ -125,7 +125,9 @@ template <> struct table<harness::CaseResult> {
     static const Field<T> f[] = {
         field<&T::name>("name"),
         field<&T::index>("index"),
-        field<&T::description>("description"),
+        // Cut to description_limit with a marker (a 50 MB description must not be copied whole).
+        {"description", [](const T& c) { return json::value(report_description(c.description)); },
+         [](const json::value& j, T& c) { decode(j, c.description); }},
         field<&T::file>("file"),
         field<&T::folder>("folder"),
         field<&T::tags>("tags"),

@@ -200,6 +200,31 @@ std::string format_number(double v) {
   return fmt::format("{}", v);
 }
 
+std::string ledger_end_label(const LedgerEntry& e) {
+  const bool held = e.status == 0 && e.outcome == AttemptOutcome::held_then_closed;
+  if (!e.finished) return e.status == 0 ? "held, still open when the case ended" : "still open when the case ended";
+  const std::string at = format_ms(e.finished_at_ms);
+  switch (e.outcome) {
+    case AttemptOutcome::held_then_closed:
+      // Shorter than the planned hold (1 ms of slack): the client closed first.
+      if (held && e.finished_at_ms - e.received_at_ms + 1 < e.planned_latency_ms) return "held, client gave up at " + at;
+      return "held " + format_ms(e.planned_latency_ms) + ", closed by the mock at " + at;
+    case AttemptOutcome::client_closed: return "client gave up at " + at;
+    case AttemptOutcome::completed: return "completed at " + at;
+    case AttemptOutcome::cut: return "cut at " + at;
+    case AttemptOutcome::reset: return "reset at " + at;
+  }
+  return std::string(to_string(e.outcome)) + " at " + at;
+}
+
+std::string report_description(std::string_view d) {
+  if (d.size() <= description_limit) return std::string(d);
+  std::size_t cut = description_limit;
+  while (cut > 0 && (static_cast<unsigned char>(d[cut]) & 0xC0) == 0x80) --cut;  // not inside a UTF-8 sequence
+  return fmt::format("{} [description cut: {} bytes, the reports keep the first {}]", d.substr(0, cut), d.size(),
+                     description_limit);
+}
+
 std::string rule_label(const client::FailurePoint& fp) {
   std::string_view text = fp.rule_text;
   const std::string number = std::to_string(fp.rule);
@@ -300,8 +325,9 @@ std::string verdict_summary(const harness::CaseResult& c) {
 
 namespace {
 
+// `number`: the case's own attempt count so far (attempts are numbered 1, 2, ... across the case).
 void log_text(std::string& out, const client::DecisionLog& log, std::string_view label,
-              std::optional<double> started_ms) {
+              std::optional<double> started_ms, int& number) {
   out += fmt::format("{}  op {}  outcome {}  elapsed {}", label, log.operation_id, to_string(log.outcome),
                      format_ms(log.elapsed_ms));
   if (started_ms) out += "  started at +" + format_ms(*started_ms);
@@ -328,7 +354,7 @@ void log_text(std::string& out, const client::DecisionLog& log, std::string_view
   };
   points_after(-1);
   for (const auto& a : log.attempts) {
-    out += fmt::format("  attempt {:<2} {:<14} {:<10} {:>9} -> {:>9}  status {:>3}  {}", a.index,
+    out += fmt::format("  attempt {:<2} {:<14} {:<10} {:>9} -> {:>9}  status {:>3}  {}", ++number,
                        route_attempt(a.route, a.route_attempt), to_string(a.kind),
                        format_ms(a.start_ms), format_ms(a.end_ms), a.status,
                        a.owner == Owner::none ? "ok" : "owner " + std::string(to_string(a.owner)));
@@ -348,16 +374,20 @@ void log_text(std::string& out, const client::DecisionLog& log, std::string_view
 std::string timeline_text(const harness::CaseResult& c) {
   std::string out;
   if (c.logs.empty()) out += "no decision log (the request never returned)\n";
+  int number = 0;
   for (std::size_t k = 0; k < c.logs.size(); ++k)
     log_text(out, c.logs[k], fmt::format("{} (log {} of {})", request_label(c, k), k + 1, c.logs.size()),
-             k < c.request_started_ms.size() ? std::optional(c.request_started_ms[k]) : std::nullopt);
-  if (c.alive_log) log_text(out, *c.alive_log, "alive probe after the case", std::nullopt);
+             k < c.request_started_ms.size() ? std::optional(c.request_started_ms[k]) : std::nullopt, number);
+  if (c.alive_log) {
+    int alive = 0;  // a ledger of its own (the probe runs on a fresh script)
+    log_text(out, *c.alive_log, "alive probe after the case", std::nullopt, alive);
+  }
   out += fmt::format("mock ledger ({} attempt{}):\n", c.ledger.size(), c.ledger.size() == 1 ? "" : "s");
-  for (const auto& e : c.ledger) {
-    out += fmt::format("  seq {:<4} {:<14} {:<9} {:<19} status {:>3}  {:<16} {:>9} -> {:>9}", e.seq,
+  for (std::size_t k = 0; k < c.ledger.size(); ++k) {
+    const auto& e = c.ledger[k];
+    out += fmt::format("  attempt {:<2} {:<14} {:<9} {:<19} status {:>3}  received {:>9}  {}", k + 1,
                        route_attempt(e.route, e.attempt), to_string(e.dialect), to_string(e.fault), e.status,
-                       to_string(e.outcome), format_ms(e.received_at_ms),
-                       e.finished ? format_ms(e.finished_at_ms) : "unfinished");
+                       format_ms(e.received_at_ms), ledger_end_label(e));
     if (e.committed) out += "  committed";
     out += '\n';
   }

@@ -45,6 +45,16 @@ std::vector<int> failure_anchors(const client::DecisionLog& log);
 // "request 3", "request 3 · redelivery 1", with the start offset when the harness recorded it.
 std::string request_label(const harness::CaseResult& c, std::size_t log_index);
 
+// How the mock saw a ledger entry end, in words: "completed at 12.0 ms", "held, client gave up at
+// 200.1 ms" (a hold shorter than planned), "held 1.00 s, closed by the mock at 1.02 s", "client gave up
+// at 200.4 ms", "still open when the case ended" (never finished).
+std::string ledger_end_label(const LedgerEntry& e);
+
+// A case's description as the reports carry it: at most description_limit bytes (cut on a UTF-8
+// boundary), a longer one ending in a marker that says it was cut and at what size.
+inline constexpr std::size_t description_limit = 4096;
+std::string report_description(std::string_view description);
+
 // "folder/name" or just the name when the case sits at the top of cases/.
 std::string case_label(const harness::CaseResult& c);
 std::string suite_name(const harness::CaseResult& c);  // folder, "cases" for the top level

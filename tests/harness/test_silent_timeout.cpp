@@ -91,3 +91,20 @@ TEST_CASE("a silent timeout: retried when replay safe, failed closed when not, t
     CHECK(seen.at("late-first-token-streamed-replay-safe") == seen.at("no-response-streamed-replay-safe"));
   }
 }
+
+TEST_CASE("a silent attempt the client gave up on reads so in the timeline, numbered as the case's own", "[silent_timeout][reports]") {
+  llmchaos::test::TempDir dir("silent-timeline");
+  write_cases(dir.path);
+  const auto junit = (dir.path / "junit.xml").string();
+  const auto r = run_cli("run '" + (dir.path / "no-response-replay-safe.toml").string() + "' --time-scale 0.1 --quiet --junit '" + junit + "'");
+  INFO(r.text);
+  CHECK(r.code == 0);
+  const auto text = slurp(junit);
+  INFO(text);
+  // The held first attempt ended when the client gave up at its 100 ms timeout (not "completed", not
+  // "unfinished"), then the retry was answered.
+  CHECK_THAT(text, Catch::Contains("held, client gave up at"));
+  CHECK_THAT(text, Catch::Contains("attempt 1  primary#0"));
+  CHECK_THAT(text, Catch::Contains("attempt 2  primary#1"));
+  CHECK_THAT(text, !Catch::Contains("unfinished"));
+}
