@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 
+#include <boost/json.hpp>
 #include <fmt/format.h>
 
 namespace llmchaos::client {
@@ -35,21 +36,45 @@ bool ResponseReader::feed(std::string_view bytes) {
   }
   events_.clear();
   parser_.feed(bytes, events_);
-  for (const auto& ev : events_) {
-    ++r_.events;
-    const EventResult er = codec_.on_event(ev, answer_);
-    r_.terminated = r_.terminated || er.end;
-    if (er.kind == EventKind::content) {
-      ++r_.content_events;
-      on_token_(er.token);
-    } else if (er.kind == EventKind::error || er.kind == EventKind::malformed) {
-      r_.event = er.kind == EventKind::error ? TransportEvent::stream_error_event : TransportEvent::malformed_event;
-      r_.body = ev.data;
-      stopped_ = true;
-      break;
-    }
+  for (const auto& ev : events_)
+    if (!on_event(ev)) break;
+  return !stopped_;
+}
+
+bool ResponseReader::on_event(const SseEvent& ev) {
+  ++r_.events;
+  const EventResult er = codec_.on_event(ev, answer_);
+  r_.terminated = r_.terminated || er.end;
+  if (er.kind == EventKind::content) {
+    ++r_.content_events;
+    on_token_(er.token);
+  } else if (er.kind == EventKind::error || er.kind == EventKind::malformed) {
+    r_.event = er.kind == EventKind::error ? TransportEvent::stream_error_event : TransportEvent::malformed_event;
+    r_.body = ev.data;
+    stopped_ = true;
   }
   return !stopped_;
+}
+
+bool ResponseReader::json_array_stream() {
+  std::size_t i = 0;
+  while (i < body_.size() && std::isspace(static_cast<unsigned char>(body_[i]))) ++i;
+  if (i == body_.size() || body_[i] != '[') return false;
+  boost::system::error_code ec;
+  const auto v = boost::json::parse(body_, ec);
+  if (ec || !v.is_array()) {
+    r_.event = TransportEvent::malformed_event;
+    r_.error = where_ + ": the stream's JSON array is not valid JSON";
+    return true;
+  }
+  // Each element is one chunk, read as the dialect reads one SSE event's data.
+  for (const auto& chunk : v.get_array()) {
+    SseEvent ev;
+    ev.data = boost::json::serialize(chunk);
+    if (!on_event(ev)) return true;
+  }
+  if (!r_.terminated) r_.event = TransportEvent::missing_terminator;
+  return true;
 }
 
 void ResponseReader::end() {
@@ -58,6 +83,9 @@ void ResponseReader::end() {
     if (!r_.terminated) r_.event = TransportEvent::missing_terminator;
     return;
   }
+  // A stream asked for and answered as one JSON array of chunks (Gemini's :streamGenerateContent
+  // without alt=sse): the same chunks as the SSE events, read once the array is whole.
+  if (req_.stream && r_.status / 100 == 2 && json_array_stream()) return;
   if (r_.status / 100 == 2) {
     if (!codec_.parse_answer(body_, answer_)) {
       r_.event = TransportEvent::malformed_event;

@@ -297,6 +297,7 @@ PlannedAttempt Engine::begin(const IncomingRequest& req) {
     const Answer answer = healthy_answer_cached(route, step, parsed.chat, seq);
     const FaultInput in{step, parsed.chat, dialect, answer, request_id, impl_->time_scale, ns->rng};
     plan = fault_spec(step.fault).plan(in);
+    if (parsed.chat.json_array_stream) detail::as_json_array(plan);
   }
   e.fault = plan.fault;
   e.status = plan.status;

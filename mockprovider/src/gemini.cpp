@@ -28,8 +28,18 @@ ParsedRequest parse(std::string_view method, std::string_view target, std::strin
     return out;
   }
   out.chat.model = std::string(rest.substr(0, colon));
-  // The SDK always asks for alt=sse; the stream is chosen by the method, never by Accept.
+  // The stream is chosen by the method, never by Accept. The SDK always asks for alt=sse; without it
+  // the real API answers one JSON array of the same chunks (provider-wire.md section 3.3).
   out.chat.stream = verb == "streamGenerateContent";
+  if (out.chat.stream) {
+    bool sse = false;
+    for (auto q = query_of(target); !q.empty();) {
+      const auto amp = q.find('&');
+      if (q.substr(0, amp) == "alt=sse") sse = true;
+      q = amp == std::string_view::npos ? std::string_view{} : q.substr(amp + 1);
+    }
+    out.chat.json_array_stream = !sse;
+  }
   json::value storage;
   const auto* o = parse_body(body, storage, out);
   if (!o) return out;

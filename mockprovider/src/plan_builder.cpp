@@ -98,4 +98,20 @@ Plan hold_plan(const FaultInput& in, FaultKind kind, bool committed) {
   return p;
 }
 
+void as_json_array(Plan& p) {
+  if (!p.streamed || p.action != WireAction::respond) return;
+  bool first = true;
+  for (auto& f : p.frames) {
+    std::string_view data = f.bytes;
+    if (data.substr(0, 5) == "data:") data.remove_prefix(5);
+    if (!data.empty() && data.front() == ' ') data.remove_prefix(1);
+    while (!data.empty() && (data.back() == '\n' || data.back() == '\r')) data.remove_suffix(1);
+    f.bytes = std::string(first ? "[" : ",\r\n") + std::string(data);
+    first = false;
+  }
+  if (p.end == StreamEnd::complete) p.frames.push_back(SseFrame{first ? "[]" : "]", false});
+  for (auto& [name, value] : p.headers)
+    if (name == "content-type") value = "application/json";
+}
+
 }  // namespace llmchaos::mock::detail

@@ -22,5 +22,9 @@ Plan partial_stream(const FaultInput& in, FaultKind kind, int n, std::vector<Sse
 Plan truncated_body(const FaultInput& in, FaultKind kind, StreamEnd end);
 // A plan that sends nothing and holds the connection.
 Plan hold_plan(const FaultInput& in, FaultKind kind, bool committed);
+// A streamed plan as one JSON array (Gemini without alt=sse): each frame's data becomes an element, in
+// the same frames (so cuts, stalls and pacing stay where they were), "]" closing a stream that ends
+// cleanly; content-type application/json. Other plans are left alone.
+void as_json_array(Plan& plan);
 
 }  // namespace llmchaos::mock::detail

@@ -598,3 +598,39 @@ TEST_CASE("connections over the limit get 503 at once", "[server]") {
   CHECK(second.json().at("error") == "too many connections");
   CHECK(held.timed_out);
 }
+
+TEST_CASE("gemini :streamGenerateContent without alt=sse answers one JSON array of the chunks", "[server][gemini]") {
+  TestServer s;
+  const std::string body = R"({"contents":[{"role":"user","parts":[{"text":"hi there"}]}]})";
+  SECTION("a whole stream: the array parses, its chunks join to the text, the last carries finishReason") {
+    s.install("", route_toml(Dialect::gemini, R"({ fault = "ok" })"));
+    const auto r = s.send("POST", "/r/v1beta/models/gemini-x:streamGenerateContent", body);
+    REQUIRE(r.status == 200);
+    CHECK(r.complete);
+    CHECK(r.header("content-type") == "application/json");
+    CHECK(r.body.find("data:") == std::string::npos);
+    const auto v = json::parse(r.body);
+    REQUIRE(v.is_array());
+    std::string joined;
+    for (const auto& chunk : v.as_array())
+      for (const auto& part : chunk.at("candidates").at(0).at("content").at("parts").as_array())
+        joined += json::value_to<std::string>(part.at("text"));
+    CHECK(joined == text);
+    CHECK(v.as_array().back().at("candidates").at(0).at("finishReason") == "STOP");
+    CHECK(s.ledger("", 1).at(0).events_sent == 4);
+  }
+  SECTION("another query parameter is not alt=sse; with alt=sse among others the stream stays SSE") {
+    s.install("", route_toml(Dialect::gemini, R"({ fault = "ok" })"));
+    CHECK(json::parse(s.send("POST", "/r/v1beta/models/gemini-x:streamGenerateContent?key=k", body).body).is_array());
+    const auto sse = s.send("POST", "/r/v1beta/models/gemini-x:streamGenerateContent?key=k&alt=sse", body);
+    CHECK(sse.header("content-type") == "text/event-stream");
+  }
+  SECTION("a cut array stays open: no closing bracket, the connection closes mid body") {
+    s.install("", route_toml(Dialect::gemini, R"({ fault = "stream_cut", cut_after_events = 2 })"));
+    const auto r = s.send("POST", "/r/v1beta/models/gemini-x:streamGenerateContent", body);
+    CHECK_FALSE(r.complete);
+    CHECK(r.body.front() == '[');
+    CHECK(r.body.find(']', r.body.rfind('}')) == std::string::npos);
+    CHECK(s.ledger("", 1).at(0).events_sent == 2);
+  }
+}

@@ -35,7 +35,8 @@ class ResponseReader {
   bool feed(std::string_view bytes);
   bool stopped() const { return stopped_; }
   // The body ended cleanly at the HTTP level: a missing end sentinel, an unreadable or contract answer,
-  // the one token of a plain answer.
+  // the one token of a plain answer. A stream answered as one JSON array of chunks (Gemini without
+  // alt=sse) is read here, chunk by chunk through the dialect's event reader.
   void end();
   // The body broke off: the attempt timeout passed while idle (`idle`), or the connection closed. A
   // stream whose end the dialect already announced is complete, whatever happens after.
@@ -46,6 +47,8 @@ class ResponseReader {
   AttemptResult take();
 
  private:
+  bool on_event(const SseEvent& ev);  // false once the stream must stop
+  bool json_array_stream();           // the body is a JSON array of chunks: read it (true), else false
   const AttemptRequest& req_;
   const TokenFn& on_token_;
   const DialectCodec& codec_;

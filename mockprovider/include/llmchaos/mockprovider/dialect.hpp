@@ -21,6 +21,9 @@ struct ChatRequest {
   bool last_is_tool_result = false; // the conversation ends with a tool result
   bool prefill = false;             // the last message is an assistant message (a prefill)
   int input_tokens = 0;             // a rough count (words of the request's text)
+  // Gemini :streamGenerateContent without alt=sse: the stream is one JSON array of the same chunks
+  // (what the real API sends REST users), not SSE frames.
+  bool json_array_stream = false;
 };
 
 enum class RequestError { none, not_found, method_not_allowed, malformed_json };
