@@ -150,7 +150,9 @@ void add_run(CLI::App& app, int& exit_code) {
                   "multiply every scripted delay, retry-after and time budget by this factor (e.g. 0.05)")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
-  sub->add_option("--filter", a->filters, "run only cases with this tag, or whose name or file matches this glob (repeatable)");
+  sub->add_option("--filter", a->filters,
+                  "run only cases with this tag, or whose whole name or file path (as found under the paths given) matches "
+                  "this glob; * also matches /: --filter '*quota*' (repeatable: any match selects)");
   a->outputs.add_options(sub);
   sub->add_option("--shard", a->shard,
                   "play part K of N of the suite (e.g. 2/4): a stable split by case name; merge the shards' "

@@ -46,6 +46,9 @@ int RunOutputs::finish(harness::RunResult& run, std::string_view command, const 
   for (const auto& [name, path] : report_paths)
     if (!path.empty()) targets[name] = path;
   const reports::Options options{.json_compact = json_compact};
+  if (targets.empty())
+    std::cout << "no report written (--report-dir DIR writes junit.xml, report.json, report.md and report.html; "
+                 "--junit/--json/--markdown/--html FILE one of them)\n";
   for (const auto& [name, path] : targets) {
     try {
       reports::write_report(*reports::find_format(name), run, path, options);

@@ -2,8 +2,9 @@
 case's primary route (its URL in the config the harness rendered) and answers as a gateway would,
 with x-llmchaos-points. `honest` reports the point the ledger shows (the failed attempt 0 failed
 closed, rule 1); `lie` claims it was retried; `wrong-route` puts attempt 0 on a route the mock did not
-see it on; `silent` sends no x-llmchaos-points (ledger only).
-Usage: points_target.py CONFIG PORT honest|lie|wrong-route|silent"""
+see it on; `silent` sends no x-llmchaos-points (ledger only); `relay` passes the upstream's answer on
+as it came (its content-type too: a stream stays a stream, with or without its [DONE]).
+Usage: points_target.py CONFIG PORT honest|lie|wrong-route|silent|relay"""
 import http.server
 import re
 import sys
@@ -17,12 +18,12 @@ upstream = re.search(r'upstream = "([^"]+)"', open(config).read()).group(1)
 class Target(http.server.BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
 
-    def answer(self, status, headers, body):
+    def answer(self, status, headers, body, content_type="application/json"):
         data = body.encode()
         self.send_response(status)
         for k, v in headers.items():
             self.send_header(k, v)
-        self.send_header("content-type", "application/json")
+        self.send_header("content-type", content_type)
         self.send_header("content-length", str(len(data)))
         self.end_headers()
         self.wfile.write(data)
@@ -38,7 +39,9 @@ class Target(http.server.BaseHTTPRequestHandler):
         })
         try:
             with urllib.request.urlopen(request, timeout=5) as reply:
-                return self.answer(200, {"x-llmchaos-action": "success", "x-llmchaos-points": ""}, reply.read().decode())
+                content_type = reply.headers.get("content-type", "application/json") if mode == "relay" else "application/json"
+                return self.answer(200, {"x-llmchaos-action": "success", "x-llmchaos-points": ""}, reply.read().decode(),
+                                   content_type)
         except urllib.error.HTTPError:
             headers = {"x-llmchaos-action": "fail_closed"}
             point = {"honest": "fail_closed primary 0 1", "lie": "retry primary 0 4", "wrong-route": "fail_closed backup 0 1"}

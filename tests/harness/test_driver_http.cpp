@@ -47,10 +47,11 @@ int catalog_case_count() {
 }
 
 // One case through tests/harness/points_target.py in MODE; the case's JSON report.
-boost::json::value run_points_target(const std::string& mode, test::CliOutput& r) {
+boost::json::value run_points_target(const std::string& mode, test::CliOutput& r,
+                                     const char* case_file = "faults/openai/bad-request-fails-closed.toml") {
   const auto src = test::source_dir();
   const std::string report = "/tmp/llmchaos-test-points-" + mode + "-" + std::to_string(::getpid()) + ".json";
-  r = run_cli(cases({"faults/openai/bad-request-fails-closed.toml"}) +
+  r = run_cli(cases({case_file}) +
               " --driver http --target 'http://127.0.0.1:{port}' --target-config '" + src +
               "/tests/harness/points_target.toml' --target-command \"python3 '" + src +
               "/tests/harness/points_target.py' {config} {port} " + mode + "\" --time-scale 0.1 --quiet --json '" + report + "'");
@@ -176,6 +177,20 @@ TEST_CASE("http driver: a target without x-llmchaos-points is judged on the ledg
   INFO(r.text);
   CHECK(c.at("verdict") == "pass");
   CHECK(c.at("points").at(0).at("rule") == "");  // ledger-derived: no rule
+}
+
+TEST_CASE("http driver: a target's stream that ends cleanly without [DONE] is a whole answer, not a failure", "[driver][http]") {
+  // SPEC section 2: no_terminator is committed and not a failure; the target relays the mock's stream as
+  // it came (text/event-stream, no [DONE]), and the driver reads it as the answer it is.
+  test::CliOutput r;
+  const auto c = run_points_target("relay", r, "faults/openai/no-terminator-streamed.toml");
+  INFO(r.text);
+  CHECK(r.code == 0);
+  CHECK(c.at("verdict") == "pass");
+  CHECK(c.at("observed") == "none");
+  CHECK(c.at("observed_outcome") == "primary_success");
+  const auto& out = c.at("driver_output").as_string();
+  CHECK(std::string_view(out).find("missing_terminator") != std::string_view::npos);  // the driver saw no [DONE]
 }
 
 }  // namespace llmchaos::harness
