@@ -168,7 +168,7 @@ TEST_CASE("a success is not a failure point", "[decision]") {
   CHECK(d.rule == 0);
 }
 
-TEST_CASE("contract: never retried or routed to a fallback; queued when allowed, else degrade or fail closed",
+TEST_CASE("contract: never retried or routed to a fallback, queued when allowed, else degrade or fail closed",
           "[decision]") {
   auto in = roomy(failure(Owner::contract));  // roomy: a healthy fallback fits
   in.queue_allowed = true;
@@ -280,7 +280,7 @@ TEST_CASE("staging: timeout after a tool commit -> fail closed", "[decision][sta
   CHECK(d.inputs.find("commit=committed") != std::string::npos);
 }
 
-TEST_CASE("a silent timeout: retried when replay safe, fail closed when not; a bare 500 is queued", "[decision][staging]") {
+TEST_CASE("a silent timeout: retried when replay safe, fail closed when not, a bare 500 is queued", "[decision][staging]") {
   // SPEC 3 rule 2: a timeout with no byte received is owner transient with commit unknown; only a
   // replay_safe workflow makes it none, and then rules 4-7 decide like any transient failure.
   Staging s;

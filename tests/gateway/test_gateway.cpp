@@ -116,7 +116,7 @@ TEST_CASE("a malformed body gets 400 in the OpenAI error shape", "[gateway][wire
   CHECK(w.attempts_on("primary") == 0);
 }
 
-TEST_CASE("an answer carries the decision headers; a retry shows as retry_recovery", "[gateway][headers]") {
+TEST_CASE("an answer carries the decision headers, a retry shows as retry_recovery", "[gateway][headers]") {
   const std::string script = R"(
 [route.primary]
 dialect = "openai"
@@ -139,7 +139,7 @@ dialect = "anthropic"
   CHECK(v.at("usage").at("completion_tokens").as_int64() > 0);
 }
 
-TEST_CASE("the breaker of a failing upstream opens and persists across requests; the gateway falls back", "[gateway][breaker]") {
+TEST_CASE("the breaker of a failing upstream opens and persists across requests, the gateway falls back", "[gateway][breaker]") {
   const std::string script = R"(
 [route.primary]
 dialect = "openai"

@@ -137,7 +137,7 @@ TEST_CASE("docs: every policy default the README states is the client's default"
   }
 }
 
-TEST_CASE("docs: --filter globs match the whole name or file path; '*quota*' selects every quota case", "[docs]") {
+TEST_CASE("docs: --filter globs match the whole name or file path, '*quota*' selects every quota case", "[docs]") {
   const auto cases_dir = source_dir() + "/cases";
   const auto all = harness::load_suite({cases_dir}, {});
   REQUIRE(all.errors.empty());

@@ -148,7 +148,7 @@ TEST_CASE("explore: a broken budget is found, shrunk to at most 3 steps, and the
   CHECK(fixed.code == 0);
 }
 
-TEST_CASE("explore --sweep: every fault on every attempt position; a broken fallback rule is found", "[explore]") {
+TEST_CASE("explore --sweep: every fault on every attempt position, a broken fallback rule is found", "[explore]") {
   TempDir dir("sweep");
   ExploreOptions o;
   o.sweep = true;
@@ -163,7 +163,7 @@ TEST_CASE("explore --sweep: every fault on every attempt position; a broken fall
   CHECK(broken.violations.front().steps_after <= 2);
 }
 
-TEST_CASE("llmchaos explore: prints the digest, same for the same seed; exit 1 and a case file on a violation",
+TEST_CASE("llmchaos explore: prints the digest, same for the same seed, exit 1 and a case file on a violation",
           "[explore][cli]") {
   TempDir dir("cli");
   const auto a = cli("explore --seed 5 --runs 40");

@@ -66,7 +66,7 @@ std::map<std::string, std::string> observed(const std::filesystem::path& dir, co
 
 }  // namespace
 
-TEST_CASE("a silent timeout: retried when replay safe, failed closed when not, the same for a late answer; a bare 500 queued",
+TEST_CASE("a silent timeout: retried when replay safe, failed closed when not, the same for a late answer, a bare 500 queued",
           "[silent_timeout][driver]") {
   llmchaos::test::TempDir dir("silent-timeout");
   write_cases(dir.path);

@@ -107,7 +107,7 @@ TEST_CASE("virtual transport: connect_reset is a reset before any byte, in no ti
   CHECK(s.entry().outcome == AttemptOutcome::reset);
 }
 
-TEST_CASE("virtual transport: latency past the timeout sends no byte; the mock sees the client close", "[virtual]") {
+TEST_CASE("virtual transport: latency past the timeout sends no byte, the mock sees the client close", "[virtual]") {
   Sim s(Dialect::gemini, R"({ fault = "ok", latency_ms = 1500 })", false);
   CHECK(s.result.event == client::TransportEvent::timeout_no_byte);
   CHECK(s.clock.now_ms() == Approx(1000));

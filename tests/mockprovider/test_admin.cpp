@@ -94,7 +94,7 @@ TEST_CASE("POST reset clears the ledger and restarts the script", "[admin]") {
   CHECK(s.engine().ledger_all().empty());
 }
 
-TEST_CASE("side effects can be read per namespace; a namespace can be deleted", "[admin]") {
+TEST_CASE("side effects can be read per namespace, a namespace can be deleted", "[admin]") {
   TestServer s;
   call(s, "PUT", "/__llmchaos/ns/n/script", script);
   CHECK(call(s, "POST", "/n/primary/__llmchaos/side_effect", R"({"operation_id":"op-1","tool":"t"})").status == 200);
@@ -105,7 +105,7 @@ TEST_CASE("side effects can be read per namespace; a namespace can be deleted", 
   CHECK_FALSE(s.engine().has_route("n", "primary"));
 }
 
-TEST_CASE("health and metrics answer; unknown admin paths are 404", "[admin]") {
+TEST_CASE("health and metrics answer, unknown admin paths are 404", "[admin]") {
   TestServer s;
   call(s, "PUT", "/__llmchaos/script", script);
   const auto c = chat_call(Dialect::openai, "/primary", false);

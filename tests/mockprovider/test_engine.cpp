@@ -56,7 +56,7 @@ script = [{ fault = "overloaded", until_ms = 60000 }, { fault = "quota_429" }])"
   CHECK(faults(e, 2) == std::vector<FaultKind>{FaultKind::quota_429, FaultKind::ok});
 }
 
-TEST_CASE("a window that passed unused is skipped; times inside a window caps it", "[engine]") {
+TEST_CASE("a window that passed unused is skipped, times inside a window caps it", "[engine]") {
   ManualClock clock;
   Engine e(clock);
   e.install("", script_of(R"([route.r]
@@ -143,7 +143,7 @@ script = [{ fault = "post_commit_timeout", hold_ms = 1 }, { fault = "stream_cut"
   CHECK_FALSE(l[3].committed);
 }
 
-TEST_CASE("reset clears the ledger and the script position; install replaces the script", "[engine]") {
+TEST_CASE("reset clears the ledger and the script position, install replaces the script", "[engine]") {
   ManualClock clock;
   Engine e(clock);
   e.install("", script_of("[route.r]\nscript = [{ fault = \"auth\" }]\n"));

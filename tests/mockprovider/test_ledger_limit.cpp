@@ -17,7 +17,7 @@ IncomingRequest chat() {
 }
 }  // namespace
 
-TEST_CASE("a ledger limit keeps the newest entries; attempts dropped while in flight still count in metrics",
+TEST_CASE("a ledger limit keeps the newest entries, attempts dropped while in flight still count in metrics",
           "[engine][ledger]") {
   ManualClock clock;
   Engine e(clock);

@@ -71,7 +71,7 @@ TEST_CASE("a head over header_limit gets 431", "[limits]") {
   CHECK(s.engine().ledger("").empty());
 }
 
-TEST_CASE("holds beyond max_held_connections get the dialect's overloaded answer; a freed slot holds again",
+TEST_CASE("holds beyond max_held_connections get the dialect's overloaded answer, a freed slot holds again",
           "[limits]") {
   mock::ServerOptions o;
   o.max_held_connections = 1;

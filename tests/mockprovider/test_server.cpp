@@ -418,7 +418,7 @@ TEST_CASE("prefill_rejected refuses an assistant prefill on every dialect", "[se
   CHECK(s.chat(Dialect::gemini, "/gemini/r", false).status == 200);  // no prefill: a normal answer
 }
 
-TEST_CASE("a request offering tools gets a tool call; the side effect is recorded", "[server]") {
+TEST_CASE("a request offering tools gets a tool call, the side effect is recorded", "[server]") {
   const auto d = GENERATE(Dialect::openai, Dialect::anthropic, Dialect::gemini);
   TestServer s;
   s.install("case1", route_toml(d, R"({ fault = "ok" })"));
@@ -461,7 +461,7 @@ TEST_CASE("bad input: malformed JSON gets the dialect's 400, an unknown route a 
   CHECK(s.ledger("", 2).size() == 2);  // the request errors on the route are attempts too
 }
 
-TEST_CASE("a body over the limit gets 413 in the route's dialect; bad HTTP gets 400", "[server]") {
+TEST_CASE("a body over the limit gets 413 in the route's dialect, bad HTTP gets 400", "[server]") {
   mock::ServerOptions o;
   o.body_limit = 1024;
   TestServer s(o);
@@ -619,7 +619,7 @@ TEST_CASE("gemini :streamGenerateContent without alt=sse answers one JSON array 
     CHECK(v.as_array().back().at("candidates").at(0).at("finishReason") == "STOP");
     CHECK(s.ledger("", 1).at(0).events_sent == 4);
   }
-  SECTION("another query parameter is not alt=sse; with alt=sse among others the stream stays SSE") {
+  SECTION("another query parameter is not alt=sse, with alt=sse among others the stream stays SSE") {
     s.install("", route_toml(Dialect::gemini, R"({ fault = "ok" })"));
     CHECK(json::parse(s.send("POST", "/r/v1beta/models/gemini-x:streamGenerateContent?key=k", body).body).is_array());
     const auto sse = s.send("POST", "/r/v1beta/models/gemini-x:streamGenerateContent?key=k&alt=sse", body);

@@ -48,7 +48,7 @@ TEST_CASE("timeline: a held attempt the client gave up on reads so, numbered as 
   CHECK_THAT(as("html", run), Catch::Contains("<tr><td>1</td><td>primary#0</td>"));
 }
 
-TEST_CASE("timeline: a hold that ran its full length was closed by the mock; one never ended is still open", "[reports][timeline]") {
+TEST_CASE("timeline: a hold that ran its full length was closed by the mock, one never ended is still open", "[reports][timeline]") {
   auto run = late_run_with_a_held_attempt();
   auto& e = run.cases[0].ledger[0];
   e.finished_at_ms = 1000.5;  // the whole planned hold
