@@ -1,15 +1,190 @@
 #include "llmchaos/core/toml_reader.hpp"
 
 #include <cmath>
-#include <fstream>
-#include <sstream>
 
 #include <boost/json.hpp>
 #include <fmt/format.h>
 
+#include "llmchaos/core/file_text.hpp"
+
 namespace llmchaos {
 
+namespace {
+
+// toml++ recurses once per level of a document (parsing, building and destroying it): a long enough
+// dotted key (`[a.a.a...b]`, `a.a...b = 1`) or deep enough nesting overflows the stack. This scan bounds
+// the depth before the text reaches toml++: every table header part, key part, array and inline table
+// is one level. It rejects depth only; whatever else it does not understand is left to toml++.
+// Regression inputs: tests/fuzz/corpus/fuzz_case_loader/crash_deep_*.
+class DepthScan {
+ public:
+  DepthScan(std::string_view text, const std::string& file) : s_(text), file_(file) {}
+
+  void run() {
+    while (!at_end()) {
+      skip_blanks();
+      if (at_end()) break;
+      const char c = s_[i_];
+      if (c == '\n' || c == '\r') {
+        next();
+      } else if (c == '#') {
+        skip_comment();
+      } else if (c == '[') {  // [table] or [[array.of.tables]]
+        next();
+        if (!at_end() && s_[i_] == '[') next();
+        header_depth_ = key(0);
+        skip_line();
+      } else {
+        const std::size_t before = i_;
+        const int depth = key(header_depth_);
+        if (!at_end() && s_[i_] == '=') {
+          next();
+          value(depth);
+        } else if (i_ == before) {
+          next();  // not a key: toml++ reports it
+        }
+      }
+    }
+  }
+
+ private:
+  struct Open {
+    char kind;  // '[' array, '{' inline table
+    int depth;  // the container's own level
+  };
+
+  bool at_end() const { return i_ >= s_.size(); }
+  void next() {
+    if (s_[i_] == '\n') {
+      ++line_;
+      line_start_ = i_ + 1;
+    }
+    ++i_;
+  }
+  void check(int depth, std::size_t line, std::size_t column, std::string_view what) const {
+    if (depth > toml_depth_limit)
+      throw SpecError({file_, static_cast<int>(line), static_cast<int>(column)},
+                      fmt::format("{} nested too deep (limit {})", what, toml_depth_limit));
+  }
+  void skip_blanks() {
+    while (!at_end() && (s_[i_] == ' ' || s_[i_] == '\t')) next();
+  }
+  void skip_comment() {
+    while (!at_end() && s_[i_] != '\n') next();
+  }
+  void skip_line() {
+    while (!at_end() && s_[i_] != '\n') {
+      if (s_[i_] == '"' || s_[i_] == '\'')
+        skip_string();
+      else if (s_[i_] == '#')
+        skip_comment();
+      else
+        next();
+    }
+  }
+  static bool bare(char c) {
+    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
+  }
+  // A basic or literal string, single- or multi-line (up to two quotes may end the content of a
+  // multi-line one); an unterminated single-line string ends at its line's end.
+  void skip_string() {
+    const char q = s_[i_];
+    const std::string_view triple = q == '"' ? std::string_view("\"\"\"") : std::string_view("'''");
+    const bool multi = s_.substr(i_, 3) == triple;
+    for (int k = 0; k < (multi ? 3 : 1); ++k) next();
+    while (!at_end()) {
+      const char c = s_[i_];
+      if (c == '\\' && q == '"' && i_ + 1 < s_.size()) {
+        next();
+        next();
+      } else if (!multi && c == q) {
+        next();
+        return;
+      } else if (multi && s_.substr(i_, 3) == triple) {
+        for (int k = 0; k < 3; ++k) next();
+        for (int k = 0; k < 2 && !at_end() && s_[i_] == q; ++k) next();
+        return;
+      } else if (!multi && c == '\n') {
+        return;
+      } else {
+        next();
+      }
+    }
+  }
+  // A (dotted) key; returns base + its parts, checked against the limit at the key's first character.
+  int key(int base) {
+    skip_blanks();
+    const std::size_t line = line_, column = i_ - line_start_ + 1;
+    int parts = 1;
+    while (!at_end()) {
+      if (s_[i_] == '"' || s_[i_] == '\'')
+        skip_string();
+      else
+        while (!at_end() && bare(s_[i_])) next();
+      skip_blanks();
+      if (at_end() || s_[i_] != '.') break;
+      next();
+      skip_blanks();
+      check(base + ++parts, line, column, "key");
+    }
+    check(base + parts, line, column, "key");
+    return base + parts;
+  }
+  // A value at level `depth`: its arrays and inline tables (and the keys inside those) nest deeper.
+  void value(int depth) {
+    std::vector<Open> open;
+    int level = depth;  // the level of what comes next
+    while (!at_end()) {
+      const char c = s_[i_];
+      if (c == '"' || c == '\'') {
+        skip_string();
+      } else if (c == '[' || c == '{') {
+        check(level + 1, line_, i_ - line_start_ + 1, "value");
+        open.push_back({c, level + 1});
+        level += 1;
+        next();
+        if (c == '{') level = inline_key(open.back());
+      } else if (c == ']' || c == '}') {
+        if (open.empty()) return;  // toml++ reports it
+        open.pop_back();
+        level = open.empty() ? depth : open.back().depth;
+        next();
+      } else if (c == ',') {
+        next();
+        if (!open.empty()) level = open.back().kind == '{' ? inline_key(open.back()) : open.back().depth;
+      } else if (c == '#') {
+        skip_comment();
+      } else if (c == '\n') {
+        if (open.empty()) return;
+        next();
+      } else {
+        next();
+      }
+    }
+  }
+  // The key after `{` or `,` in an inline table; returns the level of its value.
+  int inline_key(const Open& table) {
+    skip_blanks();
+    if (at_end() || s_[i_] == '}') return table.depth;
+    const int level = key(table.depth);
+    if (!at_end() && s_[i_] == '=') next();
+    return level;
+  }
+
+  std::string_view s_;
+  const std::string& file_;
+  std::size_t i_ = 0;
+  std::size_t line_ = 1;
+  std::size_t line_start_ = 0;
+  int header_depth_ = 0;
+};
+
+}  // namespace
+
+void check_toml_depth(std::string_view text, const std::string& source_name) { DepthScan(text, source_name).run(); }
+
 toml::table parse_toml(std::string_view text, const std::string& source_name) {
+  check_toml_depth(text, source_name);
   try {
     return toml::parse(text, source_name);
   } catch (const toml::parse_error& e) {
@@ -19,13 +194,7 @@ toml::table parse_toml(std::string_view text, const std::string& source_name) {
   }
 }
 
-toml::table parse_toml_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw SpecError({path, 0, 0}, "cannot open file");
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return parse_toml(ss.str(), path);
-}
+toml::table parse_toml_file(const std::string& path) { return parse_toml(read_file_text(path), path); }
 
 namespace {
 void json_into(const boost::json::value& v, toml::array& out);
@@ -193,10 +362,11 @@ std::string TomlReader::req_string(std::string_view key) {
 }
 
 void TomlReader::reject_unknown_keys() {
+  std::vector<SpecError> unknown;
   for (const auto& [k, v] : table_) {
-    if (!seen_.contains(k.str()))
-      throw SpecError(pos_of(v, file_), fmt::format("{}: unknown key", where(k.str())));
+    if (!seen_.contains(k.str())) unknown.emplace_back(pos_of(v, file_), fmt::format("{}: unknown key", where(k.str())));
   }
+  throw_errors(std::move(unknown));
 }
 
 }  // namespace llmchaos

@@ -190,6 +190,6 @@ TEST_CASE("a missing script file is refused with its path", "[script]") {
     load_script_file("/nonexistent/llmchaos-script.toml");
     FAIL("expected an error");
   } catch (const SpecError& e) {
-    CHECK(std::string(e.what()) == "/nonexistent/llmchaos-script.toml: cannot open file");
+    CHECK(std::string(e.what()) == "/nonexistent/llmchaos-script.toml: cannot open: No such file or directory");
   }
 }

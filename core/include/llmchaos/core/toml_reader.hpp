@@ -16,7 +16,12 @@
 
 namespace llmchaos {
 
-// Parse TOML text; a syntax error becomes SpecError at its position.
+// Levels a document may nest (table header parts + key parts + arrays and inline tables): deeper text
+// is a SpecError "file:line:col: key nested too deep (limit N)" (or "value ..."), checked before toml++
+// sees it (toml++ recurses per level; a 100,000-part dotted key overflowed the stack).
+inline constexpr int toml_depth_limit = 64;
+void check_toml_depth(std::string_view text, const std::string& source_name);
+// Parse TOML text (depth checked first); a syntax error becomes SpecError at its position.
 toml::table parse_toml(std::string_view text, const std::string& source_name);
 toml::table parse_toml_file(const std::string& path);
 // JSON text -> the same table shape (so admin PUT accepts JSON); positions are unknown in JSON.
@@ -56,7 +61,7 @@ class TomlReader {
 
   // Mark keys as handled elsewhere (sub-tables read by another reader).
   void allow(std::string_view key) { seen_.insert(std::string(key)); }
-  // Throw on the first key that no getter asked for.
+  // Throw on the keys no getter asked for (every one of them: SpecErrors when more than one).
   void reject_unknown_keys();
 
   [[noreturn]] void fail(std::string_view key, const std::string& message) const;
