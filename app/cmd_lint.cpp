@@ -1,5 +1,6 @@
 // llmchaos lint: check case and policy files without running them. Every error as file:line:col: message;
-// exit 2 on any error (or a path that does not exist), 0 otherwise.
+// exit 2 on any error (or a path that does not exist), 0 otherwise. An empty file or a folder without a
+// .toml file is a warning ("no case or policy here").
 #include <iostream>
 #include <memory>
 
@@ -12,22 +13,13 @@ namespace llmchaos::app {
 namespace {
 
 int lint(const std::vector<std::string>& paths, bool quiet) {
-  std::vector<harness::SuiteFile> files;
-  try {
-    files = harness::expand_paths(paths.empty() ? std::vector<std::string>{"cases"} : paths);
-  } catch (const SpecError& e) {
-    std::cerr << e.what() << "\n";
-    return 2;
-  }
-  std::size_t errors = 0;
-  for (const auto& f : files) {
-    for (const auto& e : harness::lint_file(f.path)) {
-      std::cerr << e.what() << "\n";
-      ++errors;
-    }
-  }
+  const auto report = harness::lint_paths(paths.empty() ? std::vector<std::string>{"cases"} : paths);
+  for (const auto& e : report.errors) std::cerr << e.what() << "\n";
+  for (const auto& w : report.warnings) std::cerr << w.pos().str() << ": warning: " << w.message() << "\n";
+  const auto errors = report.errors.size();
   if (!quiet || errors)
-    std::cerr << fmt::format("llmchaos lint: {} file(s), {} error(s)\n", files.size(), errors);
+    std::cerr << fmt::format("llmchaos lint: {} file(s), {} error(s){}\n", report.files, errors,
+                             report.warnings.empty() ? "" : fmt::format(", {} warning(s)", report.warnings.size()));
   return errors ? 2 : 0;
 }
 

@@ -1,5 +1,7 @@
 #include "llmchaos/client/journal.hpp"
 
+#include <cerrno>
+#include <cstring>
 #include <map>
 #include <stdexcept>
 
@@ -61,7 +63,7 @@ JournalEntry journal_entry_from_line(std::string_view line) {
 
 AttemptJournal::AttemptJournal(const std::string& path) : path_(path) {
   file_.open(path, std::ios::out | std::ios::app);
-  if (!file_) throw std::runtime_error(path + ": cannot open the attempt journal for appending");
+  if (!file_) throw std::runtime_error(path + ": cannot open the attempt journal for appending: " + std::strerror(errno));
 }
 
 void AttemptJournal::append(const JournalEntry& entry, std::vector<std::string>& lines) {
@@ -77,7 +79,7 @@ void AttemptJournal::append(const JournalEntry& entry, std::vector<std::string>&
 
 std::vector<JournalEntry> read_journal_file(const std::string& path) {
   std::ifstream in(path);
-  if (!in) throw std::runtime_error(path + ": cannot read the attempt journal");
+  if (!in) throw std::runtime_error(path + ": cannot read the attempt journal: " + std::strerror(errno));
   std::vector<JournalEntry> out;
   std::string line;
   for (int n = 1; std::getline(in, line); ++n) {

@@ -111,23 +111,38 @@ Policy policy_from_toml(const toml::table& doc, const std::string& file, bool al
                         const std::vector<std::string_view>& extra_route_keys) {
   TomlReader top(doc, file);
   Policy policy;
-  if (auto* w = top.opt_table("workflow")) policy.workflow = read_workflow(*w, file);
-  if (auto* b = top.opt_table("backoff")) policy.backoff = read_backoff(*b, file);
+  // Each table on its own, so every broken one is reported (lint shows them all).
+  std::vector<SpecError> errors;
+  collect_errors(errors, [&] {
+    if (auto* w = top.opt_table("workflow")) policy.workflow = read_workflow(*w, file);
+  });
+  collect_errors(errors, [&] {
+    if (auto* b = top.opt_table("backoff")) policy.backoff = read_backoff(*b, file);
+  });
 
   // Route tables are shared with the fault script: they are checked key by key only when the caller
   // says which other keys exist (or the file is a standalone policy); otherwise the script loader,
   // which reads the same tables, rejects the typos.
   const bool strict_routes = !allow_other_keys || !extra_route_keys.empty();
   bool routes_given = false;
-  if (auto* routes = top.opt_table("route")) {
+  const toml::table* routes = nullptr;
+  collect_errors(errors, [&] { routes = top.opt_table("route"); });
+  if (routes) {
     routes_given = true;
     for (const auto& [key, node] : *routes) {
-      const std::string name(key.str());
-      auto* t = node.as_table();
-      if (!t) throw SpecError(pos_of(node, file), fmt::format("route.{}: expected a table", name));
-      policy.routes.emplace(name, read_route(*t, name, file, strict_routes, extra_route_keys));
+      collect_errors(errors, [&, &key = key, &node = node] {  // init-captures: clang 14 cannot capture a binding
+        const std::string name(key.str());
+        auto* t = node.as_table();
+        if (!t) throw SpecError(pos_of(node, file), fmt::format("route.{}: expected a table", name));
+        policy.routes.emplace(name, read_route(*t, name, file, strict_routes, extra_route_keys));
+      });
     }
   }
+  if (!allow_other_keys) {
+    for (auto key : top_level_tables) top.allow(key);
+    collect_errors(errors, [&] { top.reject_unknown_keys(); });
+  }
+  throw_errors(std::move(errors));
 
   const auto& w = policy.workflow;
   if (routes_given) {
@@ -156,11 +171,6 @@ Policy policy_from_toml(const toml::table& doc, const std::string& file, bool al
     };
     add_default(w.primary);
     for (const auto& name : w.fallback) add_default(name);
-  }
-
-  if (!allow_other_keys) {
-    for (auto key : top_level_tables) top.allow(key);
-    top.reject_unknown_keys();
   }
   return policy;
 }

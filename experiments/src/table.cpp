@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <ostream>
 #include <stdexcept>
@@ -66,7 +68,7 @@ void write_file_atomic(const std::string& path, const std::string& content) {
   const std::string tmp = path + ".tmp";
   {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) throw std::runtime_error(path + ": cannot write");
+    if (!out) throw std::runtime_error(path + ": cannot write: " + std::strerror(errno));
     out.write(content.data(), static_cast<std::streamsize>(content.size()));
     out.flush();
     if (!out) throw std::runtime_error(path + ": write failed");

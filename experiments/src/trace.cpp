@@ -728,8 +728,14 @@ class TraceFile {
   explicit TraceFile(const std::string& path) : path_(path), fd_(::open(path.c_str(), O_RDONLY | O_CLOEXEC)) {
     struct stat st {};
     if (fd_ < 0 || ::fstat(fd_, &st) != 0) {
+      const int err = errno;
       if (fd_ >= 0) ::close(fd_);
-      throw std::runtime_error(path + ": cannot open the trace file");
+      throw std::runtime_error(fmt::format("{}: cannot open the trace file: {}", path, std::strerror(err)));
+    }
+    if (S_ISDIR(st.st_mode)) {  // read() would fail with EISDIR (a stream said "basic_filebuf::underflow")
+      ::close(fd_);
+      throw std::runtime_error(fmt::format("{}: cannot read the trace file: {} (a file is expected)", path,
+                                           std::strerror(EISDIR)));
     }
     regular_ = S_ISREG(st.st_mode);
     size_ = static_cast<std::uint64_t>(st.st_size);
@@ -747,7 +753,7 @@ class TraceFile {
     while (done < n) {
       const ssize_t got = ::pread(fd_, to + done, n - done, static_cast<off_t>(offset + done));
       if (got < 0 && errno == EINTR) continue;
-      if (got < 0) throw std::runtime_error(path_ + ": cannot read the trace file");
+      if (got < 0) throw std::runtime_error(fmt::format("{}: cannot read the trace file: {}", path_, std::strerror(errno)));
       if (got == 0) break;
       done += static_cast<std::size_t>(got);
     }
@@ -842,7 +848,7 @@ class TraceFile {
 // Any readable file, pipes included, as one string.
 std::string slurp(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw std::runtime_error(path + ": cannot open the trace file");
+  if (!in) throw std::runtime_error(fmt::format("{}: cannot open the trace file: {}", path, std::strerror(errno)));
   std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
   if (in.bad()) throw std::runtime_error(path + ": cannot read the trace file");
   return text;
@@ -908,7 +914,7 @@ void write_trace_csv(const std::vector<TraceRow>& rows, std::ostream& out) {
 
 void write_trace_file(const std::vector<TraceRow>& rows, const std::string& path) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out) throw std::runtime_error(path + ": cannot write the trace file");
+  if (!out) throw std::runtime_error(fmt::format("{}: cannot write the trace file: {}", path, std::strerror(errno)));
   const bool csv = path.size() >= 4 && path.compare(path.size() - 4, 4, ".csv") == 0;
   if (csv) {
     write_trace_csv(rows, out);

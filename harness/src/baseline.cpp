@@ -3,11 +3,11 @@
 #include <filesystem>
 #include <fstream>
 #include <set>
-#include <sstream>
 
 #include <boost/json.hpp>
 #include <fmt/format.h>
 
+#include "llmchaos/core/file_text.hpp"
 #include "llmchaos/core/spec_error.hpp"
 
 namespace llmchaos::harness {
@@ -72,11 +72,7 @@ Baseline baseline_from_json(std::string_view text, const std::string& source_nam
 }
 
 Baseline read_baseline(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw SpecError({path, 0, 0}, "cannot open baseline");
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return baseline_from_json(ss.str(), path);
+  return baseline_from_json(read_file_text(path), path);  // "PATH: cannot open: REASON"
 }
 
 void write_baseline(const RunResult& run, const std::string& path) {

@@ -27,15 +27,7 @@ std::vector<std::string_view> keys_of(std::span<const std::string_view> keys) { 
 // Runs one section; a SpecError is kept and loading goes on.
 class Collector {
  public:
-  bool run(const std::function<void()>& section) {
-    try {
-      section();
-      return true;
-    } catch (const SpecError& e) {
-      errors_.push_back(e);
-      return false;
-    }
-  }
+  bool run(const std::function<void()>& section) { return collect_errors(errors_, section); }
   std::vector<SpecError>& errors() { return errors_; }
 
  private:
@@ -201,8 +193,14 @@ LoadResult load_case_doc(toml::table doc, const std::string& file, const std::st
     policy_ok = errors.run([&] {
       fs::path p = fs::path(file).parent_path() / *policy_ref;
       const std::string path = p.lexically_normal().string();
-      if (!fs::is_regular_file(p)) throw SpecError(policy_pos, fmt::format("policy: no such file \"{}\"", path));
+      std::error_code ec;
+      if (!fs::is_regular_file(p, ec))
+        throw SpecError(policy_pos, ec && ec != std::errc::no_such_file_or_directory
+                                        ? fmt::format("policy: cannot read \"{}\": {}", path, ec.message())
+                                        : fmt::format("policy: no such file \"{}\"", path));
       auto policy_doc = parse_toml_file(path);
+      if (is_case_document(policy_doc))
+        throw SpecError(policy_pos, fmt::format("policy: {} is a case, not a policy", *policy_ref));
       client::policy_from_toml(policy_doc, path, /*allow_other_keys=*/false);
       c.policy_file = path;
       merge_missing(doc, std::move(policy_doc));
@@ -344,14 +342,45 @@ LoadResult load_case_file(const std::string& path, const std::string& folder) {
 }
 
 std::vector<SpecError> lint_file(const std::string& path) {
-  try {
+  std::vector<SpecError> errors;
+  collect_errors(errors, [&] {
     auto doc = parse_toml_file(path);
-    if (is_case_document(doc)) return load_case_doc(std::move(doc), path, {}).errors;
-    client::policy_from_toml(doc, path, /*allow_other_keys=*/false);
-    return {};
-  } catch (const SpecError& e) {
-    return {e};
+    if (is_case_document(doc))
+      errors = load_case_doc(std::move(doc), path, {}).errors;
+    else
+      client::policy_from_toml(doc, path, /*allow_other_keys=*/false);
+  });
+  sort_errors(errors);
+  return errors;
+}
+
+LintReport lint_paths(const std::vector<std::string>& paths) {
+  LintReport out;
+  std::map<std::string, std::string> names;  // case name -> the file that has it first
+  for (const auto& arg : paths) {
+    std::vector<SuiteFile> files;
+    if (!collect_errors(out.errors, [&] { files = expand_paths({arg}); })) continue;
+    if (files.empty()) out.warnings.emplace_back(SourcePos{arg, 0, 0}, "no case or policy here (no .toml file)");
+    out.files += files.size();
+    for (const auto& f : files) {
+      auto errors = lint_file(f.path);
+      out.errors.insert(out.errors.end(), errors.begin(), errors.end());
+      toml::table doc;
+      try {
+        doc = parse_toml_file(f.path);
+      } catch (const SpecError&) {
+        continue;  // reported by lint_file
+      }
+      if (doc.empty()) out.warnings.emplace_back(SourcePos{f.path, 0, 0}, "no case or policy here (no key)");
+      const auto* name = doc.get("name");
+      if (!name || !name->is_string() || !is_case_document(doc)) continue;
+      const auto [it, fresh] = names.emplace(*name->value<std::string>(), f.path);
+      if (!fresh)
+        out.errors.emplace_back(pos_of(*name, f.path),
+                                fmt::format("name: \"{}\" is already the name of {}", it->first, it->second));
+    }
   }
+  return out;
 }
 
 std::vector<SuiteFile> expand_paths(const std::vector<std::string>& paths) {
@@ -362,7 +391,12 @@ std::vector<SuiteFile> expand_paths(const std::vector<std::string>& paths) {
     if (fs::is_directory(p, ec)) {
       std::vector<SuiteFile> found;
       for (fs::recursive_directory_iterator it(p, ec), end; !ec && it != end; it.increment(ec)) {
-        if (!it->is_regular_file() || it->path().extension() != ".toml") continue;
+        // The error_code forms only: a symlink loop (ELOOP) or a dangling link must not throw out of main.
+        std::error_code entry_ec;
+        const bool regular = it->is_regular_file(entry_ec);
+        if (entry_ec)
+          throw SpecError({it->path().generic_string(), 0, 0}, "cannot read: " + entry_ec.message());
+        if (!regular || it->path().extension() != ".toml") continue;
         auto folder = it->path().parent_path().lexically_relative(p).generic_string();
         if (folder == ".") folder.clear();
         found.push_back({it->path().generic_string(), folder});
@@ -372,6 +406,10 @@ std::vector<SuiteFile> expand_paths(const std::vector<std::string>& paths) {
       out.insert(out.end(), found.begin(), found.end());
     } else if (fs::is_regular_file(p, ec)) {
       out.push_back({p.generic_string(), p.parent_path().filename().generic_string()});
+    } else if (ec && ec != std::errc::no_such_file_or_directory) {
+      throw SpecError({arg, 0, 0}, "cannot read: " + ec.message());  // a symlink loop, a denied folder
+    } else if (fs::exists(p, ec)) {
+      throw SpecError({arg, 0, 0}, "not a file or folder of cases");
     } else {
       throw SpecError({arg, 0, 0}, "no such file or directory");
     }

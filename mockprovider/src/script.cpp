@@ -110,17 +110,24 @@ RouteScript route_script_from_toml(const toml::table& t, const std::string& rout
   rs.dialect = r.opt_enum<Dialect>("dialect").value_or(Dialect::openai);
   if (auto text = r.opt_string("text")) rs.default_text = *text;
   if (auto then = r.opt_string("then")) rs.then = fault_kind(r, "then", *then);
-  if (const auto* script = r.opt_array("script")) {
+  // Every step on its own, and the route's unknown keys too: lint reports every broken one.
+  std::vector<SpecError> errors;
+  const toml::array* script = nullptr;
+  collect_errors(errors, [&] { script = r.opt_array("script"); });
+  if (script) {
     std::size_t i = 0;
     for (const auto& element : *script) {
       const auto where = fmt::format("{}.script[{}]", context, i++);
-      const auto* step = element.as_table();
-      if (!step) throw SpecError(pos_of(element, file), where + ": expected a table such as { fault = \"ok\" }");
-      rs.steps.push_back(step_from_toml(*step, file, where));
+      collect_errors(errors, [&] {
+        const auto* step = element.as_table();
+        if (!step) throw SpecError(pos_of(element, file), where + ": expected a table such as { fault = \"ok\" }");
+        rs.steps.push_back(step_from_toml(*step, file, where));
+      });
     }
   }
   for (auto key : extra_route_keys) r.allow(key);
-  r.reject_unknown_keys();
+  collect_errors(errors, [&] { r.reject_unknown_keys(); });
+  throw_errors(std::move(errors));
   return rs;
 }
 
@@ -130,15 +137,19 @@ Script script_from_toml(const toml::table& doc, const std::string& file,
   const auto* routes = r.opt_table("route");
   if (!routes) r.fail_here("no routes: add a [route.NAME] table with a dialect and a script");
   Script script;
+  std::vector<SpecError> errors;
   for (const auto& [name, node] : *routes) {
-    const auto* table = node.as_table();
-    if (!table) throw SpecError(pos_of(node, file), fmt::format("route.{}: expected a table", name.str()));
-    script.routes.emplace(std::string(name.str()),
-                          route_script_from_toml(*table, std::string(name.str()), file, extra_route_keys));
+    collect_errors(errors, [&, &name = name, &node = node] {  // init-captures: clang 14 cannot capture a binding
+      const auto* table = node.as_table();
+      if (!table) throw SpecError(pos_of(node, file), fmt::format("route.{}: expected a table", name.str()));
+      script.routes.emplace(std::string(name.str()),
+                            route_script_from_toml(*table, std::string(name.str()), file, extra_route_keys));
+    });
   }
   if (allow_other_tables)
     for (const auto& [key, node] : doc) r.allow(key.str());
-  r.reject_unknown_keys();
+  collect_errors(errors, [&] { r.reject_unknown_keys(); });
+  throw_errors(std::move(errors));
   return script;
 }
 

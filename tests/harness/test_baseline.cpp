@@ -53,5 +53,5 @@ TEST_CASE("a file that is not a baseline is refused with its name", "[baseline]"
   CHECK_THROWS_WITH(baseline_from_json("[1, 2]", "x.json"), "x.json: not a baseline: no \"cases\" object");
   CHECK_THROWS_WITH(baseline_from_json(R"({"cases": {"a": {"action": "retyr"}}})", "x.json"),
                     "x.json: case \"a\": \"retyr\" is not an action");
-  CHECK_THROWS_WITH(read_baseline("/nonexistent/baseline.json"), "/nonexistent/baseline.json: cannot open baseline");
+  CHECK_THROWS_WITH(read_baseline("/nonexistent/baseline.json"), "/nonexistent/baseline.json: cannot open: No such file or directory");
 }

@@ -105,4 +105,13 @@ struct SuiteFile {
 };
 std::vector<SuiteFile> expand_paths(const std::vector<std::string>& paths);
 
+// `llmchaos lint PATHS`: every error of every file, a case name used twice (which `run` refuses), and a
+// warning "no case or policy here" for an empty file or a folder without a .toml file.
+struct LintReport {
+  std::size_t files = 0;
+  std::vector<SpecError> errors;
+  std::vector<SpecError> warnings;
+};
+LintReport lint_paths(const std::vector<std::string>& paths);
+
 }  // namespace llmchaos::harness
