@@ -1,5 +1,7 @@
 // llmchaos overload: the admission-gate study (SPEC 8): a model of fixed capacity behind a service with
 // one gate, under open-loop load; live through the mock provider, or --virtual in simulated time.
+#include <cerrno>
+#include <cstring>
 #include <fstream>
 #include <iostream>
 #include <memory>
@@ -31,7 +33,7 @@ struct OverloadOptions {
 
 void write_to(const ex::OverloadFormat& format, const ex::OverloadReport& report, const std::string& path) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out) throw std::runtime_error(path + ": cannot write");
+  if (!out) throw std::runtime_error(path + ": cannot write: " + std::strerror(errno));
   format.write(report, out);
   if (!out) throw std::runtime_error(path + ": write failed");
 }

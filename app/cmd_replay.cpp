@@ -1,5 +1,7 @@
 // llmchaos replay: the timeout-policy study (SPEC 8) over a recorded latency trace, offline or live.
+#include <cerrno>
 #include <chrono>
+#include <cstring>
 #include <fstream>
 #include <iostream>
 #include <memory>
@@ -10,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "commands.hpp"
+#include "number_checks.hpp"
 #include "llmchaos/experiments/replay.hpp"
 #include "llmchaos/experiments/replay_live.hpp"
 #include "llmchaos/experiments/replay_report.hpp"
@@ -45,7 +48,7 @@ struct ReplayOptions {
 
 void write_to(const ex::ReplayFormat& format, const ex::ReplayReport& report, const std::string& path) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out) throw std::runtime_error(path + ": cannot write");
+  if (!out) throw std::runtime_error(path + ": cannot write: " + std::strerror(errno));
   format.write(report, out);
   if (!out) throw std::runtime_error(path + ": write failed");
 }
@@ -162,7 +165,10 @@ void add_replay(CLI::App& app, int& exit_code) {
       "Timeout-policy replay over a latency trace: wait / retry after T / switch after T (offline, or --live "
       "through the mock); --synth writes a synthetic trace");
   sub->add_option("trace", o->trace, "trace file: JSON lines or CSV (see experiments/README.md)");
-  sub->add_option("--timeout", o->timeouts, "timeouts T in seconds, comma separated")->delimiter(',')->capture_default_str();
+  sub->add_option("--timeout", o->timeouts, "timeouts T in seconds, comma separated")
+      ->delimiter(',')
+      ->check(finite_between(0, 86'400, /*min_open=*/true))
+      ->capture_default_str();
   sub->add_option("--format", o->format, "trace format")->check(CLI::IsMember({"detect", "jsonl", "csv"}))->capture_default_str();
   sub->add_flag("--skip-bad", o->skip_bad, "report bad lines but evaluate the good ones (default: exit 2)");
   sub->add_option("--json", o->json_path, "write the JSON report to FILE");
@@ -173,7 +179,7 @@ void add_replay(CLI::App& app, int& exit_code) {
       ->capture_default_str();
   sub->add_flag("--live", o->live, "play the trace through real sockets: mock provider + HTTP client per policy");
   sub->add_option("--time-scale", o->time_scale, "live: every recorded latency and T times this")
-      ->check(CLI::Range(0.001, 1.0))
+      ->check(finite_between(0.001, 1.0))
       ->capture_default_str();
   sub->add_option("--concurrency", o->concurrency, "live: requests in flight at once")
       ->check(CLI::Range(1, 256))

@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "commands.hpp"
+#include "number_checks.hpp"
 #include "llmchaos/core/spec_error.hpp"
 #include "llmchaos/harness/mutation.hpp"
 #include "llmchaos/harness/runner.hpp"
@@ -148,7 +149,7 @@ void add_run(CLI::App& app, int& exit_code) {
   sub->add_option("--seed", a->run.seed, "seed of every random choice (jitter); written in every report")->capture_default_str();
   sub->add_option("--time-scale", a->run.time_scale,
                   "multiply every scripted delay, retry-after and time budget by this factor (e.g. 0.05)")
-      ->check(CLI::PositiveNumber)
+      ->check(finite_between(0, 1000, /*min_open=*/true))
       ->capture_default_str();
   sub->add_option("--filter", a->filters,
                   "run only cases with this tag, or whose whole name or file path (as found under the paths given) matches "
@@ -160,7 +161,7 @@ void add_run(CLI::App& app, int& exit_code) {
   sub->add_option("--durations", a->durations,
                   "with --shard: balance the shards by the case durations recorded in this report.json");
   sub->add_option("--min-deadline-ms", a->run.min_deadline_ms, "shortest hard deadline of a case, real ms")
-      ->check(CLI::PositiveNumber)
+      ->check(finite_between(0, 86'400'000, /*min_open=*/true))
       ->capture_default_str();
   sub->add_flag("--virtual-time", a->run.virtual_time,
                 "play every case under a virtual clock through a simulated transport (no sockets): the same "

@@ -1,15 +1,22 @@
 // llmchaos serve: the mock provider as a process. Prints "listening on http://HOST:PORT" first (flushed),
-// serves until SIGINT or SIGTERM, then stops within a second (held connections included).
+// then one line saying what it serves and the SDK base URL of each route; serves until SIGINT or
+// SIGTERM, then stops within a second (held connections included). --script takes a fault script or a
+// case file (its [route.*] tables, as `llmchaos run` plays them; the rest of the case is not served).
 #include <iostream>
 #include <memory>
+
+#include <fmt/format.h>
 
 #if defined(__GLIBC__)
 #include <malloc.h>
 #endif
 
 #include "commands.hpp"
+#include "number_checks.hpp"
 #include "stop_signals.hpp"
 #include "llmchaos/core/spec_error.hpp"
+#include "llmchaos/core/toml_reader.hpp"
+#include "llmchaos/harness/case.hpp"
 #include "llmchaos/mockprovider/server.hpp"
 
 namespace llmchaos::app {
@@ -30,27 +37,55 @@ void keep_heap_trimming() {
 #endif
 }
 
+// The script to serve and one line saying what it is. A case file gives its routes as `run` plays them
+// (its policy file's routes included); a broken case is refused with every error, as `run` would.
+struct Served {
+  mock::Script script;
+  std::string what;
+};
+
+Served load_served(const std::string& path) {
+  if (path.empty()) return {{}, "serving no routes yet: install a script with PUT /__llmchaos/script"};
+  if (!harness::is_case_document(parse_toml_file(path)))
+    return {mock::load_script_file(path), fmt::format("serving the fault script {}", path)};
+  auto loaded = harness::load_case_file(path);
+  throw_errors(std::move(loaded.errors));
+  return {std::move(loaded.value->script),
+          fmt::format("serving the routes of case \"{}\" ({}); its other tables and the client keys of its "
+                      "routes are not served", loaded.value->name, path)};
+}
+
+std::string sdk_base_url(const std::string& base, const std::string& route, Dialect dialect) {
+  return dialect == Dialect::openai ? fmt::format("{}/{}/v1", base, route) : fmt::format("{}/{}", base, route);
+}
+
 int serve(const ServeArgs& args) {
   keep_heap_trimming();
   StopSignals stop_signals;  // before any thread starts
 
   std::unique_ptr<mock::MockServer> server;
+  Served served;
   try {
-    mock::Script script;
-    if (!args.script.empty()) script = mock::load_script_file(args.script);
+    served = load_served(args.script);
     server = std::make_unique<mock::MockServer>(args.server);
-    server->engine().install("", std::move(script));
+    server->engine().install("", served.script);
     server->start();
-  } catch (const SpecError& e) {
-    std::cerr << "llmchaos serve: " << e.what() << "\n";
+  } catch (const SpecErrors& e) {
+    for (const auto& one : e.all()) std::cerr << "llmchaos serve: " << one.what() << "\n";
     return 2;
-  } catch (const std::exception& e) {
+  } catch (const std::exception& e) {  // SpecError: "file:line:col: ..."
     std::cerr << "llmchaos serve: " << e.what() << "\n";
     return 2;
   }
   const auto& bind = args.server.bind;
   const auto host = bind.find(':') != std::string::npos ? "[" + bind + "]" : bind;
   std::cout << "listening on http://" << host << ":" << server->port() << std::endl;  // endl: flushed at once
+  const auto base = server->base_url();
+  std::cout << served.what << "\n";
+  for (const auto& [name, route] : served.script.routes)
+    std::cout << fmt::format("  route {} ({}): SDK base URL {}\n", name, to_string(route.dialect),
+                             sdk_base_url(base, name, route.dialect));
+  std::cout.flush();
 
   const char* stopped_by = stop_signals.wait();
   server->stop();
@@ -66,12 +101,13 @@ void add_serve(CLI::App& app, int& exit_code) {
   sub->add_option("--bind", args->server.bind, "address to listen on (a non-loopback address needs --admin-token)")
       ->capture_default_str();
   sub->add_option("--port", args->server.port, "port (0 = ephemeral; the bound port is printed)")->capture_default_str();
-  sub->add_option("--script", args->script, "fault script (TOML with [route.NAME] tables)")->check(CLI::ExistingFile);
+  sub->add_option("--script", args->script,
+                  "fault script (TOML with [route.NAME] tables), or a case file: its [route.*] tables are served");
   sub->add_option("--admin-token", args->server.admin_token,
                   "token the admin API (/__llmchaos/...) requires as 'Authorization: Bearer TOKEN'");
   sub->add_option("--time-scale", args->server.time_scale,
                   "multiply every scripted delay, hold, time window and retry-after by this factor")
-      ->check(CLI::PositiveNumber)
+      ->check(finite_between(0, 1000, /*min_open=*/true))
       ->capture_default_str();
   sub->add_option("--seed", args->server.seed,
                   "seed of the scripted draws (slow p50/p95 latencies); each namespace draws from (seed, its name)")
@@ -87,8 +123,10 @@ void add_serve(CLI::App& app, int& exit_code) {
                   "connections held at once by post_commit_timeout / no_response (more: the dialect's 503)")
       ->capture_default_str();
   sub->add_option("--max-connections", args->server.max_connections, "open connections before new ones get 503")
+      ->check(CLI::Range(1, 1'000'000))
       ->capture_default_str();
   sub->add_option("--idle-timeout-ms", args->server.idle_timeout_ms, "close connections idle or slow for this long")
+      ->check(finite_between(1, 86'400'000))
       ->capture_default_str();
   sub->add_option("--ledger-limit", args->server.ledger_limit,
                   "ledger entries kept per namespace, oldest dropped first (0 = unlimited)")

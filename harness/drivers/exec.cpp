@@ -143,6 +143,17 @@ class ExecSession final : public CaseSession {
       throw UnknownVerdict("crash", fmt::format("the program was ended by signal {} ({})", WTERMSIG(run.status),
                                                 strsignal(WTERMSIG(run.status))), output_);
     const int code = WIFEXITED(run.status) ? WEXITSTATUS(run.status) : -1;
+    // The shell's 127 (not found) and 126 (not executable) before any call reached the mock: the
+    // program never ran, a harness error to show, not an ordinary failure of the client.
+    if ((code == 127 || code == 126) && env_.engine->ledger(env_.ns).size() == before) {
+      auto said = run.err.text();
+      said = said.substr(0, said.find('\n'));
+      throw UnknownVerdict("target did not start",
+                           fmt::format("the program did not start (shell exit {}, {}){}", code,
+                                       code == 127 ? "command not found" : "not executable",
+                                       said.empty() ? "" : ": " + said),
+                           output_);
+    }
     if (code > 128 && code <= 128 + 64)  // the shell reports its child's death by signal N as 128+N
       throw UnknownVerdict("crash", fmt::format("the program was ended by signal {} ({}) (shell exit {})", code - 128,
                                                 strsignal(code - 128), code), output_);

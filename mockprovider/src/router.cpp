@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
+#include <cmath>
 #include <iterator>
 
 #include <boost/json.hpp>
@@ -32,6 +34,49 @@ std::vector<std::string_view> split_path(std::string_view path) {
     if (end > i) out.push_back(path.substr(i, end - i));
     i = end;
   }
+  return out;
+}
+
+// Compact JSON with doubles as plain decimals ("5602.304", where Boost.JSON writes "5.602304E3"), so
+// ledger times read as milliseconds.
+void write_json(std::string& out, const json::value& v) {
+  switch (v.kind()) {
+    case json::kind::object: {
+      out += '{';
+      bool first = true;
+      for (const auto& [k, item] : v.get_object()) {
+        if (!first) out += ',';
+        first = false;
+        out += json::serialize(json::string(k));
+        out += ':';
+        write_json(out, item);
+      }
+      out += '}';
+      break;
+    }
+    case json::kind::array: {
+      out += '[';
+      bool first = true;
+      for (const auto& item : v.get_array()) {
+        if (!first) out += ',';
+        first = false;
+        write_json(out, item);
+      }
+      out += ']';
+      break;
+    }
+    case json::kind::double_: {
+      const double d = v.get_double();
+      out += std::isfinite(d) ? fmt::format("{}", d) : "null";
+      break;
+    }
+    default: out += json::serialize(v); break;
+  }
+}
+
+std::string json_text(const json::value& v) {
+  std::string out;
+  write_json(out, v);
   return out;
 }
 
@@ -117,6 +162,33 @@ json::value effects_json(const std::vector<SideEffect>& effects) {
   return a;
 }
 
+// `Authorization: Bearer TOKEN`, the scheme in any case (RFC 9110 11.1), blanks after it ignored.
+bool bearer_matches(std::string_view value, std::string_view token) {
+  constexpr std::string_view scheme = "bearer";
+  if (value.size() <= scheme.size() || (value[scheme.size()] != ' ' && value[scheme.size()] != '\t')) return false;
+  for (std::size_t i = 0; i < scheme.size(); ++i)
+    if (std::tolower(static_cast<unsigned char>(value[i])) != scheme[i]) return false;
+  auto rest = value.substr(scheme.size());
+  rest.remove_prefix(std::min(rest.find_first_not_of(" \t"), rest.size()));
+  return rest == token;
+}
+
+bool method_listed(std::string_view methods, std::string_view method) {
+  for (std::size_t i = 0; i < methods.size();) {
+    const auto end = std::min(methods.find(',', i), methods.size());
+    if (methods.substr(i, end - i) == method) return true;
+    i = methods.find_first_not_of(", ", end);
+    if (i == std::string_view::npos) break;
+  }
+  return false;
+}
+
+Routed method_not_allowed(std::string_view method, std::string_view path, std::string_view allowed) {
+  Plan p = error_json(405, fmt::format("{} is not allowed on {}{} (allowed: {})", method, admin_prefix, path, allowed));
+  p.headers.emplace_back("allow", std::string(allowed));
+  return {std::move(p), {}};
+}
+
 }  // namespace
 
 std::string RawRequest::header(std::string_view name) const {
@@ -180,30 +252,55 @@ Routed Router::admin(const RawRequest& req, std::string_view path) {
   const auto& m = req.method;
   if (segs.size() == 1 && segs[0] == "health") {
     // Liveness stays open to probes even when a token guards the rest.
+    if (m != "GET" && m != "HEAD") return method_not_allowed(m, path, "GET, HEAD");
     return {ok_json(json::object{{"status", "ok"}}), {}};
   }
   if (!options_.admin_token.empty()) {
-    const auto bearer = req.header("authorization");
-    const bool ok = bearer == "Bearer " + options_.admin_token || req.header("x-llmchaos-admin-token") == options_.admin_token;
-    if (!ok)
+    if (!bearer_matches(req.header("authorization"), options_.admin_token) &&
+        req.header("x-llmchaos-admin-token") != options_.admin_token)
       return {error_json(401, "admin token required: send Authorization: Bearer TOKEN or x-llmchaos-admin-token"), {}};
   }
   // /__llmchaos/X or /__llmchaos/ns/{ns}/X
   std::string ns;
   std::string_view what;
   bool all = false;  // the top-level ledger, side_effects and reset cover every namespace
+  const auto no_endpoint = [&] {
+    return Routed{error_json(404, fmt::format("no admin endpoint {}{}", admin_prefix, path)), {}};
+  };
+  // A namespace no script was installed in (or deleted): 404, not an empty answer.
+  const auto unknown_ns = [&](const std::string& name) {
+    return Routed{error_json(404, fmt::format("no namespace \"{}\" (install one with PUT {}ns/{}/script)", name,
+                                              admin_prefix, name)),
+                  {}};
+  };
   if (segs.size() == 1) {
     what = segs[0];
     all = true;
   } else if (segs.size() == 3 && segs[0] == "ns" && valid_name(segs[1])) {
     ns = std::string(segs[1]);
     what = segs[2];
-  } else if (segs.size() == 2 && segs[0] == "ns" && valid_name(segs[1]) && m == "DELETE") {
+  } else if (segs.size() == 2 && segs[0] == "ns" && valid_name(segs[1])) {
+    if (m != "DELETE") return method_not_allowed(m, path, "DELETE");
+    if (engine_.routes(std::string(segs[1])).empty()) return unknown_ns(std::string(segs[1]));
     engine_.remove(std::string(segs[1]));
     return {ok_json(json::object{{"ok", true}}), {}};
   } else {
-    return {error_json(404, fmt::format("no admin endpoint {}{}", admin_prefix, path)), {}};
+    return no_endpoint();
   }
+  // Every endpoint and the methods it answers; another method on it is 405.
+  struct Endpoint {
+    std::string_view name, methods;
+    bool per_ns_only;
+  };
+  static constexpr Endpoint endpoints[] = {{"script", "PUT, POST", false},  {"reset", "POST", false},
+                                           {"ledger", "GET", false},        {"side_effects", "GET", false},
+                                           {"side_effect", "POST", true}};
+  const auto* endpoint = std::find_if(std::begin(endpoints), std::end(endpoints), [&](const Endpoint& e) {
+    return e.name == what && (!all || !e.per_ns_only);
+  });
+  if (endpoint == std::end(endpoints)) return no_endpoint();
+  if (!method_listed(endpoint->methods, m)) return method_not_allowed(m, path, endpoint->methods);
+  if (!all && what != "script" && engine_.routes(ns).empty()) return unknown_ns(ns);
 
   if (what == "script" && (m == "PUT" || m == "POST")) {
     try {
@@ -212,6 +309,10 @@ Routed Router::admin(const RawRequest& req, std::string_view path) {
       for (const auto& [name, r] : script.routes) names.push_back(json::string(name));
       engine_.install(ns, std::move(script));
       return {ok_json(json::object{{"ok", true}, {"ns", ns}, {"routes", std::move(names)}}), {}};
+    } catch (const SpecErrors& e) {  // every error, one per line
+      std::string all;
+      for (const auto& one : e.all()) all += (all.empty() ? "" : "\n") + std::string(one.what());
+      return {error_json(400, all), {}};
     } catch (const SpecError& e) {
       return {error_json(400, e.what()), {}};
     }
@@ -224,11 +325,11 @@ Routed Router::admin(const RawRequest& req, std::string_view path) {
     return {ok_json(json::object{{"ok", true}}), {}};
   }
   if (what == "ledger" && m == "GET")
-    return {json_plan(200, json::serialize(ledger_json(all ? engine_.ledger_all() : engine_.ledger(ns)))), {}};
+    return {json_plan(200, json_text(ledger_json(all ? engine_.ledger_all() : engine_.ledger(ns)))), {}};
   if (what == "side_effects" && m == "GET")
-    return {json_plan(200, json::serialize(effects_json(all ? engine_.side_effects_all() : engine_.side_effects(ns)))), {}};
+    return {json_plan(200, json_text(effects_json(all ? engine_.side_effects_all() : engine_.side_effects(ns)))), {}};
   if (what == "side_effect" && !all) return side_effect(engine_, ns, req);
-  return {error_json(404, fmt::format("no admin endpoint {} {}{}", m, admin_prefix, path)), {}};
+  return no_endpoint();
 }
 
 Plan Router::reject(std::string_view target, int status) const {
@@ -241,6 +342,7 @@ Plan Router::reject(std::string_view target, int status) const {
     if (status == 413) return error_json(413, "request body too large");
   }
   if (status == 431) return error_json(431, "request header fields too large");
+  if (status == 414) return error_json(414, "request target (URL) too long");
   if (status == 503) return error_json(503, "too many connections");
   return error_json(status, "bad request");
 }

@@ -49,10 +49,24 @@ std::chrono::steady_clock::duration ms_duration(double ms) {
       std::chrono::duration<double, std::milli>(ms > 0 ? ms : 0));
 }
 
-bool is_loopback(const std::string& bind) {
+// The address to bind: an IP address as written, or a host name (`localhost`) resolved, IPv4 first.
+net::ip::address bind_address(net::io_context& ioc, const std::string& bind, std::uint16_t port) {
   beast::error_code ec;
-  auto addr = net::ip::make_address(bind, ec);
-  return !ec && addr.is_loopback();
+  auto address = net::ip::make_address(bind, ec);
+  if (!ec) return address;
+  // Only what can be a host name is resolved: "300.1.2.3" or "bad address!" is a mistyped address.
+  const bool host_name = !bind.empty() && bind.find_first_not_of("0123456789.") != std::string::npos &&
+                         bind.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-.") ==
+                             std::string::npos;
+  if (!host_name) throw std::runtime_error(fmt::format("{}:{}: not an IP address", bind, port));
+  tcp::resolver resolver(ioc);
+  const auto found = resolver.resolve(bind, "", ec);
+  if (ec || found.empty())
+    throw std::runtime_error(fmt::format("{}:{}: not an IP address, and not a host name that resolves{}", bind, port,
+                                         ec ? ": " + ec.message() : std::string()));
+  for (const auto& entry : found)
+    if (entry.endpoint().address().is_v4()) return entry.endpoint().address();
+  return found.begin()->endpoint().address();
 }
 
 std::string host_for_url(const std::string& bind) {
@@ -670,6 +684,11 @@ net::awaitable<void> Session::run() {
         if (ec == http::error::body_limit) {
           server_.engine.count_event("body_too_large");
           co_await send_reject(parser->get().target(), 413);
+        } else if (ec == http::error::header_limit && parser->get().target().empty()) {
+          // Beast stores the target once the request line is whole: none yet means the request line, i.e.
+          // the URL, alone is over the limit: 414, not 431.
+          server_.engine.count_event("uri_too_long");
+          co_await send_reject({}, 414);
         } else if (ec == http::error::header_limit) {
           server_.engine.count_event("header_too_large");
           co_await send_reject({}, 431);
@@ -785,12 +804,11 @@ void MockServer::start() {
   auto& im = *impl_;
   if (im.started) return;
   const auto& o = im.options;
-  if (!is_loopback(o.bind) && o.admin_token.empty())
+  const auto address = bind_address(im.ioc, o.bind, o.port);
+  if (!address.is_loopback() && o.admin_token.empty())
     throw std::runtime_error(fmt::format(
         "refusing to bind {}: it is not a loopback address, so the admin API needs --admin-token", o.bind));
   beast::error_code ec;
-  const auto address = net::ip::make_address(o.bind, ec);
-  if (ec) throw std::runtime_error(fmt::format("{}:{}: not an IP address: {}", o.bind, o.port, ec.message()));
   const tcp::endpoint endpoint{address, o.port};
   tcp::acceptor acceptor(net::make_strand(im.ioc));
   acceptor.open(endpoint.protocol(), ec);

@@ -4,7 +4,9 @@
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <string>
 #include <thread>
 
@@ -34,7 +36,8 @@ struct Child {
 
 std::string bin() { return llmchaos::test::llmchaos_bin(); }
 
-Child spawn(std::vector<std::string> args) {
+// `cwd`: the child's working directory ("" = this process's).
+Child spawn(std::vector<std::string> args, const std::string& cwd = {}) {
   int out[2], err[2];
   REQUIRE(pipe(out) == 0);
   REQUIRE(pipe(err) == 0);
@@ -46,6 +49,7 @@ Child spawn(std::vector<std::string> args) {
     dup2(err[1], 2);
     close(out[0]);
     close(err[0]);
+    if (!cwd.empty() && chdir(cwd.c_str()) != 0) _exit(126);
     std::vector<char*> argv;
     for (auto& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);
@@ -177,4 +181,66 @@ script = [{ fault = "slow", p50_ms = 2, p95_ms = 20, times = 3 }]
   CHECK(serve_draws(script, "9") == first);
   CHECK(serve_draws(script, "10") != first);
   std::remove(script.c_str());
+}
+
+TEST_CASE("the README's serve example works as written: a case file's routes, one line per route", "[cli][readme]") {
+  // The command exactly as README.md shows it, but port 0 (a free port) for 8080.
+  std::ifstream readme(test::source_dir() + "/README.md");
+  std::string line, command;
+  while (std::getline(readme, line))
+    if (line.rfind("llmchaos serve --script ", 0) == 0) command = line;
+  REQUIRE(command == "llmchaos serve --script cases/staging/rate-429-short-retry-after.toml --port 8080");
+  std::vector<std::string> args{bin()};
+  std::istringstream words(command.substr(std::string("llmchaos ").size()));
+  for (std::string w; words >> w;) args.push_back(w == "8080" ? "0" : w);
+  auto child = spawn(args, test::source_dir());
+  const auto listening = read_line(child.out);
+  REQUIRE(listening.rfind("listening on http://127.0.0.1:", 0) == 0);
+  const auto base = listening.substr(std::string("listening on ").size());
+  CHECK(read_line(child.out) ==
+        "serving the routes of case \"rate 429 with a short retry-after is retried on the same route\" "
+        "(cases/staging/rate-429-short-retry-after.toml); its other tables and the client keys of its routes are not "
+        "served");
+  CHECK(read_line(child.out) == "  route backup (anthropic): SDK base URL " + base + "/backup");
+  CHECK(read_line(child.out) == "  route primary (openai): SDK base URL " + base + "/primary/v1");
+  // The case's script is what it serves: primary answers rate_429 with its retry-after, then ok.
+  const auto url = net::parse_url(base);
+  const auto ask = test::chat_call(Dialect::openai, "/primary", false);
+  net::HttpCall c;
+  c.port = url.port;
+  c.method = "POST";
+  c.target = ask.target;
+  c.body = ask.body;
+  const auto limited = net::http_call(c);
+  CHECK(limited.status == 429);
+  CHECK(limited.header("retry-after-ms") == "500");
+  CHECK(net::http_call(c).status == 200);
+  c.method = "GET";
+  c.target = "/__llmchaos/ledger";  // the README's curl
+  const auto ledger = net::http_call(c);
+  CHECK(ledger.status == 200);
+  CHECK(ledger.body.find("\"fault\":\"rate_429\"") != std::string::npos);
+  kill(child.pid, SIGTERM);
+  CHECK(wait_exit(child, 2000) == 0);
+}
+
+TEST_CASE("serve accepts every bundled case file", "[cli][readme]") {
+  namespace fs = std::filesystem;
+  int served = 0;
+  for (const auto* folder : {"cases", "examples/cases"}) {
+    for (const auto& entry : fs::recursive_directory_iterator(test::source_dir() + "/" + folder)) {
+      const auto& path = entry.path();
+      if (!entry.is_regular_file() || path.extension() != ".toml" || path.parent_path().filename() == "policies") continue;
+      INFO(path.string());
+      auto child = spawn({bin(), "serve", "--port", "0", "--script", path.string()});
+      const auto first = read_line(child.out);
+      CHECK(first.rfind("listening on http://127.0.0.1:", 0) == 0);
+      CHECK(read_line(child.out).rfind("serving the routes of case \"", 0) == 0);
+      kill(child.pid, SIGTERM);
+      const int code = wait_exit(child, 5000);
+      if (code != 0) FAIL_CHECK("exit " << code << ": " << read_line(child.err, true));
+      ++served;
+    }
+  }
+  CHECK(served >= 100);
 }
