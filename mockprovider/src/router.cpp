@@ -37,8 +37,8 @@ std::vector<std::string_view> split_path(std::string_view path) {
   return out;
 }
 
-// Compact JSON with doubles as plain decimals ("5602.304", where Boost.JSON writes "5.602304E3"), so
-// ledger times read as milliseconds.
+// Compact JSON with doubles as plain decimals to the microsecond ("5602.304", where Boost.JSON writes
+// "5.602304429000001E3"): the admin ledger's times read as milliseconds with at most 3 decimals.
 void write_json(std::string& out, const json::value& v) {
   switch (v.kind()) {
     case json::kind::object: {
@@ -67,7 +67,7 @@ void write_json(std::string& out, const json::value& v) {
     }
     case json::kind::double_: {
       const double d = v.get_double();
-      out += std::isfinite(d) ? fmt::format("{}", d) : "null";
+      out += std::isfinite(d) ? fmt::format("{}", std::round(d * 1000) / 1000) : "null";
       break;
     }
     default: out += json::serialize(v); break;
