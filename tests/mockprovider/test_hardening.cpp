@@ -31,7 +31,7 @@ net::HttpReply call(TestServer& s, const std::string& method, const std::string&
 const std::string script = "[route.primary]\ndialect = \"openai\"\nscript = [{ fault = \"ok\", latency_ms = 3.1415926 }]\n";
 }  // namespace
 
-TEST_CASE("admin API: a wrong method on a known path is 405 with Allow; an unknown path is 404", "[admin][hardening]") {
+TEST_CASE("admin API: a wrong method on a known path is 405 with Allow, an unknown path is 404", "[admin][hardening]") {
   TestServer s;
   REQUIRE(call(s, "PUT", "/__llmchaos/ns/a/script", script).status == 200);
   for (const auto& [method, path, allowed] : std::vector<std::tuple<std::string, std::string, std::string>>{
@@ -56,7 +56,7 @@ TEST_CASE("admin API: a wrong method on a known path is 405 with Allow; an unkno
   CHECK(call(s, "GET", "/__llmchaos/ns/a/ledger").status == 200);
 }
 
-TEST_CASE("admin API: a namespace never installed (or deleted) is 404, not 200 and []", "[admin][hardening]") {
+TEST_CASE("admin API: a namespace never installed (or deleted) is 404, not 200 and an empty list", "[admin][hardening]") {
   TestServer s;
   for (const auto& [method, path] : std::vector<std::pair<std::string, std::string>>{
            {"GET", "/__llmchaos/ns/ghost/ledger"},
@@ -108,7 +108,7 @@ TEST_CASE("ledger times are plain milliseconds with at most 3 decimals", "[admin
   }
 }
 
-TEST_CASE("a URL over the limit is 414; a head over it with a short URL stays 431", "[limits][hardening]") {
+TEST_CASE("a URL over the limit is 414, a head over it with a short URL stays 431", "[limits][hardening]") {
   mock::ServerOptions o;
   o.header_limit = 1024;
   TestServer s(o);
@@ -135,7 +135,7 @@ TEST_CASE("a script too deep for the TOML reader, PUT to a running server, is a 
   CHECK(call(s, "PUT", "/__llmchaos/script", script).status == 200);
 }
 
-TEST_CASE("bind: a host name resolves (localhost); a bad address is 'not an IP address' with or without a token",
+TEST_CASE("bind: a host name resolves (localhost), a bad address is 'not an IP address' with or without a token",
           "[server][hardening]") {
   mock::ServerOptions o;
   o.bind = "localhost";
