@@ -4,12 +4,14 @@
 // status at ms), the foreign traffic apart.
 //   node examples/targets/findings.mjs OUT target...
 import { readFileSync } from 'node:fs';
-import { basename, join } from 'node:path';
+import { join } from 'node:path';
 
 const ms = (x) => `${Math.round(x)} ms`;
 
+// Times from the first attempt the mock saw (the gateway's own start-up is before it).
 function evidence(c) {
-  const parts = (c.ledger ?? []).map((e) => `${e.route}[${e.attempt}] ${e.fault} ${e.status || 'none'} at ${ms(e.received_at_ms)}`);
+  const t0 = (c.ledger ?? []).length ? c.ledger[0].received_at_ms : 0;
+  const parts = (c.ledger ?? []).map((e) => `${e.route}[${e.attempt}] ${e.fault} ${e.status || 'none'} at +${ms(e.received_at_ms - t0)}`);
   let out = parts.length ? parts.join('; ') : 'no attempt';
   if ((c.foreign_traffic ?? []).length) out += `; foreign (not counted): ${c.foreign_traffic.map((e) => `${e.route} ${e.path}`).join(', ')}`;
   return out;
@@ -35,7 +37,7 @@ export function targetTable(name, report) {
   lines.push('| case | expected | observed | verdict | ledger evidence |');
   lines.push('|---|---|---|---|---|');
   for (const c of [...report.cases].sort((a, b) => a.file.localeCompare(b.file))) {
-    const slug = `${basename(join(c.file, '..'))}/${basename(c.file, '.toml')}`;
+    const slug = c.file.replace(/^cases\/faults\//, '').replace(/^examples\/cases\//, 'sdk suite: ').replace(/\.toml$/, '');
     const expected = `${c.expected}${c.expected_outcome ? ` -> ${c.expected_outcome}` : ''}`;
     const actions = (c.observed_actions ?? []).length ? c.observed_actions.join(' > ') : 'none';
     const observed = c.verdict === 'n/a' ? '-' : `${actions} -> ${c.observed_outcome ?? '-'}`;

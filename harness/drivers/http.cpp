@@ -280,8 +280,9 @@ class HttpSession final : public CaseSession {
       const auto port = free_loopback_port();
       url = replace_all(url, "{port}", std::to_string(port));
       target_ = std::make_unique<TargetProcess>(env, options, port);
-      // Start-up is bounded by a share of the case's deadline (a loaded machine starts slowly).
-      target_->wait_listening(port, std::clamp(budget_ms() * 0.5, 1000.0, 10'000.0));
+      // Start-up is bounded by half the case's deadline, 1..30 s (a loaded machine starts an
+      // interpreter slowly: --min-deadline-ms raises the bound).
+      target_->wait_listening(port, std::clamp(budget_ms() * 0.5, 1000.0, 30'000.0));
     }
     while (!url.empty() && url.back() == '/') url.pop_back();
     base_url_ = url;
