@@ -8,6 +8,7 @@ namespace {
 
 constexpr AddReportCommand report_commands[] = {
     add_report_merge,
+    add_report_scorecard,
 };
 
 }  // namespace

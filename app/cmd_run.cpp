@@ -14,6 +14,7 @@
 #include "commands.hpp"
 #include "number_checks.hpp"
 #include "llmchaos/core/spec_error.hpp"
+#include "llmchaos/harness/capabilities.hpp"
 #include "llmchaos/harness/mutation.hpp"
 #include "llmchaos/harness/runner.hpp"
 #include "llmchaos/harness/shard.hpp"
@@ -32,7 +33,23 @@ struct RunArgs {
   std::string durations;  // --durations report.json
   bool quiet = false;
   int repeat = 1;
+  std::string capabilities;  // --target-capabilities, parsed in run_command
+  bool capabilities_given = false;
+  std::string label;
 };
+
+// The target's settings as the reports and the scorecard show them.
+std::vector<harness::Setting> target_settings(const RunArgs& a) {
+  const auto& d = a.run.driver_options;
+  std::vector<harness::Setting> out{{"driver", a.run.driver}, {"time_scale", fmt::format("{}", a.run.time_scale)}};
+  if (!d.exec_command.empty()) out.emplace_back("exec", d.exec_command);
+  if (!d.target_url.empty()) out.emplace_back("target", d.target_url);
+  if (!d.target_command.empty()) out.emplace_back("target_command", d.target_command);
+  if (!d.target_config.empty()) out.emplace_back("target_config", d.target_config);
+  for (const auto& h : d.target_headers) out.emplace_back("target_header", h.substr(0, h.find(':')));
+  if (!d.target_drain.empty()) out.emplace_back("target_drain", d.target_drain);
+  return out;
+}
 
 // --repeat: cases whose verdict or actions differ between two runs of the same suite (flaky cases).
 void note_changes(const harness::RunResult& before, const harness::RunResult& after, std::set<std::string>& changed) {
@@ -44,6 +61,14 @@ void note_changes(const harness::RunResult& before, const harness::RunResult& af
 
 int run_command(RunArgs& a) {
   if (a.paths.empty()) a.paths.push_back("cases");
+  if (a.capabilities_given) {
+    try {
+      a.run.driver_options.capabilities = harness::parse_capabilities(a.capabilities);
+    } catch (const std::invalid_argument& e) {
+      std::cerr << "llmchaos run: --target-capabilities: " << e.what() << "\n";
+      return 2;
+    }
+  }
   if (!a.run.driver_options.mutation.empty() && a.run.driver != "inproc") {
     std::cerr << "llmchaos run: --mutate breaks the in-process stack (--driver inproc) only\n";
     return 2;
@@ -111,6 +136,10 @@ int run_command(RunArgs& a) {
     return 2;
   }
   auto& run = outcome.result;
+  run.label = a.label;
+  auto settings = target_settings(a);
+  settings.insert(settings.end(), run.settings.begin(), run.settings.end());
+  run.settings = std::move(settings);
 
   run.shard = shard;
   run.catalog = harness::catalog_digest(catalog);
@@ -183,6 +212,17 @@ void add_run(CLI::App& app, int& exit_code) {
                   "killed (process group) at the case's end");
   sub->add_option("--target-key", a->run.driver_options.target_key, "--driver http: the API key sent as Bearer")
       ->capture_default_str();
+  sub->add_option("--target-drain", a->run.driver_options.target_drain,
+                  "--driver http: where queued requests are redelivered: a path to POST after the requests, or none "
+                  "(default: /v1/llmchaos/drain, and only after the target answered 202)");
+  sub->add_option("--target-header", a->run.driver_options.target_headers,
+                  "--driver http: 'NAME: TEMPLATE' sent with every request, rendered per case ({{policy_json}}, "
+                  "{{routes_json}}, {{fallback_json}}, {{route.NAME.base_url?}}, ...; JSON-escaped; repeatable)");
+  sub->add_option("--target-capabilities", a->capabilities,
+                  "what the system under test can do (" + harness::capability_names() +
+                      ", or none); a case needing an absent one is n/a (default: every one)")
+      ->each([a](const std::string&) { a->capabilities_given = true; });
+  sub->add_option("--label", a->label, "the system under test's name and version, shown in reports and the scorecard");
   sub->add_option("--mutate", a->run.driver_options.mutation,
                   "--driver inproc, testing the tester: run a deliberately broken stack (" +
                       harness::mutation_names() + "); a case `llmchaos explore --mutate` wrote must then fail");

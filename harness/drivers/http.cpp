@@ -28,6 +28,8 @@
 #include "external.hpp"
 #include "llmchaos/client/http_transport.hpp"
 #include "llmchaos/core/parse.hpp"
+#include "llmchaos/harness/capabilities.hpp"
+#include "llmchaos/harness/checker.hpp"
 #include "llmchaos/net/http_call.hpp"
 #include "target_config.hpp"
 
@@ -249,13 +251,28 @@ class TargetProcess {
   bool reaped_ = false;
 };
 
+// The --target-header templates rendered for one case (JSON-escaped strings: a header often carries
+// a JSON config, as Portkey's x-portkey-config does).
+std::vector<std::pair<std::string, std::string>> case_headers(const CaseEnv& env, const DriverOptions& o) {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const auto& spec : o.target_headers) {
+    auto [name, text] = split_header(spec);
+    auto value = render_target_config(text, "--target-header " + name, env, o.target_key, Escape::json);
+    std::replace(value.begin(), value.end(), '\n', ' ');  // a header is one line
+    std::replace(value.begin(), value.end(), '\r', ' ');
+    out.emplace_back(std::move(name), std::move(value));
+  }
+  return out;
+}
+
 class HttpSession final : public CaseSession {
  public:
   HttpSession(const CaseEnv& env, const DriverOptions& options)
-      : env_(env), key_(options.target_key), opened_ms_(now_ms()), transport_([&] {
+      : env_(env), key_(options.target_key), drain_(options.target_drain), opened_ms_(now_ms()), transport_([&] {
           client::HttpTransportOptions o;
           o.api_key = options.target_key;
           o.user_agent = "llmchaos-harness/http-driver";
+          o.extra_headers = case_headers(env, options);
           return o;
         }()) {
     std::string url = options.target_url;
@@ -263,8 +280,9 @@ class HttpSession final : public CaseSession {
       const auto port = free_loopback_port();
       url = replace_all(url, "{port}", std::to_string(port));
       target_ = std::make_unique<TargetProcess>(env, options, port);
-      // Start-up is bounded by a share of the case's deadline (a loaded machine starts slowly).
-      target_->wait_listening(port, std::clamp(budget_ms() * 0.5, 1000.0, 10'000.0));
+      // Start-up is bounded by half the case's deadline, 1..30 s (a loaded machine starts an
+      // interpreter slowly: --min-deadline-ms raises the bound).
+      target_->wait_listening(port, std::clamp(budget_ms() * 0.5, 1000.0, 30'000.0));
     }
     while (!url.empty() && url.back() == '/') url.pop_back();
     base_url_ = url;
@@ -286,9 +304,10 @@ class HttpSession final : public CaseSession {
     auto res = transport_.send(ar, *env_.clock, [](std::string_view) {});
     const double wall = now_ms() - start;
     note(fmt::format("request {}: {} {} action={} attempts={} route={}{}", sent_, res.status,
-                     res.event == client::TransportEvent::none ? "" : std::string(to_string(res.event)),
+                     res.event == client::TransportEvent::none ? "" : std::string(llmchaos::to_string(res.event)),
                      header(res, "x-llmchaos-action"), header(res, "x-llmchaos-attempts"), header(res, "x-llmchaos-route"),
                      res.error.empty() ? "" : " error: " + res.error));
+    if (res.status == 202) queued_ = true;
     if (res.status == 0) {
       if (res.event == client::TransportEvent::timeout_no_byte)
         no_answer(fmt::format("the target did not answer request {} within {:.0f} ms", sent_, ar.timeout_ms), true);
@@ -311,7 +330,16 @@ class HttpSession final : public CaseSession {
     if (res.status == 202 && !reported) reported = ReportedOutcome{Outcome::queued, false};
     const bool ok = res.status == 200 && complete;
 
-    auto attempts = attempts_since(before);
+    auto attempts = attempts_since(before, ar.operation_id);
+    // The target's own error (a 5xx, a broken stream) after the upstream served it whole: the target
+    // failed, not the provider; never a correct fail_closed.
+    if ((res.status >= 500 || (res.status == 200 && !complete)) && healthy_last(attempts, before, ar.operation_id))
+      throw TargetFailure("target error after a healthy upstream answer",
+                          fmt::format("request {}: the target answered {}{} although the mock's last attempt ({} attempt(s) "
+                                      "this request) was a complete 200 on route \"{}\"",
+                                      sent_, res.status, complete ? "" : fmt::format(" and the stream broke ({})", llmchaos::to_string(res.event)),
+                                      attempts.size(), attempts.back().route),
+                          output());
     auto log = outside_log(ar.operation_id, reported, ok, ok ? res.text : std::string(), attempts, *env_.c);
     attribute(log, attempts);
 
@@ -343,13 +371,17 @@ class HttpSession final : public CaseSession {
 
   // The gateway's queue: POST /v1/llmchaos/drain redelivers what it queued (a service without it
   // answers 404: nothing to redeliver).
+  // Only a target that queued (202) or asks for it (--target-drain PATH, llmchaos.drain) is drained: a
+  // proxy with a catch-all /v1/* route would forward the drain upstream as traffic.
   std::vector<client::DecisionLog> drain() override {
+    if (drain_ == "none" || (drain_.empty() && !queued_)) return {};
+    const std::string path = drain_.empty() ? "/v1/llmchaos/drain" : drain_;
     const std::size_t before = env_.engine->ledger(env_.ns).size();
     net::HttpCall call;
     call.host = target_url_.host;
     call.port = target_url_.port;
     call.method = "POST";
-    call.target = target_url_.path + "/v1/llmchaos/drain";
+    call.target = target_url_.path + (path.front() == '/' ? "" : "/") + path;
     call.headers = {{"authorization", "Bearer " + key_}};
     call.timeout_ms = std::max(100.0, budget_ms());
     net::HttpReply reply;
@@ -418,9 +450,26 @@ class HttpSession final : public CaseSession {
   double budget_ms() const {
     return env_.deadline_real_ms > 0 ? env_.deadline_real_ms * 0.9 - (now_ms() - opened_ms_) : 60'000;
   }
-  std::vector<LedgerEntry> attempts_since(std::size_t before) const {
+  // The ledger entries since `before`; with `operation_id`, only that request's (foreign traffic, a
+  // forwarded drain or health check, is left out: split_foreign shows it apart).
+  std::vector<LedgerEntry> attempts_since(std::size_t before, const std::string& operation_id = {}) const {
     auto ledger = env_.engine->ledger(env_.ns);
-    return {ledger.begin() + static_cast<std::ptrdiff_t>(std::min(before, ledger.size())), ledger.end()};
+    std::vector<LedgerEntry> out;
+    for (auto i = std::min(before, ledger.size()); i < ledger.size(); ++i)
+      if (operation_id.empty() || !is_foreign(ledger[i], {operation_id})) out.push_back(std::move(ledger[i]));
+    return out;
+  }
+  // Whether the request's last attempt was a complete, healthy 200 (the mock may finish recording an
+  // attempt a moment after the target read its last byte: waited for briefly).
+  bool healthy_last(std::vector<LedgerEntry>& attempts, std::size_t before, const std::string& operation_id) const {
+    for (const double until = now_ms() + 500; !attempts.empty() && !attempts.back().finished && now_ms() < until;) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      attempts = attempts_since(before, operation_id);
+    }
+    if (attempts.empty()) return false;
+    const auto& last = attempts.back();
+    return last.finished && last.status == 200 && last.outcome == AttemptOutcome::completed &&
+           !attempt_failed(last, env_.c->policy);
   }
   // The ledger entries of one delivery, as the log's attempts (route and order only): the checker
   // tells a queued request's redelivery from a retry by which delivery an entry belongs to.
@@ -491,6 +540,8 @@ class HttpSession final : public CaseSession {
 
   CaseEnv env_;
   std::string key_;
+  std::string drain_;    // --target-drain: "" after a 202 only, "none", or the path
+  bool queued_ = false;  // the target answered a request 202 (queued)
   double opened_ms_;
   client::HttpTransport transport_;
   std::unique_ptr<TargetProcess> target_;  // after transport_: the service goes first at the case's end
@@ -514,8 +565,59 @@ std::string validate(const DriverOptions& o) {
   if (o.target_url.rfind("http://", 0) != 0) return "--target must be an http:// URL";
   if (!o.target_config.empty()) {
     if (!std::filesystem::is_regular_file(o.target_config)) return "--target-config " + o.target_config + ": no such file";
-    return check_target_template(read_text(o.target_config), o.target_config);
+    if (auto problem = check_target_template(read_text(o.target_config), o.target_config); !problem.empty()) return problem;
   }
+  if (!o.target_drain.empty() && o.target_drain != "none" && o.target_drain.front() != '/')
+    return "--target-drain is a path (/v1/llmchaos/drain) or none";
+  for (const auto& spec : o.target_headers) {
+    try {
+      const auto [name, text] = split_header(spec);
+      if (auto problem = check_target_template(text, "--target-header " + name); !problem.empty()) return problem;
+    } catch (const std::invalid_argument& e) {
+      return e.what();
+    }
+  }
+  return {};
+}
+
+// What the template declares (llmchaos.KEY lines) completes what the command line did not say, and
+// the time scale is judged: a target whose timers the harness cannot scale runs at 1, or is warned about.
+std::string prepare(DriverOptions& o, double time_scale, std::vector<std::string>& warnings) {
+  const std::string text = o.target_config.empty() ? std::string() : read_text(o.target_config);
+  TargetDeclarations d;
+  try {
+    d = read_target_declarations(text, o.target_config);
+    if (!o.capabilities && d.capabilities) o.capabilities = parse_capabilities(*d.capabilities);
+  } catch (const std::invalid_argument& e) {
+    return o.target_config + ": " + e.what();
+  }
+  if (o.target_drain.empty() && d.drain) o.target_drain = *d.drain;
+  if (!o.target_drain.empty() && o.target_drain != "none" && o.target_drain.front() != '/')
+    return o.target_config + ": llmchaos.drain is a path (/v1/llmchaos/drain) or none";
+  o.target_headers.insert(o.target_headers.begin(), d.headers.begin(), d.headers.end());
+  for (const auto& spec : d.headers) {
+    try {
+      const auto [name, header_text] = split_header(spec);
+      if (auto problem = check_target_template(header_text, o.target_config + " llmchaos.header " + name); !problem.empty())
+        return problem;
+    } catch (const std::invalid_argument& e) {
+      return o.target_config + ": " + e.what();
+    }
+  }
+  if (d.time_scale == false) o.follows_time_scale = false;
+  if (time_scale == 1) return {};
+  if (!o.follows_time_scale)
+    return fmt::format("the target cannot scale its own timers ({}llmchaos.time_scale = false): run it with --time-scale 1, "
+                       "not {}", o.target_config.empty() ? "" : o.target_config + ": ", time_scale);
+  bool scaled = uses_placeholder(text, "time_scale");
+  for (const auto& spec : o.target_headers) scaled = scaled || uses_placeholder(spec, "time_scale");
+  if (!scaled)
+    warnings.push_back(fmt::format(
+        "--time-scale {}: the target's config {} does not use {{{{time_scale}}}}, so its own timers (backoff, "
+        "Retry-After waits, timeouts) run unscaled while the cases' delays and budgets are scaled: elapsed-time and "
+        "Retry-After verdicts may be wrong. Run it at --time-scale 1, or declare llmchaos.time_scale = false to refuse "
+        "other scales",
+        time_scale, o.target_config.empty() ? "(none: no --target-config)" : o.target_config));
   return {};
 }
 
@@ -526,6 +628,8 @@ std::unique_ptr<CaseSession> open(const CaseEnv& env, const DriverOptions& optio
 
 }  // namespace
 
-Driver http() { return {"http", "a gateway or service over HTTP (OpenAI chat), its upstreams pointed at the mock", validate, open}; }
+Driver http() {
+  return {"http", "a gateway or service over HTTP (OpenAI chat), its upstreams pointed at the mock", validate, open, prepare};
+}
 
 }  // namespace llmchaos::harness::driver_units

@@ -1,11 +1,13 @@
 // Rendering of --target-config templates (target_config.hpp).
 #include "target_config.hpp"
 
+#include <cctype>
 #include <algorithm>
 #include <cmath>
 #include <optional>
 #include <stdexcept>
 
+#include <boost/json.hpp>
 #include <fmt/format.h>
 
 #include "external.hpp"
@@ -28,6 +30,12 @@ std::string toml_escaped(std::string_view s) {
 }
 
 std::string quoted(std::string_view s) { return "\"" + toml_escaped(s) + "\""; }
+
+// A JSON string's content (boost::json writes the quotes: drop them).
+std::string json_escaped(std::string_view s) {
+  const auto whole = boost::json::serialize(boost::json::value(boost::json::string_view(s.data(), s.size())));
+  return whole.substr(1, whole.size() - 2);
+}
 
 std::string string_array(const std::vector<std::string>& items) {
   std::string out = "[";
@@ -66,6 +74,53 @@ std::string case_policy_toml(const CaseEnv& env) {
 
 namespace {
 
+// The case's routes in order: primary, the fallbacks, then the others.
+std::vector<std::string> ordered_routes(const CaseEnv& env) {
+  const auto& w = env.c->policy.workflow;
+  std::vector<std::string> out;
+  auto add = [&](const std::string& r) {
+    if (env.endpoints.contains(r) && std::find(out.begin(), out.end(), r) == out.end()) out.push_back(r);
+  };
+  add(w.primary);
+  for (const auto& f : w.fallback) add(f);
+  for (const auto& [name, e] : env.endpoints) add(name);
+  return out;
+}
+
+boost::json::object route_json(const CaseEnv& env, const std::string& name) {
+  const auto& endpoint = env.endpoints.at(name);
+  const auto& r = env.c->policy.route(name);
+  return {{"name", name},
+          {"base_url", endpoint.base_url},
+          {"sdk_base_url", sdk_base_url(endpoint)},
+          {"dialect", to_string(endpoint.dialect)},
+          {"expected_latency_ms", r.expected_latency_ms},
+          {"cost_per_attempt_usd", r.cost_per_attempt_usd},
+          {"approved", r.approved}};
+}
+
+boost::json::array routes_array(const CaseEnv& env, bool fallbacks_only) {
+  const auto& fallback = env.c->policy.workflow.fallback;
+  boost::json::array out;
+  for (const auto& name : ordered_routes(env))
+    if (!fallbacks_only || std::find(fallback.begin(), fallback.end(), name) != fallback.end()) out.push_back(route_json(env, name));
+  return out;
+}
+
+// {{workflow.NAME}}: one workflow key (max_retries: max_total_attempts - 1, what a retry setting takes).
+std::optional<std::string> workflow_value(const CaseEnv& env, std::string_view key, Escape escape) {
+  const auto& w = env.c->policy.workflow;
+  if (key == "max_total_attempts") return std::to_string(w.max_total_attempts);
+  if (key == "max_retries") return std::to_string(std::max(0, w.max_total_attempts - 1));
+  if (key == "max_elapsed_ms") return number(w.max_elapsed_ms);
+  if (key == "attempt_timeout_ms") return number(w.attempt_timeout_ms);
+  if (key == "replay_safe") return w.replay_safe ? "true" : "false";
+  if (key == "queue_allowed") return w.queue_allowed ? "true" : "false";
+  if (key == "degrade_allowed") return w.degrade_allowed ? "true" : "false";
+  if (key == "name") return escape == Escape::json ? json_escaped(w.name) : toml_escaped(w.name);
+  return std::nullopt;
+}
+
 // Calls `on_placeholder(name, line)` for each {{name}} and `on_text` for the text between; throws
 // std::invalid_argument naming the line of an unclosed {{.
 template <class Text, class Placeholder>
@@ -83,20 +138,122 @@ void scan_template(std::string_view text, const std::string& source, Text on_tex
   }
 }
 
-constexpr std::string_view case_placeholders[] = {"policy", "case", "namespace", "mock_base_url", "time_scale", "key", "primary"};
+constexpr std::string_view case_placeholders[] = {"policy",     "case",        "namespace",     "mock_base_url", "time_scale",
+                                                   "key",        "primary",     "policy_json",   "routes_json",   "fallback_json"};
 constexpr std::string_view route_fields[] = {"base_url", "sdk_base_url", "dialect"};
+constexpr std::string_view workflow_keys[] = {"max_total_attempts", "max_retries",     "max_elapsed_ms", "attempt_timeout_ms",
+                                              "replay_safe",        "queue_allowed",   "degrade_allowed", "name"};
+
+bool known_placeholder(std::string_view name) {
+  if (std::find(std::begin(case_placeholders), std::end(case_placeholders), name) != std::end(case_placeholders)) return true;
+  if (name.starts_with("workflow."))
+    return std::find(std::begin(workflow_keys), std::end(workflow_keys), name.substr(9)) != std::end(workflow_keys);
+  if (name.starts_with("route.")) {
+    if (name.ends_with("?")) name.remove_suffix(1);  // optional: "" when the case has no such route
+    const auto dot = name.rfind('.');
+    return dot > 6 && std::find(std::begin(route_fields), std::end(route_fields), name.substr(dot + 1)) != std::end(route_fields);
+  }
+  return false;
+}
+
+std::string_view trimmed(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
+  return s;
+}
 
 }  // namespace
+
+std::string case_policy_json(const CaseEnv& env) {
+  const auto& p = env.c->policy;
+  const auto& w = p.workflow;
+  boost::json::array fallback, required;
+  for (const auto& f : w.fallback) fallback.emplace_back(f);
+  for (const auto& f : w.output_required) required.emplace_back(f);
+  boost::json::object workflow{{"name", w.name},
+                               {"primary", w.primary},
+                               {"fallback", fallback},
+                               {"max_total_attempts", w.max_total_attempts},
+                               {"max_elapsed_ms", w.max_elapsed_ms},
+                               {"attempt_timeout_ms", w.attempt_timeout_ms},
+                               {"replay_safe", w.replay_safe},
+                               {"queue_allowed", w.queue_allowed},
+                               {"degrade_allowed", w.degrade_allowed},
+                               {"degrade_text", w.degrade_text},
+                               {"output_required", required}};
+  if (std::isfinite(w.max_extra_cost_usd)) workflow["max_extra_cost_usd"] = w.max_extra_cost_usd;
+  boost::json::object out{{"workflow", workflow},
+                          {"backoff", {{"base_ms", p.backoff.base_ms}, {"cap_ms", p.backoff.cap_ms}}},
+                          {"routes", routes_array(env, false)}};
+  return boost::json::serialize(out);
+}
+
+std::string case_routes_json(const CaseEnv& env, bool fallbacks_only) {
+  return boost::json::serialize(routes_array(env, fallbacks_only));
+}
+
+bool uses_placeholder(std::string_view text, std::string_view name) {
+  bool used = false;
+  try {
+    scan_template(text, "", [](std::string_view) {}, [&](std::string_view n, int) { used = used || n == name; });
+  } catch (const std::invalid_argument&) {
+  }
+  return used;
+}
+
+TargetDeclarations read_target_declarations(std::string_view text, const std::string& source) {
+  TargetDeclarations out;
+  int line_no = 0;
+  for (std::size_t at = 0; at < text.size();) {
+    const auto end = std::min(text.find('\n', at), text.size());
+    auto line = trimmed(text.substr(at, end - at));
+    at = end + 1;
+    ++line_no;
+    for (std::string_view marker : {"#", "//", ";"})
+      if (line.starts_with(marker)) {
+        line = trimmed(line.substr(marker.size()));
+        break;
+      }
+    if (!line.starts_with("llmchaos.")) continue;
+    const auto eq = line.find('=');
+    if (eq == std::string_view::npos)
+      throw std::invalid_argument(fmt::format("{}:{}: \"{}\" is not \"llmchaos.KEY = VALUE\"", source, line_no, line));
+    const auto key = trimmed(line.substr(9, eq - 9));
+    auto value = trimmed(line.substr(eq + 1));
+    if (value.size() >= 2 && (value.front() == '"' || value.front() == '\'') && value.back() == value.front())
+      value = value.substr(1, value.size() - 2);
+    if (key == "capabilities") {
+      out.capabilities = std::string(value);
+    } else if (key == "time_scale") {
+      if (value != "true" && value != "false")
+        throw std::invalid_argument(fmt::format("{}:{}: llmchaos.time_scale is true or false, not \"{}\"", source, line_no, value));
+      out.time_scale = value == "true";
+    } else if (key == "drain") {
+      out.drain = std::string(value);
+    } else if (key == "header") {
+      out.headers.emplace_back(value);
+    } else {
+      throw std::invalid_argument(fmt::format("{}:{}: unknown declaration llmchaos.{} (keys: capabilities, time_scale, drain, header)",
+                                              source, line_no, key));
+    }
+  }
+  return out;
+}
+
+std::pair<std::string, std::string> split_header(std::string_view spec) {
+  const auto colon = spec.find(':');
+  const auto name = colon == std::string_view::npos ? std::string_view() : trimmed(spec.substr(0, colon));
+  const bool token = !name.empty() && std::all_of(name.begin(), name.end(), [](char ch) {
+    return std::isalnum(static_cast<unsigned char>(ch)) || ch == '-' || ch == '_';
+  });
+  if (!token) throw std::invalid_argument(fmt::format("--target-header \"{}\" is not \"NAME: TEMPLATE\"", spec));
+  return {std::string(name), std::string(trimmed(spec.substr(colon + 1)))};
+}
 
 std::string check_target_template(std::string_view text, const std::string& source) {
   try {
     scan_template(text, source, [](std::string_view) {}, [&](std::string_view name, int line) {
-      bool known = std::find(std::begin(case_placeholders), std::end(case_placeholders), name) != std::end(case_placeholders);
-      if (name.starts_with("route.")) {
-        const auto dot = name.rfind('.');
-        known = dot > 6 && std::find(std::begin(route_fields), std::end(route_fields), name.substr(dot + 1)) != std::end(route_fields);
-      }
-      if (!known)
+      if (!known_placeholder(name))
         throw std::invalid_argument(fmt::format("{}:{}: unknown placeholder {{{{{}}}}} (see harness/drivers/README.md)", source, line, name));
     });
   } catch (const std::invalid_argument& e) {
@@ -106,24 +263,30 @@ std::string check_target_template(std::string_view text, const std::string& sour
 }
 
 std::string render_target_config(std::string_view text, const std::string& source, const CaseEnv& env,
-                                 const std::string& api_key) {
+                                 const std::string& api_key, Escape escape) {
+  auto esc = [&](std::string_view s) { return escape == Escape::json ? json_escaped(s) : toml_escaped(s); };
   auto value_of = [&](std::string_view name) -> std::optional<std::string> {
     if (name == "policy") return case_policy_toml(env);
-    if (name == "case") return toml_escaped(env.c->name);
-    if (name == "namespace") return toml_escaped(env.ns);
-    if (name == "mock_base_url") return toml_escaped(env.mock_base_url);
+    if (name == "policy_json") return case_policy_json(env);
+    if (name == "routes_json") return case_routes_json(env, false);
+    if (name == "fallback_json") return case_routes_json(env, true);
+    if (name == "case") return esc(env.c->name);
+    if (name == "namespace") return esc(env.ns);
+    if (name == "mock_base_url") return esc(env.mock_base_url);
     if (name == "time_scale") return number(env.time_scale);
-    if (name == "key") return toml_escaped(api_key);
-    if (name == "primary") return toml_escaped(env.c->policy.workflow.primary);
+    if (name == "key") return esc(api_key);
+    if (name == "primary") return esc(env.c->policy.workflow.primary);
+    if (name.starts_with("workflow.")) return workflow_value(env, name.substr(9), escape);
     if (name.starts_with("route.")) {
-      const auto rest = name.substr(6);
+      const bool optional = name.ends_with("?");
+      const auto rest = name.substr(6, name.size() - 6 - (optional ? 1 : 0));
       const auto dot = rest.rfind('.');
       if (dot == std::string_view::npos) return std::nullopt;
       auto it = env.endpoints.find(std::string(rest.substr(0, dot)));
-      if (it == env.endpoints.end()) return std::nullopt;
+      if (it == env.endpoints.end()) return optional ? std::optional<std::string>("") : std::nullopt;
       const auto field = rest.substr(dot + 1);
-      if (field == "base_url") return toml_escaped(it->second.base_url);
-      if (field == "sdk_base_url") return toml_escaped(sdk_base_url(it->second));
+      if (field == "base_url") return esc(it->second.base_url);
+      if (field == "sdk_base_url") return esc(sdk_base_url(it->second));
       if (field == "dialect") return std::string(to_string(it->second.dialect));
     }
     return std::nullopt;

@@ -6,6 +6,7 @@
 #include <tuple>
 
 #include "llmchaos/harness/checker.hpp"
+#include "llmchaos/mockprovider/dialect.hpp"
 
 namespace llmchaos::harness {
 
@@ -23,6 +24,7 @@ std::map<std::uint64_t, const mock::Step*> resolve_steps(const mock::Script& scr
   for (const auto* e : sorted) {
     auto it = script.routes.find(e->route);
     if (it == script.routes.end()) continue;
+    if (!e->path.empty() && !is_completion_path(e->dialect, e->path)) continue;  // the engine answered it without a step
     const auto& steps = it->second.steps;
     auto& cur = cursors[e->route];
     const mock::Step* chosen = nullptr;
@@ -42,6 +44,28 @@ std::map<std::uint64_t, const mock::Step*> resolve_steps(const mock::Script& scr
     out[e->seq] = chosen;
   }
   return out;
+}
+
+bool is_completion_path(Dialect dialect, std::string_view path) {
+  const auto parsed = mock::dialect_spec(dialect).parse("POST", path, "");
+  return !parsed.models_list && parsed.error != mock::RequestError::not_found;
+}
+
+bool is_foreign(const LedgerEntry& entry, const std::vector<std::string>& keys) {
+  // (A literal history may leave the path out: the mock always records one, "/" at least.)
+  if (!entry.path.empty() && !is_completion_path(entry.dialect, entry.path)) return true;
+  return !entry.idempotency_key.empty() && std::find(keys.begin(), keys.end(), entry.idempotency_key) == keys.end();
+}
+
+void split_foreign(History& history) {
+  std::vector<std::string> keys;
+  for (const auto& r : history.requests) {
+    keys.push_back(r.log.operation_id);
+    for (const auto& again : r.redeliveries) keys.push_back(again.operation_id);
+  }
+  std::vector<LedgerEntry> mine;
+  for (auto& e : history.ledger) (is_foreign(e, keys) ? history.foreign : mine).push_back(std::move(e));
+  history.ledger = std::move(mine);
 }
 
 bool attempt_failed(const LedgerEntry& entry, const client::Policy& policy) {

@@ -73,7 +73,9 @@ std::string entry_str(const LedgerEntry& e) {
 std::string timeline(const Ctx& x) {
   std::vector<std::string> parts;
   for (const auto& e : x.h.ledger) parts.push_back(entry_str(e));
-  return parts.empty() ? "(the mock saw no attempt)" : fmt::format("{}", fmt::join(parts, "; "));
+  auto out = parts.empty() ? std::string("(the mock saw no attempt)") : fmt::format("{}", fmt::join(parts, "; "));
+  if (!x.h.foreign.empty()) out += fmt::format("; foreign traffic, not counted: {} attempt(s)", x.h.foreign.size());
+  return out;
 }
 
 CheckResult result(std::string name, bool ok, std::string message) { return {std::move(name), ok, std::move(message)}; }
@@ -481,6 +483,7 @@ CaseResult check_case(const Case& c, const History& h, const CheckOptions& optio
   r.policy_name = c.policy.workflow.name;
   r.policy_file = c.policy_file;
   r.ledger = h.ledger;
+  r.foreign = h.foreign;
   r.side_effects = h.side_effects;
   for (const auto& req : h.requests) {
     r.logs.push_back(req.log);
@@ -503,7 +506,10 @@ CaseResult check_case(const Case& c, const History& h, const CheckOptions& optio
   try {
     Ctx x{c, h, options, {}, {}, {}, {}};
     x.views = group_by_request(h, &x.unmatched);
-    x.steps = resolve_steps(c.script, h.ledger, options.time_scale);
+    // Foreign traffic on a completion path took its script step too: the steps are the whole namespace's.
+    auto all = h.ledger;
+    all.insert(all.end(), h.foreign.begin(), h.foreign.end());
+    x.steps = resolve_steps(c.script, all, options.time_scale);
     for (const auto& v : x.views) {
       for (auto& p : derive_points(v, c.policy, h.has_decision_log)) {
         p.point = static_cast<int>(x.points.size()) + 1;

@@ -9,6 +9,7 @@ std::string_view to_string(Verdict v) {
     case Verdict::pass: return "pass";
     case Verdict::fail: return "fail";
     case Verdict::unknown: return "unknown";
+    case Verdict::na: return "n/a";
   }
   return "?";
 }
@@ -22,6 +23,7 @@ int count(const std::vector<CaseResult>& cases, Verdict v) {
 int RunResult::passed() const { return count(cases, Verdict::pass); }
 int RunResult::failed() const { return count(cases, Verdict::fail); }
 int RunResult::unknown() const { return count(cases, Verdict::unknown); }
+int RunResult::not_applicable() const { return count(cases, Verdict::na); }
 
 std::map<Outcome, int> RunResult::outcome_split() const {
   std::map<Outcome, int> split;

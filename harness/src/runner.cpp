@@ -19,6 +19,7 @@
 
 #include "llmchaos/core/rng.hpp"
 #include "llmchaos/core/toml_reader.hpp"
+#include "llmchaos/harness/capabilities.hpp"
 #include "llmchaos/harness/checker.hpp"
 #include "llmchaos/mockprovider/server.hpp"
 #include "case_play.hpp"
@@ -155,6 +156,7 @@ Played play_case(const Case& c, const std::string& ns, const CaseWorld& world, c
     clock.sleep_ms(5);
     h.ledger = engine.ledger(ns);
   }
+  split_foreign(h);  // a forwarded drain, a health check: shown apart, never the requests' attempts
   h.side_effects = engine.side_effects(ns);
 
   if (c.checks.alive_after && !cancelled) {
@@ -196,6 +198,27 @@ CaseResult unknown_result(const Case& c, const std::string& reason, const std::s
   return r;
 }
 
+// The system under test failed on its own although the provider served it (TargetFailure).
+CaseResult target_failure_result(const Case& c, const TargetFailure& e, std::vector<LedgerEntry> ledger) {
+  History h;
+  h.ledger = std::move(ledger);
+  CaseResult r = check_case(c, h, CheckOptions{});
+  r.verdict = Verdict::fail;
+  r.reason = e.reason;
+  r.checks.insert(r.checks.begin(), CheckResult{"target_error", false, e.reason + ": " + e.what()});
+  r.driver_output = e.output;
+  return r;
+}
+
+// A case that needs a capability the target declared it lacks: listed, not played.
+CaseResult not_applicable_result(const Case& c, const std::string& reason) {
+  CaseResult r = check_case(c, History{}, CheckOptions{});
+  r.verdict = Verdict::na;
+  r.reason = reason;
+  r.checks = {CheckResult{"capabilities", true, reason}};
+  return r;
+}
+
 // A case on a thread of its own, so a hung case can be abandoned while the run goes on.
 struct CaseJob {
   std::mutex mutex;
@@ -225,7 +248,9 @@ class Progress {
     if (tty_) {
       *out_ << fmt::format("\r\033[K[{}/{}] {} failed or unknown  {}", done_, total_, bad_, r.name.substr(0, 60)) << std::flush;
     } else {
-      const auto why = r.verdict == Verdict::unknown ? " (" + r.unknown_reason + ")" : std::string();
+      const auto why = r.verdict == Verdict::unknown ? " (" + r.unknown_reason + ")"
+                       : !r.reason.empty()             ? " (" + r.reason + ")"
+                                                       : std::string();
       *out_ << fmt::format("[{}/{}] {:7} {}{}\n", done_, total_, to_string(r.verdict), r.name, why) << std::flush;
     }
   }
@@ -249,9 +274,20 @@ RunOutcome run_suite(const std::vector<Case>& cases, const RunOptions& options) 
   if (!driver) throw std::invalid_argument(fmt::format("unknown driver \"{}\" (drivers: {})", options.driver, driver_names()));
   if (auto problem = driver->validate(options.driver_options); !problem.empty())
     throw std::invalid_argument(fmt::format("--driver {}: {}", options.driver, problem));
-
   RunOutcome out;
   auto& run = out.result;
+  DriverOptions driver_options = options.driver_options;
+  if (driver->prepare)
+    if (auto problem = driver->prepare(driver_options, options.time_scale, run.warnings); !problem.empty())
+      throw std::invalid_argument(fmt::format("--driver {}: {}", options.driver, problem));
+  for (const auto& w : run.warnings)
+    if (options.progress) *options.progress << "llmchaos run: warning: " << w << "\n";
+  if (driver_options.capabilities) {
+    std::string list;
+    for (const auto& cap : *driver_options.capabilities) list += (list.empty() ? "" : ", ") + cap;
+    run.settings.push_back(Setting{"capabilities", list.empty() ? "none" : list});
+  }
+
   run.seed = options.seed;
   run.driver = options.driver;
   run.time_scale = options.time_scale;
@@ -296,6 +332,7 @@ RunOutcome run_suite(const std::vector<Case>& cases, const RunOptions& options) 
   shared->mock->start();
   shared->driver = driver;
   shared->options = options;
+  shared->options.driver_options = driver_options;
   auto* mock = shared->mock.get();
   const auto& clock = shared->clock;
   const double run_start = clock.now_ms();
@@ -305,6 +342,11 @@ RunOutcome run_suite(const std::vector<Case>& cases, const RunOptions& options) 
 
   auto worker = [&] {
     for (std::size_t i = next++; i < cases.size(); i = next++) {
+      if (auto missing = missing_capability(cases[i], driver_options.capabilities); !missing.empty()) {
+        run.cases[i] = not_applicable_result(cases[i], missing);
+        progress.finished(run.cases[i]);
+        continue;
+      }
       auto job = std::make_shared<CaseJob>();
       auto c = std::make_shared<const Case>(cases[i]);  // the case thread may outlive this loop
       const std::string ns = fmt::format("case{}", i + 1);
@@ -315,6 +357,8 @@ RunOutcome run_suite(const std::vector<Case>& cases, const RunOptions& options) 
         } catch (const UnknownVerdict& e) {  // the driver saw the system under test hang or crash
           r = unknown_result(*c, e.reason, e.what(), sh->mock->engine().ledger(ns));
           r->driver_output = e.output;
+        } catch (const TargetFailure& e) {  // the target's own error after a healthy upstream answer
+          r = target_failure_result(*c, e, sh->mock->engine().ledger(ns));
         } catch (const std::exception& e) {
           r = unknown_result(*c, fmt::format("crash: {}", e.what()), fmt::format("the case threw: {}", e.what()),
                              sh->mock->engine().ledger(ns));
@@ -383,14 +427,19 @@ std::string summary_table(const RunResult& run) {
   }
   std::string split;
   for (const auto& [o, n] : run.outcome_split()) split += fmt::format("{}{} {}", split.empty() ? "" : ", ", to_string(o), n);
-  out += fmt::format("\n{} cases: {} passed, {} failed, {} unknown in {:.1f} s (seed {}, driver {}, time scale {})\n",
-                     run.cases.size(), run.passed(), run.failed(), run.unknown(), run.duration_ms / 1000, run.seed,
-                     run.driver, run.time_scale);
+  out += fmt::format("\n{} cases: {} passed, {} failed, {} unknown{} in {:.1f} s (seed {}, driver {}, time scale {})\n",
+                     run.cases.size(), run.passed(), run.failed(), run.unknown(),
+                     run.not_applicable() ? fmt::format(", {} n/a", run.not_applicable()) : std::string(),
+                     run.duration_ms / 1000, run.seed, run.driver, run.time_scale);
+  for (const auto& w : run.warnings) out += fmt::format("warning: {}\n", w);
   out += fmt::format("requests by outcome: {}\n", split);
   for (const auto& c : run.cases) {
     if (c.verdict == Verdict::pass) continue;
     out += fmt::format("\n{} {} ({})\n", to_string(c.verdict), c.name, c.file);
     if (!c.unknown_reason.empty()) out += fmt::format("  unknown: {}\n", c.unknown_reason);
+    if (!c.reason.empty()) out += fmt::format("  {}: {}\n", to_string(c.verdict), c.reason);
+    if (!c.foreign.empty()) out += fmt::format("  foreign traffic (not counted): {} attempt(s)\n", c.foreign.size());
+    if (c.verdict == Verdict::na) continue;
     for (const auto& k : c.checks)
       if (!k.ok) out += fmt::format("  {}: {}\n", k.name, k.message);
   }

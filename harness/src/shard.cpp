@@ -135,6 +135,9 @@ MergeOutcome merge_shards(std::vector<RunResult> shards, const std::vector<std::
   run.seed = first.seed;
   run.driver = first.driver;
   run.time_scale = first.time_scale;
+  run.label = first.label;        // one target: the first shard's label, settings and warnings
+  run.settings = first.settings;
+  run.warnings = first.warnings;
   run.catalog = first.catalog;
   run.catalog_cases = first.catalog_cases;
   run.merged_shards = static_cast<int>(shards.size());

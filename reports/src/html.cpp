@@ -76,6 +76,7 @@ td.match{background:var(--pass-bg)}td.match .act{color:var(--pass);border-color:
 td.mismatch,td.changed{background:var(--fail-bg)}
 td.mismatch .act,td.changed .act{color:var(--fail);border-color:#ffcecb;background:#fff}
 td.unk{background:var(--unk-bg);color:var(--unk);font-weight:600;font-size:12.5px}
+p.warning{background:var(--unk-bg);color:var(--unk);padding:8px 12px;border-radius:6px}
 .chip{display:inline-block;margin:1px 4px 1px 0;padding:0 7px;border-radius:9px;font-size:11.5px;border:1px solid var(--line);white-space:nowrap}
 .chip.ok{color:var(--pass);border-color:#aceebb}.chip.bad{color:var(--fail);border-color:#ff8182;background:var(--fail-bg)}
 .badge{display:inline-block;min-width:64px;text-align:center;padding:1px 8px;border-radius:10px;font-size:11.5px;font-weight:700;letter-spacing:.04em;text-transform:uppercase}
@@ -284,7 +285,10 @@ void write_summary(std::ostream& out, const harness::RunResult& run) {
   out << "<span>time scale <b>" << h(format_number(run.time_scale)) << "</b></span>";
   if (!run.started_at.empty()) out << "<span>started <b>" << h(run.started_at) << "</b></span>";
   out << "<span>took <b>" << h(format_ms(run.duration_ms)) << "</b></span>";
-  out << "<span>llmchaos <b>" << h(run.tool_version) << "</b></span></p>\n";
+  out << "<span>llmchaos <b>" << h(run.tool_version) << "</b></span>";
+  if (!run.label.empty()) out << "<span>target <b>" << h(run.label) << "</b></span>";
+  out << "</p>\n";
+  for (const auto& w : run.warnings) out << "<p class=\"warning\"><b>warning:</b> " << h(w) << "</p>\n";
   if (run.shard.sharded())
     out << "<p class=\"facts\"><span>shard <b>" << run.shard.index << "/" << run.shard.count << "</b> of a catalog of "
         << run.catalog_cases << " cases</span></p>\n";
@@ -351,7 +355,7 @@ void write_matrix_row(std::ostream& out, const CaseResult& c, std::size_t i) {
   out << "<tr data-verdict=\"" << verdict << "\"><td><a href=\"#case-" << i << "\">" << h(c.name) << "</a>";
   if (!c.folder.empty()) out << "<span class=\"folder\">" << h(c.folder) << "</span>";
   out << "</td><td>" << action_chip(c.expected) << "</td>";
-  if (c.verdict == Verdict::unknown)
+  if (c.verdict == Verdict::unknown || c.verdict == Verdict::na)
     out << "<td class=\"unk\">" << h(verdict_summary(c)) << "</td>";
   else
     out << "<td class=\"" << (c.observed == c.expected ? "match" : "mismatch") << "\">"
@@ -521,6 +525,9 @@ void write_case(std::ostream& out, const CaseResult& c, std::size_t i, double ti
   if (c.verdict == Verdict::unknown && c.deadline_ms > 0)
     out << " (deadline " << h(format_ms(c.deadline_ms)) << ")";
   out << "</p>\n";
+  if (!c.foreign.empty())
+    out << "<p class=\"warning\">foreign traffic: " << c.foreign.size()
+        << " attempt(s) the mock saw that are not the case's requests (a forwarded drain, a health probe): not counted</p>\n";
   if (const auto failed = failed_checks(c); !failed.empty()) {
     out << "<ul class=\"failed\">";
     for (const auto* ch : failed) out << "<li><b>" << h(ch->name) << "</b>: " << h(ch->message) << "</li>";
@@ -629,6 +636,8 @@ void write_html(const harness::RunResult& run, const Options& /*options*/, std::
   write_legend(out);
   write_group(out, run, Verdict::fail, "Failed", "failed");
   write_group(out, run, Verdict::unknown, "Unknown (hang or crash)", "unknown");
+  if (run.not_applicable() > 0)
+    write_group(out, run, Verdict::na, "Not applicable (the target lacks a capability the case needs)", "na");
   write_passed(out, run);
   write_confusion(out, run);
   out << "<footer>Written by llmchaos " << h(run.tool_version)

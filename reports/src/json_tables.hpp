@@ -111,12 +111,12 @@ template <> struct table<harness::CheckResult> {
 inline void read_verdict(const json::value& j, harness::CaseResult& c) {
   std::string s;
   decode(j, s);
-  for (auto v : {harness::Verdict::pass, harness::Verdict::fail, harness::Verdict::unknown})
+  for (auto v : {harness::Verdict::pass, harness::Verdict::fail, harness::Verdict::unknown, harness::Verdict::na})
     if (harness::to_string(v) == s) {
       c.verdict = v;
       return;
     }
-  throw BadValue("\"" + s + "\" is not one of pass, fail, unknown");
+  throw BadValue("\"" + s + "\" is not one of pass, fail, unknown, n/a");
 }
 
 template <> struct table<harness::CaseResult> {
@@ -133,6 +133,7 @@ template <> struct table<harness::CaseResult> {
         field<&T::tags>("tags"),
         {"verdict", [](const T& c) { return json::value(harness::to_string(c.verdict)); }, read_verdict},
         field<&T::unknown_reason>("unknown_reason"),
+        field<&T::reason>("reason"),
         {"summary", [](const T& c) { return json::value(verdict_summary(c)); }, nullptr},
         field<&T::expected>("expected"),
         field<&T::observed>("observed"),
@@ -147,6 +148,7 @@ template <> struct table<harness::CaseResult> {
         field<&T::checks>("checks"),
         field<&T::attempts_by_route>("attempts_by_route"),
         field<&T::ledger>("ledger"),
+        field<&T::foreign>("foreign_traffic"),
         field<&T::side_effects>("side_effects"),
         field<&T::request_started_ms>("request_started_ms"),
         field<&T::logs>("logs"),
@@ -162,6 +164,14 @@ template <> struct table<harness::BaselineChange> {
     static const Field<T> f[] = {field<&T::case_name>("case"), field<&T::before>("before"),
                                  field<&T::after>("after"), field<&T::before_all>("before_all"),
                                  field<&T::after_all>("after_all")};
+    return f;
+  }
+};
+
+template <> struct table<harness::Setting> {
+  using T = harness::Setting;
+  static std::span<const Field<T>> fields() {
+    static const Field<T> f[] = {field<&T::name>("name"), field<&T::value>("value")};
     return f;
   }
 };
@@ -199,6 +209,9 @@ template <> struct table<harness::RunResult> {
         field<&T::seed>("seed"),
         field<&T::driver>("driver"),
         field<&T::time_scale>("time_scale"),
+        field<&T::label>("label"),
+        field<&T::settings>("settings"),
+        field<&T::warnings>("warnings"),
         field<&T::started_at>("started_at"),
         field<&T::duration_ms>("duration_ms"),
         {"shard", [](const T& run) { return run.shard.sharded() ? encode(run.shard) : json::value(nullptr); },
@@ -213,7 +226,8 @@ template <> struct table<harness::RunResult> {
            return json::value(json::object{{"cases", run.cases.size()},
                                            {"passed", run.passed()},
                                            {"failed", run.failed()},
-                                           {"unknown", run.unknown()}});
+                                           {"unknown", run.unknown()},
+                                           {"not_applicable", run.not_applicable()}});
          },
          nullptr},
         {"outcome_split", outcome_split, nullptr},

@@ -20,6 +20,7 @@ struct Suite {
   std::vector<const CaseResult*> cases;
   int failures = 0, errors = 0;
   double time_ms = 0;
+  int skipped = 0;  // n/a: the target lacks a capability the case needs
 };
 
 // Suites in the order their first case appears, so the file follows the run's own order.
@@ -29,11 +30,12 @@ std::vector<Suite> group_by_folder(const harness::RunResult& run) {
   for (const auto& c : run.cases) {
     const auto name = suite_name(c);
     auto [it, added] = index.try_emplace(name, suites.size());
-    if (added) suites.push_back(Suite{name, {}, 0, 0, 0});
+    if (added) suites.push_back(Suite{name, {}, 0, 0, 0, 0});
     auto& suite = suites[it->second];
     suite.cases.push_back(&c);
     suite.failures += c.verdict == Verdict::fail;
     suite.errors += c.verdict == Verdict::unknown;
+    suite.skipped += c.verdict == Verdict::na;
     suite.time_ms += c.wall_ms;
   }
   return suites;
@@ -60,6 +62,8 @@ void write_properties(std::ostream& out, const harness::RunResult& run, const Su
   property(out, "time_scale", format_number(run.time_scale));
   property(out, "policy", policy);
   property(out, "tool_version", run.tool_version);
+  if (!run.label.empty()) property(out, "label", run.label);
+  for (const auto& w : run.warnings) property(out, "warning", w);
   if (!run.started_at.empty()) property(out, "started_at", run.started_at);
   if (run.shard.sharded()) property(out, "shard", std::to_string(run.shard.index) + "/" + std::to_string(run.shard.count));
   if (run.merged_shards > 0) property(out, "merged_shards", std::to_string(run.merged_shards));
@@ -80,6 +84,8 @@ void write_case(std::ostream& out, const CaseResult& c) {
     const std::string type = reason.substr(0, reason.find_first_of(":; "));
     out << "      <error type=\"" << attr(type) << "\" message=\"" << attr(verdict_summary(c)) << "\">"
         << markup_escape(details) << "</error>\n";
+  } else if (c.verdict == Verdict::na) {
+    out << "      <skipped message=\"" << attr(verdict_summary(c)) << "\"/>\n";
   } else {
     // A passing case still shows its timeline: a success must not hide the failures before it.
     out << "      <system-out>" << markup_escape(details) << "</system-out>\n";
@@ -99,7 +105,7 @@ void write_junit(const harness::RunResult& run, const Options& /*options*/, std:
     const auto& suite = suites[i];
     out << "  <testsuite name=\"" << attr(suite.name) << "\" package=\"" << attr(suite.name) << "\" id=\""
         << i << "\" tests=\"" << suite.cases.size() << "\" failures=\"" << suite.failures << "\" errors=\""
-        << suite.errors << "\" skipped=\"0\" time=\"" << format_seconds(suite.time_ms) << "\"";
+        << suite.errors << "\" skipped=\"" << suite.skipped << "\" time=\"" << format_seconds(suite.time_ms) << "\"";
     if (!run.started_at.empty()) out << " timestamp=\"" << attr(run.started_at) << "\"";
     out << ">\n";
     write_properties(out, run, suite);

@@ -56,13 +56,18 @@ void write_header(std::ostream& out, const harness::RunResult& run) {
     out << fmt::format("## llmchaos: all {} cases passed\n\n", total);
   else
     out << fmt::format("## llmchaos: {} of {} cases did not pass\n\n", bad, total);
-  out << fmt::format("**{} passed · {} failed · {} unknown** · seed {} · driver {} · time scale {} · {}",
-                     run.passed(), run.failed(), run.unknown(), code(std::to_string(run.seed)),
-                     code(run.driver), code(format_number(run.time_scale)), format_ms(run.duration_ms));
+  out << fmt::format("**{} passed · {} failed · {} unknown{}** · seed {} · driver {} · time scale {} · {}",
+                     run.passed(), run.failed(), run.unknown(),
+                     run.not_applicable() ? fmt::format(" · {} n/a", run.not_applicable()) : std::string(),
+                     code(std::to_string(run.seed)), code(run.driver), code(format_number(run.time_scale)),
+                     format_ms(run.duration_ms));
   if (!run.started_at.empty()) out << " · " << md_inline(run.started_at);
   if (run.shard.sharded()) out << fmt::format(" · shard {}/{}", run.shard.index, run.shard.count);
   if (run.merged_shards > 0) out << fmt::format(" · merged from {} shards", run.merged_shards);
-  out << " · llmchaos " << md_inline(run.tool_version) << "\n\n";
+  out << " · llmchaos " << md_inline(run.tool_version);
+  if (!run.label.empty()) out << " · target " << md_inline(run.label);
+  out << "\n\n";
+  for (const auto& w : run.warnings) out << "> **warning:** " << md_inline(w) << "\n\n";
 }
 
 void write_split(std::ostream& out, const harness::RunResult& run) {
@@ -81,9 +86,10 @@ void write_split(std::ostream& out, const harness::RunResult& run) {
 
 void write_case_detail(std::ostream& out, const CaseResult& c, bool with_timeline) {
   out << "**" << md_inline(case_label(c)) << "**: ";
-  if (c.verdict == Verdict::unknown) {
+  if (c.verdict == Verdict::unknown || c.verdict == Verdict::na) {
     out << md_inline(verdict_summary(c)) << " (expected " << code(to_string(c.expected)) << ")\n";
   } else {
+    if (!c.reason.empty()) out << md_inline(c.reason) << ": ";
     out << "expected " << code(to_string(c.expected)) << ", observed " << code(to_string(c.observed));
     if (c.expected_outcome && c.expected_outcome != c.observed_outcome)
       out << "; outcome expected " << code(to_string(*c.expected_outcome)) << ", observed "
@@ -100,6 +106,9 @@ void write_case_detail(std::ostream& out, const CaseResult& c, bool with_timelin
   }
   for (const auto* check : failed_checks(c))
     out << "- check " << code(check->name) << ": " << md_inline(check->message) << "\n";
+  if (!c.foreign.empty())
+    out << fmt::format("- foreign traffic: {} attempt(s) the mock saw that are not the case's requests (not counted)\n",
+                       c.foreign.size());
   if (!c.file.empty())
     out << "- file " << code(c.file) << (c.policy_name.empty() ? "" : ", policy " + code(c.policy_name))
         << "\n";
@@ -157,9 +166,29 @@ void write_baseline(Budget& out, const harness::RunResult& run) {
                         run.baseline_changes.size() - shown));
 }
 
+// Traffic the mock saw in a case's namespace that is not the case's requests (a drain a proxy
+// forwarded, a health probe): listed for every case, passing ones too, and never counted.
+void write_foreign(Budget& out, const harness::RunResult& run) {
+  std::vector<const CaseResult*> with;
+  for (const auto& c : run.cases)
+    if (!c.foreign.empty()) with.push_back(&c);
+  if (with.empty()) return;
+  out.add(fmt::format("### Foreign traffic ({} case{}: not the case's requests, not counted as their attempts)\n\n",
+                      with.size(), with.size() == 1 ? "" : "s"));
+  out.add("| case | route | path | Idempotency-Key | status |\n| --- | --- | --- | --- | ---: |\n");
+  for (const auto* c : with)
+    for (const auto& e : c->foreign)
+      if (!out.add("| " + md_inline(case_label(*c)) + " | " + code(e.route) + " | " + code(e.path) + " | " +
+                       (e.idempotency_key.empty() ? std::string("-") : code(e.idempotency_key)) + " | " +
+                       std::to_string(e.status) + " |\n",
+                   reserve_chars))
+        break;
+  out.add("\n");
+}
+
 // Passing cases are counted per folder, never listed (a run of any size fits a comment).
 void write_passing(Budget& out, const harness::RunResult& run) {
-  std::map<std::string, std::array<int, 3>> by_folder;  // pass, fail, unknown
+  std::map<std::string, std::array<int, 4>> by_folder;  // pass, fail, unknown, n/a (Verdict's order)
   for (const auto& c : run.cases) ++by_folder[suite_name(c)][static_cast<std::size_t>(c.verdict)];
   std::string table = fmt::format("<details><summary>{} passing cases, counted by folder</summary>\n\n", run.passed());
   table += "| folder | passed | failed | unknown |\n| --- | ---: | ---: | ---: |\n";
@@ -188,6 +217,9 @@ void write_markdown(const harness::RunResult& run, const Options& /*options*/, s
   std::size_t detailed = 0;
   write_group(md, run, Verdict::fail, "Failures", detailed, changes_room + reserve_chars);
   write_group(md, run, Verdict::unknown, "Unknown (hang or crash)", detailed, changes_room + reserve_chars);
+  write_group(md, run, Verdict::na, "Not applicable (the target lacks a capability the case needs)", detailed,
+              changes_room + reserve_chars);
+  write_foreign(md, run);
   write_baseline(md, run);
   write_passing(md, run);
   out << md.text;

@@ -313,6 +313,8 @@ std::vector<const harness::CheckResult*> failed_checks(const harness::CaseResult
 std::string verdict_summary(const harness::CaseResult& c) {
   if (c.verdict == harness::Verdict::unknown)
     return c.unknown_reason.empty() ? "unknown" : "unknown: " + c.unknown_reason;
+  if (c.verdict == harness::Verdict::na) return "n/a: " + c.reason;
+  if (!c.reason.empty()) return fmt::format("{}: {}", to_string(c.verdict), c.reason);
   std::string out = fmt::format("expected {}, observed {}", to_string(c.expected), to_string(c.observed));
   if (c.expected_outcome && c.expected_outcome != c.observed_outcome)
     out += fmt::format("; outcome expected {}, observed {}", to_string(*c.expected_outcome),
@@ -391,6 +393,12 @@ std::string timeline_text(const harness::CaseResult& c) {
     if (e.committed) out += "  committed";
     out += '\n';
   }
+  if (!c.foreign.empty()) {
+    out += fmt::format("foreign traffic ({}: not the case's requests, not counted as their attempts):\n", c.foreign.size());
+    for (const auto& e : c.foreign)
+      out += fmt::format("  seq {:<4} {:<14} {} key \"{}\" status {:>3} at {}\n", e.seq, e.route, e.path, e.idempotency_key,
+                         e.status, format_ms(e.received_at_ms));
+  }
   if (!c.side_effects.empty()) {
     out += fmt::format("side effects ({}):\n", c.side_effects.size());
     for (const auto& s : c.side_effects)
@@ -405,6 +413,7 @@ std::string case_details_text(const harness::CaseResult& c) {
   out += fmt::format("case:     {}\nfile:     {}\n", c.name, c.file);
   if (!c.policy_name.empty()) out += fmt::format("policy:   {}\n", c.policy_name);
   out += fmt::format("verdict:  {}\n", to_string(c.verdict));
+  if (!c.reason.empty()) out += fmt::format("reason:   {}\n", c.reason);
   if (c.verdict == harness::Verdict::unknown && !c.unknown_reason.empty())
     out += fmt::format("reason:   {}\n", c.unknown_reason);
   auto outcome_of = [](const std::optional<Outcome>& o) {

@@ -7,6 +7,8 @@
 #include <cstddef>
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "llmchaos/client/transport.hpp"
 
@@ -19,6 +21,7 @@ struct HttpTransportOptions {
   double side_effect_timeout_ms = 5000;
   std::size_t body_limit = 64 * 1024 * 1024;  // a longer answer is cut (stream_closed)
   std::size_t max_idle_per_host = 8;          // keep-alive connections kept per host:port
+  std::vector<std::pair<std::string, std::string>> extra_headers;  // sent with every attempt (the http driver's --target-header)
 };
 
 struct HttpTransportStats {

@@ -25,7 +25,8 @@ struct RequestRecord {
 
 // Everything a case run produced.
 struct History {
-  std::vector<LedgerEntry> ledger;  // the case's namespace, arrival order
+  std::vector<LedgerEntry> ledger;  // the case's namespace, arrival order (its requests' attempts)
+  std::vector<LedgerEntry> foreign;  // the namespace's other traffic (split_foreign): never the requests' attempts
   std::vector<SideEffect> side_effects;
   std::vector<RequestRecord> requests;
   std::optional<RequestRecord> alive;  // [checks] alive_after probe (its attempts are not in `ledger`)
@@ -51,6 +52,19 @@ struct CheckOptions {
 // `times` when given) until its window ends.
 std::map<std::uint64_t, const mock::Step*> resolve_steps(const mock::Script& script,
                                                          const std::vector<LedgerEntry>& ledger, double time_scale);
+
+// Whether `path` (the request target below the route) is a completion request of the dialect (a
+// chat, messages or generateContent call), not a drain, a model list or another path a proxy forwarded.
+bool is_completion_path(Dialect dialect, std::string_view path);
+
+// Whether an entry is not the traffic of the requests whose operation ids are `keys`: a path that is
+// no completion, or an Idempotency-Key that names none of them (no key at all is the requests': a
+// target that does not forward the key cannot be told apart).
+bool is_foreign(const LedgerEntry& entry, const std::vector<std::string>& keys);
+
+// Moves the foreign entries of history.ledger (by the requests' operation ids, redeliveries included)
+// into history.foreign, arrival order kept.
+void split_foreign(History& history);
 
 // Whether the mock saw this attempt fail, from the ledger alone: an error status, a stream or
 // connection that did not end cleanly, or a fault that fails in band (stream error or malformed event

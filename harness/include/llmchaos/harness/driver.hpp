@@ -9,6 +9,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <span>
 #include <stdexcept>
 #include <string>
@@ -37,6 +38,14 @@ struct DriverOptions {
   std::string target_command; // http: the service started per case ({config}, {port} substituted)
   std::string target_key = "sk-llmchaos-harness";  // http: sent as "Authorization: Bearer KEY"
   std::string mutation;       // inproc: a deliberately broken stack, for testing the tester (mutation.hpp)
+  // http: where to redeliver queued requests: "" only after a 202 (queued) answer, "none" never, or
+  // the path to POST (`--target-drain`, or `llmchaos.drain` in the template).
+  std::string target_drain;
+  std::vector<std::string> target_headers;  // http: "NAME: TEMPLATE", rendered per case (--target-header)
+  // What the system under test can do (capabilities.hpp: queue, degrade, output_contract,
+  // redelivery); nullopt: not declared, every one. A case needing an absent one is n/a.
+  std::optional<std::vector<std::string>> capabilities;
+  bool follows_time_scale = true;  // false: the target's timers cannot be scaled (`llmchaos.time_scale = false`)
 };
 
 // What one case gives its driver.
@@ -79,12 +88,25 @@ class CaseSession {
   virtual std::string output() const { return {}; }
 };
 
+// Thrown by a driver when the system under test itself failed although the provider served it: the
+// case is `fail: <reason>` (never a pass, never a correct fail_closed), with the captured output.
+struct TargetFailure : std::runtime_error {
+  TargetFailure(std::string reason_, const std::string& message, std::string output_)
+      : std::runtime_error(message), reason(std::move(reason_)), output(std::move(output_)) {}
+  std::string reason;  // "target error after a healthy upstream answer"
+  std::string output;
+};
+
 struct Driver {
   std::string_view name;
   std::string_view summary;
   // "" when the options suit this driver, else a usage error to print.
   std::string (*validate)(const DriverOptions& options);
   std::unique_ptr<CaseSession> (*open)(const CaseEnv& env, const DriverOptions& options);
+  // Optional (nullptr: nothing to do): once per run, after validate, completes the options from what
+  // the target declares (the http driver's template keys) and judges the time scale; a usage error
+  // or "", warnings appended (shown on the console and in every report's header).
+  std::string (*prepare)(DriverOptions& options, double time_scale, std::vector<std::string>& warnings) = nullptr;
 };
 
 std::span<const Driver> drivers();

@@ -4,6 +4,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "llmchaos/client/executor.hpp"
@@ -12,7 +13,9 @@
 
 namespace llmchaos::harness {
 
-enum class Verdict { pass, fail, unknown };  // Jepsen: a hang or crash is unknown, never success
+// Jepsen: a hang or crash is unknown, never success. n/a: the case needs a capability the target
+// declared it lacks (queue, degrade, ...): listed, counted neither as a pass nor as a failure.
+enum class Verdict { pass, fail, unknown, na };
 std::string_view to_string(Verdict v);
 
 struct CheckResult {
@@ -36,6 +39,9 @@ struct CaseResult {
   std::vector<std::string> tags;
   Verdict verdict = Verdict::unknown;
   std::string unknown_reason;  // "hang", "crash", "error: ..."
+  // Why a fail or n/a verdict that no check of the history gave: "target error after a healthy
+  // upstream answer", "needs capability queue (the target has: ...)".
+  std::string reason;
   Action expected = Action::none;
   Action observed = Action::none;  // action at the first failure point (none: no failure)
   std::optional<Outcome> expected_outcome;
@@ -44,6 +50,10 @@ struct CaseResult {
   std::vector<CheckResult> checks;
   std::map<std::string, int> attempts_by_route;  // from the ledger
   std::vector<LedgerEntry> ledger;
+  // Attempts the mock saw in the case's namespace that are not the case's requests (a path that is
+  // no completion, a foreign Idempotency-Key: a forwarded drain, a health check): shown apart, never
+  // counted as the requests' attempts.
+  std::vector<LedgerEntry> foreign;
   std::vector<SideEffect> side_effects;
   std::vector<client::DecisionLog> logs;  // one per request (a sequence has many)
   std::string policy_name;
@@ -75,6 +85,12 @@ struct Shard {
   bool sharded() const { return count > 0; }
 };
 
+// One setting of the system under test as the reports show it ("target_command", "...").
+struct Setting {
+  std::string name;
+  std::string value;
+};
+
 struct RunResult {
   std::string tool_version = "0.1.0";
   std::uint64_t seed = 0;
@@ -89,9 +105,13 @@ struct RunResult {
   int merged_shards = 0;  // `report merge`: the number of shard reports merged into this one (0: not merged)
   std::string catalog;    // digest of the whole suite (every case name and file, before --shard)
   int catalog_cases = 0;  // cases in the whole suite (before --shard)
+  std::string label;     // --label: the system under test as the scorecard names it ("portkey 1.15.2")
+  std::vector<Setting> settings;  // the target's settings (--exec, --target-command, ...), in order
+  std::vector<std::string> warnings;  // run-level warnings, also in every report's header (time scale, ...)
   int passed() const;
   int failed() const;
   int unknown() const;
+  int not_applicable() const;
   std::map<Outcome, int> outcome_split() const;  // the metric split, over every request of every case
 };
 
