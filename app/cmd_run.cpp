@@ -88,6 +88,14 @@ int run_command(RunArgs& a) {
   for (std::size_t i : picked) cases.push_back(std::move(suite.cases[i]));
   if (!a.outputs.load_baseline()) return 2;
 
+  // A case on an exact time boundary means something only on a virtual clock (cases/README.md).
+  if (!a.run.virtual_time) {
+    const auto exact = harness::take_exact_time_cases(suite.cases);
+    if (!exact.empty())
+      std::cout << fmt::format("{} exact_time case(s) not run (they need --virtual-time): {}\n", exact.size(),
+                               fmt::join(exact, "; "));
+  }
+
   if (!a.quiet) {
     a.run.progress = &std::cerr;
     a.run.progress_tty = isatty(STDERR_FILENO) != 0;

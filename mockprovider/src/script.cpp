@@ -83,6 +83,7 @@ Step step_from_toml(const toml::table& t, const std::string& file, const std::st
     s.status = static_cast<int>(*v);
   }
   s.retry_after_ms = duration(r, "retry_after_ms");
+  s.retry_after_form = r.opt_enum<RetryAfterForm>("retry_after_form").value_or(RetryAfterForm::both);
   s.cut_after_events = count(r, "cut_after_events", 0);
   s.stall_ms = duration(r, "stall_ms");
   s.first_token_ms = duration(r, "first_token_ms");
@@ -117,6 +118,10 @@ RouteScript route_script_from_toml(const toml::table& t, const std::string& rout
       const auto* step = element.as_table();
       if (!step) throw SpecError(pos_of(element, file), where + ": expected a table such as { fault = \"ok\" }");
       rs.steps.push_back(step_from_toml(*step, file, where));
+      if (rs.steps.back().retry_after_form == RetryAfterForm::retry_info && rs.dialect != Dialect::gemini)
+        throw SpecError(pos_of(*step->get("retry_after_form"), file),
+                        fmt::format("{}.retry_after_form: \"retry_info\" is Gemini's body hint; this route's dialect is {}",
+                                    where, to_string(rs.dialect)));
     }
   }
   for (auto key : extra_route_keys) r.allow(key);

@@ -193,3 +193,16 @@ TEST_CASE("a missing script file is refused with its path", "[script]") {
     CHECK(std::string(e.what()) == "/nonexistent/llmchaos-script.toml: cannot open file");
   }
 }
+
+TEST_CASE("retry_after_form takes one of its forms; retry_info only on a gemini route", "[script][retry_after]") {
+  const auto script = parse_script_text(with_step(R"({ fault = "rate_429", retry_after_form = "http_date" })"), "f.toml");
+  CHECK(script.routes.at("a").steps.at(0).retry_after_form == RetryAfterForm::http_date);
+  CHECK(parse_script_text(with_step(R"({ fault = "rate_429" })"), "f.toml").routes.at("a").steps.at(0).retry_after_form ==
+        RetryAfterForm::both);
+  CHECK(error_of(with_step(R"({ fault = "rate_429", retry_after_form = "minutes" })")) ==
+        "f.toml:3:52: route.a.script[0].retry_after_form: unknown value \"minutes\" (expected one of: " +
+            enum_choices<RetryAfterForm>() + ")");
+  CHECK(error_of(with_step(R"({ fault = "rate_429", retry_after_form = "retry_info" })")) ==
+        "f.toml:3:52: route.a.script[0].retry_after_form: \"retry_info\" is Gemini's body hint; this route's dialect "
+        "is openai");
+}

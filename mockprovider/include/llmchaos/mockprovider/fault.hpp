@@ -21,6 +21,7 @@ struct FaultInput {
   std::string_view request_id;  // echoed in a header (and in Anthropic error bodies)
   double time_scale = 1;  // every scripted delay is multiplied by it
   Rng& rng;               // seeded by the engine (slow's latency draw)
+  double unix_now_ms = 0;  // the wall clock (Unix ms) for HTTP-date and RFC 3339 retry hints
 };
 
 using FaultFn = Plan (*)(const FaultInput& in);
@@ -34,7 +35,8 @@ struct FaultSpec {
 
 // Step keys every fault accepts.
 inline constexpr std::string_view common_step_keys[] = {
-    "fault", "times", "until_ms", "latency_ms", "text", "inter_event_ms", "model", "status", "retry_after_ms"};
+    "fault", "times", "until_ms", "latency_ms", "text", "inter_event_ms", "model", "status", "retry_after_ms",
+    "retry_after_form"};
 
 // The healthy answer of an attempt: the step's text, else the route's `text`; the step's model, else
 // the request's, else "mock-model". Tool rule: when the request offers tools and its last message is not
