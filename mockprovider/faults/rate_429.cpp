@@ -3,6 +3,7 @@
 
 namespace llmchaos::mock {
 namespace {
+constexpr std::string_view params[] = {"body"};  // a named real body of the dialect
 constexpr double default_retry_after_ms = 1000;
 
 Plan plan(const FaultInput& in) {
@@ -13,7 +14,7 @@ Plan plan(const FaultInput& in) {
 }
 }  // namespace
 
-extern const FaultSpec rate_429_fault = {FaultKind::rate_429, {}, plan,
+extern const FaultSpec rate_429_fault = {FaultKind::rate_429, params, plan,
                                          "429 rate limit with retry-after (s) and retry-after-ms"};
 
 }  // namespace llmchaos::mock

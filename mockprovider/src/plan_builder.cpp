@@ -96,7 +96,8 @@ Plan error_plan(const FaultInput& in, FaultKind kind, ErrorKind error, std::stri
   if (in.step.retry_after_ms) retry_ms = scaled(in, *in.step.retry_after_ms);
   const auto form = in.step.retry_after_form;
   const bool in_body = form == RetryAfterForm::both || form == RetryAfterForm::retry_info;
-  auto reply = in.dialect.error(error, {detail, in.request_id, in_body ? retry_ms : std::nullopt});
+  auto reply = in.dialect.error(error, {detail, in.request_id, in_body ? retry_ms : std::nullopt,
+                                        in.step.body ? std::string_view(*in.step.body) : std::string_view()});
   p.status = in.step.status.value_or(reply.status);
   p.body = std::move(reply.body);
   if (retry_ms) add_retry_hint(p, *retry_ms, form, in.unix_now_ms);

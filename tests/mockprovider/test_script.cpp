@@ -206,3 +206,14 @@ TEST_CASE("retry_after_form takes one of its forms; retry_info only on a gemini 
         "f.toml:3:52: route.a.script[0].retry_after_form: \"retry_info\" is Gemini's body hint; this route's dialect "
         "is openai");
 }
+
+TEST_CASE("body names a real error body of the route's dialect for that fault", "[script][body]") {
+  const auto ok = parse_script_text(with_step(R"({ fault = "quota_429", body = "credit_balance_exhausted" })"), "f.toml");
+  CHECK(ok.routes.at("a").steps.at(0).body == "credit_balance_exhausted");
+  CHECK(error_of(with_step(R"({ fault = "quota_429", body = "free_tier_limit_0" })")) ==
+        "f.toml:3:41: route.a.script[0].body: openai has no quota_429 body \"free_tier_limit_0\" (its bodies: "
+        "credit_balance_exhausted, organization_spend_limit_exceeded, project_spend_limit_exceeded, "
+        "organization_usage_limit_exceeded, billing_hard_limit_reached)");
+  CHECK(error_of(with_step(R"({ fault = "overloaded", body = "x" })")) ==
+        "f.toml:3:42: route.a.script[0].body: does not apply to fault \"overloaded\" (its own keys: none)");
+}

@@ -44,6 +44,9 @@ inline constexpr std::string_view common_step_keys[] = {
 // is the text.
 Answer healthy_answer(const RouteScript& route, const Step& step, const ChatRequest& request, std::uint64_t seq);
 
+// The error body a fault that takes `body` renders (rate_429, quota_429, payment_402); others: server.
+ErrorKind fault_error_kind(FaultKind kind);
+
 // The one table of fault kinds, in FaultKind order.
 std::span<const FaultSpec* const> all_faults();
 const FaultSpec& fault_spec(FaultKind kind);

@@ -49,6 +49,7 @@ struct Step {
   std::optional<int> status;               // status override
   std::optional<double> p50_ms, p95_ms;    // slow: lognormal latency from two quantiles
   std::optional<std::string> missing_field;  // schema_missing: the field left out of the JSON answer
+  std::optional<std::string> body;         // rate_429 / quota_429 / payment_402: a named real body of the dialect
   SourcePos pos;                           // where the step was written (for error messages)
 };
 
@@ -75,7 +76,7 @@ struct Script {
 inline constexpr std::string_view step_keys[] = {
     "fault",  "times",          "until_ms", "latency_ms", "text",     "inter_event_ms", "model",   "status",
     "retry_after_ms", "retry_after_form", "cut_after_events", "stall_ms", "first_token_ms", "hold_ms", "p50_ms", "p95_ms",
-    "missing_field"};
+    "missing_field", "body"};
 
 // One step table (an element of `script`); `context` names it in messages ("route.a.script[0]").
 Step step_from_toml(const toml::table& step_table, const std::string& file, const std::string& context);
