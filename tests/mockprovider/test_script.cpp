@@ -123,7 +123,7 @@ TEST_CASE("status must be an HTTP status code", "[script]") {
 
 TEST_CASE("a key meant for another fault is refused, naming the fault's own keys", "[script]") {
   CHECK(error_of(with_step(R"({ fault = "rate_429", cut_after_events = 2 })")) ==
-        "f.toml:3:52: route.a.script[0].cut_after_events: does not apply to fault \"rate_429\" (its own keys: none)");
+        "f.toml:3:52: route.a.script[0].cut_after_events: does not apply to fault \"rate_429\" (its own keys: body)");
   CHECK(error_of(with_step(R"({ fault = "stream_cut", hold_ms = 2 })")) ==
         "f.toml:3:45: route.a.script[0].hold_ms: does not apply to fault \"stream_cut\" (its own keys: "
         "cut_after_events)");
