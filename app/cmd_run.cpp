@@ -83,6 +83,15 @@ int run_command(RunArgs& a) {
     std::cerr << "llmchaos run: no case to run" << (a.filters.empty() ? "" : " (none matches --filter)") << "\n";
     return 2;
   }
+  // A case on an exact time boundary means something only on a virtual clock (cases/README.md): a live
+  // run leaves it out of its catalog.
+  if (!a.run.virtual_time) {
+    const auto exact = harness::take_exact_time_cases(suite.cases);
+    if (!exact.empty())
+      std::cout << fmt::format("{} exact_time case(s) not run (they need --virtual-time): {}\n", exact.size(),
+                               fmt::join(exact, "; "));
+  }
+
   // --shard: the whole suite names the catalog; this run plays its part, each case keeping its place.
   std::vector<std::pair<std::string, std::string>> catalog;
   std::vector<std::string> names;

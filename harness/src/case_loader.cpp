@@ -180,6 +180,7 @@ LoadResult load_case_doc(toml::table doc, const std::string& file, const std::st
   });
   errors.run([&] {
     if (auto d = top.opt_number("deadline_ms", 1, inf)) c.deadline_ms = *d;
+    c.exact_time = top.opt_bool("exact_time").value_or(false);
   });
   errors.run([&] {
     policy_ref = top.opt_string("policy");

@@ -299,7 +299,7 @@ std::optional<CheckResult> check_retry_after(const Ctx& x) {
     for (std::size_t k = 0; k < v.entries.size(); ++k) {
       const auto& e = *v.entries[k];
       const auto* s = x.step(e);
-      if (!s || !s->retry_after_ms) continue;
+      if (!s || !s->retry_after_ms || !mock::readable_retry_hint(s->retry_after_form)) continue;
       for (std::size_t j = k + 1; j < v.entries.size(); ++j) {
         if (v.entries[j]->route != e.route) continue;
         const double gap = v.entries[j]->received_at_ms - e.finished_at_ms;

@@ -37,6 +37,15 @@ bool matches_filter(const Case& c, const std::vector<std::string>& filters) {
   return false;
 }
 
+std::vector<std::string> take_exact_time_cases(std::vector<Case>& cases) {
+  std::vector<std::string> taken;
+  std::erase_if(cases, [&](const Case& c) {
+    if (c.exact_time) taken.push_back(c.name);
+    return c.exact_time;
+  });
+  return taken;
+}
+
 SuiteLoad load_suite(const std::vector<std::string>& paths, const std::vector<std::string>& filters) {
   SuiteLoad out;
   std::vector<SuiteFile> files;

@@ -146,6 +146,7 @@ class Model {
   }
   std::optional<double> retry_after(const LedgerEntry& e, const mock::Step* step) const {
     if (e.status < 400) return std::nullopt;
+    if (step && !mock::readable_retry_hint(step->retry_after_form)) return std::nullopt;
     if (step && step->retry_after_ms) return *step->retry_after_ms * scale_;
     if (e.fault == FaultKind::rate_429) return 1000 * scale_;  // the mock's default hint (faults/README.md)
     return std::nullopt;

@@ -3,17 +3,18 @@
 
 namespace llmchaos::mock {
 namespace {
+constexpr std::string_view params[] = {"body"};  // a named real body of the dialect
 constexpr double default_retry_after_ms = 1000;
 
 Plan plan(const FaultInput& in) {
   Step step = in.step;  // the headers are always sent: default the hint when the script gives none
   if (!step.retry_after_ms) step.retry_after_ms = default_retry_after_ms;
-  return detail::error_plan({step, in.request, in.dialect, in.answer, in.request_id, in.time_scale, in.rng},
+  return detail::error_plan({step, in.request, in.dialect, in.answer, in.request_id, in.time_scale, in.rng, in.unix_now_ms},
                             FaultKind::rate_429, ErrorKind::rate_limit);
 }
 }  // namespace
 
-extern const FaultSpec rate_429_fault = {FaultKind::rate_429, {}, plan,
+extern const FaultSpec rate_429_fault = {FaultKind::rate_429, params, plan,
                                          "429 rate limit with retry-after (s) and retry-after-ms"};
 
 }  // namespace llmchaos::mock

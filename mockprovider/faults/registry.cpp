@@ -22,6 +22,15 @@ const FaultSpec* const fault_table[] = {
 
 std::span<const FaultSpec* const> all_faults() { return fault_table; }
 
+ErrorKind fault_error_kind(FaultKind kind) {
+  switch (kind) {
+    case FaultKind::rate_429: return ErrorKind::rate_limit;
+    case FaultKind::quota_429: return ErrorKind::quota;
+    case FaultKind::payment_402: return ErrorKind::payment;
+    default: return ErrorKind::server;
+  }
+}
+
 const FaultSpec& fault_spec(FaultKind kind) {
   for (const auto* spec : fault_table)
     if (spec->kind == kind) return *spec;

@@ -150,16 +150,44 @@ Shape shape(ErrorKind kind) {
   return {500, "api_error", "error"};
 }
 
-json::object error_object(ErrorKind kind, std::string_view detail) {
-  const auto s = shape(kind);
+// Named real bodies (a step's `body`): the credit-balance refusal Anthropic sends as a 400
+// invalid_request_error, and the 402 billing_error (provider-wire.md, Anthropic errors).
+struct NamedShape {
+  ErrorKind kind;
+  std::string_view name;
+  Shape shape;
+};
+constexpr std::string_view credit_too_low =
+    "Your credit balance is too low to access the Anthropic API. Please go to Plans & Billing to upgrade or purchase "
+    "credits.";
+constexpr NamedShape named_shapes[] = {
+    {ErrorKind::quota, "credit_balance_too_low", {400, "invalid_request_error", credit_too_low}},
+    {ErrorKind::payment, "credit_balance_too_low", {400, "invalid_request_error", credit_too_low}},
+};
+
+Shape shape(ErrorKind kind, std::string_view name) {
+  for (const auto& n : named_shapes)
+    if (n.kind == kind && n.name == name) return n.shape;
+  return shape(kind);
+}
+
+std::vector<std::string_view> body_names(ErrorKind kind) {
+  std::vector<std::string_view> out;
+  for (const auto& n : named_shapes)
+    if (n.kind == kind) out.push_back(n.name);
+  return out;
+}
+
+json::object error_object(ErrorKind kind, std::string_view detail, std::string_view body = {}) {
+  const auto s = shape(kind, body);
   std::string message(s.message);
   if (!detail.empty()) message += std::string(" (") + std::string(detail) + ")";
   return {{"type", s.type}, {"message", message}};
 }
 
 ErrorReply error(ErrorKind kind, const ErrorContext& ctx) {
-  json::object body{{"type", "error"}, {"error", error_object(kind, ctx.detail)}, {"request_id", ctx.request_id}};
-  return {shape(kind).status, json::serialize(body)};
+  json::object body{{"type", "error"}, {"error", error_object(kind, ctx.detail, ctx.body)}, {"request_id", ctx.request_id}};
+  return {shape(kind, ctx.body).status, json::serialize(body)};
 }
 
 SseFrame stream_error_frame() {
@@ -175,6 +203,7 @@ std::string models_body(std::string_view) { return {}; }
 }  // namespace
 
 extern const DialectSpec anthropic_dialect = {Dialect::anthropic, "request-id", parse, render_body, render_stream,
-                                              error,              stream_error_frame, malformed_frame, models_body};
+                                              error,              stream_error_frame, malformed_frame, models_body,
+                                              body_names};
 
 }  // namespace llmchaos::mock

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <array>
+#include <chrono>
 #include <deque>
 #include <iterator>
 #include <map>
@@ -146,11 +147,16 @@ Answer healthy_answer(const RouteScript& route, const Step& step, const ChatRequ
 }
 
 struct Engine::Impl {
-  Impl(Clock& c, double scale, std::uint64_t s) : clock(c), time_scale(scale), seed(s) {}
+  Impl(Clock& c, double scale, std::uint64_t s)
+      : clock(c), time_scale(scale), seed(s),
+        unix_base_ms(std::chrono::duration<double, std::milli>(std::chrono::system_clock::now().time_since_epoch()).count() -
+                     c.now_ms()) {}
+  double unix_now_ms() const { return unix_base_ms + clock.now_ms(); }
   Clock& clock;
   const double time_scale;
   const std::uint64_t seed;
   mutable std::mutex mutex;
+  const double unix_base_ms;  // the wall clock at clock 0: dates the HTTP-date / RFC 3339 retry hints
   std::map<std::string, Namespace> namespaces;
   std::uint64_t next_seq = 1;
   std::size_t ledger_limit = 0;  // per namespace; 0 = unlimited
@@ -290,12 +296,12 @@ PlannedAttempt Engine::begin(const IncomingRequest& req) {
     Step step;
     step.fault = FaultKind::bad_request;
     const Answer answer = healthy_answer_cached(route, step, parsed.chat, seq);
-    const FaultInput in{step, parsed.chat, dialect, answer, request_id, impl_->time_scale, ns->rng};
+    const FaultInput in{step, parsed.chat, dialect, answer, request_id, impl_->time_scale, ns->rng, impl_->unix_now_ms()};
     plan = detail::error_plan(in, FaultKind::bad_request, error_kind(parsed.error), parsed.detail);
   } else {
     const Step& step = select_step(route, e.received_at_ms, impl_->time_scale);
     const Answer answer = healthy_answer_cached(route, step, parsed.chat, seq);
-    const FaultInput in{step, parsed.chat, dialect, answer, request_id, impl_->time_scale, ns->rng};
+    const FaultInput in{step, parsed.chat, dialect, answer, request_id, impl_->time_scale, ns->rng, impl_->unix_now_ms()};
     plan = fault_spec(step.fault).plan(in);
     if (parsed.chat.json_array_stream) detail::as_json_array(plan);
   }

@@ -144,17 +144,55 @@ Shape shape(ErrorKind kind) {
   return {500, "INTERNAL", "error"};
 }
 
+// Named real bodies (a step's `body`), with the QuotaFailure they carry (provider-wire.md, Gemini errors):
+// a per-minute limit worded "You exceeded your current quota" (a rate limit: its quotaId says PerMinute),
+// and a free tier whose limit is 0 (quota: no wait helps).
+struct NamedShape {
+  ErrorKind kind;
+  std::string_view name;
+  Shape shape;
+  std::string_view quota_metric, quota_id;
+};
+constexpr NamedShape named_shapes[] = {
+    {ErrorKind::rate_limit, "per_minute_quota",
+     {429, "RESOURCE_EXHAUSTED", "You exceeded your current quota, please check your plan and billing details."},
+     "generativelanguage.googleapis.com/generate_content_free_tier_requests",
+     "GenerateRequestsPerMinutePerProjectPerModel-FreeTier"},
+    {ErrorKind::quota, "free_tier_limit_0",
+     {429, "RESOURCE_EXHAUSTED",
+      "Quota exceeded for metric: generativelanguage.googleapis.com/generate_content_free_tier_requests, limit: 0, "
+      "model: gemini-2.5-pro"},
+     "generativelanguage.googleapis.com/generate_content_free_tier_requests",
+     "GenerateRequestsPerMinutePerProjectPerModel-FreeTier"},
+};
+constexpr NamedShape default_quota = {ErrorKind::quota, "", {}, "generativelanguage.googleapis.com/generate_content_requests",
+                                      "GenerateRequestsPerDayPerProjectPerModel"};
+
+const NamedShape* named(ErrorKind kind, std::string_view name) {
+  for (const auto& n : named_shapes)
+    if (n.kind == kind && n.name == name) return &n;
+  return nullptr;
+}
+
+std::vector<std::string_view> body_names(ErrorKind kind) {
+  std::vector<std::string_view> out;
+  for (const auto& n : named_shapes)
+    if (n.kind == kind) out.push_back(n.name);
+  return out;
+}
+
 json::object error_json(ErrorKind kind, const ErrorContext& ctx) {
-  const auto s = shape(kind);
+  const auto* n = named(kind, ctx.body);
+  const auto s = n ? n->shape : shape(kind);
   std::string message(s.message);
   if (!ctx.detail.empty()) message += std::string(" (") + std::string(ctx.detail) + ")";
   json::object e{{"code", s.status}, {"message", message}, {"status", s.status_name}};
   json::array details;
-  if (kind == ErrorKind::quota)
+  if (!n && kind == ErrorKind::quota) n = &default_quota;
+  if (n)
     details.push_back(json::object{
         {"@type", "type.googleapis.com/google.rpc.QuotaFailure"},
-        {"violations", json::array{json::object{{"quotaMetric", "generativelanguage.googleapis.com/generate_content_requests"},
-                                                {"quotaId", "GenerateRequestsPerDayPerProjectPerModel"}}}}});
+        {"violations", json::array{json::object{{"quotaMetric", n->quota_metric}, {"quotaId", n->quota_id}}}}});
   // Gemini's retry hint lives in the body (RetryInfo), not in a header.
   if (ctx.retry_after_ms)
     details.push_back(json::object{{"@type", "type.googleapis.com/google.rpc.RetryInfo"},
@@ -164,7 +202,8 @@ json::object error_json(ErrorKind kind, const ErrorContext& ctx) {
 }
 
 ErrorReply error(ErrorKind kind, const ErrorContext& ctx) {
-  return {shape(kind).status, json::serialize(error_json(kind, ctx))};
+  const auto* n = named(kind, ctx.body);
+  return {n ? n->shape.status : shape(kind).status, json::serialize(error_json(kind, ctx))};
 }
 
 // The SDK throws on a chunk with error.code in 400..599.
@@ -178,6 +217,7 @@ std::string models_body(std::string_view) { return {}; }
 }  // namespace
 
 extern const DialectSpec gemini_dialect = {Dialect::gemini, "x-request-id", parse, render_body, render_stream,
-                                           error,           stream_error_frame, malformed_frame, models_body};
+                                           error,           stream_error_frame, malformed_frame, models_body,
+                                           body_names};
 
 }  // namespace llmchaos::mock

@@ -215,8 +215,43 @@ Shape shape(ErrorKind kind) {
   return {500, "server_error", "", "error"};
 }
 
-json::value error_json(ErrorKind kind, std::string_view detail) {
-  const auto s = shape(kind);
+// Named real bodies (a step's `body`): the billing causes OpenAI puts in `code` under
+// type "insufficient_quota" (provider-wire.md, OpenAI errors).
+struct NamedShape {
+  ErrorKind kind;
+  std::string_view name;
+  Shape shape;
+};
+constexpr NamedShape named_shapes[] = {
+    {ErrorKind::quota, "credit_balance_exhausted",
+     {429, "insufficient_quota", "credit_balance_exhausted", "Your credit balance is exhausted. Add credits to continue."}},
+    {ErrorKind::quota, "organization_spend_limit_exceeded",
+     {429, "insufficient_quota", "organization_spend_limit_exceeded",
+      "Your organization has reached the spend limit set for this month."}},
+    {ErrorKind::quota, "project_spend_limit_exceeded",
+     {429, "insufficient_quota", "project_spend_limit_exceeded", "This project has reached its monthly budget."}},
+    {ErrorKind::quota, "organization_usage_limit_exceeded",
+     {429, "insufficient_quota", "organization_usage_limit_exceeded",
+      "Your organization has reached its usage limit for this billing period."}},
+    {ErrorKind::quota, "billing_hard_limit_reached",
+     {429, "insufficient_quota", "billing_hard_limit_reached", "Billing hard limit has been reached."}},
+};
+
+Shape shape(ErrorKind kind, std::string_view name) {
+  for (const auto& n : named_shapes)
+    if (n.kind == kind && n.name == name) return n.shape;
+  return shape(kind);
+}
+
+std::vector<std::string_view> body_names(ErrorKind kind) {
+  std::vector<std::string_view> out;
+  for (const auto& n : named_shapes)
+    if (n.kind == kind) out.push_back(n.name);
+  return out;
+}
+
+json::value error_json(ErrorKind kind, std::string_view detail, std::string_view body = {}) {
+  const auto s = shape(kind, body);
   std::string message(s.message);
   if (!detail.empty()) message += std::string(" (") + std::string(detail) + ")";
   return json::object{{"error", json::object{{"message", message},
@@ -226,7 +261,7 @@ json::value error_json(ErrorKind kind, std::string_view detail) {
 }
 
 ErrorReply error(ErrorKind kind, const ErrorContext& ctx) {
-  return {shape(kind).status, json::serialize(error_json(kind, ctx.detail))};
+  return {shape(kind, ctx.body).status, json::serialize(error_json(kind, ctx.detail, ctx.body))};
 }
 
 SseFrame stream_error_frame() { return sse_data(error_json(ErrorKind::stream_interrupted, {})); }
@@ -243,6 +278,7 @@ std::string models_body(std::string_view model) {
 }  // namespace
 
 extern const DialectSpec openai_dialect = {Dialect::openai, "x-request-id", parse, render_body, render_stream,
-                                           error,           stream_error_frame, malformed_frame, models_body};
+                                           error,           stream_error_frame, malformed_frame, models_body,
+                                           body_names};
 
 }  // namespace llmchaos::mock

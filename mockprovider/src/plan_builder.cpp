@@ -28,6 +28,48 @@ std::string format_ms(double ms) {
   if (ms == std::floor(ms)) return fmt::format("{}", static_cast<long long>(ms));
   return fmt::format("{:.3f}", ms);
 }
+
+// Seconds, whole when they are (a time scale can make them fractional: then up to 3 decimals).
+std::string format_seconds(double ms) {
+  const double s = ms / 1000.0;
+  if (s == std::floor(s)) return fmt::format("{}", static_cast<long long>(s));
+  auto text = fmt::format("{:.3f}", std::ceil(ms) / 1000.0);
+  while (text.back() == '0') text.pop_back();
+  return text;
+}
+
+// The civil date of a day count since 1970-01-01 (H. Hinnant's civil_from_days).
+struct Civil {
+  long long year;
+  unsigned month, day, weekday;  // weekday 0 = Sunday
+};
+Civil civil_from_days(long long z) {
+  const unsigned weekday = static_cast<unsigned>(z >= -4 ? (z + 4) % 7 : (z + 5) % 7 + 6);
+  z += 719468;
+  const long long era = (z >= 0 ? z : z - 146096) / 146097;
+  const auto doe = static_cast<unsigned>(z - era * 146097);
+  const unsigned yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+  const unsigned doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+  const unsigned mp = (5 * doy + 2) / 153;
+  const unsigned day = doy - (153 * mp + 2) / 5 + 1;
+  const unsigned month = mp < 10 ? mp + 3 : mp - 9;
+  return {static_cast<long long>(yoe) + era * 400 + (month <= 2), month, day, weekday};
+}
+
+// "Sun, 06 Nov 1994 08:49:37 GMT" (RFC 9110 IMF-fixdate) or "1994-11-06T08:49:37Z" (RFC 3339) of a
+// whole number of Unix seconds.
+std::string format_time(long long unix_s, bool rfc3339) {
+  static constexpr std::string_view days[] = {"Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"};
+  static constexpr std::string_view months[] = {"Jan", "Feb", "Mar", "Apr", "May", "Jun",
+                                                "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"};
+  const long long day_count = unix_s >= 0 ? unix_s / 86400 : (unix_s - 86399) / 86400;
+  const long long secs = unix_s - day_count * 86400;
+  const Civil c = civil_from_days(day_count);
+  const auto hh = secs / 3600, mm = secs / 60 % 60, ss = secs % 60;
+  if (rfc3339) return fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}Z", c.year, c.month, c.day, hh, mm, ss);
+  return fmt::format("{}, {:02} {} {:04} {:02}:{:02}:{:02} GMT", days[c.weekday], c.day, months[c.month - 1], c.year, hh,
+                     mm, ss);
+}
 }  // namespace
 
 double scaled(const FaultInput& in, double ms) { return ms * in.time_scale; }
@@ -52,17 +94,41 @@ Plan error_plan(const FaultInput& in, FaultKind kind, ErrorKind error, std::stri
   Plan p = base_plan(in, kind, false);
   std::optional<double> retry_ms;
   if (in.step.retry_after_ms) retry_ms = scaled(in, *in.step.retry_after_ms);
-  auto reply = in.dialect.error(error, {detail, in.request_id, retry_ms});
+  const auto form = in.step.retry_after_form;
+  const bool in_body = form == RetryAfterForm::both || form == RetryAfterForm::retry_info;
+  auto reply = in.dialect.error(error, {detail, in.request_id, in_body ? retry_ms : std::nullopt,
+                                        in.step.body ? std::string_view(*in.step.body) : std::string_view()});
   p.status = in.step.status.value_or(reply.status);
   p.body = std::move(reply.body);
-  if (retry_ms) add_retry_after(p, *retry_ms);
+  if (retry_ms) add_retry_hint(p, *retry_ms, form, in.unix_now_ms);
   return p;
 }
 
-void add_retry_after(Plan& plan, double ms) {
+void add_retry_after(Plan& plan, double ms) { add_retry_hint(plan, ms, RetryAfterForm::both, 0); }
+
+void add_retry_hint(Plan& plan, double ms, RetryAfterForm form, double unix_now_ms) {
   // Whole seconds rounded up, so a client that reads only retry-after never comes back too early.
-  plan.headers.emplace_back("retry-after", fmt::format("{}", static_cast<long long>(std::ceil(ms / 1000.0))));
-  plan.headers.emplace_back("retry-after-ms", format_ms(ms));
+  const auto whole_seconds = static_cast<long long>(std::ceil(ms / 1000.0));
+  const auto now_s = static_cast<long long>(std::floor(unix_now_ms / 1000.0));
+  switch (form) {
+    case RetryAfterForm::both:
+      plan.headers.emplace_back("retry-after", fmt::format("{}", whole_seconds));
+      plan.headers.emplace_back("retry-after-ms", format_ms(ms));
+      break;
+    case RetryAfterForm::seconds: plan.headers.emplace_back("retry-after", format_seconds(ms)); break;
+    case RetryAfterForm::ms: plan.headers.emplace_back("retry-after-ms", format_ms(ms)); break;
+    case RetryAfterForm::http_date:
+      // The date the server answered at, so a client measures the wait against the server's clock.
+      plan.headers.emplace_back("date", format_time(now_s, false));
+      plan.headers.emplace_back("retry-after", format_time(now_s + whole_seconds, false));
+      break;
+    case RetryAfterForm::anthropic_ratelimit:
+      plan.headers.emplace_back("anthropic-ratelimit-requests-reset", format_time(now_s + whole_seconds, true));
+      plan.headers.emplace_back("anthropic-ratelimit-tokens-reset", format_time(now_s + whole_seconds, true));
+      break;
+    case RetryAfterForm::retry_info:  // in the body (Gemini's RetryInfo), no header
+    case RetryAfterForm::none: break;
+  }
 }
 
 int cut_after(const FaultInput& in, int fallback) {

@@ -13,7 +13,9 @@ Plan answer_plan(const FaultInput& in, FaultKind kind, const Answer& answer);
 // The dialect's error reply; status overridable by the step; retry headers when the step asks.
 Plan error_plan(const FaultInput& in, FaultKind kind, ErrorKind error, std::string_view detail = {});
 // retry-after (whole seconds, rounded up) and retry-after-ms.
-void add_retry_after(Plan& plan, double ms);
+void add_retry_after(Plan& plan, double ms);  // the default form (both)
+// The step's retry hint in `form` (script.hpp); `unix_now_ms` dates the HTTP-date and RFC 3339 forms.
+void add_retry_hint(Plan& plan, double ms, RetryAfterForm form, double unix_now_ms);
 // Content events before a stream fault: the step's cut_after_events (else `fallback`), at most all.
 int cut_after(const FaultInput& in, int fallback);
 // A stream of the head and the first `n` content frames, then `extra`, ending with `end`.

@@ -83,6 +83,7 @@ Step step_from_toml(const toml::table& t, const std::string& file, const std::st
     s.status = static_cast<int>(*v);
   }
   s.retry_after_ms = duration(r, "retry_after_ms");
+  s.retry_after_form = r.opt_enum<RetryAfterForm>("retry_after_form").value_or(RetryAfterForm::both);
   s.cut_after_events = count(r, "cut_after_events", 0);
   s.stall_ms = duration(r, "stall_ms");
   s.first_token_ms = duration(r, "first_token_ms");
@@ -94,6 +95,7 @@ Step step_from_toml(const toml::table& t, const std::string& file, const std::st
     r.fail("p95_ms", fmt::format("must not be below p50_ms ({} < {})", *s.p95_ms, *s.p50_ms));
   s.missing_field = r.opt_string("missing_field");
   if (s.missing_field && s.missing_field->empty()) r.fail("missing_field", "must not be empty");
+  s.body = r.opt_string("body");
   r.reject_unknown_keys();
   return s;
 }
@@ -122,6 +124,18 @@ RouteScript route_script_from_toml(const toml::table& t, const std::string& rout
         const auto* step = element.as_table();
         if (!step) throw SpecError(pos_of(element, file), where + ": expected a table such as { fault = \"ok\" }");
         rs.steps.push_back(step_from_toml(*step, file, where));
+        if (const auto& body = rs.steps.back().body) {
+          const auto names = dialect_spec(rs.dialect).body_names(fault_error_kind(rs.steps.back().fault));
+          if (std::find(names.begin(), names.end(), *body) == names.end())
+            throw SpecError(pos_of(*step->get("body"), file),
+                            fmt::format("{}.body: {} has no {} body \"{}\" (its bodies: {})", where, to_string(rs.dialect),
+                                        to_string(rs.steps.back().fault), *body,
+                                        names.empty() ? std::string("none") : fmt::format("{}", fmt::join(names, ", "))));
+        }
+        if (rs.steps.back().retry_after_form == RetryAfterForm::retry_info && rs.dialect != Dialect::gemini)
+          throw SpecError(pos_of(*step->get("retry_after_form"), file),
+                          fmt::format("{}.retry_after_form: \"retry_info\" is Gemini's body hint; this route's dialect is {}",
+                                      where, to_string(rs.dialect)));
       });
     }
   }

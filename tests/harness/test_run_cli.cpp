@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdio>
 #include <filesystem>
@@ -48,14 +49,26 @@ TEST_CASE("the bundled catalog passes against the reference stack and writes eve
     INFO(f);
     CHECK(fs::file_size(fs::path(report_dir) / f) > 0);
   }
-  // Every case file of the catalog ran, and each passed.
+  // Every case file of the catalog ran, and each passed; the exact_time ones only under virtual time.
   auto suite = load_suite({source_cases()}, {});
   REQUIRE(suite.errors.empty());
+  const auto exact = static_cast<std::size_t>(
+      std::count_if(suite.cases.begin(), suite.cases.end(), [](const Case& c) { return c.exact_time; }));
+  CHECK(exact > 0);
+  CHECK(out.text.find(std::to_string(exact) + " exact_time case(s) not run (they need --virtual-time)") != std::string::npos);
   const auto recorded = baseline_from_json(slurp(baseline), baseline);
-  CHECK(recorded.size() == suite.cases.size());
+  CHECK(recorded.size() == suite.cases.size() - exact);
   const auto doc = slurp(baseline);
   CHECK(doc.find("\"verdict\":\"fail\"") == std::string::npos);
   CHECK(doc.find("\"verdict\":\"unknown\"") == std::string::npos);
+
+  // The catalog under virtual time is a run of its own, every case included.
+  const auto virtual_baseline = (dir.path / "virtual-baseline.json").string();
+  auto virt = run("run '" + source_cases() + "' -q --virtual-time --time-scale 1 --seed 11 --write-baseline '" +
+                  virtual_baseline + "'");
+  INFO(virt.text);
+  CHECK(virt.code == 0);
+  CHECK(baseline_from_json(slurp(virtual_baseline), virtual_baseline).size() == suite.cases.size());
 }
 
 TEST_CASE("lint and run print file errors as file:line:col and exit 2", "[cli]") {
@@ -103,7 +116,7 @@ TEST_CASE("the baseline gate names every case a max_total_attempts cut from 3 to
   const auto before = read_baseline(baseline);
   std::set<std::string> reached, must_flip;
   for (const auto& c : load_suite({cases.string()}, {}).cases) {
-    if (c.policy.workflow.max_total_attempts != 1) continue;
+    if (c.policy.workflow.max_total_attempts != 1 || c.exact_time) continue;  // exact_time: not run live
     reached.insert(c.name);
     const auto& acts = before.at(c.name).actions;
     if (std::find(acts.begin(), acts.end(), Action::retry) != acts.end() ||

@@ -40,7 +40,8 @@ std::string outcome_str(const CaseResult& c) {
 
 TEST_CASE("virtual time: every catalog case gives the same verdict, actions and outcome as the live run",
           "[virtual][catalog]") {
-  const auto cases = catalog();
+  auto cases = catalog();
+  take_exact_time_cases(cases);  // on an exact time boundary: a live clock cannot hit it
   const auto live = run(cases, false, 0.1);
   const auto virt = run(cases, true, 0.1);
   REQUIRE(live.cases.size() == virt.cases.size());

@@ -16,11 +16,12 @@ struct Fixture {
   ChatRequest request;
   Rng rng{1};
   double time_scale = 1;
+  double unix_now_ms = 0;
   Plan plan(Dialect d) {
     route.dialect = d;
     route.default_text = "one two three four";
     const Answer answer = healthy_answer(route, step, request, 7);
-    return fault_spec(step.fault).plan({step, request, dialect_spec(d), answer, "req_7", time_scale, rng});
+    return fault_spec(step.fault).plan({step, request, dialect_spec(d), answer, "req_7", time_scale, rng, unix_now_ms});
   }
 };
 
@@ -94,6 +95,64 @@ TEST_CASE("rate_429 always sends retry-after and retry-after-ms, scaled with tim
   f.step.fault = FaultKind::quota_429;
   f.step.retry_after_ms.reset();
   CHECK(header(f.plan(Dialect::openai), "retry-after").empty());
+}
+
+TEST_CASE("retry_after_form picks the carriers of the retry hint", "[faults][retry_after]") {
+  Fixture f;
+  f.step.fault = FaultKind::rate_429;
+  f.step.retry_after_ms = 61000;
+  f.unix_now_ms = 784111777250;  // Sun, 06 Nov 1994 08:49:37.250 GMT
+  auto has_retry_info = [](const Plan& p) { return p.body.find("RetryInfo") != std::string::npos; };
+  auto headers_of = [](const Plan& p) {
+    std::vector<std::string> names;
+    for (const auto& [k, v] : p.headers)
+      if (k != "content-type" && k.find("request-id") == std::string::npos) names.push_back(k);
+    return names;
+  };
+  using V = std::vector<std::string>;
+
+  f.step.retry_after_form = RetryAfterForm::both;
+  auto p = f.plan(Dialect::gemini);
+  CHECK(headers_of(p) == V{"retry-after", "retry-after-ms"});
+  CHECK(header(p, "retry-after") == "61");
+  CHECK(has_retry_info(p));
+
+  f.step.retry_after_form = RetryAfterForm::seconds;
+  p = f.plan(Dialect::openai);
+  CHECK(headers_of(p) == V{"retry-after"});
+  CHECK(header(p, "retry-after") == "61");
+  CHECK_FALSE(has_retry_info(f.plan(Dialect::gemini)));
+  f.time_scale = 0.1;  // 6.1 s: fractional under a time scale, never rounded to a wrong whole second
+  CHECK(header(f.plan(Dialect::openai), "retry-after") == "6.1");
+  f.time_scale = 1;
+
+  f.step.retry_after_form = RetryAfterForm::ms;
+  p = f.plan(Dialect::anthropic);
+  CHECK(headers_of(p) == V{"retry-after-ms"});
+  CHECK(header(p, "retry-after-ms") == "61000");
+
+  f.step.retry_after_form = RetryAfterForm::http_date;
+  p = f.plan(Dialect::openai);
+  CHECK(headers_of(p) == V{"date", "retry-after"});
+  CHECK(header(p, "date") == "Sun, 06 Nov 1994 08:49:37 GMT");
+  CHECK(header(p, "retry-after") == "Sun, 06 Nov 1994 08:50:38 GMT");
+
+  f.step.retry_after_form = RetryAfterForm::anthropic_ratelimit;
+  p = f.plan(Dialect::anthropic);
+  CHECK(headers_of(p) == V{"anthropic-ratelimit-requests-reset", "anthropic-ratelimit-tokens-reset"});
+  CHECK(header(p, "anthropic-ratelimit-requests-reset") == "1994-11-06T08:50:38Z");
+
+  f.step.retry_after_form = RetryAfterForm::retry_info;
+  p = f.plan(Dialect::gemini);
+  CHECK(headers_of(p).empty());
+  CHECK(p.body.find("\"retryDelay\":\"61s\"") != std::string::npos);
+
+  f.step.retry_after_form = RetryAfterForm::none;
+  for (auto d : all_dialects) {
+    p = f.plan(d);
+    CHECK(headers_of(p).empty());
+    CHECK_FALSE(has_retry_info(p));
+  }
 }
 
 TEST_CASE("the status key overrides a fault's status", "[faults]") {

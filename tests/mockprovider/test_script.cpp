@@ -123,7 +123,7 @@ TEST_CASE("status must be an HTTP status code", "[script]") {
 
 TEST_CASE("a key meant for another fault is refused, naming the fault's own keys", "[script]") {
   CHECK(error_of(with_step(R"({ fault = "rate_429", cut_after_events = 2 })")) ==
-        "f.toml:3:52: route.a.script[0].cut_after_events: does not apply to fault \"rate_429\" (its own keys: none)");
+        "f.toml:3:52: route.a.script[0].cut_after_events: does not apply to fault \"rate_429\" (its own keys: body)");
   CHECK(error_of(with_step(R"({ fault = "stream_cut", hold_ms = 2 })")) ==
         "f.toml:3:45: route.a.script[0].hold_ms: does not apply to fault \"stream_cut\" (its own keys: "
         "cut_after_events)");
@@ -192,4 +192,28 @@ TEST_CASE("a missing script file is refused with its path", "[script]") {
   } catch (const SpecError& e) {
     CHECK(std::string(e.what()) == "/nonexistent/llmchaos-script.toml: cannot open: No such file or directory");
   }
+}
+
+TEST_CASE("retry_after_form takes one of its forms; retry_info only on a gemini route", "[script][retry_after]") {
+  const auto script = parse_script_text(with_step(R"({ fault = "rate_429", retry_after_form = "http_date" })"), "f.toml");
+  CHECK(script.routes.at("a").steps.at(0).retry_after_form == RetryAfterForm::http_date);
+  CHECK(parse_script_text(with_step(R"({ fault = "rate_429" })"), "f.toml").routes.at("a").steps.at(0).retry_after_form ==
+        RetryAfterForm::both);
+  CHECK(error_of(with_step(R"({ fault = "rate_429", retry_after_form = "minutes" })")) ==
+        "f.toml:3:52: route.a.script[0].retry_after_form: unknown value \"minutes\" (expected one of: " +
+            enum_choices<RetryAfterForm>() + ")");
+  CHECK(error_of(with_step(R"({ fault = "rate_429", retry_after_form = "retry_info" })")) ==
+        "f.toml:3:52: route.a.script[0].retry_after_form: \"retry_info\" is Gemini's body hint; this route's dialect "
+        "is openai");
+}
+
+TEST_CASE("body names a real error body of the route's dialect for that fault", "[script][body]") {
+  const auto ok = parse_script_text(with_step(R"({ fault = "quota_429", body = "credit_balance_exhausted" })"), "f.toml");
+  CHECK(ok.routes.at("a").steps.at(0).body == "credit_balance_exhausted");
+  CHECK(error_of(with_step(R"({ fault = "quota_429", body = "free_tier_limit_0" })")) ==
+        "f.toml:3:41: route.a.script[0].body: openai has no quota_429 body \"free_tier_limit_0\" (its bodies: "
+        "credit_balance_exhausted, organization_spend_limit_exceeded, project_spend_limit_exceeded, "
+        "organization_usage_limit_exceeded, billing_hard_limit_reached)");
+  CHECK(error_of(with_step(R"({ fault = "overloaded", body = "x" })")) ==
+        "f.toml:3:42: route.a.script[0].body: does not apply to fault \"overloaded\" (its own keys: none)");
 }

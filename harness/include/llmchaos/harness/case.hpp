@@ -72,6 +72,9 @@ struct Case {
   Checks checks;
   std::optional<Sequence> sequence;
   std::optional<double> deadline_ms;  // scripted ms
+  // The case sits on an exact time boundary (time left == retry-after + expected time, say) that only a
+  // virtual clock can hit: a live run does not play it (`llmchaos run` says so), --virtual-time does.
+  bool exact_time = false;
 
   int request_count() const { return sequence ? sequence->count : 1; }
   // The action expected at failure point `point` (1-based), none when the case does not pin it.

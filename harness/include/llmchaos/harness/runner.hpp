@@ -24,6 +24,8 @@ struct SuiteLoad {
 // (no filters: every case). Duplicate case names are an error (the baseline keys on them).
 SuiteLoad load_suite(const std::vector<std::string>& paths, const std::vector<std::string>& filters);
 bool matches_filter(const Case& c, const std::vector<std::string>& filters);
+// Takes out the cases that need a virtual clock (`exact_time`), for a live run; returns their names.
+std::vector<std::string> take_exact_time_cases(std::vector<Case>& cases);
 
 struct RunOptions {
   std::string driver = "inproc";

@@ -46,6 +46,7 @@ struct ErrorContext {
   std::string_view detail;            // e.g. the unknown path, the JSON parser's message
   std::string_view request_id;        // Anthropic repeats it in the body
   std::optional<double> retry_after_ms;  // Gemini puts it in RetryInfo
+  std::string_view body;              // a named real body of the provider (the step's `body`); "" = the default
 };
 
 struct ErrorReply {
@@ -87,6 +88,8 @@ struct DialectSpec {
   SseFrame (*stream_error_frame)();            // the in-stream error event
   SseFrame (*malformed_frame)();               // an event whose data is not valid JSON
   std::string (*models_body)(std::string_view model);  // "" when the dialect has no model list
+  // The named real bodies (a step's `body`) the dialect has for an error of this kind.
+  std::vector<std::string_view> (*body_names)(ErrorKind kind);
 };
 
 // The one table of dialects.

@@ -20,6 +20,16 @@ class table;
 
 namespace llmchaos::mock {
 
+// How a step's retry hint goes on the wire (`retry_after_form`; faults/README.md):
+//   both       retry-after (whole seconds, rounded up) and retry-after-ms, and Gemini's RetryInfo (default)
+//   seconds    retry-after alone, delay-seconds (fractional only where a time scale makes it so)
+//   ms         retry-after-ms alone
+//   http_date  retry-after as an HTTP-date (whole seconds, rounded up) with the response's date header
+//   retry_info Gemini's RetryInfo.retryDelay in the body alone
+//   anthropic_ratelimit  Anthropic's anthropic-ratelimit-{requests,tokens}-reset (RFC 3339) alone
+//   none       no hint at all
+enum class RetryAfterForm { both, seconds, ms, http_date, retry_info, anthropic_ratelimit, none };
+
 // One scripted step. Defaults are the fault kind's own when a field is absent.
 struct Step {
   FaultKind fault = FaultKind::ok;
@@ -33,13 +43,21 @@ struct Step {
   std::optional<double> stall_ms;          // stream_stall: silence before closing
   std::optional<double> first_token_ms;    // slow_first_token
   std::optional<double> retry_after_ms;    // rate_429 (and any step that wants the headers)
+  RetryAfterForm retry_after_form = RetryAfterForm::both;  // how the hint is sent
   std::optional<std::string> model;        // model the answer reports (default: the request's)
   std::optional<double> hold_ms;           // post_commit_timeout / no_response hold (default 30000)
   std::optional<int> status;               // status override
   std::optional<double> p50_ms, p95_ms;    // slow: lognormal latency from two quantiles
   std::optional<std::string> missing_field;  // schema_missing: the field left out of the JSON answer
+  std::optional<std::string> body;         // rate_429 / quota_429 / payment_402: a named real body of the dialect
   SourcePos pos;                           // where the step was written (for error messages)
 };
+
+// A retry hint in this form is one the SDKs' convention reads (retry-after, retry-after-ms or Gemini's
+// RetryInfo): not `none`, and not Anthropic's rate-limit reset headers alone.
+inline bool readable_retry_hint(RetryAfterForm f) {
+  return f != RetryAfterForm::none && f != RetryAfterForm::anthropic_ratelimit;
+}
 
 struct RouteScript {
   std::string name;
@@ -57,8 +75,8 @@ struct Script {
 // Every key a step may carry (common_step_keys in fault.hpp plus each fault's own).
 inline constexpr std::string_view step_keys[] = {
     "fault",  "times",          "until_ms", "latency_ms", "text",     "inter_event_ms", "model",   "status",
-    "retry_after_ms", "cut_after_events", "stall_ms", "first_token_ms", "hold_ms", "p50_ms", "p95_ms",
-    "missing_field"};
+    "retry_after_ms", "retry_after_form", "cut_after_events", "stall_ms", "first_token_ms", "hold_ms", "p50_ms", "p95_ms",
+    "missing_field", "body"};
 
 // One step table (an element of `script`); `context` names it in messages ("route.a.script[0]").
 Step step_from_toml(const toml::table& step_table, const std::string& file, const std::string& context);
@@ -81,3 +99,12 @@ Script load_script_file(const std::string& path);                    // TOML fil
 Script parse_script_text(std::string_view text, const std::string& source_name);  // TOML, or JSON if it starts with '{'
 
 }  // namespace llmchaos::mock
+
+namespace llmchaos {
+template <> struct enum_names<mock::RetryAfterForm> {
+  using E = mock::RetryAfterForm;
+  static constexpr std::pair<E, std::string_view> table[] = {
+      {E::both, "both"},           {E::seconds, "seconds"}, {E::ms, "ms"}, {E::http_date, "http_date"},
+      {E::retry_info, "retry_info"}, {E::anthropic_ratelimit, "anthropic_ratelimit"}, {E::none, "none"}};
+};
+}  // namespace llmchaos
