@@ -4,6 +4,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <boost/json.hpp>
 #include <fmt/format.h>
@@ -33,6 +34,21 @@ std::string_view query_of(std::string_view target);
 // Parses a request body that must be a JSON object (into the memory resource of `storage`); on failure
 // fills `out.error` and returns null.
 const json::object* parse_body(std::string_view body, json::value& storage, ParsedRequest& out);
+
+// A dialect's named real bodies (a step's `body`): a table of entries with `kind` and `name`.
+template <class Named, std::size_t N>
+const Named* find_named(const Named (&table)[N], ErrorKind kind, std::string_view name) {
+  for (const auto& n : table)
+    if (n.kind == kind && n.name == name) return &n;
+  return nullptr;
+}
+template <class Named, std::size_t N>
+std::vector<std::string_view> named_for(const Named (&table)[N], ErrorKind kind) {
+  std::vector<std::string_view> out;
+  for (const auto& n : table)
+    if (n.kind == kind) out.push_back(n.name);
+  return out;
+}
 
 // Helpers over optional JSON members.
 std::string str_member(const json::object& o, std::string_view key);

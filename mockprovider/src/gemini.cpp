@@ -168,18 +168,9 @@ constexpr NamedShape named_shapes[] = {
 constexpr NamedShape default_quota = {ErrorKind::quota, "", {}, "generativelanguage.googleapis.com/generate_content_requests",
                                       "GenerateRequestsPerDayPerProjectPerModel"};
 
-const NamedShape* named(ErrorKind kind, std::string_view name) {
-  for (const auto& n : named_shapes)
-    if (n.kind == kind && n.name == name) return &n;
-  return nullptr;
-}
+const NamedShape* named(ErrorKind kind, std::string_view name) { return detail::find_named(named_shapes, kind, name); }
 
-std::vector<std::string_view> body_names(ErrorKind kind) {
-  std::vector<std::string_view> out;
-  for (const auto& n : named_shapes)
-    if (n.kind == kind) out.push_back(n.name);
-  return out;
-}
+std::vector<std::string_view> body_names(ErrorKind kind) { return detail::named_for(named_shapes, kind); }
 
 json::object error_json(ErrorKind kind, const ErrorContext& ctx) {
   const auto* n = named(kind, ctx.body);

@@ -238,17 +238,11 @@ constexpr NamedShape named_shapes[] = {
 };
 
 Shape shape(ErrorKind kind, std::string_view name) {
-  for (const auto& n : named_shapes)
-    if (n.kind == kind && n.name == name) return n.shape;
-  return shape(kind);
+  const auto* n = detail::find_named(named_shapes, kind, name);
+  return n ? n->shape : shape(kind);
 }
 
-std::vector<std::string_view> body_names(ErrorKind kind) {
-  std::vector<std::string_view> out;
-  for (const auto& n : named_shapes)
-    if (n.kind == kind) out.push_back(n.name);
-  return out;
-}
+std::vector<std::string_view> body_names(ErrorKind kind) { return detail::named_for(named_shapes, kind); }
 
 json::value error_json(ErrorKind kind, std::string_view detail, std::string_view body = {}) {
   const auto s = shape(kind, body);
