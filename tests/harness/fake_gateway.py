@@ -11,42 +11,23 @@ Modes (one or more, comma-separated):
   header       routes by the x-fake-config header (JSON: {"targets": [{"sdk_base_url"}...],
                "backup": "URL or empty", "case": "..."}): the first target, then the fallback on a 4xx/5xx
 Usage: fake_gateway.py CONFIG PORT MODES"""
-import http.server
 import json
-import re
 import sys
-import urllib.error
-import urllib.request
+
+from relay import Handler, forward as relay_forward, serve, upstream_of
 
 config, port, modes = sys.argv[1], int(sys.argv[2]), set(sys.argv[3].split(","))
-text = open(config).read() if config != "-" else ""
-found = re.search(r'upstream = "([^"]*)"', text)
-upstream = found.group(1) if found else ""
+upstream = upstream_of(config)
 
 
 def forward(url, body, key, stream):
-    request = urllib.request.Request(url, data=body, method="POST", headers={
-        "content-type": "application/json", "authorization": "Bearer sk-fake", "idempotency-key": key,
-        "accept": "text/event-stream" if stream else "application/json"})
-    try:
-        with urllib.request.urlopen(request, timeout=10) as reply:
-            return reply.status, reply.headers.get("content-type", "application/json"), reply.read()
-    except urllib.error.HTTPError as e:
-        return e.code, "application/json", e.read()
+    return relay_forward(url, body, {"authorization": "Bearer sk-fake", "idempotency-key": key,
+                                     "accept": "text/event-stream" if stream else "application/json"}, timeout=10)
 
 
-class Gateway(http.server.BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-
-    def answer(self, status, content_type, data):
-        self.send_response(status)
-        self.send_header("content-type", content_type)
-        self.send_header("content-length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
+class Gateway(Handler):
     def do_POST(self):
-        body = self.rfile.read(int(self.headers.get("content-length", 0)))
+        body = self.request_body()
         key = self.headers.get("idempotency-key", "")
         if self.path != "/v1/chat/completions":
             if "catchall" in modes and self.path.startswith("/v1/"):
@@ -68,8 +49,5 @@ class Gateway(http.server.BaseHTTPRequestHandler):
             return self.answer(500, "application/json", b'{"error": {"message": "TypeError: immutable"}}')
         return self.answer(status, ctype, data)
 
-    def log_message(self, *args):
-        pass
 
-
-http.server.ThreadingHTTPServer(("127.0.0.1", port), Gateway).serve_forever()
+serve(port, Gateway)

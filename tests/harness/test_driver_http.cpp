@@ -49,7 +49,8 @@ int catalog_case_count() {
   return n;
 }
 
-// One case through tests/harness/points_target.py in MODE; the case's JSON report.
+// One case through tests/harness/points_target.py in MODE; the case's JSON report. A 20 s hard deadline:
+// the target is a Python interpreter, slow to start on a loaded machine (start-up gets half of it).
 boost::json::value run_points_target(const std::string& mode, test::CliOutput& r,
                                      const char* case_file = "faults/openai/bad-request-fails-closed.toml") {
   const auto src = test::source_dir();
@@ -57,7 +58,8 @@ boost::json::value run_points_target(const std::string& mode, test::CliOutput& r
   r = run_cli(cases({case_file}) +
               " --driver http --target 'http://127.0.0.1:{port}' --target-config '" + src +
               "/tests/harness/points_target.toml' --target-command \"python3 '" + src +
-              "/tests/harness/points_target.py' {config} {port} " + mode + "\" --time-scale 0.1 --quiet --json '" + report + "'");
+              "/tests/harness/points_target.py' {config} {port} " + mode +
+              "\" --time-scale 0.1 --min-deadline-ms 20000 --quiet --json '" + report + "'");
   auto v = boost::json::parse(test::slurp(report));
   std::remove(report.c_str());
   return v.at("cases").at(0);

@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "llmchaos/mockprovider/server.hpp"
+#include "llmchaos/net/http_call.hpp"
 #include "wire_client.hpp"
 
 namespace llmchaos::test {
@@ -21,6 +22,17 @@ struct TestServer {
   WireReply send(const std::string& method, const std::string& target, const std::string& body = {},
                  const std::vector<std::pair<std::string, std::string>>& headers = {}, double timeout_ms = 5000) {
     return wire_exchange(port(), http_request(method, target, body, headers), timeout_ms);
+  }
+  // One admin or provider call through the product's own HTTP client (status, headers, body).
+  ::llmchaos::net::HttpReply call(const std::string& method, const std::string& target, const std::string& body = {},
+                                  std::vector<std::pair<std::string, std::string>> headers = {}) {
+    ::llmchaos::net::HttpCall c;
+    c.port = port();
+    c.method = method;
+    c.target = target;
+    c.body = body;
+    c.headers = std::move(headers);
+    return ::llmchaos::net::http_call(c);
   }
   WireReply chat(Dialect d, const std::string& base, bool stream, const std::string& extra = {},
                  const std::vector<std::pair<std::string, std::string>>& headers = {}, double timeout_ms = 5000) {

@@ -5,7 +5,6 @@
 
 #include "llmchaos/core/ledger.hpp"
 #include "llmchaos/mockprovider/router.hpp"
-#include "llmchaos/net/http_call.hpp"
 #include "server_fixture.hpp"
 
 using namespace llmchaos;
@@ -13,17 +12,6 @@ using namespace llmchaos::test;
 namespace json = boost::json;
 
 namespace {
-net::HttpReply call(TestServer& s, const std::string& method, const std::string& target, const std::string& body = {},
-                    std::vector<std::pair<std::string, std::string>> headers = {}) {
-  net::HttpCall c;
-  c.port = s.port();
-  c.method = method;
-  c.target = target;
-  c.body = body;
-  c.headers = std::move(headers);
-  return net::http_call(c);
-}
-
 const char* script = R"([route.primary]
 dialect = "openai"
 script = [{ fault = "rate_429", retry_after_ms = 1 }, { fault = "ok", text = "hello from primary" }]
@@ -32,14 +20,14 @@ script = [{ fault = "rate_429", retry_after_ms = 1 }, { fault = "ok", text = "he
 
 TEST_CASE("PUT a namespace script, serve it under /{ns}/{route}, read its ledger as JSON", "[admin]") {
   TestServer s;
-  const auto put = call(s, "PUT", "/__llmchaos/ns/case7/script", script);
+  const auto put = s.call("PUT", "/__llmchaos/ns/case7/script", script);
   CHECK(put.status == 200);
   CHECK(json::parse(put.body).at("routes").at(0) == "primary");
   const auto c = chat_call(Dialect::openai, "/case7/primary", false);
-  CHECK(call(s, "POST", c.target, c.body, {{"x-stainless-retry-count", "0"}}).status == 429);
-  CHECK(call(s, "POST", c.target, c.body, {{"x-stainless-retry-count", "1"}}).status == 200);
+  CHECK(s.call("POST", c.target, c.body, {{"x-stainless-retry-count", "0"}}).status == 429);
+  CHECK(s.call("POST", c.target, c.body, {{"x-stainless-retry-count", "1"}}).status == 200);
   s.ledger("case7", 2);
-  const auto ledger = call(s, "GET", "/__llmchaos/ns/case7/ledger");
+  const auto ledger = s.call("GET", "/__llmchaos/ns/case7/ledger");
   CHECK(ledger.status == 200);
   CHECK(ledger.header("content-type") == "application/json");
   const auto entries = ledger_from_json(ledger.body);
@@ -54,17 +42,17 @@ TEST_CASE("PUT a namespace script, serve it under /{ns}/{route}, read its ledger
   for (auto key : {"seq", "ns", "route", "dialect", "attempt", "received_at_ms", "path", "stream", "idempotency_key",
                    "x_stainless_retry_count", "request_id", "fault", "outcome", "events_sent", "committed"})
     CHECK(raw.contains(key));
-  CHECK(call(s, "GET", "/__llmchaos/ledger").body == ledger.body);  // the top-level ledger covers every namespace
+  CHECK(s.call("GET", "/__llmchaos/ledger").body == ledger.body);  // the top-level ledger covers every namespace
 }
 
 TEST_CASE("a bad script PUT is refused with 400 and the precise error", "[admin]") {
   TestServer s;
-  const auto r = call(s, "PUT", "/__llmchaos/ns/x/script", "[route.a]\nscript = [{ fault = \"rate_430\" }]\n");
+  const auto r = s.call("PUT", "/__llmchaos/ns/x/script", "[route.a]\nscript = [{ fault = \"rate_430\" }]\n");
   CHECK(r.status == 400);
   CHECK(r.header("content-type") == "application/json");
   const auto message = std::string(json::parse(r.body).at("error").as_string());
   CHECK(message.rfind("script of namespace x:2:21: route.a.script[0].fault: unknown fault \"rate_430\"", 0) == 0);
-  const auto json_bad = call(s, "PUT", "/__llmchaos/script", R"({"route":{"a":{"script":[{"fault":"ok","times":0}]}}})");
+  const auto json_bad = s.call("PUT", "/__llmchaos/script", R"({"route":{"a":{"script":[{"fault":"ok","times":0}]}}})");
   CHECK(json_bad.status == 400);
   CHECK(json::parse(json_bad.body).at("error") == "script: route.a.script[0].times: must be at least 1 (got 0)");
   CHECK_FALSE(s.engine().has_route("x", "a"));
@@ -72,69 +60,69 @@ TEST_CASE("a bad script PUT is refused with 400 and the precise error", "[admin]
 
 TEST_CASE("a JSON script PUT installs the default namespace", "[admin]") {
   TestServer s;
-  CHECK(call(s, "PUT", "/__llmchaos/script", R"({"route":{"g":{"dialect":"gemini","script":[{"fault":"overloaded"}]}}})").status ==
+  CHECK(s.call("PUT", "/__llmchaos/script", R"({"route":{"g":{"dialect":"gemini","script":[{"fault":"overloaded"}]}}})").status ==
         200);
   const auto c = chat_call(Dialect::gemini, "/g", false);
-  const auto r = call(s, "POST", c.target, c.body);
+  const auto r = s.call("POST", c.target, c.body);
   CHECK(r.status == 503);
   CHECK(json::parse(r.body).at("error").at("status") == "UNAVAILABLE");
 }
 
 TEST_CASE("POST reset clears the ledger and restarts the script", "[admin]") {
   TestServer s;
-  call(s, "PUT", "/__llmchaos/ns/n/script", script);
+  s.call("PUT", "/__llmchaos/ns/n/script", script);
   const auto c = chat_call(Dialect::openai, "/n/primary", false);
-  CHECK(call(s, "POST", c.target, c.body).status == 429);
+  CHECK(s.call("POST", c.target, c.body).status == 429);
   s.ledger("n", 1);
-  CHECK(call(s, "POST", "/__llmchaos/ns/n/reset").status == 200);
-  CHECK(call(s, "GET", "/__llmchaos/ns/n/ledger").body == "[]");
-  CHECK(call(s, "POST", c.target, c.body).status == 429);
+  CHECK(s.call("POST", "/__llmchaos/ns/n/reset").status == 200);
+  CHECK(s.call("GET", "/__llmchaos/ns/n/ledger").body == "[]");
+  CHECK(s.call("POST", c.target, c.body).status == 429);
   s.ledger("n", 1);
-  CHECK(call(s, "POST", "/__llmchaos/reset").status == 200);
+  CHECK(s.call("POST", "/__llmchaos/reset").status == 200);
   CHECK(s.engine().ledger_all().empty());
 }
 
 TEST_CASE("side effects can be read per namespace, a namespace can be deleted", "[admin]") {
   TestServer s;
-  call(s, "PUT", "/__llmchaos/ns/n/script", script);
-  CHECK(call(s, "POST", "/n/primary/__llmchaos/side_effect", R"({"operation_id":"op-1","tool":"t"})").status == 200);
-  const auto effects = side_effects_from_json(call(s, "GET", "/__llmchaos/ns/n/side_effects").body);
+  s.call("PUT", "/__llmchaos/ns/n/script", script);
+  CHECK(s.call("POST", "/n/primary/__llmchaos/side_effect", R"({"operation_id":"op-1","tool":"t"})").status == 200);
+  const auto effects = side_effects_from_json(s.call("GET", "/__llmchaos/ns/n/side_effects").body);
   REQUIRE(effects.size() == 1);
   CHECK(effects[0].operation_id == "op-1");
-  CHECK(call(s, "DELETE", "/__llmchaos/ns/n").status == 200);
+  CHECK(s.call("DELETE", "/__llmchaos/ns/n").status == 200);
   CHECK_FALSE(s.engine().has_route("n", "primary"));
 }
 
 TEST_CASE("health and metrics answer, unknown admin paths are 404", "[admin]") {
   TestServer s;
-  call(s, "PUT", "/__llmchaos/script", script);
+  s.call("PUT", "/__llmchaos/script", script);
   const auto c = chat_call(Dialect::openai, "/primary", false);
-  call(s, "POST", c.target, c.body);
+  s.call("POST", c.target, c.body);
   s.ledger("", 1);
-  const auto health = call(s, "GET", "/__llmchaos/health");
+  const auto health = s.call("GET", "/__llmchaos/health");
   CHECK(health.status == 200);
   CHECK(json::parse(health.body).at("status") == "ok");
-  const auto metrics = call(s, "GET", "/metrics");
+  const auto metrics = s.call("GET", "/metrics");
   CHECK(metrics.status == 200);
   CHECK(metrics.header("content-type").rfind("text/plain", 0) == 0);
   CHECK(metrics.body.find("llmchaos_attempts_total{route=\"primary\",fault=\"rate_429\",outcome=\"completed\"} 1") !=
         std::string::npos);
-  CHECK(call(s, "GET", "/__llmchaos/nothing").status == 404);
+  CHECK(s.call("GET", "/__llmchaos/nothing").status == 404);
 }
 
 TEST_CASE("with an admin token, admin requests without it get 401", "[admin]") {
   mock::ServerOptions o;
   o.admin_token = "s3cret";
   TestServer s(o);
-  const auto denied = call(s, "PUT", "/__llmchaos/script", script);
+  const auto denied = s.call("PUT", "/__llmchaos/script", script);
   CHECK(denied.status == 401);
   CHECK(json::parse(denied.body).at("error").as_string().find("admin token") != json::string::npos);
-  CHECK(call(s, "GET", "/__llmchaos/ledger", {}, {{"authorization", "Bearer wrong"}}).status == 401);
-  CHECK(call(s, "PUT", "/__llmchaos/script", script, {{"authorization", "Bearer s3cret"}}).status == 200);
-  CHECK(call(s, "GET", "/__llmchaos/ledger", {}, {{"x-llmchaos-admin-token", "s3cret"}}).status == 200);
-  CHECK(call(s, "GET", "/__llmchaos/health").status == 200);  // liveness stays open
+  CHECK(s.call("GET", "/__llmchaos/ledger", {}, {{"authorization", "Bearer wrong"}}).status == 401);
+  CHECK(s.call("PUT", "/__llmchaos/script", script, {{"authorization", "Bearer s3cret"}}).status == 200);
+  CHECK(s.call("GET", "/__llmchaos/ledger", {}, {{"x-llmchaos-admin-token", "s3cret"}}).status == 200);
+  CHECK(s.call("GET", "/__llmchaos/health").status == 200);  // liveness stays open
   const auto c = chat_call(Dialect::openai, "/primary", false);
-  CHECK(call(s, "POST", c.target, c.body).status == 429);  // the data plane needs no admin token
+  CHECK(s.call("POST", c.target, c.body).status == 429);  // the data plane needs no admin token
 }
 
 TEST_CASE("a non-loopback bind without an admin token is refused at start", "[admin]") {

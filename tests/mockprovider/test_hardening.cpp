@@ -9,7 +9,6 @@
 
 #include "llmchaos/core/toml_reader.hpp"
 #include "llmchaos/mockprovider/server.hpp"
-#include "llmchaos/net/http_call.hpp"
 #include "server_fixture.hpp"
 
 using namespace llmchaos;
@@ -17,23 +16,12 @@ using namespace llmchaos::test;
 namespace json = boost::json;
 
 namespace {
-net::HttpReply call(TestServer& s, const std::string& method, const std::string& target, const std::string& body = {},
-                    std::vector<std::pair<std::string, std::string>> headers = {}) {
-  net::HttpCall c;
-  c.port = s.port();
-  c.method = method;
-  c.target = target;
-  c.body = body;
-  c.headers = std::move(headers);
-  return net::http_call(c);
-}
-
 const std::string script = "[route.primary]\ndialect = \"openai\"\nscript = [{ fault = \"ok\", latency_ms = 3.1415926 }]\n";
 }  // namespace
 
 TEST_CASE("admin API: a wrong method on a known path is 405 with Allow, an unknown path is 404", "[admin][hardening]") {
   TestServer s;
-  REQUIRE(call(s, "PUT", "/__llmchaos/ns/a/script", script).status == 200);
+  REQUIRE(s.call("PUT", "/__llmchaos/ns/a/script", script).status == 200);
   for (const auto& [method, path, allowed] : std::vector<std::tuple<std::string, std::string, std::string>>{
            {"GET", "/__llmchaos/script", "PUT, POST"},
            {"GET", "/__llmchaos/reset", "POST"},
@@ -45,15 +33,15 @@ TEST_CASE("admin API: a wrong method on a known path is 405 with Allow, an unkno
            {"GET", "/__llmchaos/ns/a", "DELETE"},
            {"POST", "/__llmchaos/health", "GET, HEAD"}}) {
     INFO(method << " " << path);
-    const auto r = call(s, method, path);
+    const auto r = s.call(method, path);
     CHECK(r.status == 405);
     CHECK(r.header("allow") == allowed);
     CHECK(json::parse(r.body).at("error").as_string().find("not allowed") != json::string::npos);
   }
-  CHECK(call(s, "GET", "/__llmchaos/nothing").status == 404);
-  CHECK(call(s, "GET", "/__llmchaos/side_effect").status == 404);  // per namespace only
-  CHECK(call(s, "GET", "/__llmchaos/ns/a/nothing").status == 404);
-  CHECK(call(s, "GET", "/__llmchaos/ns/a/ledger").status == 200);
+  CHECK(s.call("GET", "/__llmchaos/nothing").status == 404);
+  CHECK(s.call("GET", "/__llmchaos/side_effect").status == 404);  // per namespace only
+  CHECK(s.call("GET", "/__llmchaos/ns/a/nothing").status == 404);
+  CHECK(s.call("GET", "/__llmchaos/ns/a/ledger").status == 200);
 }
 
 TEST_CASE("admin API: a namespace never installed (or deleted) is 404, not 200 and an empty list", "[admin][hardening]") {
@@ -64,15 +52,15 @@ TEST_CASE("admin API: a namespace never installed (or deleted) is 404, not 200 a
            {"POST", "/__llmchaos/ns/ghost/reset"},
            {"DELETE", "/__llmchaos/ns/ghost"}}) {
     INFO(method << " " << path);
-    const auto r = call(s, method, path);
+    const auto r = s.call(method, path);
     CHECK(r.status == 404);
     CHECK(json::parse(r.body).at("error").as_string().find("no namespace \"ghost\"") != json::string::npos);
   }
-  REQUIRE(call(s, "PUT", "/__llmchaos/ns/ghost/script", script).status == 200);  // installing creates it
-  CHECK(call(s, "GET", "/__llmchaos/ns/ghost/ledger").status == 200);
-  CHECK(call(s, "DELETE", "/__llmchaos/ns/ghost").status == 200);
-  CHECK(call(s, "GET", "/__llmchaos/ns/ghost/ledger").status == 404);
-  CHECK(call(s, "GET", "/__llmchaos/ledger").status == 200);  // the run-wide views stay
+  REQUIRE(s.call("PUT", "/__llmchaos/ns/ghost/script", script).status == 200);  // installing creates it
+  CHECK(s.call("GET", "/__llmchaos/ns/ghost/ledger").status == 200);
+  CHECK(s.call("DELETE", "/__llmchaos/ns/ghost").status == 200);
+  CHECK(s.call("GET", "/__llmchaos/ns/ghost/ledger").status == 404);
+  CHECK(s.call("GET", "/__llmchaos/ledger").status == 200);  // the run-wide views stay
 }
 
 TEST_CASE("admin API: the Bearer scheme is case-insensitive", "[admin][hardening]") {
@@ -80,11 +68,11 @@ TEST_CASE("admin API: the Bearer scheme is case-insensitive", "[admin][hardening
   o.admin_token = "s3cret";
   TestServer s(o);
   for (const std::string scheme : {"Bearer", "bearer", "BEARER", "bEaReR"})
-    CHECK(call(s, "GET", "/__llmchaos/ledger", {}, {{"authorization", scheme + " s3cret"}}).status == 200);
-  CHECK(call(s, "GET", "/__llmchaos/ledger", {}, {{"authorization", "bearer  s3cret"}}).status == 200);
-  CHECK(call(s, "GET", "/__llmchaos/ledger", {}, {{"authorization", "bearer wrong"}}).status == 401);
-  CHECK(call(s, "GET", "/__llmchaos/ledger", {}, {{"authorization", "Basic s3cret"}}).status == 401);
-  CHECK(call(s, "GET", "/__llmchaos/ledger", {}, {{"authorization", "bearers3cret"}}).status == 401);
+    CHECK(s.call("GET", "/__llmchaos/ledger", {}, {{"authorization", scheme + " s3cret"}}).status == 200);
+  CHECK(s.call("GET", "/__llmchaos/ledger", {}, {{"authorization", "bearer  s3cret"}}).status == 200);
+  CHECK(s.call("GET", "/__llmchaos/ledger", {}, {{"authorization", "bearer wrong"}}).status == 401);
+  CHECK(s.call("GET", "/__llmchaos/ledger", {}, {{"authorization", "Basic s3cret"}}).status == 401);
+  CHECK(s.call("GET", "/__llmchaos/ledger", {}, {{"authorization", "bearers3cret"}}).status == 401);
 }
 
 TEST_CASE("ledger times are plain milliseconds with at most 3 decimals", "[admin][hardening]") {
@@ -93,7 +81,7 @@ TEST_CASE("ledger times are plain milliseconds with at most 3 decimals", "[admin
   const auto c = chat_call(Dialect::openai, "/primary", false);
   REQUIRE(s.send("POST", c.target, c.body).status == 200);
   s.ledger("", 1);
-  const auto body = call(s, "GET", "/__llmchaos/ledger").body;
+  const auto body = s.call("GET", "/__llmchaos/ledger").body;
   INFO(body);
   const auto entry = json::parse(body).at(0).as_object();
   for (const char* key : {"received_at_ms", "finished_at_ms"}) {
@@ -127,12 +115,12 @@ TEST_CASE("a script too deep for the TOML reader, PUT to a running server, is a 
   std::string deep = "[";
   for (int i = 0; i < 100000; ++i) deep += "a.";
   deep += "b]\n[route.primary]\n";
-  const auto r = call(s, "PUT", "/__llmchaos/script", deep);
+  const auto r = s.call("PUT", "/__llmchaos/script", deep);
   CHECK(r.status == 400);
   CHECK(json::parse(r.body).at("error").as_string() ==
         "script:1:2: key nested too deep (limit " + std::to_string(toml_depth_limit) + ")");
-  CHECK(call(s, "GET", "/__llmchaos/health").status == 200);
-  CHECK(call(s, "PUT", "/__llmchaos/script", script).status == 200);
+  CHECK(s.call("GET", "/__llmchaos/health").status == 200);
+  CHECK(s.call("PUT", "/__llmchaos/script", script).status == 200);
 }
 
 TEST_CASE("bind: a host name resolves (localhost), a bad address is 'not an IP address' with or without a token",

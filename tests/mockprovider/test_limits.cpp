@@ -18,7 +18,7 @@
 
 using namespace llmchaos;
 using namespace llmchaos::test;
-namespace net = boost::asio;
+namespace asio = boost::asio;
 
 namespace {
 
@@ -104,19 +104,19 @@ TEST_CASE("a slowloris client dripping its head byte by byte is closed at the id
   o.idle_timeout_ms = 150;
   TestServer s(o);
   s.install("", route_toml(Dialect::anthropic, R"({ fault = "ok" })"));
-  net::io_context ioc;
-  net::ip::tcp::socket sock(ioc);
-  sock.connect({net::ip::make_address("127.0.0.1"), s.port()});
+  asio::io_context ioc;
+  asio::ip::tcp::socket sock(ioc);
+  sock.connect({asio::ip::make_address("127.0.0.1"), s.port()});
   const std::string head = "POST /r/v1/messages HTTP/1.1\r\nhost: x\r\nx-slow: " + std::string(400, 'a') + "\r\n\r\n";
   std::size_t sent = 0;
   boost::system::error_code ec;
   // Each byte arrives well inside the idle timeout; the whole head never does (bounded: 400 x 10 ms).
   for (; sent < head.size() && !ec; ++sent) {
-    net::write(sock, net::buffer(head.data() + sent, 1), ec);
+    asio::write(sock, asio::buffer(head.data() + sent, 1), ec);
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   std::array<char, 256> buf;
-  if (!ec) sock.read_some(net::buffer(buf), ec);  // the close (or an answer) must come
+  if (!ec) sock.read_some(asio::buffer(buf), ec);  // the close (or an answer) must come
   CHECK(ec);  // EOF / reset: the server closed the connection
   CHECK(sent < head.size());
   CHECK(s.engine().ledger("").empty());
