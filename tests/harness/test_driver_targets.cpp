@@ -15,13 +15,14 @@ namespace {
 
 std::string target_case(const char* file) { return "'" + test::source_dir() + "/tests/harness/target_cases/" + file + "' "; }
 
-// `llmchaos run CASE --driver http` against fake_gateway.py in MODES; reports in `dir`.
+// `llmchaos run CASE --driver http` against fake_gateway.py in MODES; reports in `dir`. A 20 s hard
+// deadline: a Python target starts slowly on a loaded machine (start-up gets half of it).
 test::CliOutput run_fake(const std::string& cases, const std::string& modes, const test::TempDir& dir,
                          const std::string& extra = {}, const std::string& config = "fake_gateway.toml") {
   const auto src = test::source_dir();
   return test::run_cli("run " + cases + " --driver http --target 'http://127.0.0.1:{port}' --target-config '" + src +
                        "/tests/harness/" + config + "' --target-command \"python3 '" + src +
-                       "/tests/harness/fake_gateway.py' {config} {port} " + modes + "\" --quiet --report-dir '" +
+                       "/tests/harness/fake_gateway.py' {config} {port} " + modes + "\" --min-deadline-ms 20000 --quiet --report-dir '" +
                        dir.path.string() + "' " + extra);
 }
 
