@@ -8,6 +8,7 @@
 
 #include "llmchaos/client/policy.hpp"
 #include "llmchaos/harness/explore.hpp"
+#include "llmchaos/mockprovider/fault_traits.hpp"
 
 namespace llmchaos::harness {
 namespace {
@@ -53,60 +54,17 @@ std::string route_text(std::size_t route, int n_words, bool contract) {
   return fmt::format("{} says {}", route_names[route % 3], w);
 }
 
-bool holds_or_resets(FaultKind f) {
-  return f == FaultKind::no_response || f == FaultKind::post_commit_timeout || f == FaultKind::connect_reset;
-}
-
 ScheduleStep draw_step(Rng& rng, FaultKind fault, double timeout, int tokens, bool contract) {
   ScheduleStep st;
   st.fault = fault;
   const double u = rng.uniform();
   st.times = u < 0.7 ? 1 : u < 0.9 ? 2 : 3;
-  auto maybe = [&](double p) { return rng.uniform() < p; };
-  auto between = [&](double lo, double hi) { return static_cast<double>(rng.between(static_cast<std::int64_t>(lo), static_cast<std::int64_t>(std::max(lo, hi)))); };
-  // Delays either well inside the attempt timeout or past it: the two sides of every timeout rule.
-  auto within = [&] { return between(1, timeout / 4); };
-  auto beyond = [&] { return between(timeout + 1, 2 * timeout); };
-  auto param = [&](std::string key, double v) { st.params.emplace_back(std::move(key), v); };
-
-  if (!holds_or_resets(fault) && fault != FaultKind::slow && maybe(0.3)) param("latency_ms", maybe(0.25) ? beyond() : within());
-  switch (fault) {
-    case FaultKind::rate_429: {
-      constexpr double hints[] = {0, 50, 500, 3000, 60000};
-      if (const double h = hints[rng.between(0, 4)]; h > 0) param("retry_after_ms", h);
-      break;
-    }
-    case FaultKind::overloaded:
-      if (maybe(0.25)) param("retry_after_ms", maybe(0.5) ? 50 : 500);
-      break;
-    case FaultKind::stream_cut:
-    case FaultKind::stream_error:
-    case FaultKind::policy: param("cut_after_events", between(0, tokens)); break;
-    case FaultKind::stream_stall:
-      param("cut_after_events", between(0, tokens));
-      param("stall_ms", maybe(0.5) ? within() : beyond());
-      break;
-    case FaultKind::malformed_event:
-      param("cut_after_events", between(0, tokens));
-      // Slow later events: the client hangs up before the next content event (cases/README.md).
-      param("inter_event_ms", between(std::min(20.0, timeout / 4), std::min(100.0, timeout / 2)));
-      break;
-    case FaultKind::slow_first_token: param("first_token_ms", maybe(0.5) ? within() : beyond()); break;
-    case FaultKind::slow:
-      if (maybe(0.5)) {
-        param("latency_ms", maybe(0.5) ? within() : beyond());
-      } else {
-        const double p50 = within();
-        param("p50_ms", p50);
-        param("p95_ms", p50 * static_cast<double>(rng.between(2, 4)));
-      }
-      break;
-    case FaultKind::schema_missing:
-      if (contract) st.missing_field = "label";
-      break;
-    default: break;
-  }
-  if (fault != FaultKind::malformed_event && maybe(0.15)) param("inter_event_ms", between(1, 20));
+  // The fault's own keys are its draw (faults/<name>.cpp); the common ones are drawn here.
+  const auto& traits = mock::fault_traits(fault);
+  mock::ExploreDraw d{rng, timeout, tokens, contract, st.params, st.missing_field};
+  if (traits.explore_latency && d.maybe(0.3)) d.param("latency_ms", d.maybe(0.25) ? d.beyond() : d.within());
+  if (traits.explore_draw) traits.explore_draw(d);
+  if (traits.explore_inter_event && d.maybe(0.15)) d.param("inter_event_ms", d.between(1, 20));
   return st;
 }
 
@@ -224,7 +182,8 @@ Schedule random_schedule(Rng& rng, const std::optional<PolicyShape>& policy, con
     for (std::int64_t k = 0; k < n_steps; ++k) {
       auto fault = enum_names<FaultKind>::table[rng.between(0, n_faults - 1)].first;
       // SPEC 2: schema_missing lacks a field "the workflow's output schema requires": none without a schema.
-      if (fault == FaultKind::schema_missing && !s.contract) fault = FaultKind::ok;
+      const bool needs_contract = mock::fault_traits(fault).in_band == mock::InBand::under_output_contract;
+      if (needs_contract && !s.contract) fault = FaultKind::ok;
       r.steps.push_back(draw_step(rng, fault, s.attempt_timeout_ms, tokens, s.contract));
     }
     s.routes.push_back(std::move(r));
