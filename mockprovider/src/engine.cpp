@@ -66,14 +66,6 @@ struct Pending {
   bool commits_when_sent = false;
 };
 
-std::string_view id_prefix(Dialect d) {
-  switch (d) {
-    case Dialect::anthropic: return "msg_";
-    case Dialect::gemini: return "resp-";
-    default: return "chatcmpl-";
-  }
-}
-
 ErrorKind error_kind(RequestError e) {
   switch (e) {
     case RequestError::not_found: return ErrorKind::not_found;
@@ -103,7 +95,7 @@ namespace {
 Answer healthy_answer_of(const RouteScript& route, const Step& step, const ChatRequest& request, std::uint64_t seq,
                          std::vector<std::string> tokens) {
   Answer a;
-  a.id = id_prefix(route.dialect);
+  a.id = dialect_spec(route.dialect).id_prefix;
   a.id += fmt::format_int(seq).c_str();
   a.model = step.model ? *step.model : !request.model.empty() ? request.model : "mock-model";
   a.tokens = std::move(tokens);
