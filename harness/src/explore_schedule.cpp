@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "llmchaos/client/policy.hpp"
+#include "llmchaos/core/toml_text.hpp"
 #include "llmchaos/harness/explore.hpp"
 #include "llmchaos/mockprovider/fault_traits.hpp"
 
@@ -16,25 +17,6 @@ namespace {
 constexpr const char* route_names[] = {"primary", "backup", "backup2"};
 constexpr const char* words[] = {"alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india"};
 constexpr Dialect dialects[] = {Dialect::openai, Dialect::anthropic, Dialect::gemini};
-
-// A TOML basic string.
-std::string quoted(std::string_view s) {
-  std::string out = "\"";
-  for (char ch : s) {
-    switch (ch) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\t': out += "\\t"; break;
-      default:
-        if (static_cast<unsigned char>(ch) < 0x20)
-          out += fmt::format("\\u{:04x}", static_cast<int>(ch));
-        else
-          out += ch;
-    }
-  }
-  return out + "\"";
-}
 
 // Whole numbers as TOML integers (the integer keys need them), others as floats.
 std::string number(double v) {
@@ -78,22 +60,22 @@ int Schedule::step_count() const {
 
 std::string schedule_to_toml(const Schedule& s, const CaseExpectations& expect, const std::string& policy_ref) {
   std::string out;
-  out += fmt::format("name = {}\n", quoted(s.name));
-  if (!expect.description.empty()) out += fmt::format("description = {}\n", quoted(expect.description));
+  out += fmt::format("name = {}\n", toml_string(s.name));
+  if (!expect.description.empty()) out += fmt::format("description = {}\n", toml_string(expect.description));
   out += "tags = [\"explore\"]\n";
   const auto first = expect.actions.empty() ? std::optional<Action>(Action::none) : expect.actions.front();
-  out += fmt::format("expect = {}\n", quoted(action_name(first.value_or(Action::none))));
-  if (!s.policy_file.empty()) out += fmt::format("policy = {}\n", quoted(policy_ref.empty() ? s.policy_file : policy_ref));
+  out += fmt::format("expect = {}\n", toml_string(action_name(first.value_or(Action::none))));
+  if (!s.policy_file.empty()) out += fmt::format("policy = {}\n", toml_string(policy_ref.empty() ? s.policy_file : policy_ref));
   for (std::size_t i = 1; i < expect.actions.size(); ++i)
     if (expect.actions[i])
-      out += fmt::format("\n[[expect_at]]\npoint = {}\naction = {}\n", i + 1, quoted(action_name(*expect.actions[i])));
+      out += fmt::format("\n[[expect_at]]\npoint = {}\naction = {}\n", i + 1, toml_string(action_name(*expect.actions[i])));
 
   const bool inline_policy = s.policy_file.empty();
   if (inline_policy) {
     out += "\n[workflow]\n";
-    out += fmt::format("primary = {}\n", quoted(s.routes.front().name));
+    out += fmt::format("primary = {}\n", toml_string(s.routes.front().name));
     std::string chain;
-    for (std::size_t i = 1; i < s.routes.size(); ++i) chain += (i > 1 ? ", " : "") + quoted(s.routes[i].name);
+    for (std::size_t i = 1; i < s.routes.size(); ++i) chain += (i > 1 ? ", " : "") + toml_string(s.routes[i].name);
     out += fmt::format("fallback = [{}]\n", chain);
     out += fmt::format("max_total_attempts = {}\n", s.max_total_attempts);
     out += fmt::format("max_elapsed_ms = {}\n", number(s.max_elapsed_ms));
@@ -105,7 +87,7 @@ std::string schedule_to_toml(const Schedule& s, const CaseExpectations& expect, 
     out += fmt::format("\n[backoff]\nbase_ms = {}\ncap_ms = {}\n", number(s.backoff_base_ms), number(s.backoff_cap_ms));
   }
   for (const auto& r : s.routes) {
-    out += fmt::format("\n[route.{}]\ndialect = {}\ntext = {}\n", r.name, quoted(to_string(r.dialect)), quoted(r.text));
+    out += fmt::format("\n[route.{}]\ndialect = {}\ntext = {}\n", r.name, toml_string(to_string(r.dialect)), toml_string(r.text));
     if (inline_policy) {
       out += fmt::format("expected_latency_ms = {}\ncost_per_attempt_usd = {}\n", number(r.expected_latency_ms),
                          number(r.cost_per_attempt_usd));
@@ -114,10 +96,10 @@ std::string schedule_to_toml(const Schedule& s, const CaseExpectations& expect, 
     out += "script = [";
     for (std::size_t k = 0; k < r.steps.size(); ++k) {
       const auto& st = r.steps[k];
-      out += fmt::format("{}\n  {{ fault = {}", k ? "," : "", quoted(to_string(st.fault)));
+      out += fmt::format("{}\n  {{ fault = {}", k ? "," : "", toml_string(to_string(st.fault)));
       if (st.times != 1) out += fmt::format(", times = {}", st.times);
       for (const auto& [key, v] : st.params) out += fmt::format(", {} = {}", key, number(v));
-      if (!st.missing_field.empty()) out += fmt::format(", missing_field = {}", quoted(st.missing_field));
+      if (!st.missing_field.empty()) out += fmt::format(", missing_field = {}", toml_string(st.missing_field));
       out += " }";
     }
     out += r.steps.empty() ? "]\n" : ",\n]\n";
