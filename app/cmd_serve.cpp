@@ -17,6 +17,7 @@
 #include "llmchaos/core/spec_error.hpp"
 #include "llmchaos/core/toml_reader.hpp"
 #include "llmchaos/harness/case.hpp"
+#include "llmchaos/mockprovider/dialect.hpp"
 #include "llmchaos/mockprovider/server.hpp"
 
 namespace llmchaos::app {
@@ -55,10 +56,6 @@ Served load_served(const std::string& path) {
                       "routes are not served", loaded.value->name, path)};
 }
 
-std::string sdk_base_url(const std::string& base, const std::string& route, Dialect dialect) {
-  return dialect == Dialect::openai ? fmt::format("{}/{}/v1", base, route) : fmt::format("{}/{}", base, route);
-}
-
 int serve(const ServeArgs& args) {
   keep_heap_trimming();
   StopSignals stop_signals;  // before any thread starts
@@ -84,7 +81,7 @@ int serve(const ServeArgs& args) {
   std::cout << served.what << "\n";
   for (const auto& [name, route] : served.script.routes)
     std::cout << fmt::format("  route {} ({}): SDK base URL {}\n", name, to_string(route.dialect),
-                             sdk_base_url(base, name, route.dialect));
+                             mock::sdk_base_url(base + "/" + name, route.dialect));
   std::cout.flush();
 
   const char* stopped_by = stop_signals.wait();

@@ -2,7 +2,6 @@
 // `event: <type>` + `data: <json>` frames ending with message_stop; `event: error` is an in-stream
 // error; frames without an event name are dropped, as the SDK does.
 #include "codec_detail.hpp"
-#include "codecs.hpp"
 
 namespace llmchaos::client::detail {
 namespace {

@@ -3,7 +3,6 @@
 // the frame that carries finishReason; a frame whose `error` has a numeric code 400..599 is an
 // in-stream error (the SDK's rule).
 #include "codec_detail.hpp"
-#include "codecs.hpp"
 
 namespace llmchaos::client::detail {
 namespace {

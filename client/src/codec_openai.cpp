@@ -1,7 +1,6 @@
 // OpenAI Chat Completions (provider-wire.md section 1): POST {base}/v1/chat/completions; SSE of
 // `data: <chunk>` frames ending with `data: [DONE]`; an in-stream error is a chunk with an `error`.
 #include "codec_detail.hpp"
-#include "codecs.hpp"
 
 namespace llmchaos::client::detail {
 namespace {

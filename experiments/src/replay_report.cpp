@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "llmchaos/experiments/stats.hpp"
+#include "llmchaos/core/atomic_file.hpp"
 #include "table.hpp"
 
 namespace llmchaos::experiments {
@@ -219,7 +220,7 @@ std::vector<std::string> write_replay_svgs(std::span<const TraceRow> trace, std:
       if (c.policy == policy) curves.push_back({c, successful_latencies(trace, c)});
     if (curves.empty()) continue;
     const std::string path = (std::filesystem::path(dir) / fmt::format("replay-{}.svg", policy_name(policy))).string();
-    detail::write_file_atomic(path, replay_cdf_svg(policy, curves, trace.size()));
+    write_file_atomic(path, replay_cdf_svg(policy, curves, trace.size()));
     written.push_back(path);
   }
   return written;

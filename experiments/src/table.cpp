@@ -64,19 +64,4 @@ std::string fmt_seconds(double sec) { return std::isnan(sec) ? "-" : fmt::format
 std::string fmt_ms(double ms) { return std::isnan(ms) ? "-" : fmt::format("{:.1f}", ms); }
 std::string fmt_pct(double fraction) { return std::isnan(fraction) ? "-" : fmt::format("{:.2f}%", 100.0 * fraction); }
 
-void write_file_atomic(const std::string& path, const std::string& content) {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) throw std::runtime_error(path + ": cannot write: " + std::strerror(errno));
-    out.write(content.data(), static_cast<std::streamsize>(content.size()));
-    out.flush();
-    if (!out) throw std::runtime_error(path + ": write failed");
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    std::remove(tmp.c_str());
-    throw std::runtime_error(path + ": cannot rename the finished report into place");
-  }
-}
-
 }  // namespace llmchaos::experiments::detail

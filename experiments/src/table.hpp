@@ -21,8 +21,4 @@ std::string fmt_seconds(double sec);
 std::string fmt_ms(double ms);
 std::string fmt_pct(double fraction);  // 0.123 -> "12.30%"
 
-// Writes through a temporary file and a rename, so a crash never leaves half a report.
-// Throws std::runtime_error naming the path.
-void write_file_atomic(const std::string& path, const std::string& content);
-
 }  // namespace llmchaos::experiments::detail

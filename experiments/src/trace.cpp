@@ -17,6 +17,8 @@
 
 #include <fmt/format.h>
 
+#include "llmchaos/core/file_text.hpp"
+
 #if defined(__unix__)
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -846,13 +848,7 @@ class TraceFile {
 #endif
 
 // Any readable file, pipes included, as one string.
-std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw std::runtime_error(fmt::format("{}: cannot open the trace file: {}", path, std::strerror(errno)));
-  std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-  if (in.bad()) throw std::runtime_error(path + ": cannot read the trace file");
-  return text;
-}
+std::string slurp(const std::string& path) { return read_file_text(path, "the trace file"); }
 }  // namespace
 
 TraceParse read_trace_file(const std::string& path, const TraceParseOptions& options) {

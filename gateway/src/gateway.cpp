@@ -29,6 +29,7 @@
 #include "llmchaos/client/executor.hpp"
 #include "llmchaos/client/http_transport.hpp"
 #include "llmchaos/client/limiter.hpp"
+#include "llmchaos/client/points_header.hpp"
 #include "llmchaos/core/clock.hpp"
 #include "openai_wire.hpp"
 #include "upstreams.hpp"
@@ -80,28 +81,6 @@ std::string provisional_action(const std::vector<AttemptTrace>& trace, const std
 std::string failure_actions(const client::DecisionLog& log) {
   std::string out;
   for (const auto& f : log.failures) out += (out.empty() ? "" : ",") + std::string(to_string(f.action));
-  return out;
-}
-
-// A route name as a token of x-llmchaos-points: percent-encoded outside A-Z a-z 0-9 - . _ ~, so it
-// never holds the list's separators (space, comma).
-std::string point_token(std::string_view route) {
-  std::string out;
-  for (unsigned char ch : route) {
-    if (std::isalnum(ch) || ch == '-' || ch == '.' || ch == '_' || ch == '~') out += static_cast<char>(ch);
-    else out += fmt::format("%{:02X}", ch);
-  }
-  return out;
-}
-
-// x-llmchaos-points: every failure point in order as "ACTION ROUTE ATTEMPT RULE", comma-separated;
-// ATTEMPT is the 0-based index of the failed attempt in this delivery, "-" when none was sent (grammar
-// in gateway/README.md). An observer cross-checks it against the upstream traffic it saw.
-std::string failure_points_header(const client::DecisionLog& log) {
-  std::string out;
-  for (const auto& f : log.failures)
-    out += fmt::format("{}{} {} {} {}", out.empty() ? "" : ",", to_string(f.action), point_token(f.route),
-                       f.attempt < 0 ? std::string("-") : std::to_string(f.attempt), f.rule);
   return out;
 }
 
@@ -487,7 +466,7 @@ bool Gateway::Impl::chat(const http::request<http::string_body>& req, tcp::socke
   HeaderList headers = decision_headers(action, log.attempts.size(), log.route, upstream, quality);
   headers.emplace_back("x-llmchaos-actions", failure_actions(log));
   if (auto unsent = unsent_points(log); !unsent.empty()) headers.emplace_back("x-llmchaos-unsent-points", fmt::format("{}", fmt::join(unsent, ",")));
-  headers.emplace_back("x-llmchaos-points", failure_points_header(log));
+  headers.emplace_back(client::points_header_name, client::encode_points_header(log.failures));  // grammar: points_header.hpp
   headers.emplace_back("x-llmchaos-operation-id", log.operation_id);
 
   // 6. The answer.

@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 
 #include "llmchaos/harness/checker.hpp"
+#include "llmchaos/mockprovider/dialect.hpp"
 
 extern char** environ;
 
@@ -127,9 +128,7 @@ std::string env_route_name(std::string_view route) {
   return out;
 }
 
-std::string sdk_base_url(const client::Endpoint& e) {
-  return e.dialect == Dialect::openai ? e.base_url + "/v1" : e.base_url;
-}
+std::string sdk_base_url(const client::Endpoint& e) { return mock::sdk_base_url(e.base_url, e.dialect); }
 
 void CappedText::append(std::string_view s) {
   total_ += s.size();

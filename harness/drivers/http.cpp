@@ -27,6 +27,8 @@
 #include "drivers.hpp"
 #include "external.hpp"
 #include "llmchaos/client/http_transport.hpp"
+#include "llmchaos/client/points_header.hpp"
+#include "llmchaos/core/file_text.hpp"
 #include "llmchaos/core/parse.hpp"
 #include "llmchaos/harness/capabilities.hpp"
 #include "llmchaos/harness/checker.hpp"
@@ -48,11 +50,11 @@ std::string replace_all(std::string s, std::string_view from, std::string_view t
 }
 
 std::string read_text(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw std::invalid_argument(fmt::format("--target-config {}: cannot open file", path));
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  try {
+    return read_file_text(path);
+  } catch (const SpecError& e) {  // "PATH: cannot open: REASON"
+    throw std::invalid_argument(fmt::format("--target-config {}", e.what()));
+  }
 }
 
 // A loopback port free right now (the service binds it a moment later; a clash shows as a crash).
@@ -89,62 +91,8 @@ std::optional<std::string> header_if(const client::AttemptResult& r, std::string
 }
 std::string header(const client::AttemptResult& r, std::string_view name) { return header_if(r, name).value_or(""); }
 
-// The items of a `sep`-separated list, blanks around each trimmed ("" is no item).
-std::vector<std::string_view> split_list(std::string_view list, char sep) {
-  std::vector<std::string_view> out;
-  if (list.empty()) return out;
-  for (std::size_t at = 0;;) {
-    const auto end = std::min(list.find(sep, at), list.size());
-    auto item = list.substr(at, end - at);
-    while (!item.empty() && item.front() == ' ') item.remove_prefix(1);
-    while (!item.empty() && item.back() == ' ') item.remove_suffix(1);
-    out.push_back(item);
-    if (end == list.size()) return out;
-    at = end + 1;
-  }
-}
-
-// A percent-encoded token (the route of a point); nullopt when an escape is malformed.
-std::optional<std::string> percent_decoded(std::string_view s) {
-  std::string out;
-  for (std::size_t i = 0; i < s.size(); ++i) {
-    if (s[i] != '%') {
-      out += s[i];
-      continue;
-    }
-    unsigned value = 0;
-    if (i + 2 >= s.size() || std::from_chars(s.data() + i + 1, s.data() + i + 3, value, 16).ptr != s.data() + i + 3)
-      return std::nullopt;
-    out += static_cast<char>(value);
-    i += 2;
-  }
-  return out;
-}
-
 // A delivery's failure points as the target reported them; nullopt when it reported none at all.
 using ReportedPoints = std::optional<std::vector<client::FailurePoint>>;
-
-// x-llmchaos-points (gateway/README.md): "ACTION ROUTE ATTEMPT RULE" per point, comma-separated, in
-// order; ATTEMPT "-" when no attempt was sent. "" is the error of a malformed point.
-std::string points_from_header(std::string_view list, std::vector<client::FailurePoint>& out) {
-  for (const auto item : split_list(list, ',')) {
-    const auto fields = split_list(item, ' ');
-    client::FailurePoint fp;
-    fp.point = static_cast<int>(out.size()) + 1;
-    const auto action = fields.size() == 4 ? parse_enum<Action>(fields[0]) : std::nullopt;
-    const auto route = fields.size() == 4 ? percent_decoded(fields[1]) : std::nullopt;
-    const auto attempt = fields.size() == 4 ? (fields[2] == "-" ? std::optional<int>(-1) : parse_int(fields[2])) : std::nullopt;
-    const auto rule = fields.size() == 4 ? parse_int(fields[3]) : std::nullopt;
-    if (!action || !route || !attempt || *attempt < -1 || !rule)
-      return fmt::format("x-llmchaos-points item \"{}\" is not \"ACTION ROUTE ATTEMPT RULE\"", item);
-    fp.action = *action;
-    fp.route = *route;
-    fp.attempt = *attempt;
-    fp.rule = *rule;  // the rule's text is not in the header (the drain answer has it)
-    out.push_back(std::move(fp));
-  }
-  return {};
-}
 
 // The drain answer's "points": [{"action", "route", "attempt" (null: none sent), "rule", "rule_text"}].
 std::string points_from_json(const boost::json::value& v, std::vector<client::FailurePoint>& out) {
@@ -346,17 +294,17 @@ class HttpSession final : public CaseSession {
     const std::string where = fmt::format("request {}", sent_);
     ReportedPoints points;
     std::optional<int> first_unsent;  // within this request
-    if (auto list = header_if(res, "x-llmchaos-points")) {
+    if (auto list = header_if(res, client::points_header_name)) {
       points.emplace();
-      if (auto error = points_from_header(*list, *points); !error.empty())
+      if (auto error = client::decode_points_header(*list, *points); !error.empty())
         throw UnknownVerdict("error: contract", where + ": " + error, output());
       for (const auto& fp : *points)
         if (fp.attempt < 0 && !first_unsent) first_unsent = fp.point;
-    } else if (auto unsent = split_list(header(res, "x-llmchaos-unsent-points"), ','); !unsent.empty()) {
+    } else if (auto unsent = client::split_header_list(header(res, "x-llmchaos-unsent-points"), ','); !unsent.empty()) {
       first_unsent = parse_int(unsent.front());
     }
     const auto points_here =
-        static_cast<int>(points ? points->size() : split_list(header(res, "x-llmchaos-actions"), ',').size());
+        static_cast<int>(points ? points->size() : client::split_header_list(header(res, "x-llmchaos-actions"), ',').size());
     take_points(log, std::move(points), first_unsent ? std::optional<int>(points_before_ + *first_unsent) : std::nullopt, where);
     points_before_ += points_here;
     if (log.answered) {

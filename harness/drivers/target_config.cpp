@@ -11,25 +11,10 @@
 #include <fmt/format.h>
 
 #include "external.hpp"
+#include "llmchaos/core/toml_text.hpp"
 
 namespace llmchaos::harness::driver_units {
 namespace {
-
-// A TOML basic string's content (the template writes the quotes).
-std::string toml_escaped(std::string_view s) {
-  std::string out;
-  for (char ch : s) {
-    if (ch == '"' || ch == '\\') out += '\\';
-    if (ch == '\n') {
-      out += "\\n";
-      continue;
-    }
-    out += ch;
-  }
-  return out;
-}
-
-std::string quoted(std::string_view s) { return "\"" + toml_escaped(s) + "\""; }
 
 // A JSON string's content (boost::json writes the quotes: drop them).
 std::string json_escaped(std::string_view s) {
@@ -39,7 +24,7 @@ std::string json_escaped(std::string_view s) {
 
 std::string string_array(const std::vector<std::string>& items) {
   std::string out = "[";
-  for (std::size_t i = 0; i < items.size(); ++i) out += (i ? ", " : "") + quoted(items[i]);
+  for (std::size_t i = 0; i < items.size(); ++i) out += (i ? ", " : "") + toml_string(items[i]);
   return out + "]";
 }
 
@@ -51,18 +36,18 @@ std::string case_policy_toml(const CaseEnv& env) {
   const auto& p = env.c->policy;
   const auto& w = p.workflow;
   std::string out = "[workflow]\n";
-  out += fmt::format("name = {}\nprimary = {}\nfallback = {}\n", quoted(w.name), quoted(w.primary), string_array(w.fallback));
+  out += fmt::format("name = {}\nprimary = {}\nfallback = {}\n", toml_string(w.name), toml_string(w.primary), string_array(w.fallback));
   out += fmt::format("max_total_attempts = {}\nmax_elapsed_ms = {}\nattempt_timeout_ms = {}\n", w.max_total_attempts,
                      number(w.max_elapsed_ms), number(w.attempt_timeout_ms));
   if (std::isfinite(w.max_extra_cost_usd)) out += fmt::format("max_extra_cost_usd = {}\n", number(w.max_extra_cost_usd));
   out += fmt::format("replay_safe = {}\nqueue_allowed = {}\ndegrade_allowed = {}\ndegrade_text = {}\n", w.replay_safe,
-                     w.queue_allowed, w.degrade_allowed, quoted(w.degrade_text));
+                     w.queue_allowed, w.degrade_allowed, toml_string(w.degrade_text));
   if (!w.output_required.empty()) out += fmt::format("output_required = {}\n", string_array(w.output_required));
   out += fmt::format("\n[backoff]\nbase_ms = {}\ncap_ms = {}\n", number(p.backoff.base_ms), number(p.backoff.cap_ms));
   for (const auto& [name, endpoint] : env.endpoints) {
     const auto& r = p.route(name);
-    out += fmt::format("\n[route.{}]\nbase_url = {}\ndialect = {}\n", quoted(name), quoted(endpoint.base_url),
-                       quoted(to_string(endpoint.dialect)));
+    out += fmt::format("\n[route.{}]\nbase_url = {}\ndialect = {}\n", toml_string(name), toml_string(endpoint.base_url),
+                       toml_string(to_string(endpoint.dialect)));
     out += fmt::format("expected_latency_ms = {}\ncost_per_attempt_usd = {}\napproved = {}\n", number(r.expected_latency_ms),
                        number(r.cost_per_attempt_usd), r.approved);
     const auto& b = r.breaker;

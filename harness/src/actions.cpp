@@ -7,41 +7,23 @@
 
 #include "llmchaos/harness/checker.hpp"
 #include "llmchaos/mockprovider/dialect.hpp"
+#include "llmchaos/mockprovider/fault_traits.hpp"
 
 namespace llmchaos::harness {
 
 std::map<std::uint64_t, const mock::Step*> resolve_steps(const mock::Script& script,
                                                          const std::vector<LedgerEntry>& ledger, double time_scale) {
-  struct Cursor {
-    std::size_t index = 0;  // current step
-    int used = 0;           // attempts the current step has taken
-  };
   std::vector<const LedgerEntry*> sorted;
   for (const auto& e : ledger) sorted.push_back(&e);
   std::stable_sort(sorted.begin(), sorted.end(), [](auto* a, auto* b) { return a->seq < b->seq; });
-  std::map<std::string, Cursor> cursors;
+  std::map<std::string, mock::StepCursor> cursors;
   std::map<std::uint64_t, const mock::Step*> out;
   for (const auto* e : sorted) {
     auto it = script.routes.find(e->route);
     if (it == script.routes.end()) continue;
     if (!e->path.empty() && !is_completion_path(e->dialect, e->path)) continue;  // the engine answered it without a step
-    const auto& steps = it->second.steps;
-    auto& cur = cursors[e->route];
-    const mock::Step* chosen = nullptr;
-    while (cur.index < steps.size()) {
-      const auto& s = steps[cur.index];
-      const bool expired = s.until_ms && e->received_at_ms >= *s.until_ms * time_scale;
-      const bool spent = (!s.until_ms || s.times_given) && cur.used >= s.times;
-      if (expired || spent) {
-        ++cur.index;
-        cur.used = 0;
-        continue;
-      }
-      ++cur.used;
-      chosen = &s;
-      break;
-    }
-    out[e->seq] = chosen;
+    // The engine's own step selection (mock::next_step), replayed over the ledger.
+    out[e->seq] = mock::next_step(it->second.steps, cursors[e->route], e->received_at_ms, time_scale);
   }
   return out;
 }
@@ -71,21 +53,12 @@ void split_foreign(History& history) {
 bool attempt_failed(const LedgerEntry& entry, const client::Policy& policy) {
   if (entry.status >= 400 || entry.status == 0) return true;
   if (entry.finished && entry.outcome != AttemptOutcome::completed) return true;
-  switch (entry.fault) {
-    case FaultKind::stream_cut:
-    case FaultKind::stream_error:
-    case FaultKind::stream_stall:
-    case FaultKind::malformed_event:
-    case FaultKind::policy:
-    case FaultKind::post_commit_timeout:
-    case FaultKind::no_response:
-    case FaultKind::connect_reset:
-      return true;
-    case FaultKind::schema_missing:
-      return !policy.workflow.output_required.empty();
-    default:
-      return false;
+  switch (mock::fault_traits(entry.fault).in_band) {  // a 2xx that still failed (the fault says so)
+    case mock::InBand::always: return true;
+    case mock::InBand::under_output_contract: return !policy.workflow.output_required.empty();
+    case mock::InBand::never: return false;
   }
+  return false;
 }
 
 std::vector<RequestView> group_by_request(const History& history, std::vector<const LedgerEntry*>* unmatched) {

@@ -7,6 +7,7 @@
 #include <boost/json.hpp>
 #include <fmt/format.h>
 
+#include "llmchaos/core/atomic_file.hpp"
 #include "llmchaos/core/file_text.hpp"
 #include "llmchaos/core/spec_error.hpp"
 
@@ -76,17 +77,11 @@ Baseline read_baseline(const std::string& path) {
 }
 
 void write_baseline(const RunResult& run, const std::string& path) {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  if (auto dir = fs::path(path).parent_path(); !dir.empty()) fs::create_directories(dir, ec);
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out << baseline_to_json(run);
-    if (!out) throw std::runtime_error(fmt::format("{}: cannot write baseline", path));
+  try {
+    write_file_atomic(path, baseline_to_json(run));
+  } catch (const std::runtime_error& e) {  // "PATH: WHAT"
+    throw std::runtime_error(fmt::format("cannot write baseline {}", e.what()));
   }
-  fs::rename(tmp, path, ec);
-  if (ec) throw std::runtime_error(fmt::format("{}: cannot write baseline: {}", path, ec.message()));
 }
 
 std::vector<BaselineChange> compare_baseline(const Baseline& before, const RunResult& run,

@@ -9,6 +9,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "llmchaos/mockprovider/fault_traits.hpp"
+
 namespace llmchaos::harness {
 namespace {
 
@@ -218,17 +220,11 @@ std::optional<CheckResult> check_duplicates(const Ctx& x) {
   // (post_commit_timeout: no event, never completed) still counts: the provider did the work.
   const bool contract = !x.c.policy.workflow.output_required.empty();
   auto broke_off = [](const LedgerEntry& e) {  // the stream ended before a whole answer (SPEC 2's stream rows)
-    switch (e.fault) {
-      case FaultKind::stream_cut:
-      case FaultKind::stream_stall:
-      case FaultKind::stream_error:
-      case FaultKind::malformed_event:
-      case FaultKind::policy: return true;
-      default: return e.outcome != AttemptOutcome::completed;
-    }
+    return mock::fault_traits(e.fault).breaks_stream || e.outcome != AttemptOutcome::completed;
   };
-  auto held_back = [&](const LedgerEntry& e) {
-    return contract && (e.fault == FaultKind::schema_missing || (e.events_sent > 0 && broke_off(e)));
+  auto held_back = [&](const LedgerEntry& e) {  // an answer the contract refuses (schema_missing) is no commit either
+    const bool refused = mock::fault_traits(e.fault).in_band == mock::InBand::under_output_contract;
+    return contract && (refused || (e.events_sent > 0 && broke_off(e)));
   };
   for (const auto& e : x.h.ledger)
     if (e.committed && !held_back(e)) ++committed[e.idempotency_key];

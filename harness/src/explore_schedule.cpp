@@ -7,7 +7,9 @@
 #include <fmt/format.h>
 
 #include "llmchaos/client/policy.hpp"
+#include "llmchaos/core/toml_text.hpp"
 #include "llmchaos/harness/explore.hpp"
+#include "llmchaos/mockprovider/fault_traits.hpp"
 
 namespace llmchaos::harness {
 namespace {
@@ -15,25 +17,6 @@ namespace {
 constexpr const char* route_names[] = {"primary", "backup", "backup2"};
 constexpr const char* words[] = {"alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india"};
 constexpr Dialect dialects[] = {Dialect::openai, Dialect::anthropic, Dialect::gemini};
-
-// A TOML basic string.
-std::string quoted(std::string_view s) {
-  std::string out = "\"";
-  for (char ch : s) {
-    switch (ch) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\t': out += "\\t"; break;
-      default:
-        if (static_cast<unsigned char>(ch) < 0x20)
-          out += fmt::format("\\u{:04x}", static_cast<int>(ch));
-        else
-          out += ch;
-    }
-  }
-  return out + "\"";
-}
 
 // Whole numbers as TOML integers (the integer keys need them), others as floats.
 std::string number(double v) {
@@ -53,60 +36,17 @@ std::string route_text(std::size_t route, int n_words, bool contract) {
   return fmt::format("{} says {}", route_names[route % 3], w);
 }
 
-bool holds_or_resets(FaultKind f) {
-  return f == FaultKind::no_response || f == FaultKind::post_commit_timeout || f == FaultKind::connect_reset;
-}
-
 ScheduleStep draw_step(Rng& rng, FaultKind fault, double timeout, int tokens, bool contract) {
   ScheduleStep st;
   st.fault = fault;
   const double u = rng.uniform();
   st.times = u < 0.7 ? 1 : u < 0.9 ? 2 : 3;
-  auto maybe = [&](double p) { return rng.uniform() < p; };
-  auto between = [&](double lo, double hi) { return static_cast<double>(rng.between(static_cast<std::int64_t>(lo), static_cast<std::int64_t>(std::max(lo, hi)))); };
-  // Delays either well inside the attempt timeout or past it: the two sides of every timeout rule.
-  auto within = [&] { return between(1, timeout / 4); };
-  auto beyond = [&] { return between(timeout + 1, 2 * timeout); };
-  auto param = [&](std::string key, double v) { st.params.emplace_back(std::move(key), v); };
-
-  if (!holds_or_resets(fault) && fault != FaultKind::slow && maybe(0.3)) param("latency_ms", maybe(0.25) ? beyond() : within());
-  switch (fault) {
-    case FaultKind::rate_429: {
-      constexpr double hints[] = {0, 50, 500, 3000, 60000};
-      if (const double h = hints[rng.between(0, 4)]; h > 0) param("retry_after_ms", h);
-      break;
-    }
-    case FaultKind::overloaded:
-      if (maybe(0.25)) param("retry_after_ms", maybe(0.5) ? 50 : 500);
-      break;
-    case FaultKind::stream_cut:
-    case FaultKind::stream_error:
-    case FaultKind::policy: param("cut_after_events", between(0, tokens)); break;
-    case FaultKind::stream_stall:
-      param("cut_after_events", between(0, tokens));
-      param("stall_ms", maybe(0.5) ? within() : beyond());
-      break;
-    case FaultKind::malformed_event:
-      param("cut_after_events", between(0, tokens));
-      // Slow later events: the client hangs up before the next content event (cases/README.md).
-      param("inter_event_ms", between(std::min(20.0, timeout / 4), std::min(100.0, timeout / 2)));
-      break;
-    case FaultKind::slow_first_token: param("first_token_ms", maybe(0.5) ? within() : beyond()); break;
-    case FaultKind::slow:
-      if (maybe(0.5)) {
-        param("latency_ms", maybe(0.5) ? within() : beyond());
-      } else {
-        const double p50 = within();
-        param("p50_ms", p50);
-        param("p95_ms", p50 * static_cast<double>(rng.between(2, 4)));
-      }
-      break;
-    case FaultKind::schema_missing:
-      if (contract) st.missing_field = "label";
-      break;
-    default: break;
-  }
-  if (fault != FaultKind::malformed_event && maybe(0.15)) param("inter_event_ms", between(1, 20));
+  // The fault's own keys are its draw (faults/<name>.cpp); the common ones are drawn here.
+  const auto& traits = mock::fault_traits(fault);
+  mock::ExploreDraw d{rng, timeout, tokens, contract, st.params, st.missing_field};
+  if (traits.explore_latency && d.maybe(0.3)) d.param("latency_ms", d.maybe(0.25) ? d.beyond() : d.within());
+  if (traits.explore_draw) traits.explore_draw(d);
+  if (traits.explore_inter_event && d.maybe(0.15)) d.param("inter_event_ms", d.between(1, 20));
   return st;
 }
 
@@ -120,22 +60,22 @@ int Schedule::step_count() const {
 
 std::string schedule_to_toml(const Schedule& s, const CaseExpectations& expect, const std::string& policy_ref) {
   std::string out;
-  out += fmt::format("name = {}\n", quoted(s.name));
-  if (!expect.description.empty()) out += fmt::format("description = {}\n", quoted(expect.description));
+  out += fmt::format("name = {}\n", toml_string(s.name));
+  if (!expect.description.empty()) out += fmt::format("description = {}\n", toml_string(expect.description));
   out += "tags = [\"explore\"]\n";
   const auto first = expect.actions.empty() ? std::optional<Action>(Action::none) : expect.actions.front();
-  out += fmt::format("expect = {}\n", quoted(action_name(first.value_or(Action::none))));
-  if (!s.policy_file.empty()) out += fmt::format("policy = {}\n", quoted(policy_ref.empty() ? s.policy_file : policy_ref));
+  out += fmt::format("expect = {}\n", toml_string(action_name(first.value_or(Action::none))));
+  if (!s.policy_file.empty()) out += fmt::format("policy = {}\n", toml_string(policy_ref.empty() ? s.policy_file : policy_ref));
   for (std::size_t i = 1; i < expect.actions.size(); ++i)
     if (expect.actions[i])
-      out += fmt::format("\n[[expect_at]]\npoint = {}\naction = {}\n", i + 1, quoted(action_name(*expect.actions[i])));
+      out += fmt::format("\n[[expect_at]]\npoint = {}\naction = {}\n", i + 1, toml_string(action_name(*expect.actions[i])));
 
   const bool inline_policy = s.policy_file.empty();
   if (inline_policy) {
     out += "\n[workflow]\n";
-    out += fmt::format("primary = {}\n", quoted(s.routes.front().name));
+    out += fmt::format("primary = {}\n", toml_string(s.routes.front().name));
     std::string chain;
-    for (std::size_t i = 1; i < s.routes.size(); ++i) chain += (i > 1 ? ", " : "") + quoted(s.routes[i].name);
+    for (std::size_t i = 1; i < s.routes.size(); ++i) chain += (i > 1 ? ", " : "") + toml_string(s.routes[i].name);
     out += fmt::format("fallback = [{}]\n", chain);
     out += fmt::format("max_total_attempts = {}\n", s.max_total_attempts);
     out += fmt::format("max_elapsed_ms = {}\n", number(s.max_elapsed_ms));
@@ -147,7 +87,7 @@ std::string schedule_to_toml(const Schedule& s, const CaseExpectations& expect, 
     out += fmt::format("\n[backoff]\nbase_ms = {}\ncap_ms = {}\n", number(s.backoff_base_ms), number(s.backoff_cap_ms));
   }
   for (const auto& r : s.routes) {
-    out += fmt::format("\n[route.{}]\ndialect = {}\ntext = {}\n", r.name, quoted(to_string(r.dialect)), quoted(r.text));
+    out += fmt::format("\n[route.{}]\ndialect = {}\ntext = {}\n", r.name, toml_string(to_string(r.dialect)), toml_string(r.text));
     if (inline_policy) {
       out += fmt::format("expected_latency_ms = {}\ncost_per_attempt_usd = {}\n", number(r.expected_latency_ms),
                          number(r.cost_per_attempt_usd));
@@ -156,10 +96,10 @@ std::string schedule_to_toml(const Schedule& s, const CaseExpectations& expect, 
     out += "script = [";
     for (std::size_t k = 0; k < r.steps.size(); ++k) {
       const auto& st = r.steps[k];
-      out += fmt::format("{}\n  {{ fault = {}", k ? "," : "", quoted(to_string(st.fault)));
+      out += fmt::format("{}\n  {{ fault = {}", k ? "," : "", toml_string(to_string(st.fault)));
       if (st.times != 1) out += fmt::format(", times = {}", st.times);
       for (const auto& [key, v] : st.params) out += fmt::format(", {} = {}", key, number(v));
-      if (!st.missing_field.empty()) out += fmt::format(", missing_field = {}", quoted(st.missing_field));
+      if (!st.missing_field.empty()) out += fmt::format(", missing_field = {}", toml_string(st.missing_field));
       out += " }";
     }
     out += r.steps.empty() ? "]\n" : ",\n]\n";
@@ -224,7 +164,8 @@ Schedule random_schedule(Rng& rng, const std::optional<PolicyShape>& policy, con
     for (std::int64_t k = 0; k < n_steps; ++k) {
       auto fault = enum_names<FaultKind>::table[rng.between(0, n_faults - 1)].first;
       // SPEC 2: schema_missing lacks a field "the workflow's output schema requires": none without a schema.
-      if (fault == FaultKind::schema_missing && !s.contract) fault = FaultKind::ok;
+      const bool needs_contract = mock::fault_traits(fault).in_band == mock::InBand::under_output_contract;
+      if (needs_contract && !s.contract) fault = FaultKind::ok;
       r.steps.push_back(draw_step(rng, fault, s.attempt_timeout_ms, tokens, s.contract));
     }
     s.routes.push_back(std::move(r));

@@ -14,6 +14,12 @@
 namespace llmchaos::harness {
 namespace {
 
+// This file reads no trait table (mock::fault_traits, FaultSpec): it is an independent oracle, so its
+// reading of each fault (the switch below, the default hint) is written from the spec text on purpose. A
+// fault trait misdeclared in faults/*.cpp then shows up as a disagreement instead of being copied here.
+// rate_429's retry hint when the script gives none (faults/README.md: 1000 ms).
+constexpr double rate_429_default_retry_after_ms = 1000;
+
 // Budgets in dollars compare with this slack: 0.012 - 0.004 - 0.004 must still pay for a 0.004 attempt.
 constexpr double cost_slack = 1e-9;
 
@@ -148,7 +154,7 @@ class Model {
     if (e.status < 400) return std::nullopt;
     if (step && !mock::readable_retry_hint(step->retry_after_form)) return std::nullopt;
     if (step && step->retry_after_ms) return *step->retry_after_ms * scale_;
-    if (e.fault == FaultKind::rate_429) return 1000 * scale_;  // the mock's default hint (faults/README.md)
+    if (e.fault == FaultKind::rate_429) return rate_429_default_retry_after_ms * scale_;
     return std::nullopt;
   }
   bool side_effect_before(const std::string& op, const LedgerEntry& e) const {

@@ -15,6 +15,7 @@ Plan plan(const FaultInput& in) {
 }  // namespace
 
 extern const FaultSpec connect_reset_fault = {FaultKind::connect_reset, {}, plan,
-                                              "RST after the request head, before any response byte"};
+                                              "RST after the request head, before any response byte",
+    {.in_band = InBand::always, .explore_latency = false}};
 
 }  // namespace llmchaos::mock

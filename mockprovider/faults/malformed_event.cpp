@@ -26,9 +26,16 @@ Plan plan(const FaultInput& in) {
     for (auto& f : *part) p.frames.push_back(std::move(f));
   return p;
 }
+
+void draw(ExploreDraw& d) {
+  detail::draw_cut_after_events(d);
+  // Slow later events: the client hangs up before the next content event (cases/README.md).
+  d.param("inter_event_ms", d.between(std::min(20.0, d.timeout_ms / 4), std::min(100.0, d.timeout_ms / 2)));
+}
 }  // namespace
 
 extern const FaultSpec malformed_event_fault = {FaultKind::malformed_event, params, plan,
-                                                "200, SSE with event N+1 not valid JSON, otherwise complete"};
+                                                "200, SSE with event N+1 not valid JSON, otherwise complete",
+    {.in_band = InBand::always, .breaks_stream = true, .explore_inter_event = false, .explore_draw = draw}};
 
 }  // namespace llmchaos::mock

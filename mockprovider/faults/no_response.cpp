@@ -9,6 +9,7 @@ Plan plan(const FaultInput& in) { return detail::hold_plan(in, FaultKind::no_res
 }  // namespace
 
 extern const FaultSpec no_response_fault = {FaultKind::no_response, params, plan,
-                                            "silence (hold) with nothing committed"};
+                                            "silence (hold) with nothing committed",
+    {.in_band = InBand::always, .explore_latency = false}};
 
 }  // namespace llmchaos::mock

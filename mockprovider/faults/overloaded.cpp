@@ -4,8 +4,13 @@
 namespace llmchaos::mock {
 namespace {
 Plan plan(const FaultInput& in) { return detail::error_plan(in, FaultKind::overloaded, ErrorKind::overloaded); }
+
+void draw(ExploreDraw& d) {
+  if (d.maybe(0.25)) d.param("retry_after_ms", d.maybe(0.5) ? 50 : 500);
+}
 }  // namespace
 
-extern const FaultSpec overloaded_fault = {FaultKind::overloaded, {}, plan, "503 before any body byte (OpenAI, Gemini UNAVAILABLE) or Anthropic 529 overloaded_error"};
+extern const FaultSpec overloaded_fault = {FaultKind::overloaded, {}, plan, "503 before any body byte (OpenAI, Gemini UNAVAILABLE) or Anthropic 529 overloaded_error",
+    {.explore_draw = draw}};
 
 }  // namespace llmchaos::mock

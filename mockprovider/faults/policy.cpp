@@ -16,9 +16,12 @@ Plan plan(const FaultInput& in) {
   p.canonical_text = in.answer.text();
   return p;
 }
+
+void draw(ExploreDraw& d) { detail::draw_cut_after_events(d); }
 }  // namespace
 
 extern const FaultSpec policy_fault = {FaultKind::policy, params, plan,
-                                       "400 content-policy refusal, or a streamed content_filter finish"};
+                                       "400 content-policy refusal, or a streamed content_filter finish",
+    {.in_band = InBand::always, .breaks_stream = true, .explore_draw = draw}};
 
 }  // namespace llmchaos::mock

@@ -10,6 +10,7 @@ Plan plan(const FaultInput& in) { return detail::hold_plan(in, FaultKind::post_c
 }  // namespace
 
 extern const FaultSpec post_commit_timeout_fault = {FaultKind::post_commit_timeout, params, plan,
-                                                    "committed in the ledger, then silence (hold)"};
+                                                    "committed in the ledger, then silence (hold)",
+    {.in_band = InBand::always, .explore_latency = false}};
 
 }  // namespace llmchaos::mock

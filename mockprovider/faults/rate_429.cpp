@@ -12,9 +12,15 @@ Plan plan(const FaultInput& in) {
   return detail::error_plan({step, in.request, in.dialect, in.answer, in.request_id, in.time_scale, in.rng, in.unix_now_ms},
                             FaultKind::rate_429, ErrorKind::rate_limit);
 }
+
+void draw(ExploreDraw& d) {
+  constexpr double hints[] = {0, 50, 500, 3000, 60000};
+  if (const double h = hints[d.rng.between(0, 4)]; h > 0) d.param("retry_after_ms", h);
+}
 }  // namespace
 
 extern const FaultSpec rate_429_fault = {FaultKind::rate_429, params, plan,
-                                         "429 rate limit with retry-after (s) and retry-after-ms"};
+                                         "429 rate limit with retry-after (s) and retry-after-ms",
+    {.default_retry_after_ms = default_retry_after_ms, .explore_draw = draw}, ErrorKind::rate_limit};
 
 }  // namespace llmchaos::mock

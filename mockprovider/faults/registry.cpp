@@ -1,5 +1,7 @@
 // The one table of fault kinds. To add one: a FaultKind name (core/types.hpp), a file here, a line
 // below (see README.md in this folder).
+#include <iterator>
+
 #include "llmchaos/mockprovider/fault.hpp"
 
 namespace llmchaos::mock {
@@ -18,23 +20,20 @@ const FaultSpec* const fault_table[] = {
     &stream_stall_fault, &slow_first_token_fault,  &malformed_event_fault,  &no_terminator_fault,
     &post_commit_timeout_fault, &no_response_fault, &connect_reset_fault,  &slow_fault,
     &schema_missing_fault, &prefill_rejected_fault};
+static_assert(std::size(fault_table) == std::size(enum_names<FaultKind>::table),
+              "a fault kind without a spec in the table, or a FaultKind without a name");
 }  // namespace
 
 std::span<const FaultSpec* const> all_faults() { return fault_table; }
 
-ErrorKind fault_error_kind(FaultKind kind) {
-  switch (kind) {
-    case FaultKind::rate_429: return ErrorKind::rate_limit;
-    case FaultKind::quota_429: return ErrorKind::quota;
-    case FaultKind::payment_402: return ErrorKind::payment;
-    default: return ErrorKind::server;
-  }
+// The table is in FaultKind order (test_faults.cpp checks it): a kind is its index.
+const FaultSpec& fault_spec(FaultKind kind) {
+  const auto i = static_cast<std::size_t>(kind);
+  return i < std::size(fault_table) ? *fault_table[i] : ok_fault;
 }
 
-const FaultSpec& fault_spec(FaultKind kind) {
-  for (const auto* spec : fault_table)
-    if (spec->kind == kind) return *spec;
-  return ok_fault;
-}
+ErrorKind fault_error_kind(FaultKind kind) { return fault_spec(kind).body; }
+
+const FaultTraits& fault_traits(FaultKind kind) { return fault_spec(kind).traits; }
 
 }  // namespace llmchaos::mock

@@ -24,9 +24,14 @@ Plan plan(const FaultInput& in) {
   p.canonical_text = in.answer.text();
   return p;
 }
+
+void draw(ExploreDraw& d) {
+  if (d.contract) d.missing_field = "label";
+}
 }  // namespace
 
 extern const FaultSpec schema_missing_fault = {FaultKind::schema_missing, params, plan,
-                                               "200, but the JSON answer lacks a required field"};
+                                               "200, but the JSON answer lacks a required field",
+    {.in_band = InBand::under_output_contract, .explore_draw = draw}};
 
 }  // namespace llmchaos::mock

@@ -23,9 +23,20 @@ Plan plan(const FaultInput& in) {
     p.latency_ms += detail::scaled(in, lognormal(in.rng, *in.step.p50_ms, in.step.p95_ms.value_or(*in.step.p50_ms)));
   return p;
 }
+
+void draw(ExploreDraw& d) {
+  if (d.maybe(0.5)) {
+    d.param("latency_ms", d.maybe(0.5) ? d.within() : d.beyond());
+  } else {
+    const double p50 = d.within();
+    d.param("p50_ms", p50);
+    d.param("p95_ms", p50 * static_cast<double>(d.rng.between(2, 4)));
+  }
+}
 }  // namespace
 
 extern const FaultSpec slow_fault = {FaultKind::slow, params, plan,
-                                     "the answer after a fixed latency or a p50/p95 lognormal draw"};
+                                     "the answer after a fixed latency or a p50/p95 lognormal draw",
+    {.explore_latency = false, .explore_draw = draw}};
 
 }  // namespace llmchaos::mock

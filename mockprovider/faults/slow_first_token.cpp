@@ -16,9 +16,12 @@ Plan plan(const FaultInput& in) {
     p.latency_ms += wait;
   return p;
 }
+
+void draw(ExploreDraw& d) { d.param("first_token_ms", d.maybe(0.5) ? d.within() : d.beyond()); }
 }  // namespace
 
 extern const FaultSpec slow_first_token_fault = {FaultKind::slow_first_token, params, plan,
-                                                 "headers at once, the first event after first_token_ms"};
+                                                 "headers at once, the first event after first_token_ms",
+    {.explore_draw = draw}};
 
 }  // namespace llmchaos::mock

@@ -10,9 +10,12 @@ Plan plan(const FaultInput& in) {
   if (!in.request.stream) return detail::truncated_body(in, FaultKind::stream_cut, StreamEnd::abort);
   return detail::partial_stream(in, FaultKind::stream_cut, detail::cut_after(in, 1), {}, StreamEnd::abort);
 }
+
+void draw(ExploreDraw& d) { detail::draw_cut_after_events(d); }
 }  // namespace
 
 extern const FaultSpec stream_cut_fault = {FaultKind::stream_cut, params, plan,
-                                           "200, N content events, then the connection closes with no terminator"};
+                                           "200, N content events, then the connection closes with no terminator",
+    {.in_band = InBand::always, .breaks_stream = true, .explore_draw = draw}};
 
 }  // namespace llmchaos::mock

@@ -12,9 +12,12 @@ Plan plan(const FaultInput& in) {
   return detail::partial_stream(in, FaultKind::stream_error, detail::cut_after(in, 1),
                                 {in.dialect.stream_error_frame()}, StreamEnd::complete);
 }
+
+void draw(ExploreDraw& d) { detail::draw_cut_after_events(d); }
 }  // namespace
 
 extern const FaultSpec stream_error_fault = {FaultKind::stream_error, params, plan,
-                                             "200, N content events, then an in-stream error event"};
+                                             "200, N content events, then an in-stream error event",
+    {.in_band = InBand::always, .breaks_stream = true, .explore_draw = draw}};
 
 }  // namespace llmchaos::mock

@@ -15,9 +15,15 @@ Plan plan(const FaultInput& in) {
   p.stall_ms = detail::scaled(in, in.step.stall_ms.value_or(default_stall_ms));
   return p;
 }
+
+void draw(ExploreDraw& d) {
+  detail::draw_cut_after_events(d);
+  d.param("stall_ms", d.maybe(0.5) ? d.within() : d.beyond());
+}
 }  // namespace
 
 extern const FaultSpec stream_stall_fault = {FaultKind::stream_stall, params, plan,
-                                             "200, N content events, silence for stall_ms, then close"};
+                                             "200, N content events, silence for stall_ms, then close",
+    {.in_band = InBand::always, .breaks_stream = true, .explore_draw = draw}};
 
 }  // namespace llmchaos::mock

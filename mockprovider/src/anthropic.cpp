@@ -194,10 +194,11 @@ SseFrame malformed_frame() {
 }
 
 std::string models_body(std::string_view) { return {}; }
+constexpr std::string_view served_paths[] = {"POST /v1/messages"};
 }  // namespace
 
-extern const DialectSpec anthropic_dialect = {Dialect::anthropic, "request-id", parse, render_body, render_stream,
-                                              error,              stream_error_frame, malformed_frame, models_body,
-                                              body_names};
+extern const DialectSpec anthropic_dialect = {Dialect::anthropic, "request-id", "msg_", "", served_paths,
+                                              parse,              render_body,        render_stream,   error,
+                                              stream_error_frame, malformed_frame,    models_body,     body_names};
 
 }  // namespace llmchaos::mock

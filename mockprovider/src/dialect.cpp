@@ -26,6 +26,12 @@ const DialectSpec& dialect_spec(Dialect d) {
   return openai_dialect;
 }
 
+std::string sdk_base_url(std::string_view route_url, Dialect d) {
+  std::string out(route_url);
+  out += dialect_spec(d).sdk_base_suffix;
+  return out;
+}
+
 namespace {
 // The end of a JSON string's plain run: its closing quote, an escape, or a byte that needs one.
 const char* plain_json_run_end(const char* p, const char* end) {

@@ -26,8 +26,7 @@ namespace {
 
 struct RouteState {
   RouteScript script;
-  std::size_t index = 0;  // current step
-  int used = 0;           // attempts the current step has taken
+  StepCursor cursor{};    // the current step and the attempts it has taken
   int attempts = 0;       // attempts seen on this route
   Step then{};            // the step of every attempt after the script (select_step hands out a reference)
   // The answer text last split into tokens, and its tokens: a route answers the same text again and
@@ -36,9 +35,9 @@ struct RouteState {
   std::vector<std::string> split{};
 };
 
+// Every fault kind has a name and a spec: faults/registry.cpp checks its table's size against the names.
 constexpr std::size_t fault_kinds = std::size(enum_names<FaultKind>::table);
 constexpr std::size_t outcomes = std::size(enum_names<AttemptOutcome>::table);
-static_assert(fault_kinds == static_cast<std::size_t>(FaultKind::prefill_rejected) + 1, "a fault kind without a name");
 static_assert(outcomes == static_cast<std::size_t>(AttemptOutcome::client_closed) + 1, "an outcome without a name");
 
 // Attempts of one route by fault and outcome: a flat array, so counting an attempt allocates nothing.
@@ -67,14 +66,6 @@ struct Pending {
   bool commits_when_sent = false;
 };
 
-std::string_view id_prefix(Dialect d) {
-  switch (d) {
-    case Dialect::anthropic: return "msg_";
-    case Dialect::gemini: return "resp-";
-    default: return "chatcmpl-";
-  }
-}
-
 ErrorKind error_kind(RequestError e) {
   switch (e) {
     case RequestError::not_found: return ErrorKind::not_found;
@@ -89,22 +80,9 @@ std::string header_of(const IncomingRequest& req, std::string_view name) {
   return {};
 }
 
-// The step for an attempt at `t_ms` after install: steps are taken in order; a step covers `times`
-// attempts, or with until_ms every attempt (at most `times` when given) until its window ends.
+// The step for an attempt at `t_ms` after install (next_step, script.hpp), else the route's `then`.
 const Step& select_step(RouteState& r, double t_ms, double time_scale) {
-  auto& steps = r.script.steps;
-  while (r.index < steps.size()) {
-    const auto& s = steps[r.index];
-    const bool expired = s.until_ms && t_ms >= *s.until_ms * time_scale;
-    const bool spent = (!s.until_ms || s.times_given) && r.used >= s.times;
-    if (expired || spent) {
-      ++r.index;
-      r.used = 0;
-      continue;
-    }
-    ++r.used;
-    return s;
-  }
+  if (const Step* s = next_step(r.script.steps, r.cursor, t_ms, time_scale)) return *s;
   r.then = Step{};
   r.then.fault = r.script.then;
   return r.then;
@@ -117,7 +95,7 @@ namespace {
 Answer healthy_answer_of(const RouteScript& route, const Step& step, const ChatRequest& request, std::uint64_t seq,
                          std::vector<std::string> tokens) {
   Answer a;
-  a.id = id_prefix(route.dialect);
+  a.id = dialect_spec(route.dialect).id_prefix;
   a.id += fmt::format_int(seq).c_str();
   a.model = step.model ? *step.model : !request.model.empty() ? request.model : "mock-model";
   a.tokens = std::move(tokens);

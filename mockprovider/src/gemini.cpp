@@ -205,10 +205,12 @@ SseFrame malformed_frame() {
 }
 
 std::string models_body(std::string_view) { return {}; }
+constexpr std::string_view served_paths[] = {"POST /v1beta/models/{model}:generateContent",
+                                             "POST /v1beta/models/{model}:streamGenerateContent?alt=sse"};
 }  // namespace
 
-extern const DialectSpec gemini_dialect = {Dialect::gemini, "x-request-id", parse, render_body, render_stream,
-                                           error,           stream_error_frame, malformed_frame, models_body,
+extern const DialectSpec gemini_dialect = {Dialect::gemini, "x-request-id", "resp-", "", served_paths, parse,
+                                           render_body,     render_stream,      error,           stream_error_frame, malformed_frame, models_body,
                                            body_names};
 
 }  // namespace llmchaos::mock

@@ -269,10 +269,11 @@ std::string models_body(std::string_view model) {
   json::object m{{"id", model}, {"object", "model"}, {"created", created}, {"owned_by", "llmchaos"}};
   return json::serialize(json::object{{"object", "list"}, {"data", json::array{std::move(m)}}});
 }
+constexpr std::string_view served_paths[] = {"POST /v1/chat/completions", "GET /v1/models"};
 }  // namespace
 
-extern const DialectSpec openai_dialect = {Dialect::openai, "x-request-id", parse, render_body, render_stream,
-                                           error,           stream_error_frame, malformed_frame, models_body,
-                                           body_names};
+extern const DialectSpec openai_dialect = {Dialect::openai, "x-request-id", "chatcmpl-", "/v1", served_paths,
+                                           parse,           render_body,        render_stream,   error,
+                                           stream_error_frame, malformed_frame, models_body,     body_names};
 
 }  // namespace llmchaos::mock

@@ -11,6 +11,7 @@
 #include <stdexcept>
 #include <system_error>
 
+#include "llmchaos/core/atomic_file.hpp"
 #include "llmchaos/reports/reports.hpp"
 #include "writers.hpp"
 
@@ -23,10 +24,6 @@ constexpr Format format_table[] = {
     {"markdown", "report.md", detail::write_markdown},
     {"html", "report.html", detail::write_html},
 };
-
-[[noreturn]] void fail(const std::string& path, const std::string& what) {
-  throw std::runtime_error("cannot write report " + path + ": " + what);
-}
 
 }  // namespace
 
@@ -48,44 +45,17 @@ std::string render(const Format& format, const harness::RunResult& run, const Op
 
 void write_report(const Format& format, const harness::RunResult& run, const std::string& path,
                   const Options& options) {
-  namespace fs = std::filesystem;
-  const fs::path target(path);
-  std::error_code ec;
-  if (target.has_parent_path()) {
-    fs::create_directories(target.parent_path(), ec);
-    if (ec) fail(path, "creating " + target.parent_path().string() + ": " + ec.message());
-  }
-  // The temp file sits beside the target so the rename stays on one file system (atomic).
-  std::string temp = (target.has_parent_path() ? target.parent_path() / "" : fs::path()).string() + "." +
-                     target.filename().string() + ".XXXXXX";
-  const int fd = ::mkstemp(temp.data());
-  if (fd < 0) fail(path, "creating a temporary file " + temp + ": " + std::strerror(errno));
-  ::fchmod(fd, 0644);  // mkstemp makes 0600; a report is for everyone who reads the build
-  ::close(fd);
-  const auto discard = [&] {
-    std::error_code ignored;
-    fs::remove(temp, ignored);
-  };
-  {
+  try {
     // Streamed: the report never sits whole in memory. A writer that throws leaves no file behind.
-    std::ofstream out(temp, std::ios::binary | std::ios::trunc);
-    try {
-      format.write(run, options, out);
-    } catch (const std::exception& e) {
-      out.close();
-      discard();
-      fail(path, std::string(format.name) + " writer: " + e.what());
-    }
-    out.flush();
-    if (!out) {
-      discard();
-      fail(path, "writing " + temp + " failed");
-    }
-  }
-  fs::rename(temp, target, ec);
-  if (ec) {
-    discard();
-    fail(path, "renaming " + temp + ": " + ec.message());
+    write_file_atomic(path, [&](std::ostream& out) {
+      try {
+        format.write(run, options, out);
+      } catch (const std::exception& e) {
+        throw std::runtime_error(std::string(format.name) + " writer: " + e.what());
+      }
+    });
+  } catch (const std::runtime_error& e) {  // "PATH: WHAT"
+    throw std::runtime_error(std::string("cannot write report ") + e.what());
   }
 }
 

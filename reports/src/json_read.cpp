@@ -9,6 +9,7 @@
 #include <boost/json/basic_parser_impl.hpp>
 
 #include "json_tables.hpp"
+#include "llmchaos/core/file_text.hpp"
 #include "llmchaos/core/spec_error.hpp"
 #include "llmchaos/reports/json.hpp"
 
@@ -126,15 +127,8 @@ harness::RunResult run_from_json(std::string_view text, const std::string& sourc
 }
 
 harness::RunResult read_json_report(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw SpecError({path, 0, 0}, "cannot open the JSON report");
   // Read whole in one allocation (a 10,000-case report is some 77 MB).
-  in.seekg(0, std::ios::end);
-  std::string text(static_cast<std::size_t>(std::max<std::streamoff>(0, in.tellg())), '\0');
-  in.seekg(0, std::ios::beg);
-  in.read(text.data(), static_cast<std::streamsize>(text.size()));
-  if (!in) throw SpecError({path, 0, 0}, "cannot read the JSON report");
-  return run_from_json(text, path);
+  return run_from_json(read_file_text(path, "the JSON report"), path);
 }
 
 }  // namespace llmchaos::reports

@@ -35,6 +35,30 @@ std::vector<SseFrame> all_frames(const StreamParts& p) {
 }
 }  // namespace
 
+TEST_CASE("a dialect names its id prefix, SDK base path and the paths it serves, and parses each of them", "[dialect]") {
+  CHECK(dialect_spec(Dialect::openai).id_prefix == "chatcmpl-");
+  CHECK(dialect_spec(Dialect::anthropic).id_prefix == "msg_");
+  CHECK(dialect_spec(Dialect::gemini).id_prefix == "resp-");
+  CHECK(sdk_base_url("http://127.0.0.1:9/ns/primary", Dialect::openai) == "http://127.0.0.1:9/ns/primary/v1");
+  CHECK(sdk_base_url("http://127.0.0.1:9/ns/primary", Dialect::anthropic) == "http://127.0.0.1:9/ns/primary");
+  CHECK(sdk_base_url("http://127.0.0.1:9/ns/primary", Dialect::gemini) == "http://127.0.0.1:9/ns/primary");
+  for (Dialect d : {Dialect::openai, Dialect::anthropic, Dialect::gemini}) {
+    const auto& spec = dialect_spec(d);
+    CHECK(spec.id == d);
+    REQUIRE_FALSE(spec.paths.empty());
+    for (std::string_view line : spec.paths) {
+      INFO(line);
+      const auto space = line.find(' ');
+      REQUIRE(space != std::string_view::npos);
+      std::string path(line.substr(space + 1));
+      if (const auto at = path.find("{model}"); at != std::string::npos) path.replace(at, 7, "model-x");
+      const auto parsed = spec.parse(line.substr(0, space), path, R"({"messages": [{"role": "user", "content": "hi"}]})");
+      CHECK(parsed.error != RequestError::not_found);
+      CHECK(parsed.error != RequestError::method_not_allowed);
+    }
+  }
+}
+
 TEST_CASE("tokens are one per word and join back to the exact text", "[dialect]") {
   for (std::string text : {"hello from primary", "  two  spaces\tand tab\n", "one", "", "trailing "}) {
     const auto tokens = split_tokens(text);

@@ -1,6 +1,8 @@
 // Each fault kind's pure plan, on every dialect, plain and streamed.
 #include <catch2/catch.hpp>
 
+#include <set>
+
 #include <boost/json.hpp>
 
 #include "llmchaos/mockprovider/fault.hpp"
@@ -50,6 +52,29 @@ TEST_CASE("the fault table lists every fault kind once, in order, with its funct
     for (auto key : table[i]->params)
       CHECK(std::find(std::begin(step_keys), std::end(step_keys), key) != std::end(step_keys));
   }
+}
+
+TEST_CASE("fault traits name the faults that fail in band, break a stream or hint a retry by default", "[faults]") {
+  using K = FaultKind;
+  const std::set<K> breaks = {K::stream_cut, K::stream_error, K::stream_stall, K::malformed_event, K::policy};
+  const std::set<K> silent = {K::post_commit_timeout, K::no_response, K::connect_reset};
+  for (const auto& [kind, name] : enum_names<FaultKind>::table) {
+    INFO(name);
+    const auto& t = fault_traits(kind);
+    CHECK(&t == &fault_spec(kind).traits);
+    CHECK(t.breaks_stream == breaks.contains(kind));
+    const auto in_band = breaks.contains(kind) || silent.contains(kind) ? InBand::always
+                         : kind == K::schema_missing                  ? InBand::under_output_contract
+                                                                      : InBand::never;
+    CHECK(t.in_band == in_band);
+    CHECK(t.explore_latency == !(silent.contains(kind) || kind == K::slow));
+    CHECK(t.explore_inter_event == (kind != K::malformed_event));
+    CHECK(t.default_retry_after_ms == (kind == K::rate_429 ? std::optional<double>(1000) : std::nullopt));
+  }
+  CHECK(fault_error_kind(K::rate_429) == ErrorKind::rate_limit);
+  CHECK(fault_error_kind(K::quota_429) == ErrorKind::quota);
+  CHECK(fault_error_kind(K::payment_402) == ErrorKind::payment);
+  CHECK(fault_error_kind(K::overloaded) == ErrorKind::server);
 }
 
 TEST_CASE("error faults answer each dialect's status with a JSON body and the request id", "[faults]") {

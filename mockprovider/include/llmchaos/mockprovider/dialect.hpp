@@ -1,8 +1,10 @@
 #pragma once
 // A dialect renders the wire format of one provider: it reads what the mock needs from a request and
 // renders answers, SSE frames and error bodies. It decides nothing about faults. One unit per dialect
-// (src/openai.cpp, src/anthropic.cpp, src/gemini.cpp), listed in one table (src/dialect.cpp).
+// (src/openai.cpp, src/anthropic.cpp, src/gemini.cpp), listed in one table (src/dialect.cpp); what
+// other layers need of a dialect (id prefix, SDK base path, paths) is a field here, not a switch there.
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -81,6 +83,11 @@ struct StreamParts {
 struct DialectSpec {
   Dialect id;
   const char* request_id_header;  // the header the SDK reads the request id from
+  std::string_view id_prefix;        // of the answers' ids ("chatcmpl-", "msg_", "resp-")
+  std::string_view sdk_base_suffix;  // the SDK's base URL is the route's URL plus this ("/v1" for OpenAI)
+  // The requests it serves below a route, "METHOD /path" ({model}: any model name); the first is the
+  // completion request. For docs and tests: `parse` is the truth.
+  std::span<const std::string_view> paths;
   ParsedRequest (*parse)(std::string_view method, std::string_view path, std::string_view body);
   std::string (*render_body)(const Answer& answer);
   StreamParts (*render_stream)(const Answer& answer);
@@ -94,6 +101,8 @@ struct DialectSpec {
 
 // The one table of dialects.
 const DialectSpec& dialect_spec(Dialect d);
+// The base URL an official SDK is given for a route served at `route_url` (dialect's sdk_base_suffix).
+std::string sdk_base_url(std::string_view route_url, Dialect d);
 
 // Splits text into one token per word: each token is a word with the whitespace after it (the first
 // also keeps any leading whitespace), so joining the tokens gives back the text exactly.

@@ -8,6 +8,7 @@
 
 #include "llmchaos/core/rng.hpp"
 #include "llmchaos/mockprovider/dialect.hpp"
+#include "llmchaos/mockprovider/fault_traits.hpp"
 #include "llmchaos/mockprovider/plan.hpp"
 #include "llmchaos/mockprovider/script.hpp"
 
@@ -31,6 +32,8 @@ struct FaultSpec {
   std::span<const std::string_view> params;  // step keys specific to this fault (beyond the common ones)
   FaultFn plan;
   std::string_view summary;                  // one line, for docs and `--help`
+  FaultTraits traits{};                      // what the harness and explore switch on (fault_traits.hpp)
+  ErrorKind body = ErrorKind::server;        // the error body it renders (rate_limit, quota, payment, ...)
 };
 
 // Step keys every fault accepts.
@@ -47,7 +50,7 @@ Answer healthy_answer(const RouteScript& route, const Step& step, const ChatRequ
 // The error body a fault that takes `body` renders (rate_429, quota_429, payment_402); others: server.
 ErrorKind fault_error_kind(FaultKind kind);
 
-// The one table of fault kinds, in FaultKind order.
+// The one table of fault kinds, in FaultKind order (registry.cpp checks its size against the names).
 std::span<const FaultSpec* const> all_faults();
 const FaultSpec& fault_spec(FaultKind kind);
 

@@ -72,6 +72,32 @@ struct Script {
   std::map<std::string, RouteScript> routes;
 };
 
+// Where a route stands in its script: the current step and the attempts it has taken.
+struct StepCursor {
+  std::size_t index = 0;
+  int used = 0;
+};
+
+// The step of the next attempt, at `t_ms` after install: steps are taken in order; a step covers
+// `times` attempts, or with until_ms every attempt (at most `times` when given) until its window ends.
+// nullptr past the script's end (the route's `then`). The engine plays it; the harness replays it over a
+// ledger (resolve_steps): one function, so both pick the same step.
+inline const Step* next_step(const std::vector<Step>& steps, StepCursor& cur, double t_ms, double time_scale) {
+  while (cur.index < steps.size()) {
+    const auto& s = steps[cur.index];
+    const bool expired = s.until_ms && t_ms >= *s.until_ms * time_scale;
+    const bool spent = (!s.until_ms || s.times_given) && cur.used >= s.times;
+    if (expired || spent) {
+      ++cur.index;
+      cur.used = 0;
+      continue;
+    }
+    ++cur.used;
+    return &s;
+  }
+  return nullptr;
+}
+
 // Every key a step may carry (common_step_keys in fault.hpp plus each fault's own).
 inline constexpr std::string_view step_keys[] = {
     "fault",  "times",          "until_ms", "latency_ms", "text",     "inter_event_ms", "model",   "status",
