@@ -114,6 +114,28 @@ export async function chat(dialect, client, request, { onText = () => {}, onOpen
     if (!finished) throw new TruncatedStream(text.length);
     return { text, model: gotModel, output_tokens: tokens };
   }
+  if (dialect === 'gemini') {
+    // @google/genai: the request's abort signal rides in `config`; its ApiError carries status and message.
+    const params = { model, contents: request.prompt, config: { abortSignal: signal } };
+    if (!request.stream) {
+      const r = await client.models.generateContent(params);
+      const text = r.text ?? '';
+      onText(text);
+      return { text, model: r.modelVersion ?? model, output_tokens: r.usageMetadata?.candidatesTokenCount ?? 0 };
+    }
+    const stream = await client.models.generateContentStream(params);
+    onOpen();
+    let text = '', gotModel = '', tokens = 0, finished = false;
+    for await (const chunk of stream) {
+      gotModel = chunk.modelVersion || gotModel;
+      tokens = chunk.usageMetadata?.candidatesTokenCount ?? tokens;
+      const d = chunk.text;
+      if (d) { text += d; onText(d); }
+      if (chunk.candidates?.some((c) => c.finishReason)) finished = true;
+    }
+    if (!finished) throw new TruncatedStream(text.length);
+    return { text, model: gotModel, output_tokens: tokens };
+  }
   throw new Error(`this client speaks no ${dialect} (a route of another dialect needs another SDK)`);
 }
 
