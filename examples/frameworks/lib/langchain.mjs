@@ -1,7 +1,6 @@
 // LangChain.js (@langchain/openai, @langchain/anthropic): one chat model per route, invoke or stream.
 import { ChatAnthropic } from '@langchain/anthropic';
 import { ChatOpenAI } from '@langchain/openai';
-import { TruncatedStream } from '../../sdk/lib/common.mjs';
 
 export const DIALECTS = ['openai', 'anthropic'];
 
@@ -24,9 +23,9 @@ export function langchainModel(route, env, { maxRetries, fetch } = {}) {
 const textOf = (content) => (typeof content === 'string' ? content
   : (content ?? []).map((b) => (typeof b === 'string' ? b : b.type === 'text' || b.type === 'text_delta' ? b.text ?? '' : '')).join(''));
 
-// One request through a runnable (a chat model, or one wrapped by withFallbacks). A stream is done when a
-// chunk carries its provider's finish reason (openai finish_reason, anthropic stop_reason), else it is a
-// TruncatedStream.
+// One request through a runnable (a chat model, or one wrapped by withFallbacks). `finished`: a chunk
+// carried its provider's finish reason (openai finish_reason, anthropic stop_reason); reported, not judged
+// (how the body ended is the caller's).
 export async function langchainChat(runnable, request, { signal, onText = () => {} } = {}) {
   if (!request.stream) {
     const m = await runnable.invoke(request.prompt, { signal });
@@ -43,8 +42,7 @@ export async function langchainChat(runnable, request, { signal, onText = () => 
     model = meta.model_name ?? meta.model ?? model;
     tokens = chunk.usage_metadata?.output_tokens || tokens;
   }
-  if (!finished) throw new TruncatedStream(text.length);
-  return { text, model, output_tokens: tokens };
+  return { text, model, output_tokens: tokens, finished };
 }
 
 // {status, body, code, header} of an HTTP error (LangChain passes the SDK's APIError on, with its

@@ -4,7 +4,6 @@ import { createAnthropic } from '@ai-sdk/anthropic';
 import { createGoogleGenerativeAI } from '@ai-sdk/google';
 import { createOpenAI } from '@ai-sdk/openai';
 import { APICallError, RetryError, generateText, streamText } from 'ai';
-import { TruncatedStream } from '../../sdk/lib/common.mjs';
 
 export const DIALECTS = ['openai', 'anthropic', 'gemini'];
 
@@ -23,8 +22,8 @@ export function vercelModel(route, env, { fetch } = {}) {
 
 const finishName = (f) => (typeof f === 'object' && f !== null ? f.unified ?? f.type : f);
 
-// One request: generateText, or streamText read through its full stream (an `error` part is thrown, a
-// stream without a real finish reason is a TruncatedStream). `maxRetries` is the AI SDK's own (default
+// One request: generateText, or streamText read through its full stream (an `error` part is thrown; the
+// finish reason is what the AI SDK says, reported, not judged: how the body ended is the caller's). `maxRetries` is the AI SDK's own (default
 // 2: up to 3 attempts, 2 s then 4 s backoff, Retry-After honoured under 60 s).
 export async function vercelChat(model, request, { maxRetries, signal, onText = () => {} } = {}) {
   const opts = { model, prompt: request.prompt, abortSignal: signal, ...(maxRetries === undefined ? {} : { maxRetries }) };
@@ -43,8 +42,7 @@ export async function vercelChat(model, request, { maxRetries, signal, onText = 
     else if (part.type === 'finish-step') modelId = part.response?.modelId ?? modelId;
     else if (part.type === 'finish') { finish = finishName(part.finishReason); tokens = part.totalUsage?.outputTokens ?? tokens; }
   }
-  if (!finish || ['unknown', 'error', 'other'].includes(finish)) throw new TruncatedStream(text.length);
-  return { text, model: modelId, output_tokens: tokens };
+  return { text, model: modelId, output_tokens: tokens, finish_reason: finish ?? '' };
 }
 
 // {status, body, code, header} of an HTTP error the AI SDK wrapped (APICallError; a RetryError holds

@@ -51,9 +51,12 @@ export function readEnv() {
   };
 }
 
-// The contract's last stdout line.
+// The contract's last stdout line; the program exits once it is written (with process.exitCode, which
+// the caller may still set in this tick). In a service the call is over when it returns: keep-alive
+// sockets or a framework's background timers (LangChain's tracing) that keep node alive for seconds
+// after the answer are not the call, and the exec driver times the call to the program's exit.
 export function report(outcome, fields = {}) {
-  process.stdout.write(`${JSON.stringify({ outcome, ...fields })}\n`);
+  process.stdout.write(`${JSON.stringify({ outcome, ...fields })}\n`, () => process.exit());
 }
 
 // A stream that stopped before its dialect's end (no finish reason / message_stop): the answer is cut.
@@ -66,7 +69,9 @@ export class TruncatedStream extends Error {
 
 // One chat call through the official SDK client `client` of `dialect`. `onText` sees each visible text
 // delta (so the caller knows whether anything was committed), `onOpen` the stream's headers. `signal`
-// aborts the call (the caller's idle timeout).
+// aborts the call (the caller's idle timeout). openai / anthropic: a stream without its finish event is a
+// TruncatedStream; a gemini stream is as whole as its body (a cut throws; a clean end without the last
+// finishReason chunk is a complete answer, SPEC's no_terminator).
 // Returns {text, model, output_tokens}; throws the SDK's error or TruncatedStream.
 export async function chat(dialect, client, request, { onText = () => {}, onOpen = () => {}, signal, requestOptions = {} } = {}) {
   const messages = [{ role: 'user', content: request.prompt }];
@@ -125,15 +130,13 @@ export async function chat(dialect, client, request, { onText = () => {}, onOpen
     }
     const stream = await client.models.generateContentStream(params);
     onOpen();
-    let text = '', gotModel = '', tokens = 0, finished = false;
+    let text = '', gotModel = '', tokens = 0;
     for await (const chunk of stream) {
       gotModel = chunk.modelVersion || gotModel;
       tokens = chunk.usageMetadata?.candidatesTokenCount ?? tokens;
       const d = chunk.text;
       if (d) { text += d; onText(d); }
-      if (chunk.candidates?.some((c) => c.finishReason)) finished = true;
     }
-    if (!finished) throw new TruncatedStream(text.length);
     return { text, model: gotModel, output_tokens: tokens };
   }
   throw new Error(`this client speaks no ${dialect} (a route of another dialect needs another SDK)`);

@@ -126,7 +126,9 @@ function retryAfterMs(h) {
 // global fetch, timed: the request's budget starts at its first send; with `headerTimeout` it also
 // aborts when no response headers arrive within the attempt timeout, and it records the last response's
 // status and headers in `state.response` for libraries whose errors drop them).
-// state (per attempt): {opened, visible, idleAborted, headerTimedOut, response}.
+// state (per attempt): {opened, visible, idleAborted, headerTimedOut, bodyBroken, response}. bodyBroken:
+// the response body failed to read to its end (a cut, a reset): the connection, not the library, says so,
+// and a body that ended cleanly is whole even without its dialect's last event (SPEC: no_terminator).
 export async function runPolicy({ routes, attempt, classify, headerTimeout = false }) {
   const env = readEnv();
   const scale = env.timeScale;
@@ -156,7 +158,7 @@ export async function runPolicy({ routes, attempt, classify, headerTimeout = fal
     try {
       const res = await fetch(url, { ...init, signal });
       s.response = { status: res.status, headers: res.headers };
-      return res;
+      return watchBody(res, () => { s.bodyBroken = true; });
     } finally {
       clearTimeout(timer);
     }
@@ -170,7 +172,7 @@ export async function runPolicy({ routes, attempt, classify, headerTimeout = fal
   while (true) {
     const route = routes[idx];
     attempts += 1;
-    state = { opened: false, visible: 0, idleAborted: false, headerTimedOut: false, response: undefined };
+    state = { opened: false, visible: 0, idleAborted: false, headerTimedOut: false, bodyBroken: false, response: undefined };
     const st = state;
     // The idle gaps of an open stream are this timer's (armed at the headers, re-armed at every
     // visible token); the time to the headers is the library's timeout or timedFetch's.
@@ -189,6 +191,8 @@ export async function runPolicy({ routes, attempt, classify, headerTimeout = fal
         onText: (t) => { st.visible += t.length; touch(); },
       });
       clearTimeout(timer);
+      // A library that ends a broken body quietly (a cut read as the end) returned a truncated answer.
+      if (st.bodyBroken) throw new TruncatedStream(st.visible);
       const outcome = idx > 0 ? 'fallback_recovery' : attempts > 1 ? 'retry_recovery' : 'primary_success';
       report(outcome, { route: route.name, ...answer });
       return;
@@ -220,6 +224,27 @@ export async function runPolicy({ routes, attempt, classify, headerTimeout = fal
       return fail(left > 0 ? 'no route or time left' : 'attempts exhausted');
     }
   }
+}
+
+// The response with its body read through a pass-through that calls onBroken when the body fails to
+// read to its end (the library still sees the same bytes and the same error).
+function watchBody(res, onBroken) {
+  if (!res.body) return res;
+  const reader = res.body.getReader();
+  const body = new ReadableStream({
+    async pull(controller) {
+      try {
+        const { done, value } = await reader.read();
+        if (done) controller.close();
+        else controller.enqueue(value);
+      } catch (err) {
+        onBroken();
+        controller.error(err);
+      }
+    },
+    cancel(reason) { return reader.cancel(reason); },
+  });
+  return new Response(body, { status: res.status, statusText: res.statusText, headers: res.headers });
 }
 
 // The Stainless-generated SDKs (openai, @anthropic-ai/sdk): one client per route, the SDK's `timeout`
