@@ -1,6 +1,7 @@
 // LangChain.js (@langchain/openai, @langchain/anthropic): one chat model per route, invoke or stream.
 import { ChatAnthropic } from '@langchain/anthropic';
 import { ChatOpenAI } from '@langchain/openai';
+import { FILTERED, PREFILL } from '../../sdk/lib/common.mjs';
 
 export const DIALECTS = ['openai', 'anthropic'];
 
@@ -27,22 +28,24 @@ const textOf = (content) => (typeof content === 'string' ? content
 // carried its provider's finish reason (openai finish_reason, anthropic stop_reason); reported, not judged
 // (how the body ended is the caller's).
 export async function langchainChat(runnable, request, { signal, onText = () => {} } = {}) {
+  const input = request.prefill ? [['human', request.prompt], ['ai', PREFILL]] : request.prompt;
   if (!request.stream) {
-    const m = await runnable.invoke(request.prompt, { signal });
+    const m = await runnable.invoke(input, { signal });
     const text = textOf(m.content);
     onText(text);
-    return { text, model: m.response_metadata?.model_name ?? m.response_metadata?.model ?? request.model, output_tokens: m.usage_metadata?.output_tokens ?? 0 };
+    const finish = m.response_metadata?.finish_reason ?? m.response_metadata?.stop_reason ?? '';
+    return { text, model: m.response_metadata?.model_name ?? m.response_metadata?.model ?? request.model, output_tokens: m.usage_metadata?.output_tokens ?? 0, finish_reason: finish, filtered: FILTERED.test(finish) };
   }
-  let text = '', finished = false, model = request.model, tokens = 0;
-  for await (const chunk of await runnable.stream(request.prompt, { signal })) {
+  let text = '', finished = false, model = request.model, tokens = 0, finish = '';
+  for await (const chunk of await runnable.stream(input, { signal })) {
     const d = textOf(chunk.content);
     if (d) { text += d; onText(d); }
     const meta = { ...chunk.additional_kwargs, ...chunk.response_metadata };
-    if (meta.finish_reason || meta.stop_reason) finished = true;
+    if (meta.finish_reason || meta.stop_reason) { finished = true; finish = meta.finish_reason ?? meta.stop_reason; }
     model = meta.model_name ?? meta.model ?? model;
     tokens = chunk.usage_metadata?.output_tokens || tokens;
   }
-  return { text, model, output_tokens: tokens, finished };
+  return { text, model, output_tokens: tokens, finished, finish_reason: finish, filtered: FILTERED.test(finish) };
 }
 
 // {status, body, code, header} of an HTTP error (LangChain passes the SDK's APIError on, with its

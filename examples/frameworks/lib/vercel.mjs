@@ -4,6 +4,7 @@ import { createAnthropic } from '@ai-sdk/anthropic';
 import { createGoogleGenerativeAI } from '@ai-sdk/google';
 import { createOpenAI } from '@ai-sdk/openai';
 import { APICallError, RetryError, generateText, streamText } from 'ai';
+import { FILTERED, PREFILL } from '../../sdk/lib/common.mjs';
 
 export const DIALECTS = ['openai', 'anthropic', 'gemini'];
 
@@ -26,11 +27,14 @@ const finishName = (f) => (typeof f === 'object' && f !== null ? f.unified ?? f.
 // finish reason is what the AI SDK says, reported, not judged: how the body ended is the caller's). `maxRetries` is the AI SDK's own (default
 // 2: up to 3 attempts, 2 s then 4 s backoff, Retry-After honoured under 60 s).
 export async function vercelChat(model, request, { maxRetries, signal, onText = () => {} } = {}) {
-  const opts = { model, prompt: request.prompt, abortSignal: signal, ...(maxRetries === undefined ? {} : { maxRetries }) };
+  const prompt = request.prefill ? { messages: [{ role: 'user', content: request.prompt }, { role: 'assistant', content: PREFILL }] }
+                                 : { prompt: request.prompt };
+  const opts = { model, ...prompt, abortSignal: signal, ...(maxRetries === undefined ? {} : { maxRetries }) };
   if (!request.stream) {
     const r = await generateText(opts);
     onText(r.text);
-    return { text: r.text, model: r.response?.modelId ?? request.model, output_tokens: r.usage?.outputTokens ?? 0 };
+    const finish = finishName(r.finishReason) ?? '';
+    return { text: r.text, model: r.response?.modelId ?? request.model, output_tokens: r.usage?.outputTokens ?? 0, finish_reason: finish, filtered: FILTERED.test(finish) };
   }
   // onError: the AI SDK logs stream errors to the console by default; they are read from the stream here.
   const r = streamText({ ...opts, onError: () => {} });
@@ -42,7 +46,7 @@ export async function vercelChat(model, request, { maxRetries, signal, onText = 
     else if (part.type === 'finish-step') modelId = part.response?.modelId ?? modelId;
     else if (part.type === 'finish') { finish = finishName(part.finishReason); tokens = part.totalUsage?.outputTokens ?? tokens; }
   }
-  return { text, model: modelId, output_tokens: tokens, finish_reason: finish ?? '' };
+  return { text, model: modelId, output_tokens: tokens, finish_reason: finish ?? '', filtered: FILTERED.test(finish ?? '') };
 }
 
 // {status, body, code, header} of an HTTP error the AI SDK wrapped (APICallError; a RetryError holds

@@ -59,6 +59,19 @@ export function report(outcome, fields = {}) {
   process.stdout.write(`${JSON.stringify({ outcome, ...fields })}\n`, () => process.exit());
 }
 
+// The assistant prefill a `prefill` request ends with (client/src/codec_detail.hpp's prefill_text).
+export const PREFILL = '{';
+
+// An answer the provider ended for its content policy (the chat functions' `filtered`): a hardened
+// client fails it closed (owner policy); a default client takes it as it comes.
+export class ContentFiltered extends Error {
+  constructor(reason) {
+    super(`the answer was ended by the provider's content policy (finish reason ${reason})`);
+    this.name = 'ContentFiltered';
+  }
+}
+export const FILTERED = /^(content[_-]?filter|refusal|safety|recitation|prohibited_content|blocklist|spii)$/i;
+
 // A stream that stopped before its dialect's end (no finish reason / message_stop): the answer is cut.
 export class TruncatedStream extends Error {
   constructor(visible) {
@@ -74,7 +87,9 @@ export class TruncatedStream extends Error {
 // finishReason chunk is a complete answer, SPEC's no_terminator).
 // Returns {text, model, output_tokens}; throws the SDK's error or TruncatedStream.
 export async function chat(dialect, client, request, { onText = () => {}, onOpen = () => {}, signal, requestOptions = {} } = {}) {
-  const messages = [{ role: 'user', content: request.prompt }];
+  // A prefill request ends with an assistant turn that starts the answer (PREFILL), as the harness's own
+  // codecs send it.
+  const messages = [{ role: 'user', content: request.prompt }, ...(request.prefill ? [{ role: 'assistant', content: PREFILL }] : [])];
   const model = request.model;
   if (dialect === 'openai') {
     if (!request.stream) {
@@ -121,23 +136,27 @@ export async function chat(dialect, client, request, { onText = () => {}, onOpen
   }
   if (dialect === 'gemini') {
     // @google/genai: the request's abort signal rides in `config`; its ApiError carries status and message.
-    const params = { model, contents: request.prompt, config: { abortSignal: signal } };
+    const contents = [{ role: 'user', parts: [{ text: request.prompt }] },
+                      ...(request.prefill ? [{ role: 'model', parts: [{ text: PREFILL }] }] : [])];
+    const params = { model, contents, config: { abortSignal: signal } };
     if (!request.stream) {
       const r = await client.models.generateContent(params);
       const text = r.text ?? '';
       onText(text);
-      return { text, model: r.modelVersion ?? model, output_tokens: r.usageMetadata?.candidatesTokenCount ?? 0 };
+      const finish = r.candidates?.[0]?.finishReason ?? '';
+      return { text, model: r.modelVersion ?? model, output_tokens: r.usageMetadata?.candidatesTokenCount ?? 0, finish_reason: finish, filtered: FILTERED.test(finish) };
     }
     const stream = await client.models.generateContentStream(params);
     onOpen();
-    let text = '', gotModel = '', tokens = 0;
+    let text = '', gotModel = '', tokens = 0, finish = '';
     for await (const chunk of stream) {
       gotModel = chunk.modelVersion || gotModel;
       tokens = chunk.usageMetadata?.candidatesTokenCount ?? tokens;
       const d = chunk.text;
       if (d) { text += d; onText(d); }
+      finish = chunk.candidates?.find((c) => c.finishReason)?.finishReason ?? finish;
     }
-    return { text, model: gotModel, output_tokens: tokens };
+    return { text, model: gotModel, output_tokens: tokens, finish_reason: finish, filtered: FILTERED.test(finish) };
   }
   throw new Error(`this client speaks no ${dialect} (a route of another dialect needs another SDK)`);
 }

@@ -15,7 +15,7 @@
 // The budget is the team's policy (examples/cases/policies/sdk.toml says the same), times
 // LLMCHAOS_SDK_TIME_SCALE.
 import { setTimeout as sleep } from 'node:timers/promises';
-import { TruncatedStream, causeCodes, chat, describe, readEnv, report } from './common.mjs';
+import { ContentFiltered, TruncatedStream, causeCodes, chat, describe, readEnv, report } from './common.mjs';
 
 export const POLICY = {
   maxAttempts: 2,          // per request, every route and every layer (the SDK makes none of its own)
@@ -70,6 +70,7 @@ function classifyTransport(err, { opened, visible }) {
 
 // The Stainless SDKs' error classes (openai, @anthropic-ai/sdk).
 export function classify(sdk, err, { opened, visible }) {
+  if (err instanceof ContentFiltered) return { owner: 'policy', commit: 'none', why: err.message };
   if (err instanceof TruncatedStream) return streamed('stream ended early', visible);
   if (err instanceof sdk.APIUserAbortError) {
     // Our own idle timer. Before the headers nothing says whether the provider ran the call.
@@ -94,16 +95,20 @@ export function classify(sdk, err, { opened, visible }) {
 // (state.response) when the library's error drops them.
 export function classifyWith(facts) {
   return (err, st) => {
+    if (err instanceof ContentFiltered) return { owner: 'policy', commit: 'none', why: err.message };
     if (err instanceof TruncatedStream) return streamed('stream ended early', st.visible);
-    if (st.idleAborted) return st.opened ? streamed('stream idle timeout', st.visible) : { owner: 'unknown', commit: 'unknown', why: 'no headers in time' };
+    const answered = st.response?.status === 200;  // the HTTP answer was a 200: what broke is its body
+    if (st.idleAborted) return st.opened || answered ? streamed('idle timeout after the headers', st.visible) : { owner: 'unknown', commit: 'unknown', why: 'no headers in time' };
     if (st.headerTimedOut) return { owner: 'unknown', commit: 'unknown', why: 'timeout before headers' };
     const f = facts(err);
-    if (f && Number.isInteger(f.status) && f.status >= 400) {
+    // An error status the library read from inside a 200's body (genai turns a stream's error event into
+    // an ApiError 503) is a broken stream, not an HTTP error answer: what was visible decides.
+    if (f && Number.isInteger(f.status) && f.status >= 400 && !answered) {
       const fromResponse = st.response && st.response.status === f.status ? st.response.headers : undefined;
       return classifyStatus({ ...f, header: (k) => fromResponse?.get?.(k) ?? f.header?.(k) ?? null });
     }
     // A 200 whose body broke (a plain answer is visible only when whole; a stream's visible text counts).
-    return classifyTransport(err, { opened: st.opened || st.response?.status === 200, visible: st.visible });
+    return classifyTransport(err, { opened: st.opened || answered, visible: st.visible });
   };
 }
 
@@ -158,6 +163,8 @@ export async function runPolicy({ routes, attempt, classify, headerTimeout = fal
     try {
       const res = await fetch(url, { ...init, signal });
       s.response = { status: res.status, headers: res.headers };
+      // A plain answer's body is bounded like a stream's gaps: the idle timer runs from the headers.
+      if (headerTimeout) s.onHeaders?.();
       return watchBody(res, () => { s.bodyBroken = true; });
     } finally {
       clearTimeout(timer);
@@ -182,6 +189,7 @@ export async function runPolicy({ routes, attempt, classify, headerTimeout = fal
       clearTimeout(timer);
       timer = setTimeout(() => { st.idleAborted = true; ctl.abort(); }, p.attemptTimeoutMs);
     };
+    st.onHeaders = touch;
     try {
       const answer = await attempt(route, {
         signal: ctl.signal,
@@ -193,6 +201,8 @@ export async function runPolicy({ routes, attempt, classify, headerTimeout = fal
       clearTimeout(timer);
       // A library that ends a broken body quietly (a cut read as the end) returned a truncated answer.
       if (st.bodyBroken) throw new TruncatedStream(st.visible);
+      // An answer the provider ended for its content policy (finish reason content_filter, refusal, SAFETY).
+      if (answer.filtered) throw new ContentFiltered(answer.finish_reason);
       const outcome = idx > 0 ? 'fallback_recovery' : attempts > 1 ? 'retry_recovery' : 'primary_success';
       report(outcome, { route: route.name, ...answer });
       return;
