@@ -208,6 +208,10 @@ export async function runPolicy({ routes, attempt, classify, headerTimeout = fal
       return;
     } catch (err) {
       clearTimeout(timer);
+      // Hang up on the failed attempt before anything else: a library that stops reading a broken stream
+      // may leave its connection open (the AI SDK's tee'd streams do), and the provider would go on
+      // generating (and billing) an answer nobody reads.
+      ctl.abort();
       const c = classify(err, st);
       console.error(`${route.name} attempt ${attempts}: ${describe(err)} -> owner ${c.owner}, commit ${c.commit} (${c.why})`);
       if (['request', 'auth', 'policy'].includes(c.owner)) return fail(`owner ${c.owner}`);
