@@ -1,4 +1,4 @@
-// Asserts the verdicts framework_suites expects of the framework clients (run-framework-suites-test.sh),
+// Asserts the verdicts target_framework_suites expects of the framework clients (run-framework-suites-test.sh),
 // each a behaviour the full suites showed (examples/README.md, "Framework clients"):
 //   - @google/genai retries nothing by default: a per-minute 429 goes to the caller after 1 attempt (FAIL);
 //     the hardened genai client retries it after the hint (pass);

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# CTest `framework_suites` (label targets): examples/run-target-suites over the framework clients
+# CTest `target_framework_suites` (label targets): examples/run-target-suites over the framework clients
 # (@google/genai, the Vercel AI SDK, LangChain.js; default and hardened, through the exec driver) on two
 # cases, then frameworks.check.mjs asserts what the harness must say of them (see there): each default
 # client's real behaviour on those cases, the hardened clients passing.
@@ -8,8 +8,8 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
-[[ -n ${LLMCHAOS_BIN:-} && -x ${LLMCHAOS_BIN} ]] || { echo "framework_suites: LLMCHAOS_BIN is not an executable: '${LLMCHAOS_BIN:-}'" >&2; exit 2; }
-command -v node >/dev/null || { echo "SKIP framework_suites: node is not installed"; exit 77; }
+[[ -n ${LLMCHAOS_BIN:-} && -x ${LLMCHAOS_BIN} ]] || { echo "target_framework_suites: LLMCHAOS_BIN is not an executable: '${LLMCHAOS_BIN:-}'" >&2; exit 2; }
+command -v node >/dev/null || { echo "SKIP target_framework_suites: node is not installed"; exit 77; }
 
 out=$(mktemp -d "${TMPDIR:-/tmp}/llmchaos-framework-suites.XXXXXX")
 trap 'rm -rf "$out"' EXIT
@@ -22,6 +22,6 @@ rc=0
   --filter 'cases/faults/gemini/rate-429-streamed-retried.toml' \
   --filter 'examples/cases/openai/quota-429-falls-back.toml' >"$out/run.log" 2>&1 || rc=$?
 if [[ $rc -eq 77 ]]; then grep '^SKIP' "$out/run.log" || true; exit 77; fi
-[[ $rc -eq 0 ]] || { cat "$out/run.log"; echo "framework_suites: run-target-suites failed (exit $rc)" >&2; exit 1; }
-echo "framework_suites: the suites took $(( ($(date +%s%N) - start) / 1000000 )) ms"
+[[ $rc -eq 0 ]] || { cat "$out/run.log"; echo "target_framework_suites: run-target-suites failed (exit $rc)" >&2; exit 1; }
+echo "target_framework_suites: the suites took $(( ($(date +%s%N) - start) / 1000000 )) ms"
 node "$here/frameworks.check.mjs" "$out"
