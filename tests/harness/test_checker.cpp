@@ -367,6 +367,34 @@ TEST_CASE("without a decision log the actions come from the ledger alone", "[che
   CHECK(find_check(r, "timeline") == nullptr);
 }
 
+TEST_CASE("without a decision log no_hang times the call as the mock saw it, not the program's start-up", "[checker]") {
+  auto c = make_case(Action::none);
+  c.checks.no_hang_ms = 3000;
+  client::DecisionLog l;  // an exec program: node took 6 s to load before its one attempt, 2 s to exit after
+  l.outcome = Outcome::primary_success;
+  l.answered = true;
+  l.operation_id = op;
+  l.elapsed_ms = 400;  // the exec driver's measure: first arrival to last answer
+  auto h = history({entry(1, "primary", 0, FaultKind::ok, 200, 6000, 6400)}, l);
+  h.requests[0].wall_ms = 8500;
+  h.has_decision_log = false;
+  const auto r = check_case(c, h, {});
+  const auto* quick = find_check(r, "no_hang");
+  REQUIRE(quick != nullptr);
+  CHECK(quick->ok);
+  CHECK(quick->message == "longest call 400 ms, bound 3100 ms");  // the bound has its 100 ms tolerance
+  // A client that holds its attempt open for 4 s still hangs (the mock sees the close at 10 s).
+  h.ledger[0].finished_at_ms = 10'000;
+  CHECK(find_check(check_case(c, h, {}), "no_hang")->message == "longest call 4000 ms, bound 3100 ms");
+  // An http target's measure is the caller's wait, the longer one.
+  h.ledger[0].finished_at_ms = 6400;
+  h.requests[0].log.elapsed_ms = 5000;
+  CHECK_FALSE(find_check(check_case(c, h, {}), "no_hang")->ok);
+  // With a decision log (the stack in process) the whole wait is the call.
+  h.has_decision_log = true;
+  CHECK(find_check(check_case(c, h, {}), "no_hang")->message == "longest call 8500 ms, bound 3100 ms");
+}
+
 TEST_CASE("the worst verdict wins", "[checker]") {
   CHECK(combine({{"a", true, ""}}, false) == Verdict::pass);
   CHECK(combine({{"a", true, ""}, {"b", false, ""}}, false) == Verdict::fail);

@@ -115,7 +115,7 @@ for (const sdk of ['openai', 'anthropic']) {
 check('examples/sdk/package.json pins the SDK versions of tests/sdk, and those are installed', () => {
   const ex = json(join(root, 'examples', 'sdk', 'package.json')).dependencies;
   const tier = json(join(root, 'tests', 'sdk', 'package.json')).dependencies;
-  for (const name of ['openai', '@anthropic-ai/sdk']) {
+  for (const name of ['openai', '@anthropic-ai/sdk', '@google/genai']) {
     assert.equal(ex[name], tier[name], name);
     const installed = json(join(root, 'tests', 'sdk', 'node_modules', ...name.split('/'), 'package.json')).version;
     assert.equal(installed, tier[name], `${name} installed in tests/sdk`);

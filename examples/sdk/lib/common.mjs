@@ -51,10 +51,26 @@ export function readEnv() {
   };
 }
 
-// The contract's last stdout line.
+// The contract's last stdout line; the program exits once it is written (with process.exitCode, which
+// the caller may still set in this tick). In a service the call is over when it returns: keep-alive
+// sockets or a framework's background timers (LangChain's tracing) that keep node alive for seconds
+// after the answer are not the call, and the exec driver times the call to the program's exit.
 export function report(outcome, fields = {}) {
-  process.stdout.write(`${JSON.stringify({ outcome, ...fields })}\n`);
+  process.stdout.write(`${JSON.stringify({ outcome, ...fields })}\n`, () => process.exit());
 }
+
+// The assistant prefill a `prefill` request ends with (client/src/codec_detail.hpp's prefill_text).
+export const PREFILL = '{';
+
+// An answer the provider ended for its content policy (the chat functions' `filtered`): a hardened
+// client fails it closed (owner policy); a default client takes it as it comes.
+export class ContentFiltered extends Error {
+  constructor(reason) {
+    super(`the answer was ended by the provider's content policy (finish reason ${reason})`);
+    this.name = 'ContentFiltered';
+  }
+}
+export const FILTERED = /^(content[_-]?filter|refusal|safety|recitation|prohibited_content|blocklist|spii)$/i;
 
 // A stream that stopped before its dialect's end (no finish reason / message_stop): the answer is cut.
 export class TruncatedStream extends Error {
@@ -66,10 +82,14 @@ export class TruncatedStream extends Error {
 
 // One chat call through the official SDK client `client` of `dialect`. `onText` sees each visible text
 // delta (so the caller knows whether anything was committed), `onOpen` the stream's headers. `signal`
-// aborts the call (the caller's idle timeout).
+// aborts the call (the caller's idle timeout). openai / anthropic: a stream without its finish event is a
+// TruncatedStream; a gemini stream is as whole as its body (a cut throws; a clean end without the last
+// finishReason chunk is a complete answer, SPEC's no_terminator).
 // Returns {text, model, output_tokens}; throws the SDK's error or TruncatedStream.
 export async function chat(dialect, client, request, { onText = () => {}, onOpen = () => {}, signal, requestOptions = {} } = {}) {
-  const messages = [{ role: 'user', content: request.prompt }];
+  // A prefill request ends with an assistant turn that starts the answer (PREFILL), as the harness's own
+  // codecs send it.
+  const messages = [{ role: 'user', content: request.prompt }, ...(request.prefill ? [{ role: 'assistant', content: PREFILL }] : [])];
   const model = request.model;
   if (dialect === 'openai') {
     if (!request.stream) {
@@ -113,6 +133,30 @@ export async function chat(dialect, client, request, { onText = () => {}, onOpen
     }
     if (!finished) throw new TruncatedStream(text.length);
     return { text, model: gotModel, output_tokens: tokens };
+  }
+  if (dialect === 'gemini') {
+    // @google/genai: the request's abort signal rides in `config`; its ApiError carries status and message.
+    const contents = [{ role: 'user', parts: [{ text: request.prompt }] },
+                      ...(request.prefill ? [{ role: 'model', parts: [{ text: PREFILL }] }] : [])];
+    const params = { model, contents, config: { abortSignal: signal } };
+    if (!request.stream) {
+      const r = await client.models.generateContent(params);
+      const text = r.text ?? '';
+      onText(text);
+      const finish = r.candidates?.[0]?.finishReason ?? '';
+      return { text, model: r.modelVersion ?? model, output_tokens: r.usageMetadata?.candidatesTokenCount ?? 0, finish_reason: finish, filtered: FILTERED.test(finish) };
+    }
+    const stream = await client.models.generateContentStream(params);
+    onOpen();
+    let text = '', gotModel = '', tokens = 0, finish = '';
+    for await (const chunk of stream) {
+      gotModel = chunk.modelVersion || gotModel;
+      tokens = chunk.usageMetadata?.candidatesTokenCount ?? tokens;
+      const d = chunk.text;
+      if (d) { text += d; onText(d); }
+      finish = chunk.candidates?.find((c) => c.finishReason)?.finishReason ?? finish;
+    }
+    return { text, model: gotModel, output_tokens: tokens, finish_reason: finish, filtered: FILTERED.test(finish) };
   }
   throw new Error(`this client speaks no ${dialect} (a route of another dialect needs another SDK)`);
 }
