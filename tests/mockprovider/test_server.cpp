@@ -267,7 +267,12 @@ TEST_CASE("stream_error sends N events, then the dialect's error event, then end
   CHECK(content_events(d, r).size() == 2);
   const auto last = sse_events(r.body).back();
   if (d == Dialect::anthropic) CHECK(last.event == "error");
-  CHECK(json::parse(last.data).as_object().contains("error"));
+  if (d == Dialect::responses) {  // in band: response.failed carries the response and its error
+    CHECK(last.event == "response.failed");
+    CHECK(json::parse(last.data).at("response").at("error").at("code") == "server_error");
+  } else {
+    CHECK(json::parse(last.data).as_object().contains("error"));
+  }
   const auto l = s.ledger("", 1);
   CHECK(l.at(0).events_sent == 2);
   CHECK(l.at(0).outcome == AttemptOutcome::completed);
@@ -392,7 +397,9 @@ TEST_CASE("policy refuses plain requests with 400 and stops streams with the con
   const auto streamed = s.chat(d, "/r", true);
   CHECK(streamed.status == 200);
   CHECK(streamed.complete);
-  const std::string filter = d == Dialect::openai ? "content_filter" : d == Dialect::anthropic ? "refusal" : "SAFETY";
+  const std::string filter = d == Dialect::openai || d == Dialect::responses ? "content_filter"
+                             : d == Dialect::anthropic                       ? "refusal"
+                                                                             : "SAFETY";
   CHECK(streamed.body.find(filter) != std::string::npos);
 }
 
@@ -428,6 +435,7 @@ TEST_CASE("a request offering tools gets a tool call, the side effect is recorde
   s.install("case1", route_toml(d, R"({ fault = "ok" })"));
   const std::string tools = d == Dialect::openai      ? R"("tools":[{"type":"function","function":{"name":"create_ticket"}}])"
                             : d == Dialect::anthropic ? R"("tools":[{"name":"create_ticket","input_schema":{}}])"
+                            : d == Dialect::responses ? R"("tools":[{"type":"function","name":"create_ticket"}])"
                                                       : R"("tools":[{"functionDeclarations":[{"name":"create_ticket"}]}])";
   const auto r = s.chat(d, "/case1/r", false, tools);
   REQUIRE(r.status == 200);
