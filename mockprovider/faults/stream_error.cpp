@@ -9,8 +9,9 @@ constexpr std::string_view params[] = {"cut_after_events"};
 
 Plan plan(const FaultInput& in) {
   if (!in.request.stream) return detail::error_plan(in, FaultKind::stream_error, ErrorKind::stream_interrupted);
-  return detail::partial_stream(in, FaultKind::stream_error, detail::cut_after(in, 1),
-                                {in.dialect.stream_error_frame()}, StreamEnd::complete);
+  Plan p = detail::partial_stream(in, FaultKind::stream_error, detail::cut_after(in, 1), {}, StreamEnd::complete);
+  p.frames.push_back(in.dialect.stream_error_frame(in.answer, p.frames.size()));
+  return p;
 }
 
 void draw(ExploreDraw& d) { detail::draw_cut_after_events(d); }

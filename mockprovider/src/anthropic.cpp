@@ -184,7 +184,7 @@ ErrorReply error(ErrorKind kind, const ErrorContext& ctx) {
   return {shape(kind, ctx.body).status, json::serialize(body)};
 }
 
-SseFrame stream_error_frame() {
+SseFrame stream_error_frame(const Answer&, std::size_t) {
   return sse_event("error", json::object{{"type", "error"}, {"error", error_object(ErrorKind::stream_interrupted, {})}});
 }
 

@@ -14,10 +14,11 @@ namespace llmchaos::mock {
 extern const DialectSpec openai_dialect;
 extern const DialectSpec anthropic_dialect;
 extern const DialectSpec gemini_dialect;
+extern const DialectSpec responses_dialect;
 
 namespace {
 // The one table: to add a dialect, add its unit and a line here (see mockprovider/README.md).
-const DialectSpec* const dialect_table[] = {&openai_dialect, &anthropic_dialect, &gemini_dialect};
+const DialectSpec* const dialect_table[] = {&openai_dialect, &anthropic_dialect, &gemini_dialect, &responses_dialect};
 }  // namespace
 
 const DialectSpec& dialect_spec(Dialect d) {

@@ -198,7 +198,7 @@ ErrorReply error(ErrorKind kind, const ErrorContext& ctx) {
 }
 
 // The SDK throws on a chunk with error.code in 400..599.
-SseFrame stream_error_frame() { return sse_data_crlf(error_json(ErrorKind::stream_interrupted, {})); }
+SseFrame stream_error_frame(const Answer&, std::size_t) { return sse_data_crlf(error_json(ErrorKind::stream_interrupted, {})); }
 
 SseFrame malformed_frame() {
   return {"data: {\"candidates\":[{\"content\":{\"role\":\"model\",\"parts\":[{\"text\":\r\n\r\n", false};

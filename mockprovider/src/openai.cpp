@@ -258,7 +258,7 @@ ErrorReply error(ErrorKind kind, const ErrorContext& ctx) {
   return {shape(kind, ctx.body).status, json::serialize(error_json(kind, ctx.detail, ctx.body))};
 }
 
-SseFrame stream_error_frame() { return sse_data(error_json(ErrorKind::stream_interrupted, {})); }
+SseFrame stream_error_frame(const Answer&, std::size_t) { return sse_data(error_json(ErrorKind::stream_interrupted, {})); }
 
 SseFrame malformed_frame() {
   return {"data: {\"id\":\"chatcmpl-broken\",\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\n\n",

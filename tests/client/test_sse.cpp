@@ -180,7 +180,7 @@ TEST_CASE("in-stream error events are recognised in each dialect", "[codec]") {
 }
 
 TEST_CASE("non-JSON event data is malformed in each dialect, and anthropic drops unnamed frames", "[codec]") {
-  for (auto d : {Dialect::openai, Dialect::anthropic, Dialect::gemini}) {
+  for (auto d : {Dialect::openai, Dialect::anthropic, Dialect::gemini, Dialect::responses}) {
     Answer a;
     CHECK(codec_for(d).on_event({d == Dialect::anthropic ? "content_block_delta" : "", "{not json", ""}, a).kind ==
           EventKind::malformed);
@@ -295,7 +295,7 @@ TEST_CASE("codecs survive hostile JSON: wrong types, huge numbers, deep nesting"
       "null",
       "",
   };
-  for (auto d : {Dialect::openai, Dialect::anthropic, Dialect::gemini}) {
+  for (auto d : {Dialect::openai, Dialect::anthropic, Dialect::gemini, Dialect::responses}) {
     for (const auto& in : inputs) {
       Answer a;
       auto r = codec_for(d).on_event({"content_block_delta", in, ""}, a);

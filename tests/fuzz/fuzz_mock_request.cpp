@@ -1,7 +1,7 @@
 // The mock provider's request path without a socket: raw bytes (HTTP head and body) -> Beast's
 // request_parser configured as the server's session configures it -> Router::handle (route, engine
 // decision, dialect body, ledger) or Router::reject for what the session cannot read whole.
-// The script serves all three dialects and cycles through fault kinds, so every input reaches a
+// The script serves all four dialects and cycles through fault kinds, so every input reaches a
 // dialect's request decoder and a fault's plan builder.
 #include <cctype>
 #include <cstddef>
@@ -44,6 +44,12 @@ dialect = "gemini"
 script = [{ fault = "ok" }, { fault = "quota_429" }, { fault = "payment_402" }, { fault = "auth" },
           { fault = "no_response", hold_ms = 10 }, { fault = "slow_first_token", first_token_ms = 5 },
           { fault = "bad_request" }, { fault = "server_500" }]
+then = "ok"
+
+[route.rs]
+dialect = "responses"
+script = [{ fault = "ok" }, { fault = "stream_error", cut_after_events = 1 }, { fault = "policy", cut_after_events = 1 },
+          { fault = "malformed_event" }, { fault = "no_terminator" }, { fault = "rate_429", retry_after_ms = 5 }]
 then = "ok"
 )";
 

@@ -39,10 +39,12 @@ TEST_CASE("a dialect names its id prefix, SDK base path and the paths it serves,
   CHECK(dialect_spec(Dialect::openai).id_prefix == "chatcmpl-");
   CHECK(dialect_spec(Dialect::anthropic).id_prefix == "msg_");
   CHECK(dialect_spec(Dialect::gemini).id_prefix == "resp-");
+  CHECK(dialect_spec(Dialect::responses).id_prefix == "resp_");
   CHECK(sdk_base_url("http://127.0.0.1:9/ns/primary", Dialect::openai) == "http://127.0.0.1:9/ns/primary/v1");
   CHECK(sdk_base_url("http://127.0.0.1:9/ns/primary", Dialect::anthropic) == "http://127.0.0.1:9/ns/primary");
   CHECK(sdk_base_url("http://127.0.0.1:9/ns/primary", Dialect::gemini) == "http://127.0.0.1:9/ns/primary");
-  for (Dialect d : {Dialect::openai, Dialect::anthropic, Dialect::gemini}) {
+  CHECK(sdk_base_url("http://127.0.0.1:9/ns/primary", Dialect::responses) == "http://127.0.0.1:9/ns/primary/v1");
+  for (Dialect d : {Dialect::openai, Dialect::anthropic, Dialect::gemini, Dialect::responses}) {
     const auto& spec = dialect_spec(d);
     CHECK(spec.id == d);
     REQUIRE_FALSE(spec.paths.empty());
@@ -71,7 +73,7 @@ TEST_CASE("tokens are one per word and join back to the exact text", "[dialect]"
 }
 
 TEST_CASE("every dialect streams one content frame per word and the frames give back the text", "[dialect]") {
-  const auto d = GENERATE(Dialect::openai, Dialect::anthropic, Dialect::gemini);
+  const auto d = GENERATE(Dialect::openai, Dialect::anthropic, Dialect::gemini, Dialect::responses);
   const auto& spec = dialect_spec(d);
   const auto parts = spec.render_stream(answer("hello from primary"));
   CHECK(parts.content.size() == 3);
@@ -206,15 +208,15 @@ TEST_CASE("error bodies follow each provider's shape", "[dialect]") {
 }
 
 TEST_CASE("in-stream error frames are what each SDK raises on", "[dialect]") {
-  auto o = test::sse_events(dialect_spec(Dialect::openai).stream_error_frame().bytes).at(0);
+  auto o = test::sse_events(dialect_spec(Dialect::openai).stream_error_frame(answer("x"), 0).bytes).at(0);
   CHECK(json::parse(o.data).at("error").at("type") == "server_error");
-  auto a = test::sse_events(dialect_spec(Dialect::anthropic).stream_error_frame().bytes).at(0);
+  auto a = test::sse_events(dialect_spec(Dialect::anthropic).stream_error_frame(answer("x"), 0).bytes).at(0);
   CHECK(a.event == "error");
   CHECK(json::parse(a.data).at("error").at("type") == "overloaded_error");
-  const auto g_raw = dialect_spec(Dialect::gemini).stream_error_frame().bytes;
+  const auto g_raw = dialect_spec(Dialect::gemini).stream_error_frame(answer("x"), 0).bytes;
   CHECK(g_raw.substr(g_raw.size() - 4) == "\r\n\r\n");
   CHECK(json::parse(test::sse_events(g_raw).at(0).data).at("error").at("code") == 503);
-  for (auto d : {Dialect::openai, Dialect::anthropic, Dialect::gemini}) {
+  for (auto d : {Dialect::openai, Dialect::anthropic, Dialect::gemini, Dialect::responses}) {
     boost::system::error_code ec;
     json::parse(test::sse_events(dialect_spec(d).malformed_frame().bytes).at(0).data, ec);
     CHECK(ec);  // not valid JSON

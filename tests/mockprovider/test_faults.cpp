@@ -19,10 +19,11 @@ struct Fixture {
   Rng rng{1};
   double time_scale = 1;
   double unix_now_ms = 0;
+  Answer answer;  // the healthy answer of the last plan
   Plan plan(Dialect d) {
     route.dialect = d;
     route.default_text = "one two three four";
-    const Answer answer = healthy_answer(route, step, request, 7);
+    answer = healthy_answer(route, step, request, 7);
     return fault_spec(step.fault).plan({step, request, dialect_spec(d), answer, "req_7", time_scale, rng, unix_now_ms});
   }
 };
@@ -39,7 +40,7 @@ std::string header(const Plan& p, std::string_view name) {
   return {};
 }
 
-const Dialect all_dialects[] = {Dialect::openai, Dialect::anthropic, Dialect::gemini};
+const Dialect all_dialects[] = {Dialect::openai, Dialect::anthropic, Dialect::gemini, Dialect::responses};
 }  // namespace
 
 TEST_CASE("the fault table lists every fault kind once, in order, with its function", "[faults]") {
@@ -93,7 +94,7 @@ TEST_CASE("error faults answer each dialect's status with a JSON body and the re
       f.step.fault = row.fault;
       const auto p = f.plan(d);
       INFO(to_string(row.fault) << " on " << to_string(d));
-      CHECK(p.status == (d == Dialect::openai ? row.openai : d == Dialect::anthropic ? row.anthropic : row.gemini));
+      CHECK(p.status == (d == Dialect::openai || d == Dialect::responses ? row.openai : d == Dialect::anthropic ? row.anthropic : row.gemini));
       CHECK(p.action == WireAction::respond);
       CHECK_FALSE(p.streamed);
       CHECK(header(p, "content-type") == "application/json");
@@ -202,7 +203,7 @@ TEST_CASE("stream faults keep the head and the first N content events, then end 
     p = f.plan(d);
     CHECK(content_frames(p) == 2);
     CHECK(p.end == StreamEnd::complete);
-    CHECK(p.frames.back().bytes == dialect_spec(d).stream_error_frame().bytes);
+    CHECK(p.frames.back().bytes == dialect_spec(d).stream_error_frame(f.answer, p.frames.size() - 1).bytes);
     f.step.fault = FaultKind::stream_stall;
     f.step.stall_ms = 40;
     f.time_scale = 0.5;

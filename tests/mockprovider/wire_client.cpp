@@ -180,6 +180,12 @@ std::string event_text(Dialect d, const SseEvent& e) {
         if (auto* j = delta.if_contains("partial_json")) return std::string(j->as_string());
         return {};
       }
+      case Dialect::responses: {
+        const auto type = o.at("type").as_string();
+        if (type == "response.output_text.delta") return std::string(o.at("delta").as_string());
+        if (type == "response.function_call_arguments.delta") return "function_call";
+        return {};
+      }
       case Dialect::gemini: {
         const auto& part = o.at("candidates").as_array()[0].as_object().at("content").as_object().at("parts").as_array()[0].as_object();
         if (auto* t = part.if_contains("text")) return std::string(t->as_string());
@@ -202,6 +208,10 @@ ChatCall chat_call(Dialect d, const std::string& base, bool stream, const std::s
     case Dialect::anthropic:
       return {base + "/v1/messages",
               fmt::format(R"({{"model":"claude-x","max_tokens":64,"messages":[{{"role":"user","content":"hi there"}}],"stream":{}{}}})",
+                          stream ? "true" : "false", more)};
+    case Dialect::responses:
+      return {base + "/v1/responses",
+              fmt::format(R"({{"model":"gpt-x","input":[{{"role":"user","content":"hi there"}}],"stream":{}{}}})",
                           stream ? "true" : "false", more)};
     case Dialect::gemini:
       return {base + (stream ? "/v1beta/models/gemini-x:streamGenerateContent?alt=sse" : "/v1beta/models/gemini-x:generateContent"),

@@ -1,8 +1,9 @@
 #pragma once
 // A dialect renders the wire format of one provider: it reads what the mock needs from a request and
 // renders answers, SSE frames and error bodies. It decides nothing about faults. One unit per dialect
-// (src/openai.cpp, src/anthropic.cpp, src/gemini.cpp), listed in one table (src/dialect.cpp); what
-// other layers need of a dialect (id prefix, SDK base path, paths) is a field here, not a switch there.
+// (src/openai.cpp, src/anthropic.cpp, src/gemini.cpp, src/responses.cpp), listed in one table (src/dialect.cpp);
+// what other layers need of a dialect (id prefix, SDK base path, paths) is a field here, not a switch there.
+#include <cstddef>
 #include <optional>
 #include <span>
 #include <string>
@@ -92,7 +93,9 @@ struct DialectSpec {
   std::string (*render_body)(const Answer& answer);
   StreamParts (*render_stream)(const Answer& answer);
   ErrorReply (*error)(ErrorKind kind, const ErrorContext& context);
-  SseFrame (*stream_error_frame)();            // the in-stream error event
+  // The in-stream error event, sent after `sequence` frames of `answer`'s stream (a dialect whose
+  // frames are numbered, or that repeat the response, reads them; the others ignore them).
+  SseFrame (*stream_error_frame)(const Answer& answer, std::size_t sequence);
   SseFrame (*malformed_frame)();               // an event whose data is not valid JSON
   std::string (*models_body)(std::string_view model);  // "" when the dialect has no model list
   // The named real bodies (a step's `body`) the dialect has for an error of this kind.

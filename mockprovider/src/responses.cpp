@@ -1,0 +1,199 @@
+// OpenAI Responses API: POST /v1/responses, plain (one response object) and streamed (typed SSE:
+// `event: <type>` + `data` carrying `type` and `sequence_number`, response.created first,
+// response.output_text.delta per token, response.completed as the terminator, no [DONE]; a mid-stream
+// failure is response.failed carrying response.error; a content-filter stop is response.incomplete).
+// Tool calls are function_call output items. The error bodies, request-id header and model list are
+// OpenAI's own (the same platform answers both APIs): this unit forwards them to the openai dialect.
+// provider-wire.md section 1.6; the `openai` SDK's lib/responses/ResponseAccumulator.ts.
+#include "dialect_util.hpp"
+
+namespace llmchaos::mock {
+
+extern const DialectSpec openai_dialect;
+
+namespace {
+using namespace detail;
+constexpr std::int64_t created = 1700000000;  // fixed: answers are reproducible
+
+// The message and function-call items' ids share the response's number ("resp_7" -> "msg_7").
+std::string item_id(const Answer& a, std::string_view prefix) {
+  std::string_view id = a.id;
+  if (const auto u = id.find('_'); u != std::string_view::npos) id.remove_prefix(u + 1);
+  return std::string(prefix) + std::string(id);
+}
+
+ParsedRequest parse(std::string_view method, std::string_view target, std::string_view body) {
+  ParsedRequest out;
+  const auto path = path_only(target);
+  if (path == "/v1/models" || path == "/models") return openai_dialect.parse(method, target, body);
+  if (path != "/v1/responses" && path != "/responses") {
+    out.error = RequestError::not_found;
+    out.detail = std::string(path);
+    return out;
+  }
+  if (method != "POST") {
+    out.error = RequestError::method_not_allowed;
+    out.detail = std::string(method);
+    return out;
+  }
+  json::value storage;
+  const auto* o = parse_body(body, storage, out);
+  if (!o) return out;
+  auto& c = out.chat;
+  c.stream = bool_member(*o, "stream");
+  c.model = str_member(*o, "model");
+  // Function tools are flat ({"type":"function","name":...}); a chat-style {"function":{"name"}} is read too.
+  if (const auto* tools = array_member(*o, "tools"))
+    for (const auto& t : *tools)
+      if (t.is_object()) {
+        auto name = str_member(t.get_object(), "name");
+        if (const auto* fn = object_member(t.get_object(), "function"); name.empty() && fn) name = str_member(*fn, "name");
+        c.tools.push_back(std::move(name));
+      }
+  // `input` is a string (one user message) or a list of items: messages ({role, content}),
+  // function_call and function_call_output items.
+  if (const auto* input = o->if_contains("input")) {
+    c.input_tokens = words_in(*input);
+    if (input->is_array() && !input->get_array().empty() && input->get_array().back().is_object()) {
+      const auto& last = input->get_array().back().get_object();
+      c.last_is_tool_result = str_member(last, "type") == "function_call_output";
+      c.prefill = str_member(last, "role") == "assistant";
+    }
+  }
+  if (const auto* instructions = o->if_contains("instructions")) c.input_tokens += words_in(*instructions);
+  return out;
+}
+
+json::object usage(const Answer& a) {
+  return {{"input_tokens", a.input_tokens},
+          {"input_tokens_details", json::object{{"cached_tokens", 0}}},
+          {"output_tokens", a.output_tokens()},
+          {"output_tokens_details", json::object{{"reasoning_tokens", 0}}},
+          {"total_tokens", a.input_tokens + a.output_tokens()}};
+}
+
+json::object text_part(std::string_view text) {
+  return {{"type", "output_text"}, {"text", text}, {"annotations", json::array{}}, {"logprobs", json::array{}}};
+}
+
+// The answer's one output item: a message with its text so far, or the function call.
+json::object output_item(const Answer& a, std::string_view status, bool whole) {
+  if (!a.tool_name.empty())
+    return {{"type", "function_call"}, {"id", item_id(a, "fc_")},   {"call_id", a.tool_call_id},
+            {"name", a.tool_name},      {"arguments", whole ? "{}" : ""}, {"status", status}};
+  json::array content;
+  if (whole) content.push_back(text_part(a.text()));
+  return {{"type", "message"}, {"id", item_id(a, "msg_")}, {"status", status}, {"role", "assistant"},
+          {"content", std::move(content)}};
+}
+
+// The response object: what a plain request gets and what response.created / .completed / .failed /
+// .incomplete carry. `status`: in_progress (no output yet), completed, incomplete, failed.
+json::object response_object(const Answer& a, std::string_view status) {
+  const bool done = status != "in_progress" && status != "failed";
+  json::array output;
+  if (done) output.push_back(output_item(a, status == "incomplete" ? "incomplete" : "completed", true));
+  json::value incomplete = nullptr;
+  if (status == "incomplete") incomplete = json::object{{"reason", "content_filter"}};
+  return {{"id", a.id},
+          {"object", "response"},
+          {"created_at", created},
+          {"status", status},
+          {"background", false},
+          {"error", nullptr},
+          {"incomplete_details", std::move(incomplete)},
+          {"instructions", nullptr},
+          {"max_output_tokens", nullptr},
+          {"metadata", json::object{}},
+          {"model", a.model},
+          {"output", std::move(output)},
+          {"parallel_tool_calls", true},
+          {"previous_response_id", nullptr},
+          {"store", true},
+          {"temperature", 1},
+          {"text", json::object{{"format", json::object{{"type", "text"}}}}},
+          {"tool_choice", "auto"},
+          {"tools", json::array{}},
+          {"top_p", 1},
+          {"truncation", "disabled"},
+          {"usage", done ? json::value(usage(a)) : json::value(nullptr)},
+          {"user", nullptr}};
+}
+
+std::string_view final_status(const Answer& a) { return a.finish == Finish::content_filter ? "incomplete" : "completed"; }
+
+std::string render_body(const Answer& a) { return json::serialize(response_object(a, final_status(a))); }
+
+// One typed frame: `event: <type>` and data {type, ...fields, sequence_number}.
+SseFrame typed(std::string_view type, json::object fields, std::size_t sequence, bool content = false) {
+  json::object data;
+  data.reserve(fields.size() + 2);
+  data["type"] = type;
+  for (auto& [k, v] : fields) data[k] = std::move(v);
+  data["sequence_number"] = sequence;
+  return sse_event(type, data, content);
+}
+
+StreamParts render_stream(const Answer& a) {
+  StreamParts p;
+  std::size_t seq = 0;
+  const auto add = [&](std::vector<SseFrame>& part, std::string_view type, json::object fields, bool content = false) {
+    part.push_back(typed(type, std::move(fields), seq++, content));
+  };
+  const bool text = a.tool_name.empty();
+  const auto id = item_id(a, text ? "msg_" : "fc_");
+  add(p.head, "response.created", {{"response", response_object(a, "in_progress")}});
+  add(p.head, "response.in_progress", {{"response", response_object(a, "in_progress")}});
+  add(p.head, "response.output_item.added", {{"output_index", 0}, {"item", output_item(a, "in_progress", false)}});
+  const json::object at{{"item_id", id}, {"output_index", 0}, {"content_index", 0}};
+  const auto with = [&](json::object more) {
+    json::object o = at;
+    for (auto& [k, v] : more) o[k] = std::move(v);
+    return o;
+  };
+  if (text) {
+    add(p.head, "response.content_part.added", with({{"part", text_part("")}}));
+    for (const auto& t : a.tokens)
+      add(p.content, "response.output_text.delta", with({{"delta", t}, {"logprobs", json::array{}}}), true);
+    add(p.tail, "response.output_text.done", with({{"text", a.text()}, {"logprobs", json::array{}}}));
+    add(p.tail, "response.content_part.done", with({{"part", text_part(a.text())}}));
+  } else {
+    add(p.content, "response.function_call_arguments.delta", {{"item_id", id}, {"output_index", 0}, {"delta", "{}"}}, true);
+    add(p.tail, "response.function_call_arguments.done", {{"item_id", id}, {"output_index", 0}, {"arguments", "{}"}});
+  }
+  const auto status = final_status(a);
+  add(p.tail, "response.output_item.done",
+      {{"output_index", 0}, {"item", output_item(a, status == "incomplete" ? "incomplete" : "completed", true)}});
+  add(p.terminator, status == "incomplete" ? "response.incomplete" : "response.completed",
+      {{"response", response_object(a, status)}});
+  return p;
+}
+
+ErrorReply error(ErrorKind kind, const ErrorContext& ctx) { return openai_dialect.error(kind, ctx); }
+
+std::vector<std::string_view> body_names(ErrorKind kind) { return openai_dialect.body_names(kind); }
+
+std::string models_body(std::string_view model) { return openai_dialect.models_body(model); }
+
+// A mid-stream failure: response.failed, the response carrying its error (the SDK's accumulator takes
+// it as the final snapshot; codex-style clients read response.error).
+SseFrame stream_error_frame(const Answer& a, std::size_t sequence) {
+  auto response = response_object(a, "failed");
+  const auto e = json::parse(error(ErrorKind::stream_interrupted, {}).body).at("error");
+  response["error"] = json::object{{"code", e.at("type")}, {"message", e.at("message")}};
+  return typed("response.failed", {{"response", std::move(response)}}, sequence);
+}
+
+SseFrame malformed_frame() {
+  return {"event: response.output_text.delta\ndata: {\"type\":\"response.output_text.delta\",\"item_id\":\"msg_broken\","
+          "\"output_index\":0,\"content_index\":0,\"delta\":\n\n",
+          false};
+}
+constexpr std::string_view served_paths[] = {"POST /v1/responses", "GET /v1/models"};
+}  // namespace
+
+extern const DialectSpec responses_dialect = {Dialect::responses, "x-request-id", "resp_", "/v1", served_paths,
+                                              parse,              render_body,    render_stream, error,
+                                              stream_error_frame, malformed_frame, models_body,  body_names};
+
+}  // namespace llmchaos::mock
