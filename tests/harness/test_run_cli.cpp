@@ -63,8 +63,11 @@ TEST_CASE("the bundled catalog passes against the reference stack and writes eve
   CHECK(recorded.size() == suite.cases.size() - exact);
   // The cases a live run leaves out are in every report as n/a (not run), never silently missing.
   const auto junit = slurp(report_dir + "/junit.xml");
-  CHECK_THAT(junit, Catch::Contains("errors=\"0\" skipped=\"" + std::to_string(exact) + "\" time="));
-  CHECK_THAT(junit, Catch::Contains("<skipped message=\"n/a: not run: an exact_time case"));
+  std::size_t skipped = 0;
+  for (auto at = junit.find("<skipped message=\"n/a: not run: an exact_time case"); at != std::string::npos;
+       at = junit.find("<skipped message=\"n/a: not run: an exact_time case", at + 1))
+    ++skipped;
+  CHECK(skipped == exact);
   const auto json = boost::json::parse(slurp(report_dir + "/report.json"));
   CHECK(json.at("totals").at("cases").to_number<std::int64_t>() == static_cast<std::int64_t>(suite.cases.size()));
   CHECK(json.at("totals").at("not_applicable").to_number<std::int64_t>() == static_cast<std::int64_t>(exact));
