@@ -9,6 +9,8 @@ constexpr double minute_ms = 60'000;
 constexpr double day_ms = 24 * 60 * minute_ms;
 }  // namespace
 
+int estimate_tokens(std::string_view text) { return static_cast<int>((text.size() + 3) / 4); }
+
 SlidingWindow::SlidingWindow(double window_ms, int limit) : window_ms_(window_ms), limit_(limit) {}
 
 void SlidingWindow::expire(double now_ms) {

@@ -181,4 +181,12 @@ Policy load_policy_file(const std::string& path, const std::vector<std::string_v
   return policy_from_toml(parse_toml_file(path), path, false, extra_route_keys);
 }
 
+RateLimits rate_limits_from_toml(TomlReader& r) {
+  RateLimits limits;
+  if (auto v = r.opt_int("rpm", 1, 1'000'000'000)) limits.requests_per_minute = static_cast<int>(*v);
+  if (auto v = r.opt_int("rpd", 1, 1'000'000'000)) limits.requests_per_day = static_cast<int>(*v);
+  if (auto v = r.opt_number("tpm", 1, 1e12)) limits.tokens_per_minute = *v;
+  return limits;
+}
+
 }  // namespace llmchaos::client

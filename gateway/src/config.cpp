@@ -70,9 +70,7 @@ void read_tiers(const toml::table& tiers, const std::string& file, GatewayConfig
     TomlReader r(*t, file, "tiers." + name);
     Tier tier;
     tier.name = name;
-    if (auto v = r.opt_int("rpm", 1, 1'000'000'000)) tier.limits.requests_per_minute = static_cast<int>(*v);
-    if (auto v = r.opt_int("rpd", 1, 1'000'000'000)) tier.limits.requests_per_day = static_cast<int>(*v);
-    if (auto v = r.opt_number("tpm", 1, 1e12)) tier.limits.tokens_per_minute = *v;
+    tier.limits = client::rate_limits_from_toml(r);
     tier.quality = r.opt_string("quality").value_or("");
     r.reject_unknown_keys();
     c.tiers.emplace(name, std::move(tier));

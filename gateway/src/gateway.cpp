@@ -137,7 +137,7 @@ struct Gateway::Impl {
         }()),
         upstreams(config, wire, rng) {
     for (const auto& [key, tier] : config.keys) {
-      limiter.configure(key, config.tiers.at(tier).limits, clock.now_ms());
+      limiter.configure(key, config.tiers.at(tier).limits, limiter_now());
       key_counters[masked(key)].tier = tier;
     }
     for (const auto& [name, routes] : config.qualities) {
@@ -150,6 +150,9 @@ struct Gateway::Impl {
       chains.emplace(name, std::move(chain));
     }
   }
+
+  // The tiers' windows follow [gateway] time_scale like every policy time: the limiter runs on scripted ms.
+  double limiter_now() { return clock.now_ms() / config.time_scale; }
 
   // --- serving ---
   void accept_loop();
@@ -404,15 +407,15 @@ bool Gateway::Impl::chat(const http::request<http::string_body>& req, tcp::socke
 
   // 4. The tier's limits (thread-safe, before the stack's lock: a rejection never waits).
   auto& wr = parsed->workflow;
-  const double estimate = estimate_tokens(wr.prompt) + parsed->max_tokens;
-  const auto verdict = limiter.try_acquire(key, clock.now_ms(), estimate);
+  const double estimate = client::estimate_tokens(wr.prompt) + parsed->max_tokens;
+  const auto verdict = limiter.try_acquire(key, limiter_now(), estimate);
   if (!verdict.allowed) {
     HeaderList h = rejection_headers();
     std::string message = fmt::format("rate limit reached for {} of tier {}", verdict.limit, tier.name);
-    if (std::isfinite(verdict.wait_ms)) {
-      h.emplace_back("retry-after", std::to_string(std::max<long>(1, static_cast<long>(std::ceil(verdict.wait_ms / 1000)))));
-      h.emplace_back("retry-after-ms", std::to_string(static_cast<long>(std::ceil(verdict.wait_ms))));
-      message += fmt::format("; retry in {:.0f} ms", std::ceil(verdict.wait_ms));
+    if (const double wait_ms = verdict.wait_ms * config.time_scale; std::isfinite(wait_ms)) {
+      h.emplace_back("retry-after", std::to_string(std::max<long>(1, static_cast<long>(std::ceil(wait_ms / 1000)))));
+      h.emplace_back("retry-after-ms", std::to_string(static_cast<long>(std::ceil(wait_ms))));
+      message += fmt::format("; retry in {:.0f} ms", std::ceil(wait_ms));
     } else {
       message += "; the request alone exceeds the tier's tokens per minute";
     }
@@ -449,7 +452,7 @@ bool Gateway::Impl::chat(const http::request<http::string_body>& req, tcp::socke
       if (const auto* b = chain.stack->breaker(route)) breaker = *b;
   }
   --in_flight;
-  limiter.settle(key, estimate, log.input_tokens + log.output_tokens, clock.now_ms());
+  limiter.settle(key, estimate, log.input_tokens + log.output_tokens, limiter_now());
 
   const std::string action(to_string(log.outcome));
   std::string upstream;

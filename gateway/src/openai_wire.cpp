@@ -88,8 +88,6 @@ std::optional<ChatRequest> parse_chat_request(std::string_view body, WireError& 
   return r;
 }
 
-int estimate_tokens(std::string_view text) { return static_cast<int>((text.size() + 3) / 4); }
-
 std::string error_body(const WireError& e) {
   json::object err{{"message", e.message}, {"type", e.type}, {"param", null_or(e.param)}, {"code", null_or(e.code)}};
   return json::serialize(json::object{{"error", std::move(err)}});

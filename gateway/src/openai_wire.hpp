@@ -25,8 +25,6 @@ struct ChatRequest {
 // nullopt + `error` filled when the body is not a chat completion request.
 std::optional<ChatRequest> parse_chat_request(std::string_view body, WireError& error);
 
-// Rough token count of a text (4 characters a token), for the limiter's estimate before the answer.
-int estimate_tokens(std::string_view text);
 
 std::string error_body(const WireError& e);
 

@@ -262,7 +262,17 @@ class HttpSession final : public CaseSession {
       no_answer(fmt::format("request {} to {}: {}", sent_, base_url_, res.error), false);
     }
     const std::string action = header(res, "x-llmchaos-action");
-    if (action == "rejected")  // auth, body or tier limit: the harness's setup is wrong, not the stack
+    // A 429 the target answered itself, no attempt sent, in a case with a [tier]: its tier refused it.
+    if (res.status == 429 && env_.c->tier && attempts_since(before, ar.operation_id).empty()) {
+      client::DecisionLog refused;
+      refused.operation_id = ar.operation_id;
+      refused.limited_by = "rate_limited";
+      for (std::string_view limit : {"requests_per_minute", "requests_per_day", "tokens_per_minute"})
+        if (res.body.find(limit) != std::string::npos) refused.limited_by = limit;
+      refused.elapsed_ms = wall;
+      return refused;
+    }
+    if (action == "rejected")  // auth, body or a tier limit the case did not ask for: the harness's setup is wrong
       throw UnknownVerdict("error: target", fmt::format("the target rejected request {} with {}: {}", sent_, res.status, res.body), output());
 
     std::optional<ReportedOutcome> reported;

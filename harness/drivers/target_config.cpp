@@ -124,7 +124,8 @@ void scan_template(std::string_view text, const std::string& source, Text on_tex
 }
 
 constexpr std::string_view case_placeholders[] = {"policy",     "case",        "namespace",     "mock_base_url", "time_scale",
-                                                   "key",        "primary",     "policy_json",   "routes_json",   "fallback_json"};
+                                                   "key",        "primary",     "policy_json",   "routes_json",   "fallback_json",
+                                                   "tier_limits"};
 constexpr std::string_view route_fields[] = {"base_url", "sdk_base_url", "dialect"};
 constexpr std::string_view workflow_keys[] = {"max_total_attempts", "max_retries",     "max_elapsed_ms", "attempt_timeout_ms",
                                               "replay_safe",        "queue_allowed",   "degrade_allowed", "name"};
@@ -247,6 +248,16 @@ std::string check_target_template(std::string_view text, const std::string& sour
   return {};
 }
 
+std::string case_tier_toml(const CaseEnv& env) {
+  std::string out;
+  if (!env.c->tier) return out;
+  const auto& t = *env.c->tier;
+  if (t.requests_per_minute) out += fmt::format("rpm = {}\n", *t.requests_per_minute);
+  if (t.requests_per_day) out += fmt::format("rpd = {}\n", *t.requests_per_day);
+  if (t.tokens_per_minute) out += fmt::format("tpm = {}\n", number(*t.tokens_per_minute));
+  return out;
+}
+
 std::string render_target_config(std::string_view text, const std::string& source, const CaseEnv& env,
                                  const std::string& api_key, Escape escape) {
   auto esc = [&](std::string_view s) { return escape == Escape::json ? json_escaped(s) : toml_escaped(s); };
@@ -261,6 +272,7 @@ std::string render_target_config(std::string_view text, const std::string& sourc
     if (name == "time_scale") return number(env.time_scale);
     if (name == "key") return esc(api_key);
     if (name == "primary") return esc(env.c->policy.workflow.primary);
+    if (name == "tier_limits") return case_tier_toml(env);
     if (name.starts_with("workflow.")) return workflow_value(env, name.substr(9), escape);
     if (name.starts_with("route.")) {
       const bool optional = name.ends_with("?");

@@ -21,6 +21,10 @@ std::string case_policy_toml(const CaseEnv& env);
 std::string case_policy_json(const CaseEnv& env);
 std::string case_routes_json(const CaseEnv& env, bool fallbacks_only);
 
+// The case's [tier] as the keys of a gateway [tiers.NAME] table ({{tier_limits}}): "rpm = N", "rpd = N",
+// "tpm = N" lines, one per limit the case sets; "" without a [tier] (no limits).
+std::string case_tier_toml(const CaseEnv& env);
+
 // "" when every {{placeholder}} of the template is one the renderer knows, else "file:line: ..." (the
 // run's usage check, before any case).
 std::string check_target_template(std::string_view text, const std::string& source);

@@ -23,13 +23,15 @@ std::string actions_str(const std::vector<Action>& actions) {
 
 Baseline baseline_of(const RunResult& run) {
   Baseline b;
-  for (const auto& c : run.cases) b[c.name] = BaselineCase{c.observed, c.observed_actions};
+  for (const auto& c : run.cases)
+    if (c.verdict != Verdict::na) b[c.name] = BaselineCase{c.observed, c.observed_actions};
   return b;
 }
 
 std::string baseline_to_json(const RunResult& run) {
   json::object cases;
   for (const auto& c : run.cases) {
+    if (c.verdict == Verdict::na) continue;  // not run (a capability, exact_time): nothing observed to record
     json::array actions;
     for (auto a : c.observed_actions) actions.emplace_back(to_string(a));
     cases[c.name] = json::object{{"action", to_string(c.observed)},
@@ -89,6 +91,7 @@ std::vector<BaselineChange> compare_baseline(const Baseline& before, const RunRe
   std::vector<BaselineChange> changes;
   std::set<std::string> seen;
   for (const auto& c : run.cases) {
+    if (c.verdict == Verdict::na) continue;  // not run: reported as "not run (in the baseline)" when recorded
     seen.insert(c.name);
     auto it = before.find(c.name);
     if (it == before.end()) {

@@ -27,11 +27,14 @@ bool needs_redelivery(const Case& c) {
   return std::any_of(c.expect_at.begin(), c.expect_at.end(), [&](const ExpectAt& at) { return at.point > queued_at; });
 }
 
+bool needs_tier(const Case& c) { return c.tier.has_value(); }
+
 constexpr Capability table[] = {
     {"queue", "queues a request it cannot serve now (SPEC rule 6), answering 202", needs_queue},
     {"degrade", "answers a request with the workflow's degrade text (rule 7)", needs_degrade},
     {"output_contract", "checks an answer against the workflow's required output fields", needs_output_contract},
     {"redelivery", "redelivers what it queued on the budget already spent (the drain)", needs_redelivery},
+    {"tier_limits", "refuses a request over its key's tier limits (rpm, rpd, tpm) with a 429 before running it", needs_tier},
 };
 
 std::string join(const std::vector<std::string>& items) {

@@ -19,7 +19,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr std::string_view case_sections[] = {"workflow", "backoff", "route", "request", "checks", "sequence"};
+constexpr std::string_view case_sections[] = {"workflow", "backoff", "route", "request", "checks", "sequence", "tier"};
 constexpr double inf = std::numeric_limits<double>::infinity();
 
 std::vector<std::string_view> keys_of(std::span<const std::string_view> keys) { return {keys.begin(), keys.end()}; }
@@ -89,6 +89,15 @@ Sequence read_sequence(const toml::table& t, const std::string& file) {
   if (auto n = r.opt_int("max_outage_attempts", 0, 1'000'000)) s.max_outage_attempts = static_cast<int>(*n);
   r.reject_unknown_keys();
   return s;
+}
+
+client::RateLimits read_tier(const toml::table& t, const std::string& file) {
+  TomlReader r(t, file, "tier");
+  auto limits = client::rate_limits_from_toml(r);
+  r.reject_unknown_keys();
+  if (!limits.requests_per_minute && !limits.requests_per_day && !limits.tokens_per_minute)
+    r.fail_here("a tier needs at least one of rpm, rpd, tpm");
+  return limits;
 }
 
 client::WorkflowRequest read_request(const toml::table& t, const std::string& file) {
@@ -183,6 +192,9 @@ LoadResult load_case_doc(toml::table doc, const std::string& file, const std::st
     c.exact_time = top.opt_bool("exact_time").value_or(false);
   });
   errors.run([&] {
+    if (auto n = top.opt_int("expect_rate_limited", 0, 1'000'000)) c.expect_rate_limited = static_cast<int>(*n);
+  });
+  errors.run([&] {
     policy_ref = top.opt_string("policy");
     policy_pos = top.pos("policy");
   });
@@ -239,6 +251,10 @@ LoadResult load_case_doc(toml::table doc, const std::string& file, const std::st
   });
   errors.run([&] {
     if (auto* t = top.opt_table("sequence")) c.sequence = read_sequence(*t, file);
+  });
+  errors.run([&] {
+    if (auto* t = top.opt_table("tier")) c.tier = read_tier(*t, file);
+    if (c.expect_rate_limited && !c.tier) top.fail("expect_rate_limited", "needs a [tier] with limits");
   });
 
   // Cross-checks: names that must exist, expectations that must agree.

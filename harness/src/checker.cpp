@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <set>
 
 #include <fmt/format.h>
@@ -330,6 +331,78 @@ std::optional<CheckResult> check_retry_after(const Ctx& x) {
   return result("retry_after_honoured", bad.empty(), fmt::format("{}", fmt::join(bad.empty() ? good : bad, "; ")));
 }
 
+// The wait before each retry against the policy's backoff (exponential, full jitter, capped; a
+// readable retry hint wins when longer; the jitter clamped to the time the decision checked), by the
+// ledger alone: the gap from the failed attempt's end to the retry's arrival on the same route.
+// - Upper bound: gap <= max(hint, min(ceiling(n), room)), ceiling(n) = min(cap, base * 2^n) for the
+//   route's n-th retry of the delivery, room = the time left at the failure minus the route's expected
+//   latency. Checked under virtual time only, where the gap is the wait exactly: live, a loaded
+//   machine stretches a gap by hundreds of ms (a stalled client, the mock's stamp before the client's
+//   receipt), so no upper bound there would hold without flaking. A hint in whole seconds is rounded
+//   up, plus a second (an HTTP-date).
+// - Growth: retries with no hint and no clamp whose waits all stayed under the base, where a growing
+//   full-jitter backoff does that with probability p = prod min(1, base / ceiling(n)) < 1e-6, fail
+//   (no false alarm beyond p; a loaded machine only lengthens gaps).
+// Checked for targets that report their decisions (they run the case's policy); others have their own.
+std::optional<CheckResult> check_backoff(const Ctx& x) {
+  if (!x.h.has_decision_log) return std::nullopt;
+  const auto& b = x.c.policy.backoff;
+  const double base = x.scaled(b.base_ms), cap = x.scaled(b.cap_ms);
+  const double budget = x.scaled(x.c.policy.workflow.max_elapsed_ms);
+  std::vector<std::string> bad;
+  int retries = 0;
+  double worst_ratio = 0;
+  for (std::size_t r = 0; r < x.views.size(); ++r) {
+    const auto& v = x.views[r];
+    for (int d = 0; d < static_cast<int>(v.deliveries.size()); ++d) {
+      std::vector<const LedgerEntry*> es;
+      for (std::size_t i = 0; i < v.entries.size(); ++i)
+        if (v.entry_delivery[i] == d) es.push_back(v.entries[i]);
+      if (es.empty()) continue;
+      const double start = es.front()->received_at_ms;
+      std::map<std::string, int> index;  // route -> retries so far in this delivery
+      double p = 1, longest = 0;
+      int plain = 0;                     // retries with no hint and no clamp
+      for (std::size_t k = 0; k + 1 < es.size(); ++k) {
+        const auto &e = *es[k], &next = *es[k + 1];
+        if (next.route != e.route || !attempt_failed(e, x.c.policy)) continue;
+        const int n = index[e.route]++;
+        ++retries;
+        const double ceiling = std::min(cap, base * std::ldexp(1.0, std::min(n, 1000)));
+        const double room = std::max(0.0, budget - (e.finished_at_ms - start) - x.scaled(x.c.policy.route(e.route).expected_latency_ms));
+        double hint = 0;
+        if (const auto* s = x.step(e); s && s->retry_after_ms && s->retry_after_form != mock::RetryAfterForm::none) {
+          hint = x.scaled(*s->retry_after_ms);
+          if (s->retry_after_form != mock::RetryAfterForm::ms) hint = std::ceil(hint / 1000) * 1000 + 1000;
+        }
+        const double gap = next.received_at_ms - e.finished_at_ms;
+        const double upper = std::max(hint, std::min(ceiling, room));
+        if (upper > 0) worst_ratio = std::max(worst_ratio, gap / upper);
+        if (x.opt.exact_time && gap > upper + 0.5)
+          bad.push_back(fmt::format("request {}: {}[{}] -> [{}] waited {:.1f} ms, more than the backoff allows ({:.1f} ms: "
+                                    "retry {} of the route, ceiling {:.1f} ms, time left for it {:.1f} ms{})",
+                                    r + 1, e.route, e.attempt, next.attempt, gap, upper, n + 1, ceiling, room,
+                                    hint > 0 ? fmt::format(", hint {:.1f} ms", hint) : std::string()));
+        if (hint == 0 && room >= ceiling && ceiling > 0) {
+          ++plain;
+          p *= std::min(1.0, base / ceiling);
+          longest = std::max(longest, gap);
+        }
+      }
+      if (plain > 0 && p < 1e-6 && longest < base)
+        bad.push_back(fmt::format("request {}: the backoff never grew: {} retries all waited under the base {:.1f} ms "
+                                  "(longest {:.1f} ms), which a growing full-jitter backoff does with probability {:.1e}",
+                                  r + 1, plain, base, longest, p));
+    }
+  }
+  if (retries == 0) return std::nullopt;
+  return result("backoff_bounds", bad.empty(),
+                bad.empty() ? fmt::format("{} retr{} within the backoff (the longest at {:.0f}% of its bound{})", retries,
+                                          retries == 1 ? "y" : "ies", 100 * worst_ratio,
+                                          x.opt.exact_time ? "" : "; upper bounds are checked under --virtual-time")
+                            : fmt::format("{}; timeline: {}", fmt::join(bad, "; "), timeline(x)));
+}
+
 std::optional<CheckResult> check_hammering(const Ctx& x) {
   const auto& h = x.c.checks.no_hammering;
   if (!h) return std::nullopt;
@@ -446,6 +519,61 @@ std::optional<CheckResult> check_outage_attempts(const Ctx& x) {
                             *x.c.sequence->max_outage_attempts));
 }
 
+// ---- tiers ----
+
+// The requests the case's tier refused: as many as expected, and by the ledger none of them reached the
+// mock (a refusal happens before the stack runs the request).
+std::optional<CheckResult> check_rate_limited(const Ctx& x) {
+  if (!x.c.expect_rate_limited) return std::nullopt;
+  int refused = 0;
+  std::vector<std::string> which, leaked;
+  for (std::size_t i = 0; i < x.views.size(); ++i) {
+    const auto& log = x.views[i].request->log;
+    if (log.limited_by.empty()) continue;
+    ++refused;
+    which.push_back(fmt::format("{} ({})", i + 1, log.limited_by));
+    if (!x.views[i].entries.empty())
+      leaked.push_back(fmt::format("request {} was refused but the mock received {} attempt(s) of it", i + 1,
+                                   x.views[i].entries.size()));
+  }
+  const bool ok = refused == *x.c.expect_rate_limited && leaked.empty();
+  auto message = fmt::format("expected {} request(s) refused by the tier, {} were{}{}", *x.c.expect_rate_limited, refused,
+                             which.empty() ? "" : ": request ", fmt::format("{}", fmt::join(which, ", ")));
+  if (!leaked.empty()) message += fmt::format("; {}", fmt::join(leaked, "; "));
+  if (!ok) message += "; timeline: " + timeline(x);
+  return result("expect_rate_limited", ok, std::move(message));
+}
+
+// By the ledger alone: no window of the tier's minute (day) holds the first attempts of more than rpm
+// (rpd) requests. A window is shortened by the real tolerance: a request admitted right at the end of
+// a window may reach the mock a few ms later than the one it replaced.
+std::optional<CheckResult> check_tier_windows(const Ctx& x) {
+  if (!x.c.tier) return std::nullopt;
+  std::vector<double> firsts;
+  for (const auto& v : x.views) {
+    double first = std::numeric_limits<double>::infinity();
+    for (const auto* e : v.entries) first = std::min(first, e->received_at_ms);
+    if (std::isfinite(first)) firsts.push_back(first);
+  }
+  std::sort(firsts.begin(), firsts.end());
+  std::vector<std::string> bad, good;
+  auto window_check = [&](std::optional<int> limit, double window_ms, std::string_view name) {
+    if (!limit) return;
+    const double window = std::max(0.0, x.scaled(window_ms) - x.opt.elapsed_tolerance_ms);
+    int worst = 0;
+    for (std::size_t i = 0, j = 0; i < firsts.size(); ++i) {
+      while (firsts[i] - firsts[j] >= window) ++j;
+      worst = std::max(worst, static_cast<int>(i - j + 1));
+    }
+    (worst <= *limit ? good : bad).push_back(fmt::format("{}: at most {} request(s) reached the mock per {:.0f} ms, limit {}",
+                                                         name, worst, window, *limit));
+  };
+  window_check(x.c.tier->requests_per_minute, 60'000, "rpm");
+  window_check(x.c.tier->requests_per_day, 24 * 3'600'000.0, "rpd");
+  if (good.empty() && bad.empty()) return result("within_tier_limits", true, "the tier sets no request limit (tpm only)");
+  return result("within_tier_limits", bad.empty(), fmt::format("{}", fmt::join(bad.empty() ? good : bad, "; ")));
+}
+
 using CheckFn = std::optional<CheckResult> (*)(const Ctx&);
 struct CheckSpec {
   std::string_view name;  // the name its CheckResult carries
@@ -466,6 +594,7 @@ constexpr CheckSpec all_checks[] = {
     {"no_hang", check_no_hang},
     {"no_truncated_success", check_truncation},
     {"retry_after_honoured", check_retry_after},
+    {"backoff_bounds", check_backoff},
     {"no_hammering", check_hammering},
     {"max_wall_ms", check_wall},
     {"alive_after", check_alive},
@@ -473,6 +602,8 @@ constexpr CheckSpec all_checks[] = {
     {"served_during_outage", check_served},
     {"recovered_within", check_recovered},
     {"max_outage_attempts", check_outage_attempts},
+    {"expect_rate_limited", check_rate_limited},
+    {"within_tier_limits", check_tier_windows},
 };
 
 }  // namespace

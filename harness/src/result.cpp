@@ -31,7 +31,7 @@ std::map<Outcome, int> RunResult::outcome_split() const {
   // Every request of every case, by its first delivery (a redelivery is the same request).
   for (const auto& c : cases)
     for (const auto& log : c.logs)
-      if (log.delivery <= 1) ++split[log.outcome];
+      if (log.delivery <= 1 && log.limited_by.empty()) ++split[log.outcome];  // a tier refusal: the stack never ran it
   return split;
 }
 

@@ -219,13 +219,21 @@ CaseResult target_failure_result(const Case& c, const TargetFailure& e, std::vec
   return r;
 }
 
-// A case that needs a capability the target declared it lacks: listed, not played.
+// A case a live run does not play (a capability the target declared it lacks, an exact_time case):
+// listed as n/a, not played.
 CaseResult not_applicable_result(const Case& c, const std::string& reason) {
   CaseResult r = check_case(c, History{}, CheckOptions{});
   r.verdict = Verdict::na;
   r.reason = reason;
-  r.checks = {CheckResult{"capabilities", true, reason}};
+  r.checks = {CheckResult{c.exact_time ? "exact_time" : "capabilities", true, reason}};
   return r;
+}
+
+// Why a live run does not play a case ("" when it does): a capability the target declared it lacks,
+// or a time boundary only a virtual clock can hit (`exact_time`).
+std::string not_run_live(const Case& c, const std::optional<std::vector<std::string>>& capabilities) {
+  if (c.exact_time) return std::string(exact_time_not_run);
+  return missing_capability(c, capabilities);
 }
 
 // A case on a thread of its own, so a hung case can be abandoned while the run goes on.
@@ -351,7 +359,7 @@ RunOutcome run_suite(const std::vector<Case>& cases, const RunOptions& options) 
 
   auto worker = [&] {
     for (std::size_t i = next++; i < cases.size(); i = next++) {
-      if (auto missing = missing_capability(cases[i], driver_options.capabilities); !missing.empty()) {
+      if (auto missing = not_run_live(cases[i], driver_options.capabilities); !missing.empty()) {
         run.cases[i] = not_applicable_result(cases[i], missing);
         progress.finished(run.cases[i]);
         continue;

@@ -23,6 +23,7 @@ VirtualCaseRun run_case_virtual(const Case& c, const RunOptions& options) {
   auto played = detail::play_case(c, "case", detail::CaseWorld{engine, clock, "http://virtual.mock"}, *driver, opt, never);
   CheckOptions check;
   check.time_scale = options.time_scale;
+  check.exact_time = true;
   VirtualCaseRun out{check_case(c, played.history, check), std::move(played.history)};
   out.result.driver_output = std::move(played.output);
   return out;

@@ -273,8 +273,9 @@ int attempts_of(const CaseResult& c) {
 void write_head(std::ostream& out, const harness::RunResult& run) {
   out << "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
          "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n";
-  out << fmt::format("<title>llmchaos report · {} passed, {} failed, {} unknown</title>\n", run.passed(),
-                     run.failed(), run.unknown());
+  out << fmt::format("<title>llmchaos report · {} passed, {} failed, {} unknown{}</title>\n", run.passed(),
+                     run.failed(), run.unknown(),
+                     run.not_applicable() ? fmt::format(", {} n/a", run.not_applicable()) : std::string());
   out << "<style>" << style << "</style>\n</head>\n<body>\n<main>\n";
 }
 
@@ -305,6 +306,7 @@ void write_summary(std::ostream& out, const harness::RunResult& run) {
   tile("pass", static_cast<std::size_t>(run.passed()), "passed", "passed");
   tile("fail", static_cast<std::size_t>(run.failed()), "failed", "failed");
   tile("unknown", static_cast<std::size_t>(run.unknown()), "unknown (hang or crash)", "unknown");
+  if (run.not_applicable() > 0) tile("na", static_cast<std::size_t>(run.not_applicable()), "n/a (not run)", "na");
   out << "</div>\n";
 }
 
@@ -637,7 +639,7 @@ void write_html(const harness::RunResult& run, const Options& /*options*/, std::
   write_group(out, run, Verdict::fail, "Failed", "failed");
   write_group(out, run, Verdict::unknown, "Unknown (hang or crash)", "unknown");
   if (run.not_applicable() > 0)
-    write_group(out, run, Verdict::na, "Not applicable (the target lacks a capability the case needs)", "na");
+    write_group(out, run, Verdict::na, "Not applicable, not run (the target lacks a capability the case needs, or the case needs --virtual-time)", "na");
   write_passed(out, run);
   write_confusion(out, run);
   out << "<footer>Written by llmchaos " << h(run.tool_version)

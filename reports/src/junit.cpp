@@ -20,7 +20,8 @@ struct Suite {
   std::vector<const CaseResult*> cases;
   int failures = 0, errors = 0;
   double time_ms = 0;
-  int skipped = 0;  // n/a: the target lacks a capability the case needs
+  int skipped = 0;  // n/a, not run: the target lacks a capability the case needs, or the case is exact_time
+                    // (the JUnit schema has `skipped` per testsuite, not on testsuites)
 };
 
 // Suites in the order their first case appears, so the file follows the run's own order.

@@ -52,8 +52,11 @@ std::string capped_lines(const std::string& text, std::size_t max_lines) {
 void write_header(std::ostream& out, const harness::RunResult& run) {
   const auto total = run.cases.size();
   const int bad = run.failed() + run.unknown();
-  if (bad == 0)
+  const int not_run = run.not_applicable();
+  if (bad == 0 && not_run == 0)
     out << fmt::format("## llmchaos: all {} cases passed\n\n", total);
+  else if (bad == 0)
+    out << fmt::format("## llmchaos: all {} cases run passed, {} not run (n/a)\n\n", total - not_run, not_run);
   else
     out << fmt::format("## llmchaos: {} of {} cases did not pass\n\n", bad, total);
   out << fmt::format("**{} passed · {} failed · {} unknown{}** · seed {} · driver {} · time scale {} · {}",
@@ -217,7 +220,7 @@ void write_markdown(const harness::RunResult& run, const Options& /*options*/, s
   std::size_t detailed = 0;
   write_group(md, run, Verdict::fail, "Failures", detailed, changes_room + reserve_chars);
   write_group(md, run, Verdict::unknown, "Unknown (hang or crash)", detailed, changes_room + reserve_chars);
-  write_group(md, run, Verdict::na, "Not applicable (the target lacks a capability the case needs)", detailed,
+  write_group(md, run, Verdict::na, "Not applicable, not run (the target lacks a capability the case needs, or the case needs --virtual-time)", detailed,
               changes_room + reserve_chars);
   write_foreign(md, run);
   write_baseline(md, run);

@@ -13,6 +13,9 @@
 #include <set>
 #include <sstream>
 
+#include <boost/json.hpp>
+#include <fmt/format.h>
+
 #include "llmchaos/harness/baseline.hpp"
 #include "llmchaos/harness/runner.hpp"
 #include "cli_run.hpp"
@@ -58,6 +61,23 @@ TEST_CASE("the bundled catalog passes against the reference stack and writes eve
   CHECK(out.text.find(std::to_string(exact) + " exact_time case(s) not run (they need --virtual-time)") != std::string::npos);
   const auto recorded = baseline_from_json(slurp(baseline), baseline);
   CHECK(recorded.size() == suite.cases.size() - exact);
+  // The cases a live run leaves out are in every report as n/a (not run), never silently missing.
+  const auto junit = slurp(report_dir + "/junit.xml");
+  std::size_t skipped = 0;
+  for (auto at = junit.find("<skipped message=\"n/a: not run: an exact_time case"); at != std::string::npos;
+       at = junit.find("<skipped message=\"n/a: not run: an exact_time case", at + 1))
+    ++skipped;
+  CHECK(skipped == exact);
+  const auto json = boost::json::parse(slurp(report_dir + "/report.json"));
+  CHECK(json.at("totals").at("cases").to_number<std::int64_t>() == static_cast<std::int64_t>(suite.cases.size()));
+  CHECK(json.at("totals").at("not_applicable").to_number<std::int64_t>() == static_cast<std::int64_t>(exact));
+  CHECK(json.at("totals").at("passed").to_number<std::int64_t>() == static_cast<std::int64_t>(suite.cases.size() - exact));
+  const auto md = slurp(report_dir + "/report.md");
+  CHECK_THAT(md, Catch::StartsWith(fmt::format("## llmchaos: all {} cases run passed, {} not run (n/a)", suite.cases.size() - exact, exact)));
+  CHECK_THAT(md, Catch::Contains(fmt::format(" · {} n/a**", exact)));
+  const auto html = slurp(report_dir + "/report.html");
+  CHECK_THAT(html, Catch::Contains(fmt::format("<span class=\"n\">{}</span><span class=\"l\">n/a (not run)</span>", exact)));
+  CHECK_THAT(html, Catch::Contains("not run: an exact_time case sits on a time boundary only a virtual clock can hit"));
   const auto doc = slurp(baseline);
   CHECK(doc.find("\"verdict\":\"fail\"") == std::string::npos);
   CHECK(doc.find("\"verdict\":\"unknown\"") == std::string::npos);

@@ -73,6 +73,9 @@ struct DecisionLog {
   double elapsed_ms = 0;
   double extra_cost_usd = 0;  // cost of every attempt after the first
   std::vector<std::string> journal;  // attempt journal lines (JSON), requested -> started -> committed -> acknowledged
+  // Set when a tier limit in front of the stack refused the request, so the stack never ran it (no
+  // attempt, no failure point, not answered): the binding limit ("requests_per_minute", ...).
+  std::string limited_by;
 };
 
 // The output contract: the required fields missing from a JSON-object answer (every field when the

@@ -63,6 +63,10 @@ struct LimitVerdict {
                                // "tokens_per_minute"; empty when allowed
 };
 
+// Rough token count of a text (4 characters a token): a tier's estimate of a prompt before the answer
+// (the gateway adds the request's max_tokens; settle() charges the answer's real usage after).
+int estimate_tokens(std::string_view text);
+
 // One key's state: every limit is checked first; only a request that fits all of them is counted.
 class KeyLimiter {
  public:

@@ -7,6 +7,7 @@
 #include <string_view>
 #include <vector>
 
+#include "llmchaos/client/limiter.hpp"
 #include "llmchaos/core/spec_error.hpp"
 
 namespace toml {
@@ -14,6 +15,9 @@ inline namespace v3 {
 class table;
 }
 }  // namespace toml
+namespace llmchaos {
+class TomlReader;
+}
 
 namespace llmchaos::client {
 
@@ -78,5 +82,9 @@ Policy policy_from_toml(const toml::table& doc, const std::string& file, bool al
 Policy load_policy_file(const std::string& path);  // a standalone policy file (strict)
 // Added: a standalone policy file whose route tables may also carry `extra_route_keys`.
 Policy load_policy_file(const std::string& path, const std::vector<std::string_view>& extra_route_keys);
+
+// A tier's limits from the keys `rpm`, `rpd` (integers >= 1) and `tpm` (a number >= 1), each optional,
+// of the table `r` reads (the gateway's [tiers.NAME], a case's [tier]); its other keys are the caller's.
+RateLimits rate_limits_from_toml(TomlReader& r);
 
 }  // namespace llmchaos::client

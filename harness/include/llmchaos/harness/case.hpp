@@ -71,6 +71,10 @@ struct Case {
   client::WorkflowRequest request;
   Checks checks;
   std::optional<Sequence> sequence;
+  // [tier]: the limits of the key every request of the case is sent with (the gateway's tiers): a request
+  // over one is refused before the stack runs it (the caller sees a 429; the mock sees nothing).
+  std::optional<client::RateLimits> tier;
+  std::optional<int> expect_rate_limited;  // requests the tier refused, over the whole case
   std::optional<double> deadline_ms;  // scripted ms
   // The case sits on an exact time boundary (time left == retry-after + expected time, say) that only a
   // virtual clock can hit: a live run does not play it (`llmchaos run` says so), --virtual-time does.

@@ -42,6 +42,9 @@ struct CheckOptions {
   // (budget scaled, extra_ms real). Real sockets and a loaded machine add latency the policy cannot see.
   double elapsed_tolerance_ratio = 0.2;
   double elapsed_tolerance_ms = 100;
+  // The clock was virtual (--virtual-time): times in the ledger are exact, so the bounds that real
+  // sockets need slack for (the gap before a retry) are checked exactly.
+  bool exact_time = false;
 };
 
 // ---- building blocks (each unit-tested on literal histories) ----

@@ -26,6 +26,10 @@ SuiteLoad load_suite(const std::vector<std::string>& paths, const std::vector<st
 bool matches_filter(const Case& c, const std::vector<std::string>& filters);
 // Takes out the cases that need a virtual clock (`exact_time`), for a live run; returns their names.
 std::vector<std::string> take_exact_time_cases(std::vector<Case>& cases);
+// A live run keeps them in its results as n/a (not run: JUnit skipped, the reports' n/a count), with
+// this reason.
+inline constexpr std::string_view exact_time_not_run =
+    "not run: an exact_time case sits on a time boundary only a virtual clock can hit (run it with --virtual-time)";
 
 struct RunOptions {
   std::string driver = "inproc";
