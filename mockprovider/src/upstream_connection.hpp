@@ -1,0 +1,39 @@
+#pragma once
+// Private to the proxy: an upstream's base URL and a connection to it. Beast types: never include it
+// from a public header.
+#include <memory>
+#include <optional>
+#include <string>
+
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/awaitable.hpp>
+#include <boost/beast/core/tcp_stream.hpp>
+
+namespace llmchaos::mock {
+
+// "http://host[:port][/prefix]" or "https://...". The request's path below its route is appended to prefix.
+struct UpstreamUrl {
+  bool tls = false;
+  std::string host;
+  std::string port;
+  std::string prefix;  // "" or "/..." without a trailing '/'
+  std::string origin() const;       // "http://host:port", for messages (a URL carries no credentials here)
+  std::string host_header() const;  // host, with :port unless it is the scheme's default
+};
+
+// Throws std::invalid_argument naming the URL when it is not http(s)://host[:port][/path] (no user info,
+// no query).
+UpstreamUrl parse_upstream_url(const std::string& url);
+
+struct UpstreamConnection {
+  boost::beast::tcp_stream plain;
+};
+
+// Resolves and connects within timeout_ms; on failure null, and `error` says why.
+boost::asio::awaitable<std::unique_ptr<UpstreamConnection>> connect_upstream(boost::asio::any_io_executor executor,
+                                                                             const UpstreamUrl& url,
+                                                                             double timeout_ms, std::string& error);
+
+void upstream_expires_after(boost::beast::tcp_stream& stream, double ms);
+
+}  // namespace llmchaos::mock
