@@ -73,6 +73,9 @@ void add_proxy(CLI::App& app, int& exit_code) {
                   "/ROUTE is appended");
   sub->add_option("--script", args->script,
                   "fault script (TOML with [route.NAME] tables, each with an optional upstream = \"URL\")");
+  sub->add_option("--upstream-ca", args->upstream.ca_file,
+                  "PEM file of CA certificates trusted for https:// upstreams besides the system store")
+      ->check(CLI::ExistingFile);
   sub->add_option("--bind", args->server.bind, "address to listen on (a non-loopback address needs --admin-token)")
       ->capture_default_str();
   sub->add_option("--port", args->server.port, "port (0 = ephemeral; the bound port is printed)")->capture_default_str();

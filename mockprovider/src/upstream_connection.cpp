@@ -5,6 +5,8 @@
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/ssl/host_name_verification.hpp>
+#include <boost/asio/ssl/stream.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <fmt/format.h>
 
@@ -70,27 +72,57 @@ UpstreamUrl parse_upstream_url(const std::string& url) {
   return u;
 }
 
+std::shared_ptr<net::ssl::context> make_tls_context(const std::string& ca_file) {
+  auto ctx = std::make_shared<net::ssl::context>(net::ssl::context::tls_client);
+  beast::error_code ec;
+  ctx->set_default_verify_paths(ec);  // the system store (a missing one only means fewer trusted roots)
+  if (!ca_file.empty()) {
+    ctx->load_verify_file(ca_file, ec);
+    if (ec) throw std::runtime_error(fmt::format("{}: cannot read the CA certificates: {}", ca_file, ec.message()));
+  }
+  ctx->set_verify_mode(net::ssl::verify_peer);
+  return ctx;
+}
+
 net::awaitable<std::unique_ptr<UpstreamConnection>> connect_upstream(net::any_io_executor executor,
-                                                                     const UpstreamUrl& url, double timeout_ms,
-                                                                     std::string& error) {
+                                                                     const UpstreamUrl& url, net::ssl::context& tls,
+                                                                     double timeout_ms, std::string& error) {
   net::ip::tcp::resolver resolver(executor);
   auto [rec, found] = co_await resolver.async_resolve(url.host, url.port, use_tuple);
   if (rec) {
     error = fmt::format("cannot resolve {}: {}", url.host, rec.message());
     co_return nullptr;
   }
-  auto c = std::make_unique<UpstreamConnection>(UpstreamConnection{beast::tcp_stream(executor)});
-  c->plain.expires_after(ms_duration(timeout_ms));
-  auto [cec, endpoint] = co_await c->plain.async_connect(found, use_tuple);
+  auto c = std::make_unique<UpstreamConnection>();
+  c->plain.emplace(executor);
+  c->plain->expires_after(ms_duration(timeout_ms));
+  auto [cec, endpoint] = co_await c->plain->async_connect(found, use_tuple);
   if (cec) {
     error = fmt::format("cannot connect: {}", cec.message());
     co_return nullptr;
   }
   beast::error_code ignore;
-  c->plain.socket().set_option(net::ip::tcp::no_delay(true), ignore);
+  c->plain->socket().set_option(net::ip::tcp::no_delay(true), ignore);
+  if (!url.tls) co_return c;
+
+  c->tls = std::make_unique<TlsStream>(std::move(*c->plain), tls);
+  c->plain.reset();
+  // SNI, and the certificate must name the host (RFC 6125), besides chaining to a trusted root.
+  if (!SSL_set_tlsext_host_name(c->tls->native_handle(), url.host.c_str())) {
+    error = "TLS: cannot set the server name";
+    co_return nullptr;
+  }
+  c->tls->set_verify_callback(net::ssl::host_name_verification(url.host));
+  beast::get_lowest_layer(*c->tls).expires_after(ms_duration(timeout_ms));
+  auto [hec] = co_await c->tls->async_handshake(net::ssl::stream_base::client, use_tuple);
+  if (hec) {
+    error = fmt::format("TLS handshake failed: {}", hec.message());
+    co_return nullptr;
+  }
   co_return c;
 }
 
 void upstream_expires_after(beast::tcp_stream& stream, double ms) { stream.expires_after(ms_duration(ms)); }
+void upstream_expires_after(TlsStream& stream, double ms) { beast::get_lowest_layer(stream).expires_after(ms_duration(ms)); }
 
 }  // namespace llmchaos::mock

@@ -7,7 +7,9 @@
 
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
+#include <boost/asio/ssl/context.hpp>
 #include <boost/beast/core/tcp_stream.hpp>
+#include <boost/beast/ssl/ssl_stream.hpp>
 
 namespace llmchaos::mock {
 
@@ -25,15 +27,25 @@ struct UpstreamUrl {
 // no query).
 UpstreamUrl parse_upstream_url(const std::string& url);
 
+using TlsStream = boost::beast::ssl_stream<boost::beast::tcp_stream>;
+
 struct UpstreamConnection {
-  boost::beast::tcp_stream plain;
+  std::optional<boost::beast::tcp_stream> plain;  // http://
+  std::unique_ptr<TlsStream> tls;                 // https:// (the TCP stream moved in)
 };
 
-// Resolves and connects within timeout_ms; on failure null, and `error` says why.
+// The client context of TLS upstreams: peers verified against the system store, plus the PEM
+// certificates of `ca_file` when given (throws std::runtime_error naming the file when it cannot be read).
+std::shared_ptr<boost::asio::ssl::context> make_tls_context(const std::string& ca_file);
+
+// Resolves, connects and (https) completes the TLS handshake, checking the certificate against the
+// context and the URL's host, within timeout_ms; on failure null, and `error` says why.
 boost::asio::awaitable<std::unique_ptr<UpstreamConnection>> connect_upstream(boost::asio::any_io_executor executor,
                                                                              const UpstreamUrl& url,
+                                                                             boost::asio::ssl::context& tls,
                                                                              double timeout_ms, std::string& error);
 
 void upstream_expires_after(boost::beast::tcp_stream& stream, double ms);
+void upstream_expires_after(TlsStream& stream, double ms);
 
 }  // namespace llmchaos::mock

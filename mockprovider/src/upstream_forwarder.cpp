@@ -74,6 +74,7 @@ class UpstreamForwarder final : public Forwarder {
   explicit UpstreamForwarder(UpstreamOptions options) : options_(std::move(options)) {
     if (!options_.upstream.empty()) default_ = parse_upstream_url(options_.upstream);
     for (const auto& [route, url] : options_.routes) routes_.emplace(route, parse_upstream_url(url));
+    tls_ = make_tls_context(options_.ca_file);
   }
 
   net::awaitable<Executed> forward(ClientWire& client, const ForwardRequest& req, const Plan& plan, bool keep_alive,
@@ -88,6 +89,7 @@ class UpstreamForwarder final : public Forwarder {
   UpstreamOptions options_;
   std::optional<UpstreamUrl> default_;
   std::map<std::string, UpstreamUrl> routes_;
+  std::shared_ptr<boost::asio::ssl::context> tls_;
 };
 
 // What one forwarded exchange has read and sent so far.
@@ -338,12 +340,15 @@ net::awaitable<Executed> UpstreamForwarder::forward(ClientWire& client, const Fo
   const Dialect dialect = engine.route_dialect(req.ns, req.route).value_or(Dialect::openai);
   Exchange x{client, plan, keep_alive};
   std::string error;
-  auto connection = co_await connect_upstream(client.executor(), *url, options_.connect_timeout_ms, error);
+  auto connection = co_await connect_upstream(client.executor(), *url, *tls_, options_.connect_timeout_ms, error);
   if (!connection) {
     engine.note_upstream(seq, 0, ms_since(x.t0), ms_since(x.t0));
     co_return co_await answer_error(client, 502, fmt::format("upstream {}: {}", url->origin(), error), keep_alive);
   }
-  co_await exchange(x, connection->plain, req, *url, dialect, options_.read_timeout_ms);
+  if (connection->tls)
+    co_await exchange(x, *connection->tls, req, *url, dialect, options_.read_timeout_ms);
+  else
+    co_await exchange(x, *connection->plain, req, *url, dialect, options_.read_timeout_ms);
   engine.note_upstream(seq, x.upstream_status, x.head_ms, x.upstream_ms.value_or(ms_since(x.t0)));
   co_return x.out;
 }

@@ -23,7 +23,8 @@ struct UpstreamOptions {
   double read_timeout_ms = 300000;              // silence from the upstream before the attempt is cut
 };
 
-// Throws std::invalid_argument naming a URL that is not http:// or https://.
+// Throws std::invalid_argument naming a URL that is not http:// or https://, std::runtime_error naming a
+// CA file that cannot be read.
 std::shared_ptr<Forwarder> make_upstream_forwarder(UpstreamOptions options);
 
 // Whether a plan lets the request reach the provider: the healthy answer's plans (ok, stream faults,
