@@ -15,8 +15,10 @@ void add_overload(CLI::App& app, int& exit_code);
 void add_gateway(CLI::App& app, int& exit_code);
 void add_explore(CLI::App& app, int& exit_code);
 void add_report(CLI::App& app, int& exit_code);  // cmd_report.cpp: its own table of sub-commands
+void add_proxy(CLI::App& app, int& exit_code);
 
 inline constexpr AddCommand all_commands[] = {add_serve,    add_run,     add_lint,    add_replay,
-                                              add_overload, add_gateway, add_explore, add_report};
+                                              add_overload, add_gateway, add_explore, add_report,
+                                              add_proxy};
 
 }  // namespace llmchaos::app

@@ -32,7 +32,7 @@ bool bool_field(const json::object& o, std::string_view key) {
 }  // namespace
 
 json::value to_json_value(const LedgerEntry& e) {
-  return json::object{{"seq", e.seq},
+  json::object o{{"seq", e.seq},
                       {"ns", e.ns},
                       {"route", e.route},
                       {"dialect", to_string(e.dialect)},
@@ -52,6 +52,13 @@ json::value to_json_value(const LedgerEntry& e) {
                       {"events_sent", e.events_sent},
                       {"committed", e.committed},
                       {"finished", e.finished}};
+  if (e.forwarded) {  // `llmchaos proxy` only: a mock's ledger keeps its shape
+    o["forwarded"] = true;
+    o["upstream_status"] = e.upstream_status;
+    o["upstream_head_ms"] = e.upstream_head_ms;
+    o["upstream_ms"] = e.upstream_ms;
+  }
+  return o;
 }
 
 LedgerEntry ledger_entry_from_json_value(const json::value& v) {
@@ -78,6 +85,10 @@ LedgerEntry ledger_entry_from_json_value(const json::value& v) {
   e.events_sent = static_cast<int>(num_field(o, "events_sent"));
   e.committed = bool_field(o, "committed");
   e.finished = bool_field(o, "finished");
+  e.forwarded = bool_field(o, "forwarded");
+  e.upstream_status = static_cast<int>(num_field(o, "upstream_status"));
+  e.upstream_head_ms = num_field(o, "upstream_head_ms");
+  e.upstream_ms = num_field(o, "upstream_ms");
   return e;
 }
 

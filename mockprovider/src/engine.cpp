@@ -319,6 +319,19 @@ void Engine::finish(std::uint64_t seq, AttemptOutcome outcome, int events_sent, 
   if (events_sent > 0 || (p.commits_when_sent && outcome == AttemptOutcome::completed)) e.committed = true;
 }
 
+void Engine::note_upstream(std::uint64_t seq, int upstream_status, double head_ms, double total_ms) {
+  std::lock_guard lock(impl_->mutex);
+  auto it = impl_->pending.find(seq);
+  if (it == impl_->pending.end()) return;
+  auto& ns = impl_->namespaces.at(it->second.ns);
+  if (it->second.index < ns.dropped) return;
+  auto& e = ns.ledger.at(it->second.index - ns.dropped);
+  e.forwarded = true;
+  e.upstream_status = upstream_status;
+  e.upstream_head_ms = head_ms;
+  e.upstream_ms = total_ms;
+}
+
 void Engine::set_ledger_limit(std::size_t entries) {
   std::lock_guard lock(impl_->mutex);
   impl_->ledger_limit = entries;

@@ -242,7 +242,7 @@ Routed Router::handle(RawRequest&& req) {
   in.body = std::move(req.body);
   in.headers = std::move(req.headers);
   auto planned = engine_.begin(in);
-  Routed out{std::move(planned.plan), {}};
+  Routed out{std::move(planned.plan), {}, std::move(in.ns), std::move(in.route), std::move(in.path)};
   if (planned.seq != 0) out.seq = planned.seq;
   return out;
 }

@@ -34,12 +34,13 @@ export class MockServer {
     child.stderr.on('data', (d) => { this.#stderr += d; });
   }
 
-  // `script` is the TOML text of a `--script` file.
-  static async start(script) {
+  // `script` is the TOML text of a `--script` file; `command`: the subcommand and its other arguments
+  // (`llmchaos proxy --upstream URL` starts the proxy instead, which prints the same first line).
+  static async start(script, command = ['serve']) {
     const dir = mkdtempSync(join(tmpdir(), 'llmchaos-sdk-'));
     const file = join(dir, 'script.toml');
     writeFileSync(file, script);
-    const child = spawn(llmchaosBin(), ['serve', '--script', file, '--port', '0'],
+    const child = spawn(llmchaosBin(), [...command, '--script', file, '--port', '0'],
                         { stdio: ['ignore', 'pipe', 'pipe'] });
     running.add(child);
     child.on('exit', () => running.delete(child));
@@ -53,7 +54,7 @@ export class MockServer {
     } catch (err) {
       child.kill('SIGKILL');
       rmSync(dir, { recursive: true, force: true });
-      throw new Error(`llmchaos serve did not start: ${err.message}\nstderr: ${stderr}`);
+      throw new Error(`llmchaos ${command[0]} did not start: ${err.message}\nstderr: ${stderr}`);
     }
   }
 

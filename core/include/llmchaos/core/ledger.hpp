@@ -33,6 +33,11 @@ struct LedgerEntry {
   int events_sent = 0;          // content events written (streams)
   bool committed = false;       // the provider did the work (tokens generated / side effect)
   bool finished = false;        // false while the attempt is still being served
+  // `llmchaos proxy`: the attempt was forwarded to the upstream (the JSON has these fields only then).
+  bool forwarded = false;
+  int upstream_status = 0;      // the upstream's HTTP status (0: no answer: connect or read failed)
+  double upstream_head_ms = 0;  // from forwarding the request to the upstream's status line
+  double upstream_ms = 0;       // from forwarding the request to the end of the upstream's answer (as read)
 };
 
 // A tool side effect executed by a client against the mock's side-effect endpoint.

@@ -57,6 +57,8 @@ class Engine {
   PlannedAttempt begin(const IncomingRequest& req);
   // How the attempt ended on the wire.
   void finish(std::uint64_t seq, AttemptOutcome outcome, int events_sent, int status);
+  // `llmchaos proxy`: the attempt was forwarded; what the upstream answered and when (before finish()).
+  void note_upstream(std::uint64_t seq, int upstream_status, double head_ms, double total_ms);
   // Keeps at most this many ledger entries per namespace, dropping the oldest (0 = unlimited, the
   // default): a long load test would otherwise grow the ledger without bound. /metrics still counts all.
   void set_ledger_limit(std::size_t entries);

@@ -25,6 +25,7 @@ struct RawRequest {
 struct Routed {
   Plan plan;
   std::optional<std::uint64_t> seq;  // set when the attempt is in the ledger (finish it later)
+  std::string ns{}, route{}, path{};  // an attempt's namespace, route and path below it (query kept)
 };
 
 struct RouterOptions {

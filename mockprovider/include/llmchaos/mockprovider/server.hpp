@@ -8,6 +8,8 @@
 
 namespace llmchaos::mock {
 
+class Forwarder;  // proxy.hpp
+
 struct ServerOptions {
   std::string bind = "127.0.0.1";
   std::uint16_t port = 0;          // 0 = ephemeral
@@ -22,6 +24,7 @@ struct ServerOptions {
   double idle_timeout_ms = 30000;  // slow or idle connections are closed
   int threads = 1;
   std::size_t ledger_limit = 0;    // ledger entries kept per namespace (oldest dropped); 0 = unlimited
+  std::shared_ptr<Forwarder> forwarder;  // `llmchaos proxy` (make_upstream_forwarder); null: a mock provider
 };
 
 class MockServer {

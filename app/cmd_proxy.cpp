@@ -1,0 +1,103 @@
+// llmchaos proxy: the mock provider's routes, namespaces, script format, ledger and admin API in front
+// of a real upstream (mockprovider/proxy.hpp). Prints "listening on http://HOST:PORT" first (flushed),
+// then each route with its upstream; serves until SIGINT or SIGTERM. Nothing it prints or writes names
+// a credential.
+#include <iostream>
+#include <memory>
+
+#include <fmt/format.h>
+
+#include "commands.hpp"
+#include "number_checks.hpp"
+#include "stop_signals.hpp"
+#include "llmchaos/core/spec_error.hpp"
+#include "llmchaos/mockprovider/proxy.hpp"
+#include "llmchaos/mockprovider/server.hpp"
+
+namespace llmchaos::app {
+namespace {
+
+struct ProxyArgs {
+  mock::ServerOptions server;
+  mock::UpstreamOptions upstream;
+  std::string script;
+};
+
+int proxy(ProxyArgs args) {
+  StopSignals stop_signals;  // before any thread starts
+  std::unique_ptr<mock::MockServer> server;
+  mock::ProxyScript script;
+  try {
+    if (!args.script.empty()) script = mock::load_proxy_script(args.script);
+    for (const auto& [name, url] : script.upstreams) args.upstream.routes[name] = url;
+    for (const auto& [name, route] : script.script.routes)
+      if (!script.upstreams.count(name) && args.upstream.upstream.empty())
+        throw std::invalid_argument(fmt::format("{}: route \"{}\" has no upstream: give it `upstream = \"URL\"` or pass --upstream",
+                                                args.script, name));
+    args.server.forwarder = mock::make_upstream_forwarder(args.upstream);
+    server = std::make_unique<mock::MockServer>(args.server);
+    server->engine().install("", script.script);
+    server->start();
+  } catch (const SpecErrors& e) {
+    for (const auto& one : e.all()) std::cerr << "llmchaos proxy: " << one.what() << "\n";
+    return 2;
+  } catch (const std::exception& e) {
+    std::cerr << "llmchaos proxy: " << e.what() << "\n";
+    return 2;
+  }
+  const auto& bind = args.server.bind;
+  const auto host = bind.find(':') != std::string::npos ? "[" + bind + "]" : bind;
+  std::cout << "listening on http://" << host << ":" << server->port() << std::endl;  // endl: flushed at once
+  if (script.script.routes.empty())
+    std::cout << "proxying no routes yet: install a script with PUT /__llmchaos/script (its routes use --upstream)\n";
+  for (const auto& [name, route] : script.script.routes) {
+    const auto it = args.upstream.routes.find(name);
+    std::cout << fmt::format("  route {} ({}): {}/{}/... -> {}\n", name, to_string(route.dialect), server->base_url(), name,
+                             it != args.upstream.routes.end() ? it->second : args.upstream.upstream);
+  }
+  std::cout.flush();
+  const char* stopped_by = stop_signals.wait();
+  server->stop();
+  std::cerr << "llmchaos proxy: stopped (" << stopped_by << ")\n";
+  return 0;
+}
+
+}  // namespace
+
+void add_proxy(CLI::App& app, int& exit_code) {
+  auto args = std::make_shared<ProxyArgs>();
+  auto* sub = app.add_subcommand(
+      "proxy", "forward each route to a real upstream and apply its fault script to the real traffic (streams frame by frame)");
+  sub->add_option("--upstream", args->upstream.upstream,
+                  "base URL of the routes without their own `upstream` key (http:// or https://); the path after "
+                  "/ROUTE is appended");
+  sub->add_option("--script", args->script,
+                  "fault script (TOML with [route.NAME] tables, each with an optional upstream = \"URL\")");
+  sub->add_option("--upstream-ca", args->upstream.ca_file,
+                  "PEM file of CA certificates trusted for https:// upstreams besides the system store")
+      ->check(CLI::ExistingFile);
+  sub->add_option("--bind", args->server.bind, "address to listen on (a non-loopback address needs --admin-token)")
+      ->capture_default_str();
+  sub->add_option("--port", args->server.port, "port (0 = ephemeral; the bound port is printed)")->capture_default_str();
+  sub->add_option("--admin-token", args->server.admin_token,
+                  "token the admin API (/__llmchaos/...) requires as 'Authorization: Bearer TOKEN'");
+  sub->add_option("--time-scale", args->server.time_scale,
+                  "multiply every scripted delay, hold, time window and retry-after by this factor")
+      ->check(finite_between(0, 1000, /*min_open=*/true))
+      ->capture_default_str();
+  sub->add_option("--seed", args->server.seed, "seed of the scripted draws (slow p50/p95 latencies)")->capture_default_str();
+  sub->add_option("--threads", args->server.threads, "I/O threads")->check(CLI::Range(1, 64))->capture_default_str();
+  sub->add_option("--idle-timeout-ms", args->server.idle_timeout_ms, "close client connections idle for this long")
+      ->check(finite_between(1, 86'400'000))
+      ->capture_default_str();
+  sub->add_option("--connect-timeout-ms", args->upstream.connect_timeout_ms, "connecting to the upstream")
+      ->check(finite_between(1, 86'400'000))
+      ->capture_default_str();
+  sub->add_option("--read-timeout-ms", args->upstream.read_timeout_ms,
+                  "silence from the upstream before the attempt is cut")
+      ->check(finite_between(1, 86'400'000))
+      ->capture_default_str();
+  sub->callback([args, &exit_code] { exit_code = proxy(*args); });
+}
+
+}  // namespace llmchaos::app

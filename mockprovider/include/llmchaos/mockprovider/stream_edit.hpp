@@ -1,0 +1,86 @@
+#pragma once
+// `llmchaos proxy`: the fault plans of the mock edit a real upstream's stream. Pure functions only (the
+// Beast side is src/upstream_forwarder.cpp): the SSE splitter, a frame's role in each dialect, and the
+// edit a plan describes, applied to the real frames as they arrive (never buffering the stream).
+//
+// How a plan becomes an edit: the engine builds the plan of an attempt as for `serve`, from a synthetic
+// answer. Its frames are the healthy stream's head, content and tail frames, re-combined by the fault
+// kind (cut after N content frames, an error frame injected, the terminator dropped, ...). Each synthetic
+// frame is read with the same role reader as the real ones, and the same recombination is then applied
+// to the real frames: "N content frames then stop" stays N real content frames, an injected frame stays
+// injected at the same content position, a dropped tail or terminator stays dropped. No fault kind is
+// named here: a new stream fault kind is proxied as soon as its plan is built from the dialect's parts.
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "llmchaos/core/types.hpp"
+#include "llmchaos/mockprovider/plan.hpp"
+
+namespace llmchaos::mock {
+
+// What a frame of a dialect's stream is.
+enum class FrameRole {
+  structure,   // no visible content, anywhere in the stream: role chunk, message_start, ping, block start/stop
+  content,     // a visible content token or a tool call delta
+  closing,     // ends the content: OpenAI's finish chunk and usage chunk, Anthropic's message_delta
+  terminator,  // the end sentinel: [DONE], message_stop, Gemini's frame with finishReason
+  injected,    // not part of a healthy answer: an error event, data that is not JSON
+};
+
+FrameRole frame_role(Dialect dialect, std::string_view frame);
+
+// Splits a byte stream into SSE events (each ending with a blank line, LF or CRLF), as they arrive.
+class SseSplitter {
+ public:
+  void feed(std::string_view bytes);
+  std::optional<std::string> next();  // the next whole event, separator included
+  std::string rest();                 // bytes of an unfinished event (at the end of the stream)
+
+ private:
+  std::string buffer_;
+  std::size_t start_ = 0;
+  std::size_t scanned_ = 0;
+};
+
+// The recombination a streamed plan applies to a healthy stream.
+struct StreamEdit {
+  std::optional<int> content_limit;  // real content frames passed before the edited stream stops (none: all)
+  struct Injection {
+    int at = 0;             // after this many real content frames
+    std::string bytes;      // the plan's own frame
+    bool replaces = false;  // takes the place of the next real content frame (which is dropped)
+  };
+  std::vector<Injection> injections;
+  bool pass_tail = true;        // the closing frames (finish, usage) after the content
+  bool pass_terminator = true;  // the end sentinel
+};
+
+// The edit `plan` (a streamed plan of dialect `dialect`) makes to the healthy stream.
+StreamEdit stream_edit(Dialect dialect, const Plan& plan);
+
+// Applies an edit to the real frames one by one.
+class StreamEditor {
+ public:
+  StreamEditor(Dialect dialect, StreamEdit edit);
+  struct Output {
+    std::vector<SseFrame> frames;  // to write now, in order (content = a real content frame)
+    bool stop = false;             // the edited stream ends here: the plan's end (abort, stall, complete) applies
+  };
+  Output on_frame(std::string_view frame);
+  // The upstream's stream ended: injections still due (the real answer was shorter than the plan's N).
+  Output on_end();
+  bool stopped() const { return stopped_; }
+
+ private:
+  void flush_injections(Output& out, bool all);
+  Dialect dialect_;
+  StreamEdit edit_;
+  std::size_t next_injection_ = 0;
+  int position_ = 0;  // real content frames seen (passed or replaced)
+  bool stopped_ = false;
+};
+
+}  // namespace llmchaos::mock

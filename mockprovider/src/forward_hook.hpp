@@ -1,0 +1,63 @@
+#pragma once
+// Private to the mock provider (server.cpp and the upstream forwarder): how a session hands an attempt
+// to a forwarder and what the forwarder may do on the client's connection. Asio types: never include it
+// from a public header.
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/awaitable.hpp>
+
+#include "llmchaos/core/types.hpp"
+#include "llmchaos/mockprovider/engine.hpp"
+#include "llmchaos/mockprovider/plan.hpp"
+
+namespace llmchaos::mock {
+
+enum class WaitEnd { elapsed, client_closed, shutdown };
+
+// How an attempt ended on the client's connection.
+struct Executed {
+  AttemptOutcome outcome = AttemptOutcome::completed;
+  int events = 0;
+  int status = 0;
+  bool keep_open = false;
+};
+
+using HeaderList = std::vector<std::pair<std::string, std::string>>;
+
+// The session's side toward the client. Every call returns false when the client is gone.
+class ClientWire {
+ public:
+  virtual ~ClientWire() = default;
+  virtual boost::asio::any_io_executor executor() = 0;
+  // Status line and headers (the session adds Server and Connection); chunked, or with Content-Length.
+  virtual boost::asio::awaitable<bool> write_head(int status, const HeaderList& headers, bool chunked,
+                                                  std::size_t content_length, bool keep_alive) = 0;
+  virtual boost::asio::awaitable<bool> write_chunk(std::string_view bytes) = 0;
+  virtual boost::asio::awaitable<bool> write_last_chunk() = 0;
+  virtual boost::asio::awaitable<bool> write_body(std::string_view bytes) = 0;  // raw bytes of a Content-Length body
+  virtual boost::asio::awaitable<WaitEnd> wait(double ms) = 0;  // raced against the client closing
+  virtual void reset() = 0;                                        // RST the client's connection
+};
+
+// A request as the client sent it (every header, the target with its query): what is forwarded.
+struct ForwardRequest {
+  std::string method, target;
+  HeaderList headers;  // lower-cased names
+  std::string body;
+  std::string ns, route, path;  // where the router placed it; path: below the route (its query's keys masked)
+};
+
+class Forwarder {
+ public:
+  virtual ~Forwarder() = default;
+  // Executes `plan` (forwards(plan) is true) by forwarding the request; `seq` is its ledger entry.
+  virtual boost::asio::awaitable<Executed> forward(ClientWire& client, const ForwardRequest& request, const Plan& plan,
+                                                   bool keep_alive, Engine& engine, std::uint64_t seq) = 0;
+};
+
+}  // namespace llmchaos::mock

@@ -1,0 +1,51 @@
+#pragma once
+// Private to the proxy: an upstream's base URL and a connection to it. Beast types: never include it
+// from a public header.
+#include <memory>
+#include <optional>
+#include <string>
+
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/ssl/context.hpp>
+#include <boost/beast/core/tcp_stream.hpp>
+#include <boost/beast/ssl/ssl_stream.hpp>
+
+namespace llmchaos::mock {
+
+// "http://host[:port][/prefix]" or "https://...". The request's path below its route is appended to prefix.
+struct UpstreamUrl {
+  bool tls = false;
+  std::string host;
+  std::string port;
+  std::string prefix;  // "" or "/..." without a trailing '/'
+  std::string origin() const;       // "http://host:port", for messages (a URL carries no credentials here)
+  std::string host_header() const;  // host, with :port unless it is the scheme's default
+};
+
+// Throws std::invalid_argument naming the URL when it is not http(s)://host[:port][/path] (no user info,
+// no query).
+UpstreamUrl parse_upstream_url(const std::string& url);
+
+using TlsStream = boost::beast::ssl_stream<boost::beast::tcp_stream>;
+
+struct UpstreamConnection {
+  std::optional<boost::beast::tcp_stream> plain;  // http://
+  std::unique_ptr<TlsStream> tls;                 // https:// (the TCP stream moved in)
+};
+
+// The client context of TLS upstreams: peers verified against the system store, plus the PEM
+// certificates of `ca_file` when given (throws std::runtime_error naming the file when it cannot be read).
+std::shared_ptr<boost::asio::ssl::context> make_tls_context(const std::string& ca_file);
+
+// Resolves, connects and (https) completes the TLS handshake, checking the certificate against the
+// context and the URL's host, within timeout_ms; on failure null, and `error` says why.
+boost::asio::awaitable<std::unique_ptr<UpstreamConnection>> connect_upstream(boost::asio::any_io_executor executor,
+                                                                             const UpstreamUrl& url,
+                                                                             boost::asio::ssl::context& tls,
+                                                                             double timeout_ms, std::string& error);
+
+void upstream_expires_after(boost::beast::tcp_stream& stream, double ms);
+void upstream_expires_after(TlsStream& stream, double ms);
+
+}  // namespace llmchaos::mock
