@@ -88,6 +88,21 @@ FrameRole gemini_role(const Event& e, const json::object& o) {
   return FrameRole::structure;
 }
 
+// Responses: every event is typed (`event:` and data.type); deltas are content, the *.done events close
+// the output, response.completed / .incomplete end the stream, response.failed is a failure.
+FrameRole responses_role(const Event& e, const json::object& o) {
+  std::string_view type = e.name;
+  if (const auto* t = o.if_contains("type"); t && t->is_string()) type = t->get_string();
+  const auto ends_with = [&](std::string_view suffix) {
+    return type.size() >= suffix.size() && type.substr(type.size() - suffix.size()) == suffix;
+  };
+  if (type == "response.completed" || type == "response.incomplete") return FrameRole::terminator;
+  if (type == "response.failed" || type == "error") return FrameRole::injected;
+  if (ends_with(".delta")) return FrameRole::content;
+  if (ends_with(".done")) return FrameRole::closing;
+  return FrameRole::structure;
+}
+
 }  // namespace
 
 FrameRole frame_role(Dialect dialect, std::string_view frame) {
@@ -103,6 +118,7 @@ FrameRole frame_role(Dialect dialect, std::string_view frame) {
     case Dialect::openai: return openai_role(e, o);
     case Dialect::anthropic: return anthropic_role(e, o);
     case Dialect::gemini: return gemini_role(e, o);
+    case Dialect::responses: return responses_role(e, o);
   }
   return FrameRole::structure;
 }

@@ -252,7 +252,10 @@ window.addEventListener('load', function () {
     }
     more.addEventListener('click', page);
     page();
-    if (location.hash === '#expand-all') body.querySelectorAll('button.expand').forEach(function (b) { b.click(); });
+    if (location.hash === '#expand-all') {  // every case listed, then every timeline drawn
+      while (shown < data.length) page();
+      body.querySelectorAll('button.expand').forEach(function (b) { b.click(); });
+    }
   });
 })();
 )js";

@@ -74,6 +74,7 @@ template <> struct table<client::DecisionLog> {
         field<&T::extra_cost_usd>("extra_cost_usd"),
         field<&T::attempts>("attempts"),
         field<&T::failures>("failures"),
+        field<&T::limited_by>("limited_by"),  // a tier refusal: read back so a merge leaves it out of the split too
         {"journal",
          [](const T& t) {
            json::array a;

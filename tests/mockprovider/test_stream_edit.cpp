@@ -10,7 +10,7 @@ using namespace llmchaos;
 using namespace llmchaos::mock;
 
 namespace {
-const Dialect all_dialects[] = {Dialect::openai, Dialect::anthropic, Dialect::gemini};
+const Dialect all_dialects[] = {Dialect::openai, Dialect::anthropic, Dialect::gemini, Dialect::responses};
 
 // The plan `serve` builds for a streamed attempt of `fault` (synthetic text of 8 words).
 Plan stream_plan(Dialect d, FaultKind fault, std::optional<int> cut_after = std::nullopt) {
@@ -88,7 +88,7 @@ TEST_CASE("each dialect's healthy frames read as structure, content, closing and
     for (const auto& f : parts.content) CHECK(frame_role(d, f.bytes) == FrameRole::content);
     for (const auto& f : parts.tail) CHECK(frame_role(d, f.bytes) != FrameRole::content);
     for (const auto& f : parts.terminator) CHECK(frame_role(d, f.bytes) == FrameRole::terminator);
-    CHECK(frame_role(d, dialect_spec(d).stream_error_frame().bytes) == FrameRole::injected);
+    CHECK(frame_role(d, dialect_spec(d).stream_error_frame(a, 0).bytes) == FrameRole::injected);
     CHECK(frame_role(d, dialect_spec(d).malformed_frame().bytes) == FrameRole::injected);
   }
   CHECK(frame_role(Dialect::openai, "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\n") ==
@@ -113,11 +113,13 @@ TEST_CASE("a stream_cut plan lets exactly N real content frames through, then st
 TEST_CASE("a stream_error plan injects the dialect's error frame after N real content frames", "[proxy]") {
   for (const Dialect d : all_dialects) {
     CAPTURE(to_string(d));
-    const auto out = run_edit(d, stream_plan(d, FaultKind::stream_error, 2));
+    const auto plan = stream_plan(d, FaultKind::stream_error, 2);
+    const auto out = run_edit(d, plan);
     CHECK(out.stopped);
     CHECK(out.content() == 2);
     REQUIRE_FALSE(out.frames.empty());
-    CHECK(out.frames.back().bytes == dialect_spec(d).stream_error_frame().bytes);
+    CHECK(out.frames.back().bytes == plan.frames.back().bytes);  // the plan's own error frame, as serve sends it
+    CHECK(frame_role(d, out.frames.back().bytes) == FrameRole::injected);
   }
 }
 
@@ -160,10 +162,11 @@ TEST_CASE("no_terminator drops only the real terminator, ok and slow_first_token
 TEST_CASE("a cut after more content frames than the real answer has ends where the real answer ends", "[proxy]") {
   for (const Dialect d : all_dialects) {
     CAPTURE(to_string(d));
-    const auto out = run_edit(d, stream_plan(d, FaultKind::stream_error, 8));
+    const auto plan = stream_plan(d, FaultKind::stream_error, 8);
+    const auto out = run_edit(d, plan);
     CHECK(out.stopped);
     CHECK(out.content() == 6);
-    CHECK(out.frames.back().bytes == dialect_spec(d).stream_error_frame().bytes);
+    CHECK(out.frames.back().bytes == plan.frames.back().bytes);
   }
 }
 
