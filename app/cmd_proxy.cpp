@@ -9,6 +9,7 @@
 
 #include "commands.hpp"
 #include "number_checks.hpp"
+#include "server_cli.hpp"
 #include "stop_signals.hpp"
 #include "llmchaos/core/spec_error.hpp"
 #include "llmchaos/mockprovider/proxy.hpp"
@@ -38,16 +39,10 @@ int proxy(ProxyArgs args) {
     server = std::make_unique<mock::MockServer>(args.server);
     server->engine().install("", script.script);
     server->start();
-  } catch (const SpecErrors& e) {
-    for (const auto& one : e.all()) std::cerr << "llmchaos proxy: " << one.what() << "\n";
-    return 2;
-  } catch (const std::exception& e) {
-    std::cerr << "llmchaos proxy: " << e.what() << "\n";
-    return 2;
+  } catch (...) {
+    return report_start_error("proxy");
   }
-  const auto& bind = args.server.bind;
-  const auto host = bind.find(':') != std::string::npos ? "[" + bind + "]" : bind;
-  std::cout << "listening on http://" << host << ":" << server->port() << std::endl;  // endl: flushed at once
+  print_listening(args.server, server->port());
   if (script.script.routes.empty())
     std::cout << "proxying no routes yet: install a script with PUT /__llmchaos/script (its routes use --upstream)\n";
   for (const auto& [name, route] : script.script.routes) {
@@ -76,20 +71,7 @@ void add_proxy(CLI::App& app, int& exit_code) {
   sub->add_option("--upstream-ca", args->upstream.ca_file,
                   "PEM file of CA certificates trusted for https:// upstreams besides the system store")
       ->check(CLI::ExistingFile);
-  sub->add_option("--bind", args->server.bind, "address to listen on (a non-loopback address needs --admin-token)")
-      ->capture_default_str();
-  sub->add_option("--port", args->server.port, "port (0 = ephemeral; the bound port is printed)")->capture_default_str();
-  sub->add_option("--admin-token", args->server.admin_token,
-                  "token the admin API (/__llmchaos/...) requires as 'Authorization: Bearer TOKEN'");
-  sub->add_option("--time-scale", args->server.time_scale,
-                  "multiply every scripted delay, hold, time window and retry-after by this factor")
-      ->check(finite_between(0, 1000, /*min_open=*/true))
-      ->capture_default_str();
-  sub->add_option("--seed", args->server.seed, "seed of the scripted draws (slow p50/p95 latencies)")->capture_default_str();
-  sub->add_option("--threads", args->server.threads, "I/O threads")->check(CLI::Range(1, 64))->capture_default_str();
-  sub->add_option("--idle-timeout-ms", args->server.idle_timeout_ms, "close client connections idle for this long")
-      ->check(finite_between(1, 86'400'000))
-      ->capture_default_str();
+  add_server_options(*sub, args->server);
   sub->add_option("--connect-timeout-ms", args->upstream.connect_timeout_ms, "connecting to the upstream")
       ->check(finite_between(1, 86'400'000))
       ->capture_default_str();

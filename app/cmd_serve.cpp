@@ -13,6 +13,7 @@
 
 #include "commands.hpp"
 #include "number_checks.hpp"
+#include "server_cli.hpp"
 #include "stop_signals.hpp"
 #include "llmchaos/core/spec_error.hpp"
 #include "llmchaos/core/toml_reader.hpp"
@@ -67,16 +68,10 @@ int serve(const ServeArgs& args) {
     server = std::make_unique<mock::MockServer>(args.server);
     server->engine().install("", served.script);
     server->start();
-  } catch (const SpecErrors& e) {
-    for (const auto& one : e.all()) std::cerr << "llmchaos serve: " << one.what() << "\n";
-    return 2;
-  } catch (const std::exception& e) {  // SpecError: "file:line:col: ..."
-    std::cerr << "llmchaos serve: " << e.what() << "\n";
-    return 2;
+  } catch (...) {
+    return report_start_error("serve");
   }
-  const auto& bind = args.server.bind;
-  const auto host = bind.find(':') != std::string::npos ? "[" + bind + "]" : bind;
-  std::cout << "listening on http://" << host << ":" << server->port() << std::endl;  // endl: flushed at once
+  print_listening(args.server, server->port());
   const auto base = server->base_url();
   std::cout << served.what << "\n";
   for (const auto& [name, route] : served.script.routes)
@@ -94,40 +89,10 @@ int serve(const ServeArgs& args) {
 
 void add_serve(CLI::App& app, int& exit_code) {
   auto args = std::make_shared<ServeArgs>();
-  auto* sub = app.add_subcommand("serve", "run the mock provider (OpenAI, Anthropic, Gemini dialects) with a fault script");
-  sub->add_option("--bind", args->server.bind, "address to listen on (a non-loopback address needs --admin-token)")
-      ->capture_default_str();
-  sub->add_option("--port", args->server.port, "port (0 = ephemeral; the bound port is printed)")->capture_default_str();
+  auto* sub = app.add_subcommand("serve", "run the mock provider (OpenAI Chat Completions and Responses, Anthropic, Gemini dialects) with a fault script");
+  add_server_options(*sub, args->server);
   sub->add_option("--script", args->script,
                   "fault script (TOML with [route.NAME] tables), or a case file: its [route.*] tables are served");
-  sub->add_option("--admin-token", args->server.admin_token,
-                  "token the admin API (/__llmchaos/...) requires as 'Authorization: Bearer TOKEN'");
-  sub->add_option("--time-scale", args->server.time_scale,
-                  "multiply every scripted delay, hold, time window and retry-after by this factor")
-      ->check(finite_between(0, 1000, /*min_open=*/true))
-      ->capture_default_str();
-  sub->add_option("--seed", args->server.seed,
-                  "seed of the scripted draws (slow p50/p95 latencies); each namespace draws from (seed, its name)")
-      ->capture_default_str();
-  sub->add_option("--threads", args->server.threads, "I/O threads")->check(CLI::Range(1, 64))->capture_default_str();
-  sub->add_option("--body-limit", args->server.body_limit, "largest request body in bytes (larger: 413)")
-      ->capture_default_str();
-  sub->add_option("--header-limit", args->server.header_limit, "largest request head in bytes (larger: 431)")
-      ->capture_default_str();
-  sub->add_option("--max-header-count", args->server.max_header_count, "most request header fields (more: 431)")
-      ->capture_default_str();
-  sub->add_option("--max-held-connections", args->server.max_held_connections,
-                  "connections held at once by post_commit_timeout / no_response (more: the dialect's 503)")
-      ->capture_default_str();
-  sub->add_option("--max-connections", args->server.max_connections, "open connections before new ones get 503")
-      ->check(CLI::Range(1, 1'000'000))
-      ->capture_default_str();
-  sub->add_option("--idle-timeout-ms", args->server.idle_timeout_ms, "close connections idle or slow for this long")
-      ->check(finite_between(1, 86'400'000))
-      ->capture_default_str();
-  sub->add_option("--ledger-limit", args->server.ledger_limit,
-                  "ledger entries kept per namespace, oldest dropped first (0 = unlimited)")
-      ->capture_default_str();
   sub->callback([args, &exit_code] { exit_code = serve(*args); });
 }
 

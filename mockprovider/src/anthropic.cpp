@@ -10,16 +10,7 @@ using namespace detail;
 ParsedRequest parse(std::string_view method, std::string_view target, std::string_view body) {
   ParsedRequest out;
   const auto path = path_only(target);
-  if (path != "/v1/messages" && path != "/messages") {
-    out.error = RequestError::not_found;
-    out.detail = std::string(path);
-    return out;
-  }
-  if (method != "POST") {
-    out.error = RequestError::method_not_allowed;
-    out.detail = std::string(method);
-    return out;
-  }
+  if (!accept_post(out, method, path, path == "/v1/messages" || path == "/messages")) return out;
   json::value storage;
   const auto* o = parse_body(body, storage, out);
   if (!o) return out;

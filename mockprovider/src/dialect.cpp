@@ -126,6 +126,20 @@ std::string_view query_of(std::string_view target) {
   return q == std::string_view::npos ? std::string_view{} : target.substr(q + 1);
 }
 
+bool accept_post(ParsedRequest& out, std::string_view method, std::string_view path, bool served) {
+  if (!served) {
+    out.error = RequestError::not_found;
+    out.detail = std::string(path);
+    return false;
+  }
+  if (method != "POST") {
+    out.error = RequestError::method_not_allowed;
+    out.detail = std::string(method);
+    return false;
+  }
+  return true;
+}
+
 const json::object* parse_body(std::string_view body, json::value& storage, ParsedRequest& out) {
   boost::system::error_code ec;
   storage = json::parse(body, ec, storage.storage());  // in the caller's memory resource

@@ -31,6 +31,10 @@ bool plain_json_text(std::string_view s);
 std::string_view path_only(std::string_view target);
 std::string_view query_of(std::string_view target);
 
+// The route check every dialect makes first: a path it does not serve is not_found, a method other than
+// POST method_not_allowed (each fills `out.error`). True when the request may be read on.
+bool accept_post(ParsedRequest& out, std::string_view method, std::string_view path, bool served);
+
 // Parses a request body that must be a JSON object (into the memory resource of `storage`); on failure
 // fills `out.error` and returns null.
 const json::object* parse_body(std::string_view body, json::value& storage, ParsedRequest& out);

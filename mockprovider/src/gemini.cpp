@@ -17,16 +17,7 @@ ParsedRequest parse(std::string_view method, std::string_view target, std::strin
     if (path.substr(0, prefix.size()) == prefix) rest = path.substr(prefix.size());
   const auto colon = rest.rfind(':');
   const auto verb = colon == std::string_view::npos ? std::string_view{} : rest.substr(colon + 1);
-  if (rest.empty() || (verb != "generateContent" && verb != "streamGenerateContent")) {
-    out.error = RequestError::not_found;
-    out.detail = std::string(path);
-    return out;
-  }
-  if (method != "POST") {
-    out.error = RequestError::method_not_allowed;
-    out.detail = std::string(method);
-    return out;
-  }
+  if (!accept_post(out, method, path, !rest.empty() && (verb == "generateContent" || verb == "streamGenerateContent"))) return out;
   out.chat.model = std::string(rest.substr(0, colon));
   // The stream is chosen by the method, never by Accept. The SDK always asks for alt=sse; without it
   // the real API answers one JSON array of the same chunks (provider-wire.md section 3.3).

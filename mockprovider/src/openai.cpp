@@ -17,16 +17,7 @@ ParsedRequest parse(std::string_view method, std::string_view target, std::strin
     out.models_list = true;
     return out;
   }
-  if (path != "/v1/chat/completions" && path != "/chat/completions") {
-    out.error = RequestError::not_found;
-    out.detail = std::string(path);
-    return out;
-  }
-  if (method != "POST") {
-    out.error = RequestError::method_not_allowed;
-    out.detail = std::string(method);
-    return out;
-  }
+  if (!accept_post(out, method, path, path == "/v1/chat/completions" || path == "/chat/completions")) return out;
   auto& c = out.chat;
   // The common request (no tools, plain JSON) is read in one pass without building a DOM.
   if (ChatScan fast; scan_chat_request(body, fast) && !fast.has_tools) {

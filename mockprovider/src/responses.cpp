@@ -26,16 +26,7 @@ ParsedRequest parse(std::string_view method, std::string_view target, std::strin
   ParsedRequest out;
   const auto path = path_only(target);
   if (path == "/v1/models" || path == "/models") return openai_dialect.parse(method, target, body);
-  if (path != "/v1/responses" && path != "/responses") {
-    out.error = RequestError::not_found;
-    out.detail = std::string(path);
-    return out;
-  }
-  if (method != "POST") {
-    out.error = RequestError::method_not_allowed;
-    out.detail = std::string(method);
-    return out;
-  }
+  if (!accept_post(out, method, path, path == "/v1/responses" || path == "/responses")) return out;
   json::value storage;
   const auto* o = parse_body(body, storage, out);
   if (!o) return out;
