@@ -11,12 +11,13 @@ const DialectCodec& openai_codec();
 const DialectCodec& anthropic_codec();
 const DialectCodec& gemini_codec();
 const DialectCodec& responses_codec();
+const DialectCodec& azure_codec();
 }  // namespace detail
 
 namespace {
 // The one table of dialect codecs: to add one, its file and a line here (mockprovider/README.md).
 constexpr const DialectCodec& (*codec_table[])() = {detail::openai_codec, detail::anthropic_codec, detail::gemini_codec,
-                                                    detail::responses_codec};
+                                                    detail::responses_codec, detail::azure_codec};
 }  // namespace
 
 const DialectCodec& codec_for(Dialect dialect) {

@@ -15,16 +15,24 @@ extern const DialectSpec openai_dialect;
 extern const DialectSpec anthropic_dialect;
 extern const DialectSpec gemini_dialect;
 extern const DialectSpec responses_dialect;
+extern const DialectSpec azure_dialect;
 
 namespace {
 // The one table: to add a dialect, add its unit and a line here (see mockprovider/README.md).
-const DialectSpec* const dialect_table[] = {&openai_dialect, &anthropic_dialect, &gemini_dialect, &responses_dialect};
+const DialectSpec* const dialect_table[] = {&openai_dialect, &anthropic_dialect, &gemini_dialect, &responses_dialect,
+                                           &azure_dialect};
 }  // namespace
 
 const DialectSpec& dialect_spec(Dialect d) {
   for (const auto* spec : dialect_table)
     if (spec->id == d) return *spec;
   return openai_dialect;
+}
+
+std::vector<Dialect> registered_dialects() {
+  std::vector<Dialect> out;
+  for (const auto* spec : dialect_table) out.push_back(spec->id);
+  return out;
 }
 
 std::string sdk_base_url(std::string_view route_url, Dialect d) {
@@ -154,6 +162,15 @@ const json::object* parse_body(std::string_view body, json::value& storage, Pars
     return nullptr;
   }
   return &storage.get_object();
+}
+
+const json::object* read_request(std::string_view body, json::value& storage, ParsedRequest& out, bool members) {
+  const auto* o = parse_body(body, storage, out);
+  if (o && members) {
+    out.chat.stream = bool_member(*o, "stream");
+    out.chat.model = str_member(*o, "model");
+  }
+  return o;
 }
 
 std::string str_member(const json::object& o, std::string_view key) {

@@ -39,6 +39,12 @@ bool accept_post(ParsedRequest& out, std::string_view method, std::string_view p
 // fills `out.error` and returns null.
 const json::object* parse_body(std::string_view body, json::value& storage, ParsedRequest& out);
 
+// The body read every dialect's parse makes once accept_post passed: the JSON object (parse_body) and
+// the request's top-level `stream` and `model` members into out.chat. A dialect that names both
+// elsewhere (Gemini: the model in its path, the stream by its method) passes `members = false`. Null
+// (with `out.error` filled) when the body is not a JSON object.
+const json::object* read_request(std::string_view body, json::value& storage, ParsedRequest& out, bool members = true);
+
 // A dialect's named real bodies (a step's `body`): a table of entries with `kind` and `name`.
 template <class Named, std::size_t N>
 const Named* find_named(const Named (&table)[N], ErrorKind kind, std::string_view name) {

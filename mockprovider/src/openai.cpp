@@ -2,22 +2,13 @@
 // GET /v1/models, and {"error":{message,type,param,code}} bodies (provider-wire.md section 1).
 #include <algorithm>
 
+#include "chat_completions.hpp"
 #include "dialect_util.hpp"
 
 namespace llmchaos::mock {
-namespace {
-using namespace detail;
-constexpr std::int64_t created = 1700000000;  // fixed: answers are reproducible
 
-ParsedRequest parse(std::string_view method, std::string_view target, std::string_view body) {
-  ParsedRequest out;
-  const auto path = path_only(target);
-  if (path == "/v1/models" || path == "/models") {
-    if (method != "GET") out.error = RequestError::method_not_allowed;
-    out.models_list = true;
-    return out;
-  }
-  if (!accept_post(out, method, path, path == "/v1/chat/completions" || path == "/chat/completions")) return out;
+namespace detail {
+void read_chat_completions(std::string_view body, ParsedRequest& out) {
   auto& c = out.chat;
   // The common request (no tools, plain JSON) is read in one pass without building a DOM.
   if (ChatScan fast; scan_chat_request(body, fast) && !fast.has_tools) {
@@ -29,16 +20,14 @@ ParsedRequest parse(std::string_view method, std::string_view target, std::strin
       c.last_is_tool_result = fast.last_role == "tool";
       c.prefill = fast.last_role == "assistant";
     }
-    return out;
+    return;
   }
   // A typical request fits the stack buffer: parsing it costs no heap allocation.
   unsigned char scratch[4096];
   json::monotonic_resource memory(scratch, sizeof scratch);
   json::value storage(&memory);
-  const auto* o = parse_body(body, storage, out);
-  if (!o) return out;
-  c.stream = bool_member(*o, "stream");
-  c.model = str_member(*o, "model");
+  const auto* o = read_request(body, storage, out);
+  if (!o) return;
   if (const auto* so = object_member(*o, "stream_options")) c.include_usage = bool_member(*so, "include_usage");
   if (const auto* tools = array_member(*o, "tools"))
     for (const auto& t : *tools)
@@ -52,6 +41,23 @@ ParsedRequest parse(std::string_view method, std::string_view target, std::strin
       c.prefill = role == "assistant";
     }
   }
+}
+}  // namespace detail
+
+namespace {
+using namespace detail;
+constexpr std::int64_t created = 1700000000;  // fixed: answers are reproducible
+
+ParsedRequest parse(std::string_view method, std::string_view target, std::string_view body) {
+  ParsedRequest out;
+  const auto path = path_only(target);
+  if (path == "/v1/models" || path == "/models") {
+    if (method != "GET") out.error = RequestError::method_not_allowed;
+    out.models_list = true;
+    return out;
+  }
+  if (!accept_post(out, method, path, path == "/v1/chat/completions" || path == "/chat/completions")) return out;
+  read_chat_completions(body, out);
   return out;
 }
 

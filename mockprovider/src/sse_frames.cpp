@@ -107,7 +107,8 @@ FrameRole responses_role(const Event& e, const json::object& o) {
 
 FrameRole frame_role(Dialect dialect, std::string_view frame) {
   const Event e = read_event(frame);
-  if (dialect == Dialect::openai && e.data == "[DONE]") return FrameRole::terminator;
+  const bool chat = dialect == Dialect::openai || dialect == Dialect::azure;  // Azure speaks the Chat Completions chunks
+  if (chat && e.data == "[DONE]") return FrameRole::terminator;
   if (e.data.empty()) return FrameRole::structure;  // a comment or keep-alive line
   boost::system::error_code ec;
   const auto v = json::parse(e.data, ec);
@@ -115,7 +116,8 @@ FrameRole frame_role(Dialect dialect, std::string_view frame) {
   const auto& o = v.get_object();
   if (o.contains("error")) return FrameRole::injected;
   switch (dialect) {
-    case Dialect::openai: return openai_role(e, o);
+    case Dialect::openai:
+    case Dialect::azure: return openai_role(e, o);
     case Dialect::anthropic: return anthropic_role(e, o);
     case Dialect::gemini: return gemini_role(e, o);
     case Dialect::responses: return responses_role(e, o);

@@ -56,7 +56,7 @@ std::string joined(const std::vector<std::string>& tokens) {
 
 TEST_CASE("http transport: a healthy answer arrives whole, plain or streamed, with the idempotency key",
           "[http_transport]") {
-  const auto d = GENERATE(Dialect::openai, Dialect::anthropic, Dialect::gemini, Dialect::responses);
+  const auto d = GENERATE(Dialect::openai, Dialect::anthropic, Dialect::gemini, Dialect::responses, Dialect::azure);
   const bool stream = GENERATE(false, true);
   CAPTURE(d, stream);
   Loopback t;
@@ -83,7 +83,7 @@ TEST_CASE("http transport: a healthy answer arrives whole, plain or streamed, wi
 }
 
 TEST_CASE("http transport: a stream cut after N events is stream_closed with N tokens", "[http_transport]") {
-  const auto d = GENERATE(Dialect::openai, Dialect::anthropic, Dialect::gemini, Dialect::responses);
+  const auto d = GENERATE(Dialect::openai, Dialect::anthropic, Dialect::gemini, Dialect::responses, Dialect::azure);
   CAPTURE(d);
   Loopback t;
   t.mock.install(route_toml("r", d, R"({ fault = "stream_cut", cut_after_events = 2 })"));
@@ -99,7 +99,7 @@ TEST_CASE("http transport: a stream cut after N events is stream_closed with N t
 }
 
 TEST_CASE("http transport: a reset before any response byte is reset_before_response", "[http_transport]") {
-  const auto d = GENERATE(Dialect::openai, Dialect::anthropic, Dialect::gemini, Dialect::responses);
+  const auto d = GENERATE(Dialect::openai, Dialect::anthropic, Dialect::gemini, Dialect::responses, Dialect::azure);
   const bool stream = GENERATE(false, true);
   CAPTURE(d, stream);
   Loopback t;
@@ -114,7 +114,7 @@ TEST_CASE("http transport: a reset before any response byte is reset_before_resp
 
 TEST_CASE("http transport: silence after the request is timeout_no_byte after the attempt timeout",
           "[http_transport]") {
-  const auto d = GENERATE(Dialect::openai, Dialect::anthropic, Dialect::gemini, Dialect::responses);
+  const auto d = GENERATE(Dialect::openai, Dialect::anthropic, Dialect::gemini, Dialect::responses, Dialect::azure);
   CAPTURE(d);
   Loopback t;
   t.mock.install(route_toml("r", d, R"({ fault = "no_response", hold_ms = 20000 })"));
@@ -128,7 +128,7 @@ TEST_CASE("http transport: silence after the request is timeout_no_byte after th
 
 TEST_CASE("http transport: a stream that stalls longer than the attempt timeout is stream_idle_timeout",
           "[http_transport]") {
-  const auto d = GENERATE(Dialect::openai, Dialect::anthropic, Dialect::gemini, Dialect::responses);
+  const auto d = GENERATE(Dialect::openai, Dialect::anthropic, Dialect::gemini, Dialect::responses, Dialect::azure);
   CAPTURE(d);
   Loopback t;
   t.mock.install(route_toml("r", d, R"({ fault = "stream_stall", cut_after_events = 1, stall_ms = 20000 })"));
@@ -140,7 +140,7 @@ TEST_CASE("http transport: a stream that stalls longer than the attempt timeout 
 }
 
 TEST_CASE("http transport: a slow first token within the attempt timeout is no failure", "[http_transport]") {
-  const auto d = GENERATE(Dialect::openai, Dialect::anthropic, Dialect::gemini, Dialect::responses);
+  const auto d = GENERATE(Dialect::openai, Dialect::anthropic, Dialect::gemini, Dialect::responses, Dialect::azure);
   CAPTURE(d);
   Loopback t;
   t.mock.install(route_toml("r", d, R"({ fault = "slow_first_token", first_token_ms = 30 })"));
@@ -150,7 +150,7 @@ TEST_CASE("http transport: a slow first token within the attempt timeout is no f
 }
 
 TEST_CASE("http transport: an in-stream error event is stream_error_event with its data", "[http_transport]") {
-  const auto d = GENERATE(Dialect::openai, Dialect::anthropic, Dialect::gemini, Dialect::responses);
+  const auto d = GENERATE(Dialect::openai, Dialect::anthropic, Dialect::gemini, Dialect::responses, Dialect::azure);
   CAPTURE(d);
   Loopback t;
   t.mock.install(route_toml("r", d, R"({ fault = "stream_error", cut_after_events = 1 })"));
@@ -162,7 +162,7 @@ TEST_CASE("http transport: an in-stream error event is stream_error_event with i
 }
 
 TEST_CASE("http transport: a non-JSON event is malformed_event", "[http_transport]") {
-  const auto d = GENERATE(Dialect::openai, Dialect::anthropic, Dialect::gemini, Dialect::responses);
+  const auto d = GENERATE(Dialect::openai, Dialect::anthropic, Dialect::gemini, Dialect::responses, Dialect::azure);
   const bool stream = GENERATE(false, true);
   CAPTURE(d, stream);
   Loopback t;
@@ -174,7 +174,7 @@ TEST_CASE("http transport: a non-JSON event is malformed_event", "[http_transpor
 }
 
 TEST_CASE("http transport: a complete stream without the dialect's end is missing_terminator", "[http_transport]") {
-  const auto d = GENERATE(Dialect::openai, Dialect::anthropic, Dialect::gemini, Dialect::responses);
+  const auto d = GENERATE(Dialect::openai, Dialect::anthropic, Dialect::gemini, Dialect::responses, Dialect::azure);
   CAPTURE(d);
   Loopback t;
   t.mock.install(route_toml("r", d, R"({ fault = "no_terminator" })"));
@@ -185,7 +185,7 @@ TEST_CASE("http transport: a complete stream without the dialect's end is missin
 }
 
 TEST_CASE("http transport: an error status comes back with its body and retry-after headers", "[http_transport]") {
-  const auto d = GENERATE(Dialect::openai, Dialect::anthropic, Dialect::gemini, Dialect::responses);
+  const auto d = GENERATE(Dialect::openai, Dialect::anthropic, Dialect::gemini, Dialect::responses, Dialect::azure);
   const bool stream = GENERATE(false, true);
   CAPTURE(d, stream);
   Loopback t;
@@ -201,7 +201,7 @@ TEST_CASE("http transport: an error status comes back with its body and retry-af
 }
 
 TEST_CASE("http transport: a tool request gets a tool call, the follow-up gets the text", "[http_transport]") {
-  const auto d = GENERATE(Dialect::openai, Dialect::anthropic, Dialect::gemini, Dialect::responses);
+  const auto d = GENERATE(Dialect::openai, Dialect::anthropic, Dialect::gemini, Dialect::responses, Dialect::azure);
   const bool stream = GENERATE(false, true);
   CAPTURE(d, stream);
   Loopback t;

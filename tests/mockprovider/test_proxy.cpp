@@ -82,9 +82,11 @@ bool ends_with_terminator(Dialect d, const WireReply& r) {
   if (events.empty()) return false;
   const auto& last = events.back();
   switch (d) {
-    case Dialect::openai: return last.data == "[DONE]";
+    case Dialect::openai:
+    case Dialect::azure: return last.data == "[DONE]";
     case Dialect::anthropic: return last.event == "message_stop";
     case Dialect::gemini: return last.data.find("\"finishReason\"") != std::string::npos;
+    case Dialect::responses: return last.event == "response.completed";
   }
   return false;
 }

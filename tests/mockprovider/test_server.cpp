@@ -31,7 +31,8 @@ std::string streamed_text(Dialect d, const WireReply& r) {
 
 std::string plain_text(Dialect d, const json::value& v) {
   switch (d) {
-    case Dialect::openai: return std::string(v.at("choices").at(0).at("message").at("content").as_string());
+    case Dialect::openai:
+    case Dialect::azure: return std::string(v.at("choices").at(0).at("message").at("content").as_string());
     case Dialect::anthropic: return std::string(v.at("content").at(0).at("text").as_string());
     case Dialect::responses:
       return std::string(v.at("output").at(0).at("content").at(0).at("text").as_string());
@@ -53,6 +54,10 @@ void check_error_body(Dialect d, const WireReply& r) {
       CHECK(v.at("error").as_object().contains("param"));
       CHECK(v.at("error").as_object().contains("code"));
       break;
+    case Dialect::azure:  // Azure's own bodies carry code and message; the model backend's are OpenAI's
+      CHECK(v.at("error").at("message").is_string());
+      CHECK(v.at("error").as_object().contains("code"));
+      break;
     case Dialect::anthropic:
       CHECK(v.at("type") == "error");
       CHECK(v.at("error").at("type").is_string());
@@ -72,7 +77,8 @@ bool ends_with_terminator(Dialect d, const WireReply& r) {
   if (events.empty()) return false;
   const auto& last = events.back();
   switch (d) {
-    case Dialect::openai: return last.data == "[DONE]";
+    case Dialect::openai:
+    case Dialect::azure: return last.data == "[DONE]";
     case Dialect::anthropic: return last.event == "message_stop";
     case Dialect::gemini: return last.data.find("\"finishReason\"") != std::string::npos;
     case Dialect::responses: return last.event == "response.completed";
@@ -82,7 +88,7 @@ bool ends_with_terminator(Dialect d, const WireReply& r) {
 }  // namespace
 
 TEST_CASE("ok answers plain on every dialect with the canonical text and a full ledger entry", "[server]") {
-  const auto d = GENERATE(Dialect::openai, Dialect::anthropic, Dialect::gemini, Dialect::responses);
+  const auto d = GENERATE(Dialect::openai, Dialect::anthropic, Dialect::gemini, Dialect::responses, Dialect::azure);
   TestServer s;
   s.install("", route_toml(d, R"({ fault = "ok" })"));
   const auto r = s.chat(d, "/r", false, {}, {{"idempotency-key", "op-9"}, {"x-stainless-retry-count", "0"}});
@@ -108,7 +114,7 @@ TEST_CASE("ok answers plain on every dialect with the canonical text and a full 
 }
 
 TEST_CASE("ok streams one event per word on every dialect, framed as each SDK needs", "[server]") {
-  const auto d = GENERATE(Dialect::openai, Dialect::anthropic, Dialect::gemini, Dialect::responses);
+  const auto d = GENERATE(Dialect::openai, Dialect::anthropic, Dialect::gemini, Dialect::responses, Dialect::azure);
   TestServer s;
   s.install("", route_toml(d, R"({ fault = "ok", inter_event_ms = 1 })"));
   const auto r = s.chat(d, "/r", true);
@@ -161,7 +167,7 @@ TEST_CASE("each SSE event is one chunk of the chunked body", "[server]") {
 }
 
 TEST_CASE("error faults answer every dialect's status and body, plain and to a stream request", "[server]") {
-  const auto d = GENERATE(Dialect::openai, Dialect::anthropic, Dialect::gemini, Dialect::responses);
+  const auto d = GENERATE(Dialect::openai, Dialect::anthropic, Dialect::gemini, Dialect::responses, Dialect::azure);
   const auto stream = GENERATE(false, true);
   struct Row {
     const char* fault;
@@ -226,7 +232,7 @@ TEST_CASE("time_scale scales retry-after headers and delays", "[server]") {
 }
 
 TEST_CASE("stream_cut closes the connection after exactly N content events, mid chunked body", "[server]") {
-  const auto d = GENERATE(Dialect::openai, Dialect::anthropic, Dialect::gemini, Dialect::responses);
+  const auto d = GENERATE(Dialect::openai, Dialect::anthropic, Dialect::gemini, Dialect::responses, Dialect::azure);
   const int n = GENERATE(0, 1, 3);
   TestServer s;
   s.install("", route_toml(d, "{ fault = \"stream_cut\", cut_after_events = " + std::to_string(n) + " }"));
@@ -258,7 +264,7 @@ TEST_CASE("stream_cut on a plain request sends half the announced body, then clo
 }
 
 TEST_CASE("stream_error sends N events, then the dialect's error event, then ends cleanly", "[server]") {
-  const auto d = GENERATE(Dialect::openai, Dialect::anthropic, Dialect::gemini, Dialect::responses);
+  const auto d = GENERATE(Dialect::openai, Dialect::anthropic, Dialect::gemini, Dialect::responses, Dialect::azure);
   TestServer s;
   s.install("", route_toml(d, R"({ fault = "stream_error", cut_after_events = 2 })"));
   const auto r = s.chat(d, "/r", true);
@@ -279,7 +285,7 @@ TEST_CASE("stream_error sends N events, then the dialect's error event, then end
 }
 
 TEST_CASE("stream_stall sends N events, stays silent for stall_ms, then closes mid body", "[server]") {
-  const auto d = GENERATE(Dialect::openai, Dialect::anthropic, Dialect::gemini, Dialect::responses);
+  const auto d = GENERATE(Dialect::openai, Dialect::anthropic, Dialect::gemini, Dialect::responses, Dialect::azure);
   TestServer s;
   s.install("", route_toml(d, R"({ fault = "stream_stall", cut_after_events = 1, stall_ms = 20 })"));
   const auto r = s.chat(d, "/r", true);
@@ -292,7 +298,7 @@ TEST_CASE("stream_stall sends N events, stays silent for stall_ms, then closes m
 }
 
 TEST_CASE("malformed_event: one event is not JSON, the stream is otherwise complete", "[server]") {
-  const auto d = GENERATE(Dialect::openai, Dialect::anthropic, Dialect::gemini, Dialect::responses);
+  const auto d = GENERATE(Dialect::openai, Dialect::anthropic, Dialect::gemini, Dialect::responses, Dialect::azure);
   TestServer s;
   s.install("", route_toml(d, R"({ fault = "malformed_event", cut_after_events = 1 })"));
   const auto r = s.chat(d, "/r", true);
@@ -310,7 +316,7 @@ TEST_CASE("malformed_event: one event is not JSON, the stream is otherwise compl
 }
 
 TEST_CASE("no_terminator: a complete HTTP stream without the end sentinel", "[server]") {
-  const auto d = GENERATE(Dialect::openai, Dialect::anthropic, Dialect::gemini, Dialect::responses);
+  const auto d = GENERATE(Dialect::openai, Dialect::anthropic, Dialect::gemini, Dialect::responses, Dialect::azure);
   TestServer s;
   s.install("", route_toml(d, R"({ fault = "no_terminator" })"));
   const auto r = s.chat(d, "/r", true);
@@ -321,7 +327,7 @@ TEST_CASE("no_terminator: a complete HTTP stream without the end sentinel", "[se
 }
 
 TEST_CASE("slow, slow_first_token and latency answer normally after their delays", "[server]") {
-  const auto d = GENERATE(Dialect::openai, Dialect::anthropic, Dialect::gemini, Dialect::responses);
+  const auto d = GENERATE(Dialect::openai, Dialect::anthropic, Dialect::gemini, Dialect::responses, Dialect::azure);
   TestServer s;
   s.install("", route_toml(d, R"({ fault = "slow_first_token", first_token_ms = 5 }, { fault = "slow", p50_ms = 2, p95_ms = 4 },
                                  { fault = "ok", latency_ms = 3 })"));
@@ -335,7 +341,7 @@ TEST_CASE("slow, slow_first_token and latency answer normally after their delays
 }
 
 TEST_CASE("post_commit_timeout ledgers committed before the hold, sends nothing, ends on hold_ms", "[server]") {
-  const auto d = GENERATE(Dialect::openai, Dialect::anthropic, Dialect::gemini, Dialect::responses);
+  const auto d = GENERATE(Dialect::openai, Dialect::anthropic, Dialect::gemini, Dialect::responses, Dialect::azure);
   TestServer s;
   s.install("", route_toml(d, R"({ fault = "post_commit_timeout", hold_ms = 30 })"));
   const auto r = s.chat(d, "/r", true);
@@ -375,7 +381,7 @@ TEST_CASE("a hold is committed while it lasts and ends when the client closes", 
 }
 
 TEST_CASE("connect_reset resets the connection after the request, before any byte", "[server]") {
-  const auto d = GENERATE(Dialect::openai, Dialect::anthropic, Dialect::gemini, Dialect::responses);
+  const auto d = GENERATE(Dialect::openai, Dialect::anthropic, Dialect::gemini, Dialect::responses, Dialect::azure);
   TestServer s;
   s.install("", route_toml(d, R"({ fault = "connect_reset" })"));
   const auto r = s.chat(d, "/r", true);
@@ -388,7 +394,7 @@ TEST_CASE("connect_reset resets the connection after the request, before any byt
 }
 
 TEST_CASE("policy refuses plain requests with 400 and stops streams with the content filter", "[server]") {
-  const auto d = GENERATE(Dialect::openai, Dialect::anthropic, Dialect::gemini, Dialect::responses);
+  const auto d = GENERATE(Dialect::openai, Dialect::anthropic, Dialect::gemini, Dialect::responses, Dialect::azure);
   TestServer s;
   s.install("", route_toml(d, R"({ fault = "policy", times = 2 })"));
   const auto plain = s.chat(d, "/r", false);
@@ -397,7 +403,7 @@ TEST_CASE("policy refuses plain requests with 400 and stops streams with the con
   const auto streamed = s.chat(d, "/r", true);
   CHECK(streamed.status == 200);
   CHECK(streamed.complete);
-  const std::string filter = d == Dialect::openai || d == Dialect::responses ? "content_filter"
+  const std::string filter = d == Dialect::openai || d == Dialect::responses || d == Dialect::azure ? "content_filter"
                              : d == Dialect::anthropic                       ? "refusal"
                                                                              : "SAFETY";
   CHECK(streamed.body.find(filter) != std::string::npos);
@@ -430,10 +436,10 @@ TEST_CASE("prefill_rejected refuses an assistant prefill on every dialect", "[se
 }
 
 TEST_CASE("a request offering tools gets a tool call, the side effect is recorded", "[server]") {
-  const auto d = GENERATE(Dialect::openai, Dialect::anthropic, Dialect::gemini, Dialect::responses);
+  const auto d = GENERATE(Dialect::openai, Dialect::anthropic, Dialect::gemini, Dialect::responses, Dialect::azure);
   TestServer s;
   s.install("case1", route_toml(d, R"({ fault = "ok" })"));
-  const std::string tools = d == Dialect::openai      ? R"("tools":[{"type":"function","function":{"name":"create_ticket"}}])"
+  const std::string tools = d == Dialect::openai || d == Dialect::azure ? R"("tools":[{"type":"function","function":{"name":"create_ticket"}}])"
                             : d == Dialect::anthropic ? R"("tools":[{"name":"create_ticket","input_schema":{}}])"
                             : d == Dialect::responses ? R"("tools":[{"type":"function","name":"create_ticket"}])"
                                                       : R"("tools":[{"functionDeclarations":[{"name":"create_ticket"}]}])";
@@ -457,7 +463,7 @@ TEST_CASE("a request offering tools gets a tool call, the side effect is recorde
 }
 
 TEST_CASE("bad input: malformed JSON gets the dialect's 400, an unknown route a 404 JSON", "[server]") {
-  const auto d = GENERATE(Dialect::openai, Dialect::anthropic, Dialect::gemini, Dialect::responses);
+  const auto d = GENERATE(Dialect::openai, Dialect::anthropic, Dialect::gemini, Dialect::responses, Dialect::azure);
   TestServer s;
   s.install("", route_toml(d, R"({ fault = "ok" })"));
   const auto bad = s.send("POST", chat_call(d, "/r", false).target, "{\"model\": ");

@@ -165,7 +165,8 @@ std::string event_text(Dialect d, const SseEvent& e) {
   const auto& o = v.get_object();
   try {
     switch (d) {
-      case Dialect::openai: {
+      case Dialect::openai:
+      case Dialect::azure: {  // Azure's first chunk (prompt_filter_results) has no choice
         const auto& choices = o.at("choices").as_array();
         if (choices.empty()) return {};
         const auto& delta = choices[0].as_object().at("delta").as_object();
@@ -203,6 +204,10 @@ ChatCall chat_call(Dialect d, const std::string& base, bool stream, const std::s
   switch (d) {
     case Dialect::openai:
       return {base + "/v1/chat/completions",
+              fmt::format(R"({{"model":"gpt-x","messages":[{{"role":"user","content":"hi there"}}],"stream":{}{}{}}})",
+                          stream ? "true" : "false", stream ? R"(,"stream_options":{"include_usage":true})" : "", more)};
+    case Dialect::azure:
+      return {base + "/openai/deployments/gpt-x/chat/completions?api-version=2024-10-21",
               fmt::format(R"({{"model":"gpt-x","messages":[{{"role":"user","content":"hi there"}}],"stream":{}{}{}}})",
                           stream ? "true" : "false", stream ? R"(,"stream_options":{"include_usage":true})" : "", more)};
     case Dialect::anthropic:

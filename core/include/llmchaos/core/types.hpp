@@ -9,7 +9,7 @@
 
 namespace llmchaos {
 
-enum class Dialect { openai, anthropic, gemini, responses };
+enum class Dialect { openai, anthropic, gemini, responses, azure };
 
 enum class FaultKind {
   ok, rate_429, quota_429, payment_402, overloaded, server_500, server_500_context, bad_request, auth,
@@ -39,7 +39,7 @@ template <class E> struct enum_names;  // specialised below: static constexpr st
   };
 
 LLMCHAOS_ENUM_NAMES(Dialect, {Dialect::openai, "openai"}, {Dialect::anthropic, "anthropic"},
-                    {Dialect::gemini, "gemini"}, {Dialect::responses, "responses"})
+                    {Dialect::gemini, "gemini"}, {Dialect::responses, "responses"}, {Dialect::azure, "azure"})
 LLMCHAOS_ENUM_NAMES(FaultKind, {FaultKind::ok, "ok"}, {FaultKind::rate_429, "rate_429"},
                     {FaultKind::quota_429, "quota_429"}, {FaultKind::payment_402, "payment_402"},
                     {FaultKind::overloaded, "overloaded"}, {FaultKind::server_500, "server_500"},

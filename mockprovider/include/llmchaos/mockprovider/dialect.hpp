@@ -1,7 +1,7 @@
 #pragma once
 // A dialect renders the wire format of one provider: it reads what the mock needs from a request and
 // renders answers, SSE frames and error bodies. It decides nothing about faults. One unit per dialect
-// (src/openai.cpp, src/anthropic.cpp, src/gemini.cpp, src/responses.cpp), listed in one table (src/dialect.cpp);
+// (src/openai.cpp, src/anthropic.cpp, src/gemini.cpp, src/responses.cpp, src/azure.cpp), listed in one table (src/dialect.cpp);
 // what other layers need of a dialect (id prefix, SDK base path, paths) is a field here, not a switch there.
 #include <cstddef>
 #include <optional>
@@ -104,6 +104,8 @@ struct DialectSpec {
 
 // The one table of dialects.
 const DialectSpec& dialect_spec(Dialect d);
+// Every dialect the table registers, in its order (what explore draws from).
+std::vector<Dialect> registered_dialects();
 // The base URL an official SDK is given for a route served at `route_url` (dialect's sdk_base_suffix).
 std::string sdk_base_url(std::string_view route_url, Dialect d);
 
