@@ -12,11 +12,9 @@ ParsedRequest parse(std::string_view method, std::string_view target, std::strin
   const auto path = path_only(target);
   if (!accept_post(out, method, path, path == "/v1/messages" || path == "/messages")) return out;
   json::value storage;
-  const auto* o = parse_body(body, storage, out);
+  const auto* o = read_request(body, storage, out);
   if (!o) return out;
   auto& c = out.chat;
-  c.stream = bool_member(*o, "stream");
-  c.model = str_member(*o, "model");
   if (const auto* tools = array_member(*o, "tools"))
     for (const auto& t : *tools)
       if (t.is_object()) c.tools.push_back(str_member(t.get_object(), "name"));

@@ -32,7 +32,7 @@ ParsedRequest parse(std::string_view method, std::string_view target, std::strin
     out.chat.json_array_stream = !sse;
   }
   json::value storage;
-  const auto* o = parse_body(body, storage, out);
+  const auto* o = read_request(body, storage, out, false);  // model and stream came from the path
   if (!o) return out;
   auto& c = out.chat;
   if (const auto* tools = array_member(*o, "tools"))

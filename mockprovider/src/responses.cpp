@@ -28,11 +28,9 @@ ParsedRequest parse(std::string_view method, std::string_view target, std::strin
   if (path == "/v1/models" || path == "/models") return openai_dialect.parse(method, target, body);
   if (!accept_post(out, method, path, path == "/v1/responses" || path == "/responses")) return out;
   json::value storage;
-  const auto* o = parse_body(body, storage, out);
+  const auto* o = read_request(body, storage, out);
   if (!o) return out;
   auto& c = out.chat;
-  c.stream = bool_member(*o, "stream");
-  c.model = str_member(*o, "model");
   // Function tools are flat ({"type":"function","name":...}); a chat-style {"function":{"name"}} is read too.
   if (const auto* tools = array_member(*o, "tools"))
     for (const auto& t : *tools)
