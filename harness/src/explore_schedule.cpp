@@ -9,6 +9,7 @@
 #include "llmchaos/client/policy.hpp"
 #include "llmchaos/core/toml_text.hpp"
 #include "llmchaos/harness/explore.hpp"
+#include "llmchaos/mockprovider/dialect.hpp"
 #include "llmchaos/mockprovider/fault_traits.hpp"
 
 namespace llmchaos::harness {
@@ -16,7 +17,12 @@ namespace {
 
 constexpr const char* route_names[] = {"primary", "backup", "backup2"};
 constexpr const char* words[] = {"alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india"};
-constexpr Dialect dialects[] = {Dialect::openai, Dialect::anthropic, Dialect::gemini};
+
+// Every dialect the mock registers (mockprovider/src/dialect.cpp's table): a new one is drawn with no edit here.
+const std::vector<Dialect>& dialects() {
+  static const std::vector<Dialect> all = mock::registered_dialects();
+  return all;
+}
 
 // Whole numbers as TOML integers (the integer keys need them), others as floats.
 std::string number(double v) {
@@ -151,7 +157,7 @@ Schedule random_schedule(Rng& rng, const std::optional<PolicyShape>& policy, con
   for (std::size_t i = 0; i < names.size(); ++i) {
     ScheduleRoute r;
     r.name = names[i];
-    r.dialect = dialects[rng.between(0, 2)];
+    r.dialect = dialects()[static_cast<std::size_t>(rng.between(0, static_cast<std::int64_t>(dialects().size()) - 1))];
     const int tokens = static_cast<int>(rng.between(3, 6));
     r.text = route_text(i, tokens - 2, s.contract);  // "<route> says w1 w2 ...": tokens words in all
     if (!policy) {
@@ -193,7 +199,7 @@ Schedule sweep_base(const std::optional<PolicyShape>& policy) {
   for (std::size_t i = 0; i < names.size(); ++i) {
     ScheduleRoute r;
     r.name = names[i];
-    r.dialect = dialects[i % 3];
+    r.dialect = dialects()[i % dialects().size()];
     r.text = route_text(i, 3, s.contract);
     r.cost_per_attempt_usd = 0.004;
     s.routes.push_back(std::move(r));

@@ -9,10 +9,12 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <set>
 
 #include "llmchaos/harness/case.hpp"
 #include "llmchaos/harness/explore.hpp"
 #include "llmchaos/harness/mutation.hpp"
+#include "llmchaos/mockprovider/dialect.hpp"
 #include "cli_run.hpp"
 
 using namespace llmchaos;
@@ -179,4 +181,15 @@ TEST_CASE("llmchaos explore: prints the digest, same for the same seed, exit 1 a
   CHECK(found.code == 1);
   CHECK(found.text.find("reproduce: llmchaos run --mutate no_fallback") != std::string::npos);
   CHECK(cli("explore --runs 1 --mutate no_such_thing").code == 2);
+}
+
+TEST_CASE("explore's random schedules draw every dialect the mock registers, azure and responses included", "[explore]") {
+  Rng rng(7);
+  std::set<Dialect> seen;
+  for (int i = 0; i < 200; ++i)
+    for (const auto& r : random_schedule(rng, std::nullopt, "s").routes) seen.insert(r.dialect);
+  const auto registered = mock::registered_dialects();
+  CHECK(seen == std::set<Dialect>(registered.begin(), registered.end()));
+  CHECK(seen.count(Dialect::azure) == 1);
+  CHECK(seen.count(Dialect::responses) == 1);
 }
