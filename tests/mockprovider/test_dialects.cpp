@@ -44,7 +44,9 @@ TEST_CASE("a dialect names its id prefix, SDK base path and the paths it serves,
   CHECK(sdk_base_url("http://127.0.0.1:9/ns/primary", Dialect::anthropic) == "http://127.0.0.1:9/ns/primary");
   CHECK(sdk_base_url("http://127.0.0.1:9/ns/primary", Dialect::gemini) == "http://127.0.0.1:9/ns/primary");
   CHECK(sdk_base_url("http://127.0.0.1:9/ns/primary", Dialect::responses) == "http://127.0.0.1:9/ns/primary/v1");
-  for (Dialect d : {Dialect::openai, Dialect::anthropic, Dialect::gemini, Dialect::responses}) {
+  CHECK(dialect_spec(Dialect::azure).id_prefix == "chatcmpl-");
+  CHECK(sdk_base_url("http://127.0.0.1:9/ns/primary", Dialect::azure) == "http://127.0.0.1:9/ns/primary/openai");
+  for (Dialect d : registered_dialects()) {
     const auto& spec = dialect_spec(d);
     CHECK(spec.id == d);
     REQUIRE_FALSE(spec.paths.empty());
@@ -73,7 +75,7 @@ TEST_CASE("tokens are one per word and join back to the exact text", "[dialect]"
 }
 
 TEST_CASE("every dialect streams one content frame per word and the frames give back the text", "[dialect]") {
-  const auto d = GENERATE(Dialect::openai, Dialect::anthropic, Dialect::gemini, Dialect::responses);
+  const auto d = GENERATE(Dialect::openai, Dialect::anthropic, Dialect::gemini, Dialect::responses, Dialect::azure);
   const auto& spec = dialect_spec(d);
   const auto parts = spec.render_stream(answer("hello from primary"));
   CHECK(parts.content.size() == 3);
@@ -189,14 +191,14 @@ TEST_CASE("error bodies follow each provider's shape", "[dialect]") {
         "rate_limit_exceeded");
   CHECK(json::parse(dialect_spec(Dialect::openai).error(ErrorKind::server, {}).body).at("error").at("code").is_null());
 
-  auto a = dialect_spec(Dialect::anthropic).error(ErrorKind::overloaded, {{}, "req_9", {}});
+  auto a = dialect_spec(Dialect::anthropic).error(ErrorKind::overloaded, {{}, "req_9", {}, {}});
   CHECK(a.status == 529);
   auto aj = json::parse(a.body);
   CHECK(aj.at("type") == "error");
   CHECK(aj.at("error").at("type") == "overloaded_error");
   CHECK(aj.at("request_id") == "req_9");
 
-  auto g = dialect_spec(Dialect::gemini).error(ErrorKind::rate_limit, {{}, {}, 2500.0});
+  auto g = dialect_spec(Dialect::gemini).error(ErrorKind::rate_limit, {{}, {}, 2500.0, {}});
   CHECK(g.status == 429);
   auto gj = json::parse(g.body);
   CHECK(gj.at("error").at("code") == 429);
@@ -216,7 +218,7 @@ TEST_CASE("in-stream error frames are what each SDK raises on", "[dialect]") {
   const auto g_raw = dialect_spec(Dialect::gemini).stream_error_frame(answer("x"), 0).bytes;
   CHECK(g_raw.substr(g_raw.size() - 4) == "\r\n\r\n");
   CHECK(json::parse(test::sse_events(g_raw).at(0).data).at("error").at("code") == 503);
-  for (auto d : {Dialect::openai, Dialect::anthropic, Dialect::gemini, Dialect::responses}) {
+  for (auto d : registered_dialects()) {
     boost::system::error_code ec;
     json::parse(test::sse_events(dialect_spec(d).malformed_frame().bytes).at(0).data, ec);
     CHECK(ec);  // not valid JSON

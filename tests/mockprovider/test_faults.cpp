@@ -40,7 +40,7 @@ std::string header(const Plan& p, std::string_view name) {
   return {};
 }
 
-const Dialect all_dialects[] = {Dialect::openai, Dialect::anthropic, Dialect::gemini, Dialect::responses};
+const Dialect all_dialects[] = {Dialect::openai, Dialect::anthropic, Dialect::gemini, Dialect::responses, Dialect::azure};
 }  // namespace
 
 TEST_CASE("the fault table lists every fault kind once, in order, with its function", "[faults]") {
@@ -94,7 +94,7 @@ TEST_CASE("error faults answer each dialect's status with a JSON body and the re
       f.step.fault = row.fault;
       const auto p = f.plan(d);
       INFO(to_string(row.fault) << " on " << to_string(d));
-      CHECK(p.status == (d == Dialect::openai || d == Dialect::responses ? row.openai : d == Dialect::anthropic ? row.anthropic : row.gemini));
+      CHECK(p.status == (d == Dialect::openai || d == Dialect::responses || d == Dialect::azure ? row.openai : d == Dialect::anthropic ? row.anthropic : row.gemini));
       CHECK(p.action == WireAction::respond);
       CHECK_FALSE(p.streamed);
       CHECK(header(p, "content-type") == "application/json");

@@ -10,7 +10,7 @@ using namespace llmchaos;
 using namespace llmchaos::mock;
 
 namespace {
-const Dialect all_dialects[] = {Dialect::openai, Dialect::anthropic, Dialect::gemini, Dialect::responses};
+const Dialect all_dialects[] = {Dialect::openai, Dialect::anthropic, Dialect::gemini, Dialect::responses, Dialect::azure};
 
 // The plan `serve` builds for a streamed attempt of `fault` (synthetic text of 8 words).
 Plan stream_plan(Dialect d, FaultKind fault, std::optional<int> cut_after = std::nullopt) {
