@@ -51,6 +51,12 @@ dialect = "responses"
 script = [{ fault = "ok" }, { fault = "stream_error", cut_after_events = 1 }, { fault = "policy", cut_after_events = 1 },
           { fault = "malformed_event" }, { fault = "no_terminator" }, { fault = "rate_429", retry_after_ms = 5 }]
 then = "ok"
+
+[route.az]
+dialect = "azure"
+script = [{ fault = "ok" }, { fault = "policy" }, { fault = "policy", cut_after_events = 1 }, { fault = "rate_429", retry_after_ms = 5 },
+          { fault = "auth" }, { fault = "quota_429" }, { fault = "stream_cut", cut_after_events = 1 }]
+then = "ok"
 )";
 
 const mock::Script& script() {
