@@ -16,6 +16,7 @@
 
 #include "drivers.hpp"
 #include "external.hpp"
+#include "target_config.hpp"
 
 namespace llmchaos::harness::driver_units {
 namespace {
@@ -119,6 +120,7 @@ class ExecSession final : public CaseSession {
       for (const auto& [name, e] : env.endpoints) all += (all.empty() ? "" : ",") + name;
       return all;
     }());
+    set("LLMCHAOS_POLICY_JSON", case_policy_json(env));  // the case's own budget, for a client that takes it
   }
 
   client::DecisionLog send(const client::WorkflowRequest& request) override {

@@ -128,7 +128,8 @@ class TargetProcess {
     std::filesystem::create_directories(dir_);
     const auto config = (dir_ / "target.toml").string();
     if (!o.target_config.empty()) {
-      std::ofstream(config) << render_target_config(read_text(o.target_config), o.target_config, env, o.target_key);
+      std::ofstream(config) << render_target_config(read_text(o.target_config), o.target_config, env, o.target_key, Escape::toml,
+                                               o.target_route_fields);
     }
     log_ = (dir_ / "target.log").string();
     const int fd = ::open(log_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -205,7 +206,7 @@ std::vector<std::pair<std::string, std::string>> case_headers(const CaseEnv& env
   std::vector<std::pair<std::string, std::string>> out;
   for (const auto& spec : o.target_headers) {
     auto [name, text] = split_header(spec);
-    auto value = render_target_config(text, "--target-header " + name, env, o.target_key, Escape::json);
+    auto value = render_target_config(text, "--target-header " + name, env, o.target_key, Escape::json, o.target_route_fields);
     std::replace(value.begin(), value.end(), '\n', ' ');  // a header is one line
     std::replace(value.begin(), value.end(), '\r', ' ');
     out.emplace_back(std::move(name), std::move(value));
@@ -521,16 +522,23 @@ std::string validate(const DriverOptions& o) {
   if (o.target_url.find("{port}") != std::string::npos && o.target_command.empty())
     return "{port} in --target needs --target-command (the harness picks the port for the service it starts)";
   if (o.target_url.rfind("http://", 0) != 0) return "--target must be an http:// URL";
+  RouteFields declared;
   if (!o.target_config.empty()) {
     if (!std::filesystem::is_regular_file(o.target_config)) return "--target-config " + o.target_config + ": no such file";
-    if (auto problem = check_target_template(read_text(o.target_config), o.target_config); !problem.empty()) return problem;
+    const auto text = read_text(o.target_config);
+    try {
+      declared = read_target_declarations(text, o.target_config).route_fields;
+    } catch (const std::invalid_argument& e) {
+      return e.what();
+    }
+    if (auto problem = check_target_template(text, o.target_config, declared); !problem.empty()) return problem;
   }
   if (!o.target_drain.empty() && o.target_drain != "none" && o.target_drain.front() != '/')
     return "--target-drain is a path (/v1/llmchaos/drain) or none";
   for (const auto& spec : o.target_headers) {
     try {
       const auto [name, text] = split_header(spec);
-      if (auto problem = check_target_template(text, "--target-header " + name); !problem.empty()) return problem;
+      if (auto problem = check_target_template(text, "--target-header " + name, declared); !problem.empty()) return problem;
     } catch (const std::invalid_argument& e) {
       return e.what();
     }
@@ -549,6 +557,7 @@ std::string prepare(DriverOptions& o, double time_scale, std::vector<std::string
   } catch (const std::invalid_argument& e) {
     return o.target_config + ": " + e.what();
   }
+  o.target_route_fields = d.route_fields;
   if (o.target_drain.empty() && d.drain) o.target_drain = *d.drain;
   if (!o.target_drain.empty() && o.target_drain != "none" && o.target_drain.front() != '/')
     return o.target_config + ": llmchaos.drain is a path (/v1/llmchaos/drain) or none";
@@ -556,7 +565,8 @@ std::string prepare(DriverOptions& o, double time_scale, std::vector<std::string
   for (const auto& spec : d.headers) {
     try {
       const auto [name, header_text] = split_header(spec);
-      if (auto problem = check_target_template(header_text, o.target_config + " llmchaos.header " + name); !problem.empty())
+      if (auto problem = check_target_template(header_text, o.target_config + " llmchaos.header " + name, d.route_fields);
+          !problem.empty())
         return problem;
     } catch (const std::invalid_argument& e) {
       return o.target_config + ": " + e.what();

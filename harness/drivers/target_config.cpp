@@ -4,6 +4,7 @@
 #include <cctype>
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <optional>
 #include <stdexcept>
 
@@ -130,22 +131,56 @@ constexpr std::string_view route_fields[] = {"base_url", "sdk_base_url", "dialec
 constexpr std::string_view workflow_keys[] = {"max_total_attempts", "max_retries",     "max_elapsed_ms", "attempt_timeout_ms",
                                               "replay_safe",        "queue_allowed",   "degrade_allowed", "name"};
 
-bool known_placeholder(std::string_view name) {
+std::string_view trimmed(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
+  return s;
+}
+
+bool built_in_route_field(std::string_view field) {
+  return std::find(std::begin(route_fields), std::end(route_fields), field) != std::end(route_fields);
+}
+
+bool known_placeholder(std::string_view name, const RouteFields& declared) {
   if (std::find(std::begin(case_placeholders), std::end(case_placeholders), name) != std::end(case_placeholders)) return true;
   if (name.starts_with("workflow."))
     return std::find(std::begin(workflow_keys), std::end(workflow_keys), name.substr(9)) != std::end(workflow_keys);
   if (name.starts_with("route.")) {
     if (name.ends_with("?")) name.remove_suffix(1);  // optional: "" when the case has no such route
     const auto dot = name.rfind('.');
-    return dot > 6 && std::find(std::begin(route_fields), std::end(route_fields), name.substr(dot + 1)) != std::end(route_fields);
+    if (dot <= 6) return false;
+    const auto field = name.substr(dot + 1);
+    return built_in_route_field(field) || declared.contains(std::string(field));
   }
   return false;
 }
 
-std::string_view trimmed(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
-  return s;
+bool is_token(std::string_view s) {
+  return !s.empty() && std::all_of(s.begin(), s.end(), [](char ch) {
+    return std::isalnum(static_cast<unsigned char>(ch)) || ch == '-' || ch == '_';
+  });
+}
+
+// `DIALECT: VALUE, DIALECT: VALUE` (a value may be empty) -> dialect name -> value.
+std::map<std::string, std::string> read_route_field(std::string_view field, std::string_view value, const std::string& source,
+                                                    int line_no) {
+  if (!is_token(field) || built_in_route_field(field))
+    throw std::invalid_argument(fmt::format("{}:{}: llmchaos.route_field.{} is not a new field name (built in: base_url, "
+                                            "sdk_base_url, dialect)", source, line_no, field));
+  std::map<std::string, std::string> out;
+  for (std::size_t at = 0; at <= value.size();) {
+    const auto end = std::min(value.find(',', at), value.size());
+    const auto item = trimmed(value.substr(at, end - at));
+    at = end + 1;
+    if (item.empty()) continue;
+    const auto colon = item.find(':');
+    const auto dialect = trimmed(item.substr(0, colon));
+    if (colon == std::string_view::npos || !parse_enum<Dialect>(dialect))
+      throw std::invalid_argument(fmt::format("{}:{}: llmchaos.route_field.{}: \"{}\" is not \"DIALECT: VALUE\" with a dialect "
+                                              "the mock speaks", source, line_no, field, item));
+    out[std::string(dialect)] = std::string(trimmed(item.substr(colon + 1)));
+  }
+  return out;
 }
 
 }  // namespace
@@ -218,9 +253,12 @@ TargetDeclarations read_target_declarations(std::string_view text, const std::st
       out.drain = std::string(value);
     } else if (key == "header") {
       out.headers.emplace_back(value);
+    } else if (key.starts_with("route_field.")) {
+      out.route_fields[std::string(key.substr(12))] = read_route_field(key.substr(12), value, source, line_no);
     } else {
-      throw std::invalid_argument(fmt::format("{}:{}: unknown declaration llmchaos.{} (keys: capabilities, time_scale, drain, header)",
-                                              source, line_no, key));
+      throw std::invalid_argument(fmt::format(
+          "{}:{}: unknown declaration llmchaos.{} (keys: capabilities, time_scale, drain, header, route_field.NAME)", source,
+          line_no, key));
     }
   }
   return out;
@@ -229,17 +267,14 @@ TargetDeclarations read_target_declarations(std::string_view text, const std::st
 std::pair<std::string, std::string> split_header(std::string_view spec) {
   const auto colon = spec.find(':');
   const auto name = colon == std::string_view::npos ? std::string_view() : trimmed(spec.substr(0, colon));
-  const bool token = !name.empty() && std::all_of(name.begin(), name.end(), [](char ch) {
-    return std::isalnum(static_cast<unsigned char>(ch)) || ch == '-' || ch == '_';
-  });
-  if (!token) throw std::invalid_argument(fmt::format("--target-header \"{}\" is not \"NAME: TEMPLATE\"", spec));
+  if (!is_token(name)) throw std::invalid_argument(fmt::format("--target-header \"{}\" is not \"NAME: TEMPLATE\"", spec));
   return {std::string(name), std::string(trimmed(spec.substr(colon + 1)))};
 }
 
-std::string check_target_template(std::string_view text, const std::string& source) {
+std::string check_target_template(std::string_view text, const std::string& source, const RouteFields& declared) {
   try {
     scan_template(text, source, [](std::string_view) {}, [&](std::string_view name, int line) {
-      if (!known_placeholder(name))
+      if (!known_placeholder(name, declared))
         throw std::invalid_argument(fmt::format("{}:{}: unknown placeholder {{{{{}}}}} (see harness/drivers/README.md)", source, line, name));
     });
   } catch (const std::invalid_argument& e) {
@@ -259,7 +294,7 @@ std::string case_tier_toml(const CaseEnv& env) {
 }
 
 std::string render_target_config(std::string_view text, const std::string& source, const CaseEnv& env,
-                                 const std::string& api_key, Escape escape) {
+                                 const std::string& api_key, Escape escape, const RouteFields& declared) {
   auto esc = [&](std::string_view s) { return escape == Escape::json ? json_escaped(s) : toml_escaped(s); };
   auto value_of = [&](std::string_view name) -> std::optional<std::string> {
     if (name == "policy") return case_policy_toml(env);
@@ -285,6 +320,13 @@ std::string render_target_config(std::string_view text, const std::string& sourc
       if (field == "base_url") return esc(it->second.base_url);
       if (field == "sdk_base_url") return esc(sdk_base_url(it->second));
       if (field == "dialect") return std::string(to_string(it->second.dialect));
+      if (auto f = declared.find(std::string(field)); f != declared.end()) {
+        auto v = f->second.find(std::string(to_string(it->second.dialect)));
+        if (v == f->second.end())
+          throw std::invalid_argument(fmt::format("{}: llmchaos.route_field.{} has no value for dialect {} (route {} of case \"{}\")",
+                                                  source, field, to_string(it->second.dialect), it->first, env.c->name));
+        return esc(v->second);
+      }
     }
     return std::nullopt;
   };

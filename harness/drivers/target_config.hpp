@@ -1,6 +1,7 @@
 #pragma once
 // The http driver's --target-config: a template rendered per case into the config file of the
 // service under test (syntax in README.md beside this file).
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -25,17 +26,23 @@ std::string case_routes_json(const CaseEnv& env, bool fallbacks_only);
 // "tpm = N" lines, one per limit the case sets; "" without a [tier] (no limits).
 std::string case_tier_toml(const CaseEnv& env);
 
-// "" when every {{placeholder}} of the template is one the renderer knows, else "file:line: ..." (the
-// run's usage check, before any case).
-std::string check_target_template(std::string_view text, const std::string& source);
+// Route fields a template declares (`llmchaos.route_field.NAME = DIALECT: VALUE, ...`): NAME -> the
+// value per dialect name, rendered as {{route.ROUTE.NAME}} from the route's dialect (a gateway's own
+// name for a provider, the path its base URL takes).
+using RouteFields = std::map<std::string, std::map<std::string, std::string>>;
+
+// "" when every {{placeholder}} of the template is one the renderer knows (the built-in ones and the
+// declared route fields), else "file:line: ..." (the run's usage check, before any case).
+std::string check_target_template(std::string_view text, const std::string& source, const RouteFields& declared = {});
 
 // How a string placeholder is escaped: a TOML basic string's content (a config file), or a JSON
 // string's (a header, a .json config). Neither writes the quotes.
 enum class Escape { toml, json };
 
-// Replaces every {{placeholder}} of `text`; an unknown one is an error naming `source` and the line.
+// Replaces every {{placeholder}} of `text`; an unknown one is an error naming `source` and the line,
+// as is a declared route field with no value for the route's dialect.
 std::string render_target_config(std::string_view text, const std::string& source, const CaseEnv& env,
-                                 const std::string& api_key, Escape escape = Escape::toml);
+                                 const std::string& api_key, Escape escape = Escape::toml, const RouteFields& declared = {});
 
 // Whether the template uses {{time_scale}} (so the target's timers follow --time-scale).
 bool uses_placeholder(std::string_view text, std::string_view name);
@@ -43,12 +50,14 @@ bool uses_placeholder(std::string_view text, std::string_view name);
 // What a template declares about its target, in lines `llmchaos.KEY = VALUE` (after an optional
 // comment marker `#`, `//` or `;`, so the rendered file stays valid): `capabilities` (a list, or
 // none), `time_scale` (false: the target's timers cannot be scaled), `drain` (a path or none),
-// `header` (NAME: TEMPLATE, repeatable). An unknown key is an error naming the line.
+// `header` (NAME: TEMPLATE, repeatable), `route_field.NAME` (DIALECT: VALUE, ...). An unknown key, an
+// unknown dialect or a field that shadows a built-in one is an error naming the line.
 struct TargetDeclarations {
   std::optional<std::string> capabilities;
   std::optional<bool> time_scale;
   std::optional<std::string> drain;
   std::vector<std::string> headers;
+  RouteFields route_fields;
 };
 TargetDeclarations read_target_declarations(std::string_view text, const std::string& source);
 

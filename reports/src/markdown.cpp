@@ -115,7 +115,7 @@ void write_case_detail(std::ostream& out, const CaseResult& c, bool with_timelin
   if (!c.file.empty())
     out << "- file " << code(c.file) << (c.policy_name.empty() ? "" : ", policy " + code(c.policy_name))
         << "\n";
-  if (with_timeline)
+  if (with_timeline && c.verdict != Verdict::na)  // a case not run has no timeline to show
     out << "\n<details><summary>Timeline</summary>\n\n"
         << md_code_block(capped_lines(timeline_text(c), max_timeline_lines)) << "\n</details>\n";
   out << "\n";

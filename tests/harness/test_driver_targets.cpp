@@ -6,6 +6,8 @@
 // report format), and per-request headers carry the case's routes and policy as escaped JSON.
 #include <catch2/catch.hpp>
 
+#include <fstream>
+
 #include <boost/json.hpp>
 
 #include "cli_run.hpp"
@@ -159,6 +161,32 @@ TEST_CASE("targets: --target-header carries the case's routes and policy as esca
                                  " --driver http --target http://127.0.0.1:9 --target-header 'no colon here' --quiet");
   CHECK(bad.code == 2);
   CHECK(bad.text.find("is not \"NAME: TEMPLATE\"") != std::string::npos);
+}
+
+TEST_CASE("targets: a declared route field renders per the route's dialect, and a bad declaration is a usage error naming its line",
+          "[driver][http][targets]") {
+  test::TempDir dir("targets-route-field");
+  const auto r = run_fake(target_case("ok.toml"), "plain", dir, {}, "fake_gateway_route_fields.toml");
+  INFO(r.text);
+  CHECK(r.code == 0);  // upstream = base_url + the openai value "/v1": the fake target reached the mock
+  CHECK(report(dir).at("cases").at(0).at("attempts_by_route").at("primary") == 1);
+
+  const auto with_declaration = [&](const std::string& declaration, const std::string& body) {
+    const auto file = dir.path / "template.toml";
+    std::ofstream(file) << "# a template\n# " << declaration << "\n" << body << "\n";
+    return test::run_cli("run " + target_case("ok.toml") + " --driver http --target 'http://127.0.0.1:{port}' --target-config '" +
+                         file.string() + "' --target-command true --quiet");
+  };
+  const auto bad_dialect = with_declaration("llmchaos.route_field.api_path = openai: /v1, klingon: /x",
+                                            "upstream = \"{{route.primary.api_path}}\"");
+  CHECK(bad_dialect.code == 2);
+  CHECK(bad_dialect.text.find("template.toml:2: llmchaos.route_field.api_path: \"klingon: /x\" is not") != std::string::npos);
+  const auto shadow = with_declaration("llmchaos.route_field.dialect = openai: x", "upstream = \"{{route.primary.dialect}}\"");
+  CHECK(shadow.code == 2);
+  CHECK(shadow.text.find("template.toml:2: llmchaos.route_field.dialect is not a new field name") != std::string::npos);
+  const auto undeclared = with_declaration("llmchaos.route_field.api_path = openai: /v1", "upstream = \"{{route.primary.other}}\"");
+  CHECK(undeclared.code == 2);
+  CHECK(undeclared.text.find("template.toml:3: unknown placeholder {{route.primary.other}}") != std::string::npos);
 }
 
 }  // namespace llmchaos::harness

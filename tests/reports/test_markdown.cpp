@@ -139,3 +139,16 @@ TEST_CASE("Markdown stays under the comment limit for a run of any size, failure
   const auto small = markdown(sample_run);
   CHECK_THAT(small, !Catch::Contains("not shown here"));
 }
+
+TEST_CASE("Markdown lists a case not run (n/a) with its reason and no empty timeline", "[reports][markdown]") {
+  auto run = sample::run();
+  auto& not_run = run.cases.front();
+  not_run.verdict = harness::Verdict::na;
+  not_run.reason = "needs capability queue";
+  not_run.logs.clear();
+  not_run.ledger.clear();
+  const auto md = markdown(run);
+  CHECK_THAT(md, Catch::Contains("### Not applicable, not run"));
+  CHECK_THAT(md, Catch::Contains("needs capability queue"));
+  CHECK(count(md, "<details><summary>Timeline</summary>") == static_cast<std::size_t>(run.failed() + run.unknown()));
+}

@@ -7,6 +7,8 @@
 //     client goes to the backup after 1 attempt (pass);
 //   - LangChain's default retry handler stops on `insufficient_quota`, and withFallbacks moves to the
 //     backup (pass, 1 + 1 attempts), as does the hardened client.
+//   - the hardened AI SDK and LangChain clients keep the case's own budget (LLMCHAOS_POLICY_JSON): a case
+//     allowing 3 attempts has its 503 retried twice (pass, 3 attempts; a fixed budget of 2 fails it).
 //   node tests/targets/frameworks.check.mjs OUT
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -14,6 +16,8 @@ import { join } from 'node:path';
 const out = process.argv[2];
 const GEMINI_RATE = 'cases/faults/gemini/rate-429-streamed-retried.toml';
 const QUOTA = 'examples/cases/openai/quota-429-falls-back.toml';
+const THREE_ATTEMPTS = 'cases/faults/openai/overloaded-503-retried-twice.toml';
+const retriedTwice = (c) => c.verdict === 'pass' && c.observed === 'retry' && at(c) === '3+0';
 const at = (c) => `${c.attempts_by_route.primary ?? 0}+${c.attempts_by_route.backup ?? 0}`;
 const expect = {
   'gemini-default': { [GEMINI_RATE]: (c) => c.verdict === 'fail' && c.observed === 'fail_closed' && at(c) === '1+0' },
@@ -26,9 +30,13 @@ const expect = {
   'vercel-ai-hardened': {
     [GEMINI_RATE]: (c) => c.verdict === 'pass' && c.observed === 'retry' && at(c) === '2+0',
     [QUOTA]: (c) => c.verdict === 'pass' && c.observed === 'fallback' && at(c) === '1+1',
+    [THREE_ATTEMPTS]: retriedTwice,
   },
   'langchain-default': { [QUOTA]: (c) => c.verdict === 'pass' && c.observed === 'fallback' && at(c) === '1+1' },
-  'langchain-hardened': { [QUOTA]: (c) => c.verdict === 'pass' && c.observed === 'fallback' && at(c) === '1+1' },
+  'langchain-hardened': {
+    [QUOTA]: (c) => c.verdict === 'pass' && c.observed === 'fallback' && at(c) === '1+1',
+    [THREE_ATTEMPTS]: retriedTwice,
+  },
 };
 let good = 0, bad = 0;
 for (const [target, cases] of Object.entries(expect)) {

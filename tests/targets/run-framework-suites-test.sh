@@ -15,12 +15,14 @@ out=$(mktemp -d "${TMPDIR:-/tmp}/llmchaos-framework-suites.XXXXXX")
 trap 'rm -rf "$out"' EXIT
 start=$(date +%s%N)
 rc=0
-# The filters pick from each target's own suite: a gemini case (genai and the AI SDK speak gemini) and
-# an openai quota case (the AI SDK and LangChain).
+# The filters pick from each target's own suite: a gemini case (genai and the AI SDK speak gemini), an
+# openai quota case (the AI SDK and LangChain), and an openai case whose policy allows 3 attempts (the
+# hardened clients must take the case's budget, LLMCHAOS_POLICY_JSON, not a fixed one of 2).
 "$root/examples/run-target-suites" gemini-default gemini-hardened vercel-ai-default vercel-ai-hardened \
   langchain-default langchain-hardened --out "$out" --jobs 4 \
   --filter 'cases/faults/gemini/rate-429-streamed-retried.toml' \
-  --filter 'examples/cases/openai/quota-429-falls-back.toml' >"$out/run.log" 2>&1 || rc=$?
+  --filter 'examples/cases/openai/quota-429-falls-back.toml' \
+  --filter 'cases/faults/openai/overloaded-503-retried-twice.toml' >"$out/run.log" 2>&1 || rc=$?
 if [[ $rc -eq 77 ]]; then grep '^SKIP' "$out/run.log" || true; exit 77; fi
 [[ $rc -eq 0 ]] || { cat "$out/run.log"; echo "target_framework_suites: run-target-suites failed (exit $rc)" >&2; exit 1; }
 echo "target_framework_suites: the suites took $(( ($(date +%s%N) - start) / 1000000 )) ms"

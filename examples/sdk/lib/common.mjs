@@ -48,6 +48,8 @@ export function readEnv() {
     // The team's own timeouts and budgets are multiplied by this, like the cases' budgets are by
     // `llmchaos run --time-scale` (examples/run-sdk-suites passes the same value). 1 = real time.
     timeScale: Number(process.env.LLMCHAOS_SDK_TIME_SCALE ?? '1') || 1,
+    // The case's policy (the exec driver's LLMCHAOS_POLICY_JSON), or undefined: the client's own.
+    policy: process.env.LLMCHAOS_POLICY_JSON ? JSON.parse(process.env.LLMCHAOS_POLICY_JSON) : undefined,
   };
 }
 

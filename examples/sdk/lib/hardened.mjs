@@ -12,8 +12,10 @@
 //   6. else fail closed.
 // A quota 429 (openai `insufficient_quota`, an anthropic 429 naming the quota / billing, any 402, or
 // `x-should-retry: false`) is never retried on the same route.
-// The budget is the team's policy (examples/cases/policies/sdk.toml says the same), times
-// LLMCHAOS_SDK_TIME_SCALE.
+// The budget is the case's own policy when the harness passes it (LLMCHAOS_POLICY_JSON: attempts, time,
+// attempt timeout, backoff, replay_safe, each route's expected latency and approval), else POLICY
+// (examples/cases/policies/sdk.toml says the same), times LLMCHAOS_SDK_TIME_SCALE. A replay-safe
+// workflow treats a timeout with no byte received (commit unknown) as nothing committed (SPEC rule 2).
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ContentFiltered, TruncatedStream, causeCodes, chat, describe, readEnv, report } from './common.mjs';
 
@@ -26,10 +28,34 @@ export const POLICY = {
   backoffCapMs: 2000,
 };
 
+// The budget the loop keeps: `policy` is the case's policy JSON (or undefined: POLICY), `scale` the
+// time scale. Times in ms, scaled.
+export function budgetOf(policy, scale = 1) {
+  const w = policy?.workflow ?? {};
+  const b = policy?.backoff ?? {};
+  const routes = new Map((policy?.routes ?? []).map((r) => [r.name, r]));
+  const num = (v, fallback) => (Number.isFinite(v) ? v : fallback);
+  return {
+    maxAttempts: num(w.max_total_attempts, POLICY.maxAttempts),
+    sloMs: num(w.max_elapsed_ms, POLICY.sloMs) * scale,
+    // Under a small --time-scale the scaled attempt timeout would be shorter than a busy machine (other
+    // builds on 2 cores) takes to answer over loopback: keep a floor of 2 s real.
+    attemptTimeoutMs: Math.max(num(w.attempt_timeout_ms, POLICY.attemptTimeoutMs) * scale, ATTEMPT_TIMEOUT_FLOOR_MS),
+    backoffBaseMs: num(b.base_ms, POLICY.backoffBaseMs) * scale,
+    backoffCapMs: num(b.cap_ms, POLICY.backoffCapMs) * scale,
+    replaySafe: w.replay_safe === true,
+    expectedLatencyMs: (name) => num(routes.get(name)?.expected_latency_ms, POLICY.expectedLatencyMs) * scale,
+    approved: (name) => routes.get(name)?.approved !== false,
+  };
+}
+
 const ATTEMPT_TIMEOUT_FLOOR_MS = 2000;
 const QUOTA_TEXT = /insufficient_quota|quota|billing|credit/i;
 
 // -> { owner: 'transient'|'rate'|'quota'|'request'|'auth'|'policy'|'unknown', commit: 'none'|'committed'|'unknown', retryAfterMs }
+// A silence: the request was sent and no byte came back (a timeout, a close): nothing says whether the
+// provider ran the call. A replay-safe workflow retries it (runPolicy); a bare 500 answered, so it is not this.
+const SILENT = (why) => ({ owner: 'unknown', commit: 'unknown', silent: true, why });
 const streamed = (what, visible) => visible > 0 ? { owner: 'transient', commit: 'committed', why: what }
                                                 : { owner: 'transient', commit: 'none', why: what };
 
@@ -65,7 +91,7 @@ function classifyTransport(err, { opened, visible }) {
   // A reset right after the request: nothing was answered and the server said so (RST). Any other
   // close before a response byte (a silent hold that ended) leaves the commit state unknown.
   if (codes.includes('ECONNRESET')) return { owner: 'transient', commit: 'none', why: 'reset before any byte' };
-  return { owner: 'unknown', commit: 'unknown', why: err?.message ?? String(err) };
+  return SILENT(err?.message ?? String(err));
 }
 
 // The Stainless SDKs' error classes (openai, @anthropic-ai/sdk).
@@ -74,9 +100,9 @@ export function classify(sdk, err, { opened, visible }) {
   if (err instanceof TruncatedStream) return streamed('stream ended early', visible);
   if (err instanceof sdk.APIUserAbortError) {
     // Our own idle timer. Before the headers nothing says whether the provider ran the call.
-    return opened ? streamed('stream idle timeout', visible) : { owner: 'unknown', commit: 'unknown', why: 'no headers in time' };
+    return opened ? streamed('stream idle timeout', visible) : SILENT('no headers in time');
   }
-  if (err instanceof sdk.APIConnectionTimeoutError) return { owner: 'unknown', commit: 'unknown', why: 'timeout before headers' };
+  if (err instanceof sdk.APIConnectionTimeoutError) return SILENT('timeout before headers');
   if (err instanceof sdk.APIConnectionError) return classifyTransport(err, { opened: false, visible });
   if (err instanceof sdk.APIError) {
     if (err.status === undefined) return streamed('error event in the stream', visible);  // after a 200
@@ -98,8 +124,8 @@ export function classifyWith(facts) {
     if (err instanceof ContentFiltered) return { owner: 'policy', commit: 'none', why: err.message };
     if (err instanceof TruncatedStream) return streamed('stream ended early', st.visible);
     const answered = st.response?.status === 200;  // the HTTP answer was a 200: what broke is its body
-    if (st.idleAborted) return st.opened || answered ? streamed('idle timeout after the headers', st.visible) : { owner: 'unknown', commit: 'unknown', why: 'no headers in time' };
-    if (st.headerTimedOut) return { owner: 'unknown', commit: 'unknown', why: 'timeout before headers' };
+    if (st.idleAborted) return st.opened || answered ? streamed('idle timeout after the headers', st.visible) : SILENT('no headers in time');
+    if (st.headerTimedOut) return SILENT('timeout before headers');
     const f = facts(err);
     // An error status the library read from inside a 200's body (genai turns a stream's error event into
     // an ApiError 503) is a broken stream, not an HTTP error answer: what was visible decides.
@@ -136,11 +162,8 @@ function retryAfterMs(h) {
 // and a body that ended cleanly is whole even without its dialect's last event (SPEC: no_terminator).
 export async function runPolicy({ routes, attempt, classify, headerTimeout = false }) {
   const env = readEnv();
-  const scale = env.timeScale;
-  const p = Object.fromEntries(Object.entries(POLICY).map(([k, v]) => [k, k === 'maxAttempts' ? v : v * scale]));
-  // Under a small --time-scale the scaled attempt timeout would be shorter than a busy machine (other
-  // builds on 2 cores) takes to answer over loopback: keep a floor of 2 s real.
-  p.attemptTimeoutMs = Math.max(p.attemptTimeoutMs, ATTEMPT_TIMEOUT_FLOOR_MS);
+  const p = budgetOf(env.policy, env.timeScale);
+  routes = routes.filter((r, k) => k === 0 || p.approved(r.name));  // an unapproved fallback is never tried
   // A service that has run for a while has its HTTP stack loaded; a fresh node process loads undici on
   // its first fetch (100+ ms on a loaded machine). Do that before the first attempt's clock starts.
   await fetch('data:text/plain,warm-up').then((r) => r.text()).catch(() => {});
@@ -212,7 +235,8 @@ export async function runPolicy({ routes, attempt, classify, headerTimeout = fal
       // may leave its connection open (the AI SDK's tee'd streams do), and the provider would go on
       // generating (and billing) an answer nobody reads.
       ctl.abort();
-      const c = classify(err, st);
+      let c = classify(err, st);
+      if (c.silent && p.replaySafe) c = { owner: 'transient', commit: 'none', why: `${c.why}, replay-safe` };
       console.error(`${route.name} attempt ${attempts}: ${describe(err)} -> owner ${c.owner}, commit ${c.commit} (${c.why})`);
       if (['request', 'auth', 'policy'].includes(c.owner)) return fail(`owner ${c.owner}`);
       if (c.commit !== 'none') return fail(`commit ${c.commit}`);
@@ -222,14 +246,14 @@ export async function runPolicy({ routes, attempt, classify, headerTimeout = fal
       if (left > 0 && (c.owner === 'transient' || c.owner === 'rate')) {
         const backoff = Math.random() * Math.min(p.backoffCapMs, p.backoffBaseMs * 2 ** retriesOnRoute);
         const wait = Math.max(c.retryAfterMs ?? 0, backoff);
-        if (timeLeft >= wait + p.expectedLatencyMs) {
+        if (timeLeft >= wait + p.expectedLatencyMs(route.name)) {
           console.error(`retry on ${route.name} in ${Math.round(wait)} ms`);
           retriesOnRoute += 1;
           await sleep(wait);
           continue;
         }
       }
-      if (left > 0 && idx + 1 < routes.length && timeLeft >= p.expectedLatencyMs) {
+      if (left > 0 && idx + 1 < routes.length && timeLeft >= p.expectedLatencyMs(routes[idx + 1].name)) {
         idx += 1;
         retriesOnRoute = 0;
         console.error(`fall back to ${routes[idx].name}`);

@@ -46,6 +46,9 @@ struct DriverOptions {
   // redelivery); nullopt: not declared, every one. A case needing an absent one is n/a.
   std::optional<std::vector<std::string>> capabilities;
   bool follows_time_scale = true;  // false: the target's timers cannot be scaled (`llmchaos.time_scale = false`)
+  // http: route fields the template declares (`llmchaos.route_field.NAME = DIALECT: VALUE, ...`): NAME ->
+  // dialect name -> value, rendered as {{route.ROUTE.NAME}}.
+  std::map<std::string, std::map<std::string, std::string>> target_route_fields;
 };
 
 // What one case gives its driver.
