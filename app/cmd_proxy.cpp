@@ -45,6 +45,7 @@ int proxy(ProxyArgs args) {
   print_listening(args.server, server->port());
   if (script.script.routes.empty())
     std::cout << "proxying no routes yet: install a script with PUT /__llmchaos/script (its routes use --upstream)\n";
+  if (!args.upstream.record_dir.empty()) std::cout << "recording cassettes into " << args.upstream.record_dir << "\n";
   for (const auto& [name, route] : script.script.routes) {
     const auto it = args.upstream.routes.find(name);
     std::cout << fmt::format("  route {} ({}): {}/{}/... -> {}\n", name, to_string(route.dialect), server->base_url(), name,
@@ -68,6 +69,9 @@ void add_proxy(CLI::App& app, int& exit_code) {
                   "/ROUTE is appended");
   sub->add_option("--script", args->script,
                   "fault script (TOML with [route.NAME] tables, each with an optional upstream = \"URL\")");
+  sub->add_option("--record", args->upstream.record_dir,
+                  "write each exchange whose 2xx answer was read whole as a cassette DIR/KEY.cassette.json "
+                  "(mockprovider/CASSETTES.md; credentials left out)");
   sub->add_option("--upstream-ca", args->upstream.ca_file,
                   "PEM file of CA certificates trusted for https:// upstreams besides the system store")
       ->check(CLI::ExistingFile);

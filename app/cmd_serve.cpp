@@ -2,6 +2,10 @@
 // then one line saying what it serves and the SDK base URL of each route; serves until SIGINT or
 // SIGTERM, then stops within a second (held connections included). --script takes a fault script or a
 // case file (its [route.*] tables, as `llmchaos run` plays them; the rest of the case is not served).
+// --cassettes DIR: the healthy answers are recorded ones (mockprovider/CASSETTES.md), faults applied to
+// them as `llmchaos proxy` applies them to real traffic; a miss is a 501 naming the request's key, or with
+// --on-miss upstream the request goes to --upstream and its answer is recorded into DIR.
+#include <filesystem>
 #include <iostream>
 #include <memory>
 
@@ -18,7 +22,9 @@
 #include "llmchaos/core/spec_error.hpp"
 #include "llmchaos/core/toml_reader.hpp"
 #include "llmchaos/harness/case.hpp"
+#include "llmchaos/mockprovider/cassette.hpp"
 #include "llmchaos/mockprovider/dialect.hpp"
+#include "llmchaos/mockprovider/proxy.hpp"
 #include "llmchaos/mockprovider/server.hpp"
 
 namespace llmchaos::app {
@@ -27,6 +33,9 @@ namespace {
 struct ServeArgs {
   mock::ServerOptions server;
   std::string script;
+  std::string cassettes;          // --cassettes DIR
+  std::string on_miss = "error";  // error | upstream
+  mock::UpstreamOptions upstream; // --on-miss upstream
 };
 
 // A long-running server must give memory back after a ledger reset. glibc raises its trim threshold
@@ -46,10 +55,16 @@ struct Served {
   std::string what;
 };
 
-Served load_served(const std::string& path) {
+// With cassettes a fault script is read as the proxy reads it: a step's N counts recorded content events,
+// and a route may name its upstream for --on-miss upstream.
+Served load_served(const std::string& path, ServeArgs& args) {
   if (path.empty()) return {{}, "serving no routes yet: install a script with PUT /__llmchaos/script"};
-  if (!harness::is_case_document(parse_toml_file(path)))
-    return {mock::load_script_file(path), fmt::format("serving the fault script {}", path)};
+  if (!harness::is_case_document(parse_toml_file(path))) {
+    if (args.cassettes.empty()) return {mock::load_script_file(path), fmt::format("serving the fault script {}", path)};
+    auto proxy_script = mock::load_proxy_script(path);
+    for (const auto& [name, url] : proxy_script.upstreams) args.upstream.routes[name] = url;
+    return {std::move(proxy_script.script), fmt::format("serving the fault script {}", path)};
+  }
   auto loaded = harness::load_case_file(path);
   throw_errors(std::move(loaded.errors));
   return {std::move(loaded.value->script),
@@ -57,14 +72,38 @@ Served load_served(const std::string& path) {
                       "routes are not served", loaded.value->name, path)};
 }
 
-int serve(const ServeArgs& args) {
+// --cassettes: the cassette forwarder (with, for --on-miss upstream, an upstream forwarder recording into
+// the same folder).
+void use_cassettes(ServeArgs& args, const mock::Script& script) {
+  if (args.cassettes.empty()) return;
+  std::shared_ptr<mock::Forwarder> on_miss;
+  if (args.on_miss == "upstream") {
+    for (const auto& [name, route] : script.routes)
+      if (!args.upstream.routes.count(name) && args.upstream.upstream.empty())
+        throw std::invalid_argument(fmt::format("--on-miss upstream: route \"{}\" has no upstream: give it `upstream = \"URL\"` "
+                                                "in the script or pass --upstream", name));
+    if (script.routes.empty() && args.upstream.upstream.empty())
+      throw std::invalid_argument("--on-miss upstream needs --upstream URL");
+    args.upstream.record_dir = args.cassettes;
+    on_miss = mock::make_upstream_forwarder(args.upstream);
+  } else {
+    std::error_code ec;
+    if (!std::filesystem::is_directory(args.cassettes, ec))
+      throw std::invalid_argument(fmt::format("--cassettes {}: not a folder (with --on-miss error every request would miss)",
+                                              args.cassettes));
+  }
+  args.server.forwarder = mock::make_cassette_forwarder({args.cassettes, args.server.time_scale}, std::move(on_miss));
+}
+
+int serve(ServeArgs args) {
   keep_heap_trimming();
   StopSignals stop_signals;  // before any thread starts
 
   std::unique_ptr<mock::MockServer> server;
   Served served;
   try {
-    served = load_served(args.script);
+    served = load_served(args.script, args);
+    use_cassettes(args, served.script);
     server = std::make_unique<mock::MockServer>(args.server);
     server->engine().install("", served.script);
     server->start();
@@ -74,6 +113,9 @@ int serve(const ServeArgs& args) {
   print_listening(args.server, server->port());
   const auto base = server->base_url();
   std::cout << served.what << "\n";
+  if (!args.cassettes.empty())
+    std::cout << fmt::format("healthy answers from the cassettes in {} (a miss: {})\n", args.cassettes,
+                             args.on_miss == "upstream" ? "forwarded and recorded" : "501 naming its key");
   for (const auto& [name, route] : served.script.routes)
     std::cout << fmt::format("  route {} ({}): SDK base URL {}\n", name, to_string(route.dialect),
                              mock::sdk_base_url(base + "/" + name, route.dialect));
@@ -93,6 +135,22 @@ void add_serve(CLI::App& app, int& exit_code) {
   add_server_options(*sub, args->server);
   sub->add_option("--script", args->script,
                   "fault script (TOML with [route.NAME] tables), or a case file: its [route.*] tables are served");
+  auto* cassettes = sub->add_option("--cassettes", args->cassettes,
+                                    "serve recorded answers (DIR/KEY.cassette.json, mockprovider/CASSETTES.md) as the "
+                                    "routes' healthy answers, with their recorded timing (scaled by --time-scale)");
+  sub->add_option("--on-miss", args->on_miss,
+                  "a request without a cassette: error (501 naming its key) or upstream (forward to --upstream and "
+                  "record the answer)")
+      ->check(CLI::IsMember({"error", "upstream"}))
+      ->needs(cassettes)
+      ->capture_default_str();
+  sub->add_option("--upstream", args->upstream.upstream,
+                  "with --on-miss upstream: base URL of the routes without their own `upstream` key")
+      ->needs(cassettes);
+  sub->add_option("--upstream-ca", args->upstream.ca_file,
+                  "PEM file of CA certificates trusted for https:// upstreams besides the system store")
+      ->check(CLI::ExistingFile)
+      ->needs(cassettes);
   sub->callback([args, &exit_code] { exit_code = serve(*args); });
 }
 

@@ -21,6 +21,7 @@ struct UpstreamOptions {
   std::string ca_file;                          // PEM certificates trusted besides the system store (`--upstream-ca`)
   double connect_timeout_ms = 10000;
   double read_timeout_ms = 300000;              // silence from the upstream before the attempt is cut
+  std::string record_dir;                       // `--record DIR`: each whole 2xx answer written as a cassette (cassette.hpp)
 };
 
 // Throws std::invalid_argument naming a URL that is not http:// or https://, std::runtime_error naming a

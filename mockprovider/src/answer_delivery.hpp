@@ -1,0 +1,224 @@
+#pragma once
+// Private to the mock provider: a provider's answer (a real upstream's, or a cassette's) delivered to the
+// client under a plan. The plan decides; this only follows it:
+//   - a committed hold (post_commit_timeout): the answer is read whole and dropped, the client gets nothing;
+//   - a streamed plan on an SSE answer: the frames go through the plan's stream edit (stream_edit.hpp) one
+//     by one as they arrive, paced by first_event_ms / inter_event_ms, then the plan's end (complete,
+//     abort, stall then abort);
+//   - a plain plan that cuts its body: the body, announced whole, cut half way;
+//   - everything else (errors, plain answers, non-SSE streams): passed through as it comes.
+// The answer comes from a Source: `template <class Take> net::awaitable<bool> read(Take take)` hands each
+// piece of the body to `take` (an awaitable<bool>; false stops reading) and says whether the body was
+// read to its end.
+#include <chrono>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include <boost/asio/awaitable.hpp>
+#include <boost/json.hpp>
+
+#include "forward_hook.hpp"
+#include "llmchaos/mockprovider/stream_edit.hpp"
+
+namespace llmchaos::mock::detail {
+
+using DeliveryClock = std::chrono::steady_clock;
+
+inline double ms_since(DeliveryClock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(DeliveryClock::now() - t0).count();
+}
+
+// What one exchange has read and sent so far.
+struct Exchange {
+  ClientWire& client;
+  const Plan& plan;
+  bool keep_alive;
+  Executed out{};
+  DeliveryClock::time_point t0 = DeliveryClock::now();
+  int upstream_status = 0;
+  double head_ms = 0;
+  std::optional<double> upstream_ms{};  // when reading the answer ended (default: when the exchange did)
+};
+
+// The answer's status line and headers (hop-by-hop headers already removed).
+struct AnswerHead {
+  int status = 0;
+  HeaderList headers;
+  bool sse = false;                      // content-type text/event-stream
+  std::optional<std::uint64_t> length;   // Content-Length (none: chunked or until close)
+};
+
+// An answer of llmchaos itself (no upstream, no cassette): the status and a JSON error body.
+inline boost::asio::awaitable<Executed> answer_error(ClientWire& client, int status, std::string_view message,
+                                                     std::string_view code, bool keep_alive, const HeaderList& extra = {}) {
+  Executed out;
+  const std::string body = boost::json::serialize(boost::json::object{
+      {"error", boost::json::object{{"message", message}, {"type", "upstream_error"}, {"code", code}}}});
+  HeaderList headers = extra;
+  headers.emplace_back("content-type", "application/json");
+  if (!co_await client.write_head(status, headers, false, body.size(), keep_alive) || !co_await client.write_body(body)) {
+    out.outcome = AttemptOutcome::client_closed;
+    co_return out;
+  }
+  out.status = status;
+  out.keep_open = keep_alive;
+  co_return out;
+}
+
+// The plan's latency before anything else; false when the client left (or the server stops) meanwhile.
+inline boost::asio::awaitable<bool> wait_latency(ClientWire& client, const Plan& plan, Executed& out) {
+  if (plan.latency_ms <= 0) co_return true;
+  const auto w = co_await client.wait(plan.latency_ms);
+  if (w == WaitEnd::elapsed) co_return true;
+  out.outcome = w == WaitEnd::client_closed ? AttemptOutcome::client_closed : AttemptOutcome::cut;
+  co_return false;
+}
+
+// The end a plan gives its stream, once its frames are written.
+inline boost::asio::awaitable<void> finish_stream(Exchange& x, StreamEnd end) {
+  // if, not switch: GCC 12 miscompiles a co_return inside a switch of a coroutine (SIGILL).
+  if (end == StreamEnd::complete) {
+    if (co_await x.client.write_last_chunk())
+      x.out.keep_open = x.keep_alive;
+    else
+      x.out.outcome = AttemptOutcome::client_closed;
+  } else if (end == StreamEnd::stall_then_abort) {
+    const WaitEnd w = co_await x.client.wait(x.plan.stall_ms);
+    x.out.outcome = w == WaitEnd::client_closed ? AttemptOutcome::client_closed : AttemptOutcome::cut;
+  } else {
+    x.out.outcome = AttemptOutcome::cut;
+  }
+  co_return;
+}
+
+// GCC 12 reports the release of these coroutines' frames by Asio's frame allocator (aligned_new /
+// aligned_delete, a matched pair) as a mismatched free: a false -Wmismatched-new-delete, silenced here
+// only (not inlined, so the warning cannot move to a caller).
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
+
+// A streamed plan on an SSE answer: the plan's edit, frame by frame.
+template <class Source>
+[[gnu::noinline]] boost::asio::awaitable<void> deliver_stream(Exchange& x, const AnswerHead& head, Source& source, Dialect dialect) {
+  if (!co_await x.client.write_head(head.status, head.headers, true, 0, x.keep_alive)) {
+    x.out.outcome = AttemptOutcome::client_closed;
+    co_return;
+  }
+  x.out.status = head.status;
+  StreamEditor editor(dialect, stream_edit(dialect, x.plan));
+  SseSplitter splitter;
+  bool first = true, client_gone = false, stopped = false;
+  const auto write_frames = [&](const StreamEditor::Output& o) -> boost::asio::awaitable<bool> {
+    for (const auto& f : o.frames) {
+      const double delay = first ? x.plan.first_event_ms : x.plan.inter_event_ms;
+      first = false;
+      if (delay > 0 && co_await x.client.wait(delay) != WaitEnd::elapsed) {
+        client_gone = true;
+        co_return false;
+      }
+      if (!co_await x.client.write_chunk(f.bytes)) {
+        client_gone = true;
+        co_return false;
+      }
+      if (f.content) ++x.out.events;
+    }
+    if (o.stop) stopped = true;
+    co_return !o.stop;
+  };
+  const bool whole = co_await source.read([&](std::string_view bytes) -> boost::asio::awaitable<bool> {
+    splitter.feed(bytes);
+    while (auto ev = splitter.next())
+      if (!co_await write_frames(editor.on_frame(*ev))) co_return false;
+    co_return true;
+  });
+  if (client_gone) {
+    x.out.outcome = AttemptOutcome::client_closed;
+    co_return;
+  }
+  if (!stopped) {
+    if (!whole) {  // the answer itself broke off: the client sees the same cut
+      x.out.outcome = AttemptOutcome::cut;
+      co_return;
+    }
+    const auto rest = splitter.rest();
+    if (!rest.empty()) co_await write_frames(editor.on_frame(rest));
+    if (!stopped && !client_gone) co_await write_frames(editor.on_end());
+    if (client_gone) {
+      x.out.outcome = AttemptOutcome::client_closed;
+      co_return;
+    }
+  }
+  co_await finish_stream(x, x.plan.end);
+}
+
+template <class Source>
+[[gnu::noinline]] boost::asio::awaitable<void> deliver(Exchange& x, const AnswerHead& head, Source& source, Dialect dialect) {
+  x.upstream_status = head.status;
+  const bool ok = head.status / 100 == 2;
+
+  // post_commit_timeout: the provider answers in full, the client hears nothing.
+  if (x.plan.action == WireAction::hold) {
+    co_await source.read([](std::string_view) -> boost::asio::awaitable<bool> { co_return true; });
+    x.upstream_ms = ms_since(x.t0);
+    x.out.status = 0;
+    x.out.outcome = AttemptOutcome::held_then_closed;
+    co_await x.client.wait(x.plan.hold_ms);
+    co_return;
+  }
+
+  if (ok && head.sse && x.plan.streamed) {
+    co_await deliver_stream(x, head, source, dialect);
+    co_return;
+  }
+
+  // A plain plan that cuts its body: the body, announced whole, cut half way.
+  if (ok && !x.plan.streamed && x.plan.end != StreamEnd::complete) {
+    std::string body;
+    if (!co_await source.read([&](std::string_view b) -> boost::asio::awaitable<bool> {
+          body += b;
+          co_return true;
+        })) {
+      x.out.outcome = AttemptOutcome::cut;
+      co_return;
+    }
+    if (!co_await x.client.write_head(head.status, head.headers, false, body.size(), x.keep_alive) ||
+        !co_await x.client.write_body(std::string_view(body).substr(0, body.size() / 2))) {
+      x.out.outcome = AttemptOutcome::client_closed;
+      co_return;
+    }
+    x.out.status = head.status;
+    co_await finish_stream(x, x.plan.end);
+    co_return;
+  }
+
+  // Everything else passes through as it comes (a Content-Length body keeps its length).
+  const auto length = head.length;
+  if (!co_await x.client.write_head(head.status, head.headers, !length, length.value_or(0), x.keep_alive)) {
+    x.out.outcome = AttemptOutcome::client_closed;
+    co_return;
+  }
+  x.out.status = head.status;
+  bool client_gone = false;
+  const bool whole = co_await source.read([&](std::string_view b) -> boost::asio::awaitable<bool> {
+    const bool sent = length ? co_await x.client.write_body(b) : co_await x.client.write_chunk(b);
+    client_gone = !sent;
+    co_return sent;
+  });
+  if (client_gone) {
+    x.out.outcome = AttemptOutcome::client_closed;
+    co_return;
+  }
+  if (!whole) {
+    x.out.outcome = AttemptOutcome::cut;
+    co_return;
+  }
+  if (!length) {
+    co_await finish_stream(x, StreamEnd::complete);
+    co_return;
+  }
+  x.out.keep_open = x.keep_alive;
+}
+#pragma GCC diagnostic pop
+
+}  // namespace llmchaos::mock::detail
