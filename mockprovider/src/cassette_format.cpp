@@ -201,6 +201,8 @@ Cassette parse_cassette(std::string_view text, const std::string& file) {
             continue;
           }
           CassetteFrame frame{r.number(f.as_object(), "at_ms", context), r.string(f.as_object(), "bytes", context)};
+          const auto* at = f.as_object().if_contains("at_ms");
+          if (!at || !at->is_number()) continue;  // said above
           if (frame.at_ms < last) r.error("frames", fmt::format("{}.at_ms: {} is before the frame ahead of it ({})", context, frame.at_ms, last));
           last = frame.at_ms;
           c.frames.push_back(std::move(frame));

@@ -14,8 +14,30 @@ namespace llmchaos::mock {
 namespace {
 
 // The members of a request body that shape the answer, in every dialect.
-constexpr std::string_view shaping_members[] = {"contents", "input", "instructions", "messages", "model",
-                                                "stream",   "system", "systemInstruction", "tools"};
+constexpr std::string_view shaping_members[] = {"contents", "input",         "instructions", "messages",         "model",
+                                                "stream",   "stream_options", "system",       "systemInstruction", "tools"};
+
+// The path with its query, less the credential parameters (Gemini's key=): `alt=sse` shapes the answer.
+std::string path_without_keys(std::string_view path) {
+  const auto q = path.find('?');
+  std::string out(path.substr(0, q));
+  if (q == std::string_view::npos) return out;
+  std::string_view query = path.substr(q + 1);
+  char sep = '?';
+  while (!query.empty()) {
+    const auto amp = query.find('&');
+    const auto param = query.substr(0, amp);
+    const auto name = param.substr(0, param.find('='));
+    if (name != "key" && name != "api_key" && name != "api-key" && !param.empty()) {
+      out += sep;
+      out += param;
+      sep = '&';
+    }
+    if (amp == std::string_view::npos) break;
+    query.remove_prefix(amp + 1);
+  }
+  return out;
+}
 
 // Sorted members, recursively: the same request gives the same text whatever order its members came in.
 json::value sorted(const json::value& v) {
@@ -41,7 +63,7 @@ std::string normalised_request(Dialect dialect, std::string_view method, std::st
   json::object out;
   out["dialect"] = to_string(dialect);
   out["method"] = method;
-  out["path"] = path.substr(0, path.find('?'));
+  out["path"] = path_without_keys(path);
   boost::system::error_code ec;
   json::parse_options options;
   options.max_depth = 64;

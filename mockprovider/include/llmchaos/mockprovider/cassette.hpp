@@ -47,9 +47,10 @@ struct Cassette {
   double end_ms = 0;  // after the head: the end of the answer
 };
 
-// The request as the cassette key sees it: the dialect, the method, the path below the route without its
-// query, and of the JSON body only the members that shape the answer (model, messages, system, contents,
-// systemInstruction, input, instructions, tools, stream), with every object's members sorted. Ids,
+// The request as the cassette key sees it: the dialect, the method, the path below the route with its
+// query less the credential parameters (key, api_key), and of the JSON body only the members that shape
+// the answer (model, messages, system, contents, systemInstruction, input, instructions, tools, stream,
+// stream_options), with every object's members sorted. Ids,
 // metadata, the idempotency key and every header are left out. A body that is not a JSON object enters
 // whole. Canonical JSON text.
 std::string normalised_request(Dialect dialect, std::string_view method, std::string_view path, std::string_view body);
