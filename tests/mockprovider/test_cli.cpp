@@ -244,3 +244,78 @@ TEST_CASE("serve accepts every bundled case file", "[cli][readme]") {
   }
   CHECK(served >= 100);
 }
+
+TEST_CASE("cassettes end to end through the CLI: proxy --record, serve --cassettes with a cut after 3, a 501 miss, lint, and no credential in any file",
+          "[cli][cassette]") {
+  namespace fs = std::filesystem;
+  const std::string key = "sk-llmchaos-cli-cassette-9b41e0";
+  const fs::path dir = fs::temp_directory_path() / ("llmchaos-cli-cassettes-" + std::to_string(getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const auto write = [&](const std::string& name, const std::string& text) {
+    std::ofstream(dir / name) << text;
+    return (dir / name).string();
+  };
+  const auto port_of = [](Child& c) {
+    const auto line = read_line(c.out);
+    REQUIRE(line.rfind("listening on http://127.0.0.1:", 0) == 0);
+    return net::parse_url(line.substr(std::string("listening on ").size())).port;
+  };
+  const auto up_script = write("up.toml", "[route.r]\ndialect = \"openai\"\ntext = \"one two three four five\"\n"
+                                          "script = [{ fault = \"ok\", inter_event_ms = 10, times = 10 }]\n");
+  auto upstream = spawn({bin(), "serve", "--script", up_script});
+  const auto up_port = port_of(upstream);
+  const auto px_script = write("px.toml", "[route.r]\ndialect = \"openai\"\nscript = [{ fault = \"ok\" }]\n");
+  const auto cassettes = (dir / "cassettes").string();
+  auto proxy = spawn({bin(), "proxy", "--upstream", "http://127.0.0.1:" + std::to_string(up_port) + "/r", "--script",
+                      px_script, "--record", cassettes});
+  const auto px_port = port_of(proxy);
+  const auto call = test::chat_call(Dialect::openai, "/r", true);
+  const std::vector<std::pair<std::string, std::string>> creds = {{"authorization", "Bearer " + key}, {"x-api-key", key}};
+  const auto live = test::wire_exchange(px_port, test::http_request("POST", call.target, call.body, creds));
+  REQUIRE(live.status == 200);
+  CHECK(live.complete);
+  const auto ledger = test::wire_exchange(px_port, test::http_request("GET", "/__llmchaos/ledger"));
+  write("proxy-ledger.json", ledger.body);
+  CHECK(ledger.body.find("\"finished\":true") != std::string::npos);
+
+  const auto cut_script = write("cut.toml", "[route.r]\ndialect = \"openai\"\nscript = [{ fault = \"stream_cut\", cut_after_events = 3 }]\n");
+  auto replay = spawn({bin(), "serve", "--cassettes", cassettes, "--script", cut_script});
+  const auto rp_port = port_of(replay);
+  const auto cut = test::wire_exchange(rp_port, test::http_request("POST", call.target, call.body, creds));
+  CHECK(cut.status == 200);
+  CHECK_FALSE(cut.complete);
+  int content = 0;
+  for (const auto& e : test::sse_events(cut.body)) content += test::event_text(Dialect::openai, e).empty() ? 0 : 1;
+  CHECK(content == 3);
+  const auto other = test::chat_call(Dialect::openai, "/r", true, R"("user":"x","tools":[])");
+  const auto miss = test::wire_exchange(rp_port, test::http_request("POST", other.target, other.body, creds));
+  CHECK(miss.status == 501);
+  CHECK(miss.body.find(miss.header("x-llmchaos-cassette")) != std::string::npos);
+  write("replay-ledger.json", test::wire_exchange(rp_port, test::http_request("GET", "/__llmchaos/ledger")).body);
+
+  auto lint = spawn({bin(), "lint", cassettes});
+  const auto lint_text = read_line(lint.err, true);
+  CHECK(wait_exit(lint, 10000) == 0);
+  CHECK(lint_text.find("1 file(s), 0 error(s)") != std::string::npos);
+
+  for (auto* c : {&upstream, &proxy, &replay}) kill(c->pid, SIGTERM);
+  int n = 0;
+  for (auto* c : {&upstream, &proxy, &replay}) {
+    CHECK(wait_exit(*c, 2000) == 0);
+    write("child" + std::to_string(n) + ".out.log", read_line(c->out, true));
+    write("child" + std::to_string(n++) + ".err.log", read_line(c->err, true));
+  }
+  int files = 0;
+  for (const auto& e : fs::recursive_directory_iterator(dir)) {
+    if (!e.is_regular_file()) continue;
+    ++files;
+    std::ifstream in(e.path(), std::ios::binary);
+    std::stringstream text;
+    text << in.rdbuf();
+    CAPTURE(e.path().string());
+    CHECK(text.str().find(key) == std::string::npos);
+  }
+  CHECK(files == 12);  // 3 scripts, 2 ledgers, 1 cassette, 6 logs
+  fs::remove_all(dir);
+}

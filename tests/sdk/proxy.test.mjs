@@ -1,63 +1,96 @@
-// The official `openai` SDK through `llmchaos proxy` in front of `llmchaos serve`: a stream the proxy
-// cuts after 2 real content events must reach the SDK exactly as serve's own stream_cut does
-// (openai.test.mjs: the iterator throws "terminated" after the events sent, no retry).
+// The official SDKs (openai, @anthropic-ai/sdk, @google/genai) through `llmchaos proxy` in front of
+// `llmchaos serve`: a stream the proxy cuts after 3 real content events must reach each SDK exactly as
+// serve's own stream_cut does (openai/anthropic/gemini.test.mjs: the iterator throws "terminated" after
+// the events sent, no retry), and no ledger or log names the client's key.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 
+import Anthropic from '@anthropic-ai/sdk';
+import { GoogleGenAI } from '@google/genai';
 import OpenAI from 'openai';
 
 import { firstWords, MockServer, rejection, scriptToml } from './lib/mock.mjs';
 
 const TEXT = 'the quick brown fox jumps over the lazy dog';
 const KEY = 'sk-llmchaos-sdk-proxy-4b1d';
-const messages = [{ role: 'user', content: 'say the canonical text' }];
+const PROMPT = 'say the canonical text';
+const CUT_AFTER = 3;
 const TEST_TIMEOUT = { timeout: 15_000 };
 
-describe('openai SDK through llmchaos proxy in front of llmchaos serve', () => {
-  let upstream, proxy, serve;
-  const client = (server, route) =>
-    new OpenAI({ apiKey: KEY, baseURL: `${server.url(route)}/v1`, timeout: 10_000 });
+// Each SDK: its dialect, and one streamed call on a base URL that collects the visible text.
+const sdks = {
+  openai: {
+    dialect: 'openai',
+    async stream(base, onText) {
+      const client = new OpenAI({ apiKey: KEY, baseURL: `${base}/v1`, timeout: 10_000 });
+      const stream = await client.chat.completions.create({ model: 'gpt-test', messages: [{ role: 'user', content: PROMPT }], stream: true });
+      for await (const chunk of stream) onText(chunk.choices[0]?.delta?.content ?? '');
+    },
+  },
+  anthropic: {
+    dialect: 'anthropic',
+    async stream(base, onText) {
+      const client = new Anthropic({ apiKey: KEY, baseURL: base, timeout: 10_000 });
+      const stream = await client.messages.create({
+        model: 'claude-test', max_tokens: 64, messages: [{ role: 'user', content: PROMPT }], stream: true,
+      });
+      for await (const event of stream)
+        if (event.type === 'content_block_delta' && event.delta.type === 'text_delta') onText(event.delta.text);
+    },
+  },
+  gemini: {
+    dialect: 'gemini',
+    async stream(base, onText) {
+      const client = new GoogleGenAI({ apiKey: KEY, httpOptions: { baseUrl: base, timeout: 10_000 } });
+      const stream = await client.models.generateContentStream({ model: 'gemini-test', contents: PROMPT });
+      for await (const chunk of stream) onText(chunk.text ?? '');
+    },
+  },
+};
 
-  before(async () => {
-    upstream = await MockServer.start(scriptToml({ healthy: { dialect: 'openai', steps: [{ fault: 'ok', text: TEXT }], then: 'ok' } }));
-    proxy = await MockServer.start(
-      scriptToml({ oa_cut: { dialect: 'openai', steps: [{ fault: 'stream_cut', cut_after_events: 2 }] } }),
-      ['proxy', '--upstream', upstream.url('healthy')]);
-    serve = await MockServer.start(
-      scriptToml({ oa_cut: { dialect: 'openai', steps: [{ fault: 'stream_cut', cut_after_events: 2, text: TEXT }] } }));
-  });
-  after(async () => {
-    for (const s of [proxy, upstream, serve]) if (s) assert.equal(await s.stop(), 0, `exit code after SIGTERM; stderr: ${s.stderr}`);
-  });
+for (const [name, sdk] of Object.entries(sdks)) {
+  describe(`${name} SDK through llmchaos proxy in front of llmchaos serve`, () => {
+    let upstream, proxy, serve;
+    const cut = { fault: 'stream_cut', cut_after_events: CUT_AFTER };
 
-  const cutThrough = async (server) => {
-    let text = '';
-    const err = await rejection(async () => {
-      const stream = await client(server, 'oa_cut').chat.completions.create({ model: 'gpt-test', messages, stream: true });
-      for await (const chunk of stream) text += chunk.choices[0]?.delta?.content ?? '';
+    before(async () => {
+      upstream = await MockServer.start(scriptToml({ healthy: { dialect: sdk.dialect, steps: [{ fault: 'ok', text: TEXT }], then: 'ok' } }));
+      proxy = await MockServer.start(scriptToml({ cut: { dialect: sdk.dialect, steps: [cut] } }),
+                                     ['proxy', '--upstream', upstream.url('healthy')]);
+      serve = await MockServer.start(scriptToml({ cut: { dialect: sdk.dialect, steps: [{ ...cut, text: TEXT }] } }));
     });
-    return { err, text };
-  };
+    after(async () => {
+      for (const s of [proxy, upstream, serve]) if (s) assert.equal(await s.stop(), 0, `exit code after SIGTERM; stderr: ${s.stderr}`);
+    });
 
-  test('stream_cut through the proxy: the iterator throws "terminated" after 2 real events, as from serve, no retry', TEST_TIMEOUT, async () => {
-    const direct = await cutThrough(serve);
-    const via = await cutThrough(proxy);
-    assert.match(direct.err.message, /terminated/);
-    assert.equal(via.err.constructor, direct.err.constructor);
-    assert.equal(via.err.message, direct.err.message);
-    assert.equal(via.text, direct.text);
-    assert.equal(via.text.trim(), firstWords(TEXT, 2));
+    const cutThrough = async (server) => {
+      let text = '';
+      const err = await rejection(() => sdk.stream(server.url('cut'), (t) => { text += t; }));
+      return { err, text };
+    };
 
-    const ledger = await proxy.settledLedger('oa_cut');
-    assert.equal(ledger.length, 1);  // not retried
-    assert.equal(ledger[0].outcome, 'cut');
-    assert.equal(ledger[0].events_sent, 2);
-    assert.equal(ledger[0].forwarded, true);
-    assert.equal(ledger[0].upstream_status, 200);
-    assert.equal((await upstream.settledLedger('healthy')).length, 1);
-    for (const s of [proxy, upstream]) {
-      assert.ok(!JSON.stringify(await s.ledger()).includes(KEY), 'the key is in a ledger');
-      assert.ok(!s.stderr.includes(KEY), 'the key is in stderr');
-    }
+    test(`stream_cut through the proxy: the SDK throws "terminated" after ${CUT_AFTER} real events, as from serve, no retry`,
+         TEST_TIMEOUT, async () => {
+      const direct = await cutThrough(serve);
+      const via = await cutThrough(proxy);
+      assert.match(direct.err.message, /terminated/);
+      assert.equal(via.err.constructor, direct.err.constructor);
+      assert.equal(via.err.message, direct.err.message);
+      assert.equal(via.text, direct.text);
+      assert.equal(via.text.trim(), firstWords(TEXT, CUT_AFTER));
+
+      const ledger = await proxy.settledLedger('cut');
+      assert.equal(ledger.length, 1);  // not retried
+      assert.equal(ledger[0].outcome, 'cut');
+      assert.equal(ledger[0].events_sent, CUT_AFTER);
+      assert.equal(ledger[0].forwarded, true);
+      assert.equal(ledger[0].upstream_status, 200);
+      assert.equal((await serve.settledLedger('cut')).length, 1);
+      assert.equal((await upstream.settledLedger('healthy')).length, 1);
+      for (const s of [proxy, upstream]) {
+        assert.ok(!JSON.stringify(await s.ledger()).includes(KEY), 'the key is in a ledger');
+        assert.ok(!s.stderr.includes(KEY), 'the key is in stderr');
+      }
+    });
   });
-});
+}
