@@ -56,6 +56,9 @@ class CassetteForwarder final : public Forwarder {
 
   net::awaitable<Executed> forward(ClientWire& client, const ForwardRequest& req, const Plan& plan, bool keep_alive,
                                    Engine& engine, std::uint64_t seq) override;
+  void close_idle() override {
+    if (on_miss_) on_miss_->close_idle();
+  }
 
  private:
   // The cassette of `key`: null when there is none; throws SpecError when its file is broken.

@@ -58,6 +58,9 @@ class Forwarder {
   // Executes `plan` (forwards(plan) is true) by forwarding the request; `seq` is its ledger entry.
   virtual boost::asio::awaitable<Executed> forward(ClientWire& client, const ForwardRequest& request, const Plan& plan,
                                                    bool keep_alive, Engine& engine, std::uint64_t seq) = 0;
+  // The server has stopped (its I/O threads joined, its io_context still alive): drop every upstream
+  // connection kept open between requests.
+  virtual void close_idle() {}
 };
 
 }  // namespace llmchaos::mock

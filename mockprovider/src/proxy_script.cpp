@@ -1,4 +1,6 @@
 // A proxy script: a fault script whose routes may name their upstream (`upstream = "URL"`).
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "llmchaos/core/toml_reader.hpp"
@@ -7,15 +9,23 @@
 namespace llmchaos::mock {
 namespace {
 
-// The synthetic answer of a proxied route is never sent: it only sizes the plans. A long one keeps a
-// step's cut_after_events (clamped to the synthetic answer's words) meaning N real content events.
-constexpr int synthetic_words = 4096;
+// The synthetic answer of a proxied route is never sent: it only sizes the plans. It is longer than every
+// step's cut_after_events (which is clamped to the synthetic answer's words), so N keeps meaning N real
+// content events; and no longer, since every attempt builds it (4096 words cost some 250 us a request).
+constexpr int min_synthetic_words = 8;
+
+std::string synthetic_text(const RouteScript& route) {
+  int words = min_synthetic_words;
+  for (const auto& step : route.steps)
+    if (step.cut_after_events) words = std::max(words, *step.cut_after_events + 2);
+  std::string text;
+  for (int i = 0; i < words; ++i) text += i == 0 ? "w" : " w";
+  return text;
+}
 
 ProxyScript from_toml(const toml::table& doc, const std::string& file) {
   ProxyScript out;
   out.script = script_from_toml(doc, file, {"upstream"});
-  std::string words;
-  for (int i = 0; i < synthetic_words; ++i) words += i == 0 ? "w" : " w";
   const auto* routes = doc["route"].as_table();
   for (auto& [name, route] : out.script.routes) {
     const auto* table = routes ? (*routes)[name].as_table() : nullptr;
@@ -30,7 +40,7 @@ ProxyScript from_toml(const toml::table& doc, const std::string& file) {
       }
       own_text = r.has("text");
     }
-    if (!own_text) route.default_text = words;
+    if (!own_text) route.default_text = synthetic_text(route);
   }
   return out;
 }

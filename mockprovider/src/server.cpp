@@ -916,6 +916,7 @@ void MockServer::stop() {
   im.ioc.stop();
   for (auto& t : im.threads) t.join();
   im.threads.clear();
+  if (im.options.forwarder) im.options.forwarder->close_idle();  // its sockets belong to this io_context
 }
 
 std::uint16_t MockServer::port() const { return impl_->port; }

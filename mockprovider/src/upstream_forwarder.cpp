@@ -6,6 +6,8 @@
 // cassette the headers less secret_header() ones, and no header is logged.
 #include <chrono>
 #include <map>
+#include <mutex>
+#include <vector>
 #include <optional>
 #include <stdexcept>
 
@@ -76,6 +78,47 @@ HeaderList cassette_headers(const HeaderList& headers) {
   return out;
 }
 
+// Upstream connections kept open between requests (keep-alive), per origin and per I/O executor: a
+// connection is only reused by sessions on the executor it was made on (one io_context thread, or one
+// session's strand with --threads > 1), so its timers never race. Idle ones are dropped after
+// idle_ms, beyond max_idle, and all at once when the server stops (close_idle).
+class ConnectionPool {
+ public:
+  std::unique_ptr<UpstreamConnection> take(const std::string& origin, const net::any_io_executor& executor) {
+    std::lock_guard lock(mutex_);
+    const auto now = Clock::now();
+    std::erase_if(idle_, [&](const Idle& i) { return now - i.since > idle_for; });
+    for (auto it = idle_.rbegin(); it != idle_.rend(); ++it)
+      if (it->origin == origin && it->executor == executor) {
+        auto c = std::move(it->connection);
+        idle_.erase(std::next(it).base());
+        return c;
+      }
+    return nullptr;
+  }
+  void give(const std::string& origin, const net::any_io_executor& executor, std::unique_ptr<UpstreamConnection> c) {
+    std::lock_guard lock(mutex_);
+    if (idle_.size() >= max_idle) idle_.erase(idle_.begin());
+    idle_.push_back({origin, executor, std::move(c), Clock::now()});
+  }
+  void clear() {
+    std::lock_guard lock(mutex_);
+    idle_.clear();
+  }
+
+ private:
+  static constexpr std::size_t max_idle = 64;
+  static constexpr auto idle_for = std::chrono::seconds(2);
+  struct Idle {
+    std::string origin;
+    net::any_io_executor executor;
+    std::unique_ptr<UpstreamConnection> connection;
+    Clock::time_point since;
+  };
+  std::mutex mutex_;
+  std::vector<Idle> idle_;
+};
+
 class UpstreamForwarder final : public Forwarder {
  public:
   explicit UpstreamForwarder(UpstreamOptions options) : options_(std::move(options)) {
@@ -86,6 +129,7 @@ class UpstreamForwarder final : public Forwarder {
 
   net::awaitable<Executed> forward(ClientWire& client, const ForwardRequest& req, const Plan& plan, bool keep_alive,
                                    Engine& engine, std::uint64_t seq) override;
+  void close_idle() override { pool_.clear(); }
 
  private:
   const UpstreamUrl* url_of(const std::string& route) const {
@@ -94,6 +138,7 @@ class UpstreamForwarder final : public Forwarder {
   }
 
   UpstreamOptions options_;
+  ConnectionPool pool_;
   std::optional<UpstreamUrl> default_;
   std::map<std::string, UpstreamUrl> routes_;
   std::shared_ptr<boost::asio::ssl::context> tls_;
@@ -131,24 +176,36 @@ struct UpstreamSource {
   }
 };
 
+// A connection from the pool (`pooled`) may have been closed by the upstream while it was idle (`stale`: the
+// request is sent again on a new one); one whose answer was read whole and may stay open is `reusable`.
+struct Reuse {
+  bool pooled = false;
+  bool stale = false;
+  bool reusable = false;
+};
+
 // GCC 12 reports the release of this coroutine's frame by Asio's frame allocator as a mismatched free:
 // a false -Wmismatched-new-delete (answer_delivery.hpp says more), silenced for this one function.
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmismatched-new-delete"
 template <class Stream>
 [[gnu::noinline]] net::awaitable<void> exchange(Exchange& x, Stream& stream, const ForwardRequest& req, const UpstreamUrl& url,
-                              Dialect dialect, double read_timeout_ms, CassetteRecorder* recorder) {
+                              Dialect dialect, double read_timeout_ms, CassetteRecorder* recorder, Reuse& reuse) {
   // The request as the client sent it, on the upstream's path; credentials untouched.
   http::request<http::string_body> up{http::string_to_verb(req.method), url.prefix + upstream_path(req), 11};
   for (const auto& [name, value] : req.headers)
     if (!hop_header(name)) up.insert(name, value);
   up.set(http::field::host, url.host_header());
   up.set(http::field::accept_encoding, "identity");  // SSE frames are read, so never compressed
-  up.keep_alive(false);
+  up.keep_alive(true);  // the connection goes back to the pool when the answer is read whole
   up.body() = req.body;
   up.prepare_payload();
   upstream_expires_after(stream, read_timeout_ms);
   auto [wec, wn] = co_await http::async_write(stream, up, use_tuple);
+  if (wec && reuse.pooled) {  // a kept connection the upstream closed meanwhile: the caller connects anew
+    reuse.stale = true;
+    co_return;
+  }
   if (wec) {
     x.out = co_await answer_error(x.client, 502, fmt::format("upstream {}: sending the request failed: {}", url.origin(), wec.message()),
                                   x.keep_alive);
@@ -160,6 +217,10 @@ template <class Stream>
   parser.body_limit(boost::none);
   upstream_expires_after(stream, read_timeout_ms);
   auto [hec, hn] = co_await http::async_read_header(stream, buffer, parser, use_tuple);
+  if (hec && reuse.pooled && buffer.size() == 0 && (hec == http::error::end_of_stream || hec == net::error::connection_reset)) {
+    reuse.stale = true;  // closed without a byte of answer: the request was never read
+    co_return;
+  }
   if (hec) {
     x.out = co_await answer_error(x.client, 502, fmt::format("upstream {}: no answer: {}", url.origin(), hec.message()),
                                   x.keep_alive);
@@ -172,10 +233,11 @@ template <class Stream>
   for (const auto& f : h)
     if (!hop_header(f.name_string())) head.headers.emplace_back(std::string(f.name_string()), std::string(f.value()));
   head.sse = beast::iequals(h[http::field::content_type].substr(0, 17), "text/event-stream");
-  if (const auto length = h.payload_size()) head.length = *length;
+  if (const auto length = parser.content_length()) head.length = *length;  // a Content-Length answer keeps it
   if (recorder) recorder->on_head(head.status, cassette_headers(head.headers), x.head_ms, head.sse);
   UpstreamSource<Stream> source{stream, buffer, parser, read_timeout_ms, recorder, Clock::now()};
   co_await detail::deliver(x, head, source, dialect);
+  reuse.reusable = parser.is_done() && parser.keep_alive();
 }
 #pragma GCC diagnostic pop
 
@@ -204,16 +266,24 @@ net::awaitable<Executed> UpstreamForwarder::forward(ClientWire& client, const Fo
   }
   Exchange x{client, plan, keep_alive};
   std::string error;
-  auto connection = co_await connect_upstream(client.executor(), *url, *tls_, options_.connect_timeout_ms, error);
-  if (!connection) {
-    engine.note_upstream(seq, 0, ms_since(x.t0), ms_since(x.t0));
-    co_return co_await answer_error(client, 502, fmt::format("upstream {}: {}", url->origin(), error), keep_alive);
-  }
   auto* rec = recorder ? &*recorder : nullptr;
-  if (connection->tls)
-    co_await exchange(x, *connection->tls, req, *url, dialect, options_.read_timeout_ms, rec);
-  else
-    co_await exchange(x, *connection->plain, req, *url, dialect, options_.read_timeout_ms, rec);
+  Reuse reuse;
+  std::unique_ptr<UpstreamConnection> connection;
+  for (int tries = 0; tries < 2; ++tries) {
+    connection = pool_.take(url->origin(), client.executor());
+    reuse = Reuse{connection != nullptr};
+    if (!connection) connection = co_await connect_upstream(client.executor(), *url, *tls_, options_.connect_timeout_ms, error);
+    if (!connection) {
+      engine.note_upstream(seq, 0, ms_since(x.t0), ms_since(x.t0));
+      co_return co_await answer_error(client, 502, fmt::format("upstream {}: {}", url->origin(), error), keep_alive);
+    }
+    if (connection->tls)
+      co_await exchange(x, *connection->tls, req, *url, dialect, options_.read_timeout_ms, rec, reuse);
+    else
+      co_await exchange(x, *connection->plain, req, *url, dialect, options_.read_timeout_ms, rec, reuse);
+    if (!reuse.stale) break;
+  }
+  if (reuse.reusable) pool_.give(url->origin(), client.executor(), std::move(connection));
   engine.note_upstream(seq, x.upstream_status, x.head_ms, x.upstream_ms.value_or(ms_since(x.t0)));
   // Only a whole healthy answer becomes a cassette: an error or a broken-off read is not replayed as healthy.
   if (recorder && recorder->complete() && x.upstream_status / 100 == 2) {
