@@ -49,9 +49,10 @@ struct AnswerHead {
   std::optional<std::uint64_t> length;   // Content-Length (none: chunked or until close)
 };
 
-// An answer of llmchaos itself (no upstream, no cassette): the status and a JSON error body.
-inline boost::asio::awaitable<Executed> answer_error(ClientWire& client, int status, std::string_view message,
-                                                     std::string_view code, bool keep_alive, const HeaderList& extra = {}) {
+// An answer of llmchaos itself (no upstream, no cassette): the status and a JSON error body. The
+// parameters are values: a coroutine keeps them in its frame (a reference to a caller's temporary would dangle).
+inline boost::asio::awaitable<Executed> answer_error(ClientWire& client, int status, std::string message,
+                                                     std::string code, bool keep_alive, HeaderList extra = {}) {
   Executed out;
   const std::string body = boost::json::serialize(boost::json::object{
       {"error", boost::json::object{{"message", message}, {"type", "upstream_error"}, {"code", code}}}});

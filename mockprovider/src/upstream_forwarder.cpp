@@ -62,8 +62,8 @@ std::string upstream_path(const ForwardRequest& req) {
 }
 
 // An answer of the proxy itself when the upstream cannot be asked (no URL, connect or send failed).
-net::awaitable<Executed> answer_error(ClientWire& client, int status, std::string_view message, bool keep_alive) {
-  return detail::answer_error(client, status, message, "llmchaos_proxy", keep_alive);
+net::awaitable<Executed> answer_error(ClientWire& client, int status, std::string message, bool keep_alive) {
+  return detail::answer_error(client, status, std::move(message), "llmchaos_proxy", keep_alive);
 }
 
 // What a cassette keeps of a header list: no credential, no cookie, and no Server (the replaying server

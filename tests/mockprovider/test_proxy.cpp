@@ -3,9 +3,6 @@
 // client as the same fault from `serve` does.
 #include <catch2/catch.hpp>
 
-#include <boost/asio/ip/tcp.hpp>
-#include <boost/asio/read_until.hpp>
-#include <boost/asio/write.hpp>
 #include <boost/json.hpp>
 #include <chrono>
 #include <fmt/format.h>
@@ -90,44 +87,6 @@ bool ends_with_terminator(Dialect d, const WireReply& r) {
   }
   return false;
 }
-
-// A one-request upstream that records the raw request and answers a fixed SSE stream.
-class RawUpstream {
- public:
-  explicit RawUpstream(std::string answer) : acceptor_(ioc_, {boost::asio::ip::make_address("127.0.0.1"), 0}) {
-    thread_ = std::thread([this, answer = std::move(answer)] {
-      boost::system::error_code ec;
-      auto socket = acceptor_.accept(ec);
-      if (ec) return;
-      std::string in;
-      boost::asio::read_until(socket, boost::asio::dynamic_buffer(in), "\r\n\r\n", ec);
-      const auto head_end = in.find("\r\n\r\n") + 4;
-      std::size_t length = 0;
-      for (auto pos = in.find("content-length:"); pos != std::string::npos && pos < head_end; pos = std::string::npos)
-        length = std::stoul(in.substr(pos + 15));
-      while (!ec && in.size() < head_end + length) {
-        char buf[4096];
-        const auto n = socket.read_some(boost::asio::buffer(buf), ec);
-        in.append(buf, n);
-      }
-      request = in;
-      boost::asio::write(socket, boost::asio::buffer(answer), ec);
-      socket.shutdown(boost::asio::ip::tcp::socket::shutdown_both, ec);
-    });
-  }
-  ~RawUpstream() {
-    boost::system::error_code ec;
-    acceptor_.close(ec);
-    if (thread_.joinable()) thread_.join();
-  }
-  std::string base_url() const { return "http://127.0.0.1:" + std::to_string(acceptor_.local_endpoint().port()); }
-  std::string request;  // read after the exchange
-
- private:
-  boost::asio::io_context ioc_;
-  boost::asio::ip::tcp::acceptor acceptor_;
-  std::thread thread_;
-};
 
 std::string chunked_sse(const std::vector<std::string>& frames) {
   std::string out = "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n";
@@ -280,7 +239,7 @@ TEST_CASE("the upstream's own error passes through with its status, and the ledg
 
 TEST_CASE("credentials reach the upstream untouched and never the ledger, the admin API or the metrics", "[proxy]") {
   const std::string key = "sk-llmchaos-test-7f3a9c";
-  RawUpstream raw(chunked_sse({"data: {\"candidates\":[{\"content\":{\"parts\":[{\"text\":\"hi \"}],\"role\":\"model\"}}]}\r\n\r\n",
+  OneShotUpstream raw(chunked_sse({"data: {\"candidates\":[{\"content\":{\"parts\":[{\"text\":\"hi \"}],\"role\":\"model\"}}]}\r\n\r\n",
                                "data: {\"candidates\":[{\"content\":{\"parts\":[{\"text\":\"\"}],\"role\":\"model\"},"
                                "\"finishReason\":\"STOP\"}]}\r\n\r\n"}));
   const auto script = mock::parse_proxy_script(script_toml(Dialect::gemini, R"({ fault = "ok" })"), "proxy.toml");
@@ -293,11 +252,12 @@ TEST_CASE("credentials reach the upstream untouched and never the ledger, the ad
   CHECK(r.complete);
   CHECK(texts(Dialect::gemini, r) == std::vector<std::string>{"hi "});
   // The upstream got the path below the route and every credential as sent.
-  CAPTURE(raw.request);
-  CHECK(raw.request.rfind("POST /v1beta/models/gemini-x:streamGenerateContent?alt=sse&key=" + key + " HTTP/1.1\r\n", 0) == 0);
-  CHECK(raw.request.find("authorization: Bearer " + key + "\r\n") != std::string::npos);
-  CHECK(raw.request.find("x-goog-api-key: " + key + "\r\n") != std::string::npos);
-  CHECK(raw.request.find("x-api-key: " + key + "\r\n") != std::string::npos);
+  const auto request = raw.request();
+  CAPTURE(request);
+  CHECK(request.rfind("POST /v1beta/models/gemini-x:streamGenerateContent?alt=sse&key=" + key + " HTTP/1.1\r\n", 0) == 0);
+  CHECK(request.find("authorization: Bearer " + key + "\r\n") != std::string::npos);
+  CHECK(request.find("x-goog-api-key: " + key + "\r\n") != std::string::npos);
+  CHECK(request.find("x-api-key: " + key + "\r\n") != std::string::npos);
   // Nothing the proxy writes names it.
   const auto l = proxy.ledger("", 1);
   CHECK(l.at(0).path.find("key=REDACTED") != std::string::npos);

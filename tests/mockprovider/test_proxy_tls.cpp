@@ -3,14 +3,10 @@
 // the stream goes through with its faults; untrusted, the attempt is a 502 naming the failed handshake.
 #include <catch2/catch.hpp>
 
-#include <boost/asio/ip/tcp.hpp>
-#include <boost/asio/read_until.hpp>
 #include <boost/asio/ssl.hpp>
-#include <boost/asio/write.hpp>
 #include <cstdlib>
 #include <filesystem>
 #include <fmt/format.h>
-#include <thread>
 
 #include "llmchaos/mockprovider/proxy.hpp"
 #include "server_fixture.hpp"
@@ -18,7 +14,6 @@
 using namespace llmchaos;
 using namespace llmchaos::test;
 namespace ssl = boost::asio::ssl;
-using tcp = boost::asio::ip::tcp;
 
 namespace {
 // A self-signed certificate for 127.0.0.1 and localhost, in a fresh folder; empty when openssl is missing.
@@ -34,47 +29,26 @@ std::filesystem::path make_certificate() {
   return dir;
 }
 
-// One HTTPS exchange: handshake, read the request, answer a short OpenAI stream.
-class TlsUpstream {
- public:
-  explicit TlsUpstream(const std::filesystem::path& dir)
-      : ctx_(ssl::context::tls_server), acceptor_(ioc_, {boost::asio::ip::make_address("127.0.0.1"), 0}) {
-    ctx_.use_certificate_chain_file((dir / "cert.pem").string());
-    ctx_.use_private_key_file((dir / "key.pem").string(), ssl::context::pem);
-    thread_ = std::thread([this] {
-      boost::system::error_code ec;
-      auto socket = acceptor_.accept(ec);
-      if (ec) return;
-      ssl::stream<tcp::socket> tls(std::move(socket), ctx_);
-      tls.handshake(ssl::stream_base::server, ec);
-      if (ec) return;
-      std::string in;
-      boost::asio::read_until(tls, boost::asio::dynamic_buffer(in), "\r\n\r\n", ec);
-      request = in;
-      std::string body;
-      for (const char* word : {"one ", "two ", "three ", "four"})
-        body += fmt::format("data: {{\"choices\":[{{\"index\":0,\"delta\":{{\"content\":\"{}\"}},\"finish_reason\":null}}]}}\n\n", word);
-      body += "data: [DONE]\n\n";
-      const auto answer = fmt::format(
-          "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{}",
-          body.size(), body);
-      boost::asio::write(tls, boost::asio::buffer(answer), ec);
-      tls.shutdown(ec);
-    });
+// One HTTPS exchange with a certificate of `dir`: a short OpenAI stream.
+struct TlsUpstream {
+  explicit TlsUpstream(const std::filesystem::path& dir) : ctx(make_context(dir)), upstream(answer(), &ctx) {}
+  static ssl::context make_context(const std::filesystem::path& dir) {
+    ssl::context c(ssl::context::tls_server);
+    c.use_certificate_chain_file((dir / "cert.pem").string());
+    c.use_private_key_file((dir / "key.pem").string(), ssl::context::pem);
+    return c;
   }
-  ~TlsUpstream() {
-    boost::system::error_code ec;
-    acceptor_.close(ec);
-    if (thread_.joinable()) thread_.join();
+  static std::string answer() {
+    std::string body;
+    for (const char* word : {"one ", "two ", "three ", "four"})
+      body += fmt::format("data: {{\"choices\":[{{\"index\":0,\"delta\":{{\"content\":\"{}\"}},\"finish_reason\":null}}]}}\n\n", word);
+    body += "data: [DONE]\n\n";
+    return fmt::format("HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{}",
+                       body.size(), body);
   }
-  std::string base_url() const { return "https://127.0.0.1:" + std::to_string(acceptor_.local_endpoint().port()); }
-  std::string request;
-
- private:
-  boost::asio::io_context ioc_;
-  ssl::context ctx_;
-  tcp::acceptor acceptor_;
-  std::thread thread_;
+  std::string base_url() const { return upstream.base_url(); }
+  ssl::context ctx;
+  OneShotUpstream upstream;
 };
 
 std::string script(Dialect d, const std::string& steps) {
@@ -108,8 +82,8 @@ TEST_CASE("a TLS upstream trusted through the CA file is proxied, with the strea
   int content = 0;
   for (const auto& e : sse_events(r.body)) content += event_text(Dialect::openai, e).empty() ? 0 : 1;
   CHECK(content == 2);
-  CHECK(upstream.request.rfind("POST /v1/chat/completions HTTP/1.1\r\n", 0) == 0);
-  CHECK(upstream.request.find("authorization: Bearer sk-tls-test\r\n") != std::string::npos);
+  CHECK(upstream.upstream.request().rfind("POST /v1/chat/completions HTTP/1.1\r\n", 0) == 0);
+  CHECK(upstream.upstream.request().find("authorization: Bearer sk-tls-test\r\n") != std::string::npos);
   const auto l = proxy.ledger("", 1);
   CHECK(l.at(0).upstream_status == 200);
   CHECK(l.at(0).events_sent == 2);
