@@ -1,8 +1,12 @@
 // The official SDKs (openai, @anthropic-ai/sdk, @google/genai) through `llmchaos proxy` in front of
 // `llmchaos serve`: a stream the proxy cuts after 3 real content events must reach each SDK exactly as
 // serve's own stream_cut does (openai/anthropic/gemini.test.mjs: the iterator throws "terminated" after
-// the events sent, no retry), and no ledger or log names the client's key.
+// the events sent, no retry), and no ledger or log names the client's key. The same cut on a recorded answer
+// (`proxy --record`, then `serve --cassettes`) reaches the SDK in the same way, and the cassette holds no key.
 import assert from 'node:assert/strict';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 
 import Anthropic from '@anthropic-ai/sdk';
@@ -50,17 +54,21 @@ const sdks = {
 
 for (const [name, sdk] of Object.entries(sdks)) {
   describe(`${name} SDK through llmchaos proxy in front of llmchaos serve`, () => {
-    let upstream, proxy, serve;
+    let upstream, proxy, serve, recorder, replay;
     const cut = { fault: 'stream_cut', cut_after_events: CUT_AFTER };
+    const cassettes = mkdtempSync(join(tmpdir(), 'llmchaos-sdk-cassettes-'));
 
     before(async () => {
-      upstream = await MockServer.start(scriptToml({ healthy: { dialect: sdk.dialect, steps: [{ fault: 'ok', text: TEXT }], then: 'ok' } }));
+      upstream = await MockServer.start(scriptToml({ healthy: { dialect: sdk.dialect, steps: [{ fault: 'ok', text: TEXT, times: 10 }], then: 'ok' } }));
       proxy = await MockServer.start(scriptToml({ cut: { dialect: sdk.dialect, steps: [cut] } }),
                                      ['proxy', '--upstream', upstream.url('healthy')]);
-      serve = await MockServer.start(scriptToml({ cut: { dialect: sdk.dialect, steps: [{ ...cut, text: TEXT }] } }));
+      serve = await MockServer.start(scriptToml({ cut: { dialect: sdk.dialect, steps: [{ ...cut, text: TEXT, times: 2 }] } }));
+      recorder = await MockServer.start(scriptToml({ cut: { dialect: sdk.dialect, steps: [] } }),
+                                        ['proxy', '--upstream', upstream.url('healthy'), '--record', cassettes]);
     });
     after(async () => {
-      for (const s of [proxy, upstream, serve]) if (s) assert.equal(await s.stop(), 0, `exit code after SIGTERM; stderr: ${s.stderr}`);
+      for (const s of [proxy, upstream, serve, recorder, replay]) if (s) assert.equal(await s.stop(), 0, `exit code after SIGTERM; stderr: ${s.stderr}`);
+      rmSync(cassettes, { recursive: true, force: true });
     });
 
     const cutThrough = async (server) => {
@@ -85,12 +93,34 @@ for (const [name, sdk] of Object.entries(sdks)) {
       assert.equal(ledger[0].events_sent, CUT_AFTER);
       assert.equal(ledger[0].forwarded, true);
       assert.equal(ledger[0].upstream_status, 200);
-      assert.equal((await serve.settledLedger('cut')).length, 1);
+      assert.equal((await serve.settledLedger('cut')).length, 1);  // the recorded-answer test makes the second
       assert.equal((await upstream.settledLedger('healthy')).length, 1);
       for (const s of [proxy, upstream]) {
         assert.ok(!JSON.stringify(await s.ledger()).includes(KEY), 'the key is in a ledger');
         assert.ok(!s.stderr.includes(KEY), 'the key is in stderr');
       }
+    });
+
+    test(`stream_cut on a recorded answer (serve --cassettes): the SDK throws as from serve after ${CUT_AFTER} recorded events`,
+         TEST_TIMEOUT, async () => {
+      let whole = '';
+      await sdk.stream(recorder.url('cut'), (t) => { whole += t; });  // recorded through the proxy
+      assert.equal(whole, TEXT);
+      await recorder.settledLedger('cut');
+      const files = readdirSync(cassettes).filter((f) => f.endsWith('.cassette.json'));
+      assert.equal(files.length, 1);
+      assert.ok(!readFileSync(join(cassettes, files[0]), 'utf8').includes(KEY), 'the key is in the cassette');
+      replay = await MockServer.start(scriptToml({ cut: { dialect: sdk.dialect, steps: [cut] } }), ['serve', '--cassettes', cassettes]);
+      const direct = await cutThrough(serve);
+      const replayed = await cutThrough(replay);
+      assert.equal(replayed.err.constructor, direct.err.constructor);
+      assert.equal(replayed.err.message, direct.err.message);
+      assert.equal(replayed.text, direct.text);
+      assert.equal(replayed.text.trim(), firstWords(TEXT, CUT_AFTER));
+      const ledger = await replay.settledLedger('cut');
+      assert.equal(ledger.length, 1);
+      assert.equal(ledger[0].outcome, 'cut');
+      assert.equal(ledger[0].events_sent, CUT_AFTER);
     });
   });
 }
