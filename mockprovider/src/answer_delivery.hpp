@@ -25,6 +25,10 @@ namespace llmchaos::mock::detail {
 
 using DeliveryClock = std::chrono::steady_clock;
 
+// Plain bodies up to this size are read whole before they are passed on (head and body in one write);
+// larger ones, and bodies without a Content-Length, pass through piece by piece as they arrive.
+inline constexpr std::uint64_t whole_body_limit = 256 * 1024;
+
 inline double ms_since(DeliveryClock::time_point t0) {
   return std::chrono::duration<double, std::milli>(DeliveryClock::now() - t0).count();
 }
@@ -56,9 +60,9 @@ inline boost::asio::awaitable<Executed> answer_error(ClientWire& client, int sta
   Executed out;
   const std::string body = boost::json::serialize(boost::json::object{
       {"error", boost::json::object{{"message", message}, {"type", "upstream_error"}, {"code", code}}}});
-  HeaderList headers = extra;
+  HeaderList headers = std::move(extra);
   headers.emplace_back("content-type", "application/json");
-  if (!co_await client.write_head(status, headers, false, body.size(), keep_alive) || !co_await client.write_body(body)) {
+  if (!co_await client.write_whole(status, headers, body, keep_alive)) {
     out.outcome = AttemptOutcome::client_closed;
     co_return out;
   }
@@ -190,6 +194,31 @@ template <class Source>
     }
     x.out.status = head.status;
     co_await finish_stream(x, x.plan.end);
+    co_return;
+  }
+
+  // A small Content-Length body: read whole, then head and body in one write (one syscall less per answer).
+  if (head.length && *head.length <= whole_body_limit) {
+    std::string body;
+    const bool whole = co_await source.read([&](std::string_view b) -> boost::asio::awaitable<bool> {
+      body += b;
+      co_return true;
+    });
+    if (!whole) {  // the answer broke off: the client sees the head, the part that came, and the cut
+      if (!co_await x.client.write_head(head.status, head.headers, false, *head.length, x.keep_alive) ||
+          !co_await x.client.write_body(body))
+        x.out.outcome = AttemptOutcome::client_closed;
+      else
+        x.out.outcome = AttemptOutcome::cut;
+      x.out.status = head.status;
+      co_return;
+    }
+    if (!co_await x.client.write_whole(head.status, head.headers, body, x.keep_alive)) {
+      x.out.outcome = AttemptOutcome::client_closed;
+      co_return;
+    }
+    x.out.status = head.status;
+    x.out.keep_open = x.keep_alive;
     co_return;
   }
 

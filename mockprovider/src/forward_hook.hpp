@@ -40,6 +40,9 @@ class ClientWire {
   virtual boost::asio::awaitable<bool> write_chunk(std::string_view bytes) = 0;
   virtual boost::asio::awaitable<bool> write_last_chunk() = 0;
   virtual boost::asio::awaitable<bool> write_body(std::string_view bytes) = 0;  // raw bytes of a Content-Length body
+  // A whole answer with a Content-Length body, in one write (head and body together).
+  virtual boost::asio::awaitable<bool> write_whole(int status, const HeaderList& headers, std::string_view body,
+                                                   bool keep_alive) = 0;
   virtual boost::asio::awaitable<WaitEnd> wait(double ms) = 0;  // raced against the client closing
   virtual void reset() = 0;                                        // RST the client's connection
 };

@@ -162,6 +162,7 @@ class Session : public std::enable_shared_from_this<Session>, public ClientWire 
   net::awaitable<bool> write_chunk(std::string_view bytes) override;
   net::awaitable<bool> write_last_chunk() override;
   net::awaitable<bool> write_body(std::string_view bytes) override;
+  net::awaitable<bool> write_whole(int status, const HeaderList& headers, std::string_view body, bool keep_alive) override;
   void reset() override;
 
  private:
@@ -330,6 +331,17 @@ net::awaitable<bool> Session::write_last_chunk() {
 }
 
 net::awaitable<bool> Session::write_body(std::string_view bytes) { co_return co_await write_all(net::buffer(bytes)); }
+
+net::awaitable<bool> Session::write_whole(int status, const HeaderList& headers, std::string_view body, bool keep_alive) {
+  http::response<http::string_body> res{static_cast<http::status>(status), 11};
+  apply_headers(res, headers, keep_alive);
+  res.body() = std::string(body);
+  res.prepare_payload();
+  arm();
+  auto [ec, n] = co_await http::async_write(stream_, res, use_tuple);  // head and body in one gathered write
+  if (ec) fail(ec, "write");
+  co_return !ec;
+}
 
 // The head Beast would write for a whole plain answer (status line, Server, the plan's headers in order,
 // Connection: close when not kept alive, Content-Length), rendered straight into `out`: Beast's
