@@ -149,7 +149,12 @@ Cassette parse_cassette(std::string_view text, const std::string& file) {
       throw SpecError(pos_at(text, rest, file), "invalid JSON: text after the cassette's object");
   }
   if (ec) throw SpecError(pos_at(text, used, file), fmt::format("invalid JSON: {}", ec.message()));
-  const json::value doc = parser.release();
+  json::value doc;
+  try {
+    doc = parser.release();  // throws when the text ended inside the document
+  } catch (const std::exception&) {
+    throw SpecError(pos_at(text, text.size(), file), "invalid JSON: the text ends inside the document");
+  }
   if (!doc.is_object()) throw SpecError(pos_at(text, 0, file), "a cassette is a JSON object");
   const auto& top = doc.as_object();
 

@@ -145,6 +145,8 @@ TEST_CASE("a broken cassette is refused with file:line:col, and hostile input ne
   CHECK(error_of("{\"format\": 2}").find("c.json:1:2: format: this llmchaos reads cassette format 1, the file has 2") == 0);
   CHECK(error_of("{\"format\": 1}").find("missing the member \"key\"") != std::string::npos);
   CHECK(error_of("[1]") == "c.json:1:1: a cassette is a JSON object");
+  CHECK(error_of("").find("c.json:1:1: invalid JSON") == 0);
+  CHECK(error_of("{\"format\": 1, \"key\":").find("c.json:1:") == 0);
   CHECK(error_of("{} x") == "c.json:1:4: invalid JSON: text after the cassette's object");
   CHECK(error_of(std::string(200000, '[')).find("c.json:1:33: invalid JSON: too deep") == 0);
   CHECK(error_of(std::string("\xff\xfe\x00{", 4)).find("c.json:1:1: invalid JSON") == 0);

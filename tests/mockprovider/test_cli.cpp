@@ -13,6 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "llmchaos/mockprovider/cassette.hpp"
 #include "llmchaos/net/http_call.hpp"
 #include "test_env.hpp"
 #include "wire_client.hpp"
@@ -317,5 +318,48 @@ TEST_CASE("cassettes end to end through the CLI: proxy --record, serve --cassett
     CHECK(text.str().find(key) == std::string::npos);
   }
   CHECK(files == 12);  // 3 scripts, 2 ledgers, 1 cassette, 6 logs
+  fs::remove_all(dir);
+}
+
+TEST_CASE("lint refuses broken cassettes with file:line:col and exit 2, hostile ones included, and passes a folder of good ones",
+          "[cli][cassette]") {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / ("llmchaos-lint-cassettes-" + std::to_string(getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir / "bad");
+  fs::create_directories(dir / "good");
+  const auto write = [&](const fs::path& p, const std::string& text) { std::ofstream(p, std::ios::binary) << text; };
+  write(dir / "bad" / "syntax.cassette.json", "{\n  \"format\": 1,\n  \"key\": }\n");
+  write(dir / "bad" / "future.cassette.json", "{\"format\": 2}\n");
+  write(dir / "bad" / "deep.cassette.json", std::string(100000, '['));
+  write(dir / "bad" / "binary.cassette.json", std::string("\xff\xfe\x00{\x01", 5));
+  write(dir / "bad" / "empty.cassette.json", "");
+  write(dir / "bad" / "fields.cassette.json", "{\"format\": 1, \"key\": 7, \"request\": [], \"response\": {\"status\": 200}}");
+  // A good one: what the recorder writes for a request, named by its key.
+  mock::Cassette c;
+  c.request_body = R"({"model":"m","stream":false})";
+  c.path = "/v1/chat/completions";
+  c.key = mock::cassette_key(c.dialect, c.method, c.path, c.request_body);
+  c.body = "{}";
+  write(dir / "good" / mock::cassette_file_name(c.key), mock::cassette_json(c));
+
+  auto bad = spawn({bin(), "lint", (dir / "bad").string()});
+  const auto text = read_line(bad.err, true);
+  CHECK(wait_exit(bad, 20000) == 2);
+  CAPTURE(text);
+  CHECK(text.find("syntax.cassette.json:3:10: invalid JSON") != std::string::npos);
+  CHECK(text.find("future.cassette.json:1:2: format: this llmchaos reads cassette format 1, the file has 2") != std::string::npos);
+  CHECK(text.find("deep.cassette.json:1:33: invalid JSON: too deep") != std::string::npos);
+  CHECK(text.find("binary.cassette.json:1:1: invalid JSON") != std::string::npos);
+  CHECK(text.find("empty.cassette.json:1:1: invalid JSON") != std::string::npos);
+  CHECK(text.find("fields.cassette.json:1:15: cassette.key: expected a string") != std::string::npos);
+  CHECK(text.find("request: expected an object") != std::string::npos);
+  CHECK(text.find("response: missing the member \"headers\"") != std::string::npos);
+  CHECK(text.find("llmchaos lint: 6 file(s)") != std::string::npos);
+
+  auto good = spawn({bin(), "lint", (dir / "good").string()});
+  const auto ok = read_line(good.err, true);
+  CHECK(wait_exit(good, 20000) == 0);
+  CHECK(ok.find("1 file(s), 0 error(s)") != std::string::npos);
   fs::remove_all(dir);
 }
