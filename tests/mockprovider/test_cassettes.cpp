@@ -160,7 +160,7 @@ TEST_CASE("a broken cassette is refused with file:line:col, and hostile input ne
 
 TEST_CASE("recording then replaying the healthy answers gives byte-identical frames and the recorded timing within 50 ms",
           "[cassette]") {
-  const auto d = GENERATE(Dialect::openai, Dialect::anthropic, Dialect::gemini, Dialect::responses);
+  const auto d = GENERATE(Dialect::openai, Dialect::anthropic, Dialect::gemini, Dialect::responses, Dialect::azure);
   const bool stream = GENERATE(true, false);
   CAPTURE(to_string(d), stream);
   TempDir recorded("cassette-rec"), rerecorded("cassette-rerec");
