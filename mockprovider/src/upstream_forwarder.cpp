@@ -217,8 +217,8 @@ template <class Stream>
   parser.body_limit(boost::none);
   upstream_expires_after(stream, read_timeout_ms);
   auto [hec, hn] = co_await http::async_read_header(stream, buffer, parser, use_tuple);
-  if (hec && reuse.pooled && buffer.size() == 0 && (hec == http::error::end_of_stream || hec == net::error::connection_reset)) {
-    reuse.stale = true;  // closed without a byte of answer: the request was never read
+  if (hec && hec != beast::error::timeout && reuse.pooled && buffer.size() == 0) {
+    reuse.stale = true;  // closed (EOF, RST, a TLS close) without a byte of answer: the request was never read
     co_return;
   }
   if (hec) {

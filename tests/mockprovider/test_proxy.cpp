@@ -286,3 +286,26 @@ TEST_CASE("an upstream that cannot be reached is a 502 naming it, and a route wi
   CHECK(n.status == 502);
   CHECK(n.body.find("no upstream") != std::string::npos);
 }
+
+TEST_CASE("the proxy keeps its upstream connection open, and one the upstream closed while idle is replaced without a failed answer",
+          "[proxy]") {
+  mock::ServerOptions upstream_options;
+  upstream_options.idle_timeout_ms = 100;  // the upstream closes a connection idle this long
+  TestServer upstream(upstream_options);
+  upstream.install("", script_toml(Dialect::openai, R"({ fault = "ok", times = 5 })"));
+  const auto script = mock::parse_proxy_script(script_toml(Dialect::openai, R"({ fault = "ok", times = 5 })"), "proxy.toml");
+  TestServer proxy(proxy_options(script, upstream.server.base_url() + "/r"));
+  proxy.engine().install("", script.script);
+  CHECK(proxy.chat(Dialect::openai, "/r", false).status == 200);
+  CHECK(proxy.chat(Dialect::openai, "/r", true).complete);  // at once: the kept connection
+  std::this_thread::sleep_for(std::chrono::milliseconds(400));  // the upstream closes it meanwhile
+  const auto after_close = proxy.chat(Dialect::openai, "/r", true);
+  CHECK(after_close.status == 200);
+  CHECK(after_close.complete);
+  CHECK(upstream.ledger("", 3).size() == 3);  // each request reached the upstream once
+  // The first two shared one connection, which the upstream then closed as idle (so the third found it closed).
+  CHECK(upstream.engine().metrics_text().find("llmchaos_server_events_total{event=\"idle_timeout\"} 1\n") != std::string::npos);
+  const auto l = proxy.ledger("", 3);
+  REQUIRE(l.size() == 3);
+  for (const auto& e : l) CHECK(e.upstream_status == 200);
+}
