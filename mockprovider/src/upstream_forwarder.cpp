@@ -7,16 +7,15 @@
 #include <chrono>
 #include <map>
 #include <mutex>
-#include <vector>
 #include <optional>
 #include <stdexcept>
+#include <vector>
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
-#include <boost/json.hpp>
 #include <fmt/format.h>
 
 #include "answer_delivery.hpp"
