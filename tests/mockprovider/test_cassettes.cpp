@@ -206,7 +206,7 @@ TEST_CASE("recording then replaying the healthy answers gives byte-identical fra
 }
 
 TEST_CASE("every stream fault applies to a replayed answer as it does through the proxy to the real one", "[cassette]") {
-  const auto d = GENERATE(Dialect::openai, Dialect::anthropic, Dialect::gemini);
+  const auto d = GENERATE(Dialect::openai, Dialect::anthropic, Dialect::gemini, Dialect::responses, Dialect::azure);
   const std::string step = GENERATE(std::string(R"({ fault = "stream_cut", cut_after_events = 3 })"),
                                     std::string(R"({ fault = "stream_error", cut_after_events = 2 })"),
                                     std::string(R"({ fault = "malformed_event", cut_after_events = 1 })"),
