@@ -49,11 +49,7 @@ std::string_view deployment_of(std::string_view path) {
 ParsedRequest parse(std::string_view method, std::string_view target, std::string_view body) {
   ParsedRequest out;
   const auto path = path_only(target);
-  if (path == "/openai/v1/models" || path == "/openai/models") {
-    if (method != "GET") out.error = RequestError::method_not_allowed;
-    out.models_list = true;
-    return out;
-  }
+  if (models_list(out, method, path, {"/openai/v1/models", "/openai/models"})) return out;
   const auto deployment = deployment_of(path);
   // The deployment route needs api-version (the real service: 404 Resource not found without it); the
   // v1 surface takes none (or "preview").

@@ -134,6 +134,14 @@ std::string_view query_of(std::string_view target) {
   return q == std::string_view::npos ? std::string_view{} : target.substr(q + 1);
 }
 
+bool models_list(ParsedRequest& out, std::string_view method, std::string_view path,
+                 std::initializer_list<std::string_view> paths) {
+  if (std::find(paths.begin(), paths.end(), path) == paths.end()) return false;
+  if (method != "GET") out.error = RequestError::method_not_allowed;
+  out.models_list = true;
+  return true;
+}
+
 bool accept_post(ParsedRequest& out, std::string_view method, std::string_view path, bool served) {
   if (!served) {
     out.error = RequestError::not_found;

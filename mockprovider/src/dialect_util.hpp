@@ -1,5 +1,6 @@
 #pragma once
 // Small pieces every dialect unit shares: SSE framing, request JSON reading, path splitting.
+#include <initializer_list>
 #include <iterator>
 #include <optional>
 #include <string>
@@ -34,6 +35,11 @@ std::string_view query_of(std::string_view target);
 // The route check every dialect makes first: a path it does not serve is not_found, a method other than
 // POST method_not_allowed (each fills `out.error`). True when the request may be read on.
 bool accept_post(ParsedRequest& out, std::string_view method, std::string_view path, bool served);
+
+// The model list (GET only): true when `path` is one of `paths` and the request is answered as the list
+// (`out.models_list`, or method_not_allowed for another method).
+bool models_list(ParsedRequest& out, std::string_view method, std::string_view path,
+                 std::initializer_list<std::string_view> paths);
 
 // Parses a request body that must be a JSON object (into the memory resource of `storage`); on failure
 // fills `out.error` and returns null.

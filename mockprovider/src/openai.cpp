@@ -51,11 +51,7 @@ constexpr std::int64_t created = 1700000000;  // fixed: answers are reproducible
 ParsedRequest parse(std::string_view method, std::string_view target, std::string_view body) {
   ParsedRequest out;
   const auto path = path_only(target);
-  if (path == "/v1/models" || path == "/models") {
-    if (method != "GET") out.error = RequestError::method_not_allowed;
-    out.models_list = true;
-    return out;
-  }
+  if (models_list(out, method, path, {"/v1/models", "/models"})) return out;
   if (!accept_post(out, method, path, path == "/v1/chat/completions" || path == "/chat/completions")) return out;
   read_chat_completions(body, out);
   return out;
