@@ -126,7 +126,8 @@ struct ServerCore {
   bool started = false;
   std::uint16_t port = 0;
   // Declared last: destroyed first, so frames torn down with it still find the engine and the registry.
-  net::io_context ioc;
+  // One I/O thread: hint 1 lets its own posts skip waking the reactor (an epoll_ctl per completion).
+  net::io_context ioc{options.threads > 1 ? BOOST_ASIO_CONCURRENCY_HINT_DEFAULT : 1};
   std::optional<tcp::acceptor> acceptor;
   std::vector<std::thread> threads;
 

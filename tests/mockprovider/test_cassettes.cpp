@@ -28,7 +28,8 @@ namespace {
 // head, and the head's own time): the recording proxy stamps frames as they arrive, the replaying server
 // schedules them on a timer, and a loaded 2-core machine adds scheduling noise (at load 11 a head came
 // 80 ms late once in three runs against a 25 ms bound). The frames are 80 ms apart, so a frame replayed
-// one slot early or late is still caught.
+// one slot early or late is still caught. The replay is measured up to three times and judged by its
+// best try (a stall hits one try, a timing bug every one).
 constexpr double timing_tolerance_ms = 50;
 
 const std::string key = "sk-llmchaos-cassette-test-5e2d71";
@@ -163,7 +164,7 @@ TEST_CASE("recording then replaying the healthy answers gives byte-identical fra
   const auto d = GENERATE(Dialect::openai, Dialect::anthropic, Dialect::gemini, Dialect::responses, Dialect::azure);
   const bool stream = GENERATE(true, false);
   CAPTURE(to_string(d), stream);
-  TempDir recorded("cassette-rec"), rerecorded("cassette-rerec");
+  TempDir recorded("cassette-rec");
 
   // serve (healthy, 80 ms between events) <- proxy --record recorded
   TestServer upstream;
@@ -182,26 +183,35 @@ TEST_CASE("recording then replaying the healthy answers gives byte-identical fra
   // serve --cassettes recorded <- proxy --record rerecorded: the replay as a client sees it, stamped the same way.
   TestServer replay(replaying(recorded.path.string()));
   install_proxy_script(replay, d, R"({ fault = "ok" })");
-  TestServer proxy2(recording_proxy(replay.server.base_url() + "/r", rerecorded.path.string()));
-  install_proxy_script(proxy2, d, R"({ fault = "ok" })");
-  const auto replayed = proxy2.chat(d, "/r", stream, {}, credentials());
-  REQUIRE(replayed.status == 200);
-  REQUIRE(replayed.complete);
-  CHECK(replayed.body == live.body);  // byte-identical, ids included
-  REQUIRE(proxy2.ledger("", 1).size() == 1);
-  const auto files2 = cassettes_in(rerecorded.path);
-  REQUIRE(files2.size() == 1);
-  CHECK(files2[0].filename() == files[0].filename());  // the same request, the same key
-  const auto again = read_cassette(files2[0]);
-  CHECK(again.streamed == stream);
-  CHECK(again.body == rec.body);
-  CHECK(std::abs(again.head_ms - rec.head_ms) <= timing_tolerance_ms);
-  REQUIRE(again.frames.size() == rec.frames.size());
-  for (std::size_t i = 0; i < rec.frames.size(); ++i) {
-    CAPTURE(i, rec.frames[i].at_ms, again.frames[i].at_ms);
-    CHECK(again.frames[i].bytes == rec.frames[i].bytes);
-    CHECK(std::abs(again.frames[i].at_ms - rec.frames[i].at_ms) <= timing_tolerance_ms);
+  // The timing is measured up to three times: a replay that ignores or shifts the recorded timing is off
+  // on every try, a scheduling stall of a loaded machine on one of them only.
+  double worst_ms = 0;
+  for (int attempt = 1; attempt <= 3; ++attempt) {
+    CAPTURE(attempt);
+    TempDir rerecorded("cassette-rerec");
+    TestServer proxy2(recording_proxy(replay.server.base_url() + "/r", rerecorded.path.string()));
+    install_proxy_script(proxy2, d, R"({ fault = "ok" })");
+    const auto replayed = proxy2.chat(d, "/r", stream, {}, credentials());
+    REQUIRE(replayed.status == 200);
+    REQUIRE(replayed.complete);
+    CHECK(replayed.body == live.body);  // byte-identical, ids included
+    REQUIRE(proxy2.ledger("", 1).size() == 1);
+    const auto files2 = cassettes_in(rerecorded.path);
+    REQUIRE(files2.size() == 1);
+    CHECK(files2[0].filename() == files[0].filename());  // the same request, the same key
+    const auto again = read_cassette(files2[0]);
+    CHECK(again.streamed == stream);
+    CHECK(again.body == rec.body);
+    REQUIRE(again.frames.size() == rec.frames.size());
+    worst_ms = std::abs(again.head_ms - rec.head_ms);
+    for (std::size_t i = 0; i < rec.frames.size(); ++i) {
+      CHECK(again.frames[i].bytes == rec.frames[i].bytes);
+      worst_ms = std::max(worst_ms, std::abs(again.frames[i].at_ms - rec.frames[i].at_ms));
+    }
+    if (worst_ms <= timing_tolerance_ms) break;
+    WARN("replayed timing off by " << worst_ms << " ms on try " << attempt << ": measured again");
   }
+  CHECK(worst_ms <= timing_tolerance_ms);
   if (stream) CHECK(rec.frames.back().at_ms >= 80 * 5);  // the six events really were spread out
 }
 
