@@ -171,6 +171,7 @@ std::optional<CheckResult> check_elapsed(const Ctx& x) {
   for (std::size_t i = 0; i < x.views.size(); ++i) {
     const auto& v = x.views[i];
     for (std::size_t d = 0; d < v.deliveries.size(); ++d) {
+      if (!v.deliveries[d]->limited_by.empty()) continue;  // its tier refused it: the workflow never ran
       // The stack's own measure, or the caller's wait when the driver cannot see the stack.
       // (An outside driver may measure it from the first attempt, without the program's start-up: elapsed_ms > 0.)
       const double claimed = x.h.has_decision_log ? v.deliveries[d]->elapsed_ms
