@@ -354,7 +354,6 @@ LoadResult load_case_doc(toml::table doc, const std::string& file, const std::st
       const auto* t = doc["groups"].as_table();
       for (const auto& [name, members] : c.groups) {
         TomlReader r(*t, file, "groups");
-        if (c.script.routes.contains(name)) r.fail(name, fmt::format("\"{}\" is already a route of the mock", name));
         if (!named(name)) r.fail(name, fmt::format("the workflow never uses group \"{}\" (primary = \"{}\", fallback = [{}])",
                                                    name, w.primary, fmt::join(w.fallback, ", ")));
         for (const auto& m : members) {
