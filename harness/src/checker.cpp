@@ -320,7 +320,7 @@ std::optional<CheckResult> check_retry_after(const Ctx& x) {
       const auto* s = x.step(e);
       if (!s || !s->retry_after_ms || !mock::readable_retry_hint(s->retry_after_form)) continue;
       for (std::size_t j = k + 1; j < v.entries.size(); ++j) {
-        if (v.entries[j]->route != e.route) continue;
+        if (x.c.logical_route(v.entries[j]->route) != x.c.logical_route(e.route)) continue;  // a group: any member
         const double gap = v.entries[j]->received_at_ms - e.finished_at_ms;
         const double want = x.scaled(*s->retry_after_ms);
         // Slack: the mock stamps finished_at_ms when its write completes, which can trail the client's
@@ -338,7 +338,7 @@ std::optional<CheckResult> check_retry_after(const Ctx& x) {
 
 // The wait before each retry against the policy's backoff (exponential, full jitter, capped; a
 // readable retry hint wins when longer; the jitter clamped to the time the decision checked), by the
-// ledger alone: the gap from the failed attempt's end to the retry's arrival on the same route.
+// ledger alone: the gap from the failed attempt's end to the retry's arrival on the same route (a model group: any of its members).
 // - Upper bound: gap <= max(hint, min(ceiling(n), room)), ceiling(n) = min(cap, base * 2^n) for the
 //   route's n-th retry of the delivery, room = the time left at the failure minus the route's expected
 //   latency. Checked under virtual time only, where the gap is the wait exactly: live, a loaded
@@ -370,11 +370,12 @@ std::optional<CheckResult> check_backoff(const Ctx& x) {
       int plain = 0;                     // retries with no hint and no clamp
       for (std::size_t k = 0; k + 1 < es.size(); ++k) {
         const auto &e = *es[k], &next = *es[k + 1];
-        if (next.route != e.route || !attempt_failed(e, x.c.policy)) continue;
-        const int n = index[e.route]++;
+        const std::string& route = x.c.logical_route(e.route);  // a retry within a group moves to any member
+        if (x.c.logical_route(next.route) != route || !attempt_failed(e, x.c.policy)) continue;
+        const int n = index[route]++;
         ++retries;
         const double ceiling = std::min(cap, base * std::ldexp(1.0, std::min(n, 1000)));
-        const double room = std::max(0.0, budget - (e.finished_at_ms - start) - x.scaled(x.c.policy.route(e.route).expected_latency_ms));
+        const double room = std::max(0.0, budget - (e.finished_at_ms - start) - x.scaled(x.c.policy.route(route).expected_latency_ms));
         double hint = 0;
         if (const auto* s = x.step(e); s && s->retry_after_ms && s->retry_after_form != mock::RetryAfterForm::none) {
           hint = x.scaled(*s->retry_after_ms);
