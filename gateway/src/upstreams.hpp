@@ -1,15 +1,16 @@
 #pragma once
-// The transport the gateway's client stacks talk through: it resolves a model group to one of its
-// upstream routes per attempt (client::Balancer: latency EMA x load, failing endpoints excluded for a
-// while) and counts every attempt per upstream for /stats and /metrics. Thread-safe for the readers
-// of the counters; send() itself is called by one stack at a time (the gateway serializes them).
+// The transport the gateway's client stacks talk through: a client::GroupTransport (a model group
+// resolved to one of its upstream routes per attempt by client::Balancer: latency EMA x load, failing
+// endpoints excluded for a while) that also counts every attempt per upstream for /stats and /metrics
+// and traces the request in progress. Thread-safe for the readers of the counters; send() itself is
+// called by one stack at a time (the gateway serializes them).
 #include <map>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
 
-#include "llmchaos/client/balancer.hpp"
+#include "llmchaos/client/group_transport.hpp"
 #include "llmchaos/client/transport.hpp"
 #include "llmchaos/core/rng.hpp"
 #include "llmchaos/gateway/config.hpp"
@@ -23,14 +24,8 @@ struct UpstreamCounters {
   double last_latency_ms = 0;
 };
 
-struct GroupMemberView {
-  std::string route;
-  int in_flight = 0;
-  double latency_ema_ms = 0;
-  double failure_score = 0;
-  bool excluded = false;
-  long picks = 0;
-};
+using GroupMemberView = client::GroupMemberState;
+
 
 // One attempt of the request in progress: which logical route (route or group) and which upstream.
 struct AttemptTrace {
@@ -59,21 +54,11 @@ class UpstreamTransport final : public client::Transport {
   std::map<std::string, std::vector<GroupMemberView>> groups(double now_ms) const;
 
  private:
-  struct Group {
-    std::vector<std::string> members;
-    std::unique_ptr<client::Balancer> balancer;
-    std::vector<long> picks;
-  };
-  const client::Endpoint& resolve(const client::Endpoint& endpoint, double now_ms, Group** group, std::size_t* index);
-
-  std::map<std::string, client::Endpoint> upstreams_;
-  std::map<std::string, Group> groups_;
-  client::Transport& wire_;
-  Rng& rng_;
-  mutable std::mutex mutex_;  // counters_, trace_, balancer state (read by /stats)
+  client::GroupTransport group_;
+  mutable std::mutex mutex_;  // counters_, trace_
+  std::vector<std::string> upstream_names_;
   std::map<std::string, UpstreamCounters> counters_;
   std::vector<AttemptTrace> trace_;
-  std::map<std::string, std::string> last_upstream_;  // group -> member of the last attempt (tool side effects)
 };
 
 }  // namespace llmchaos::gateway

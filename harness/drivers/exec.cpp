@@ -11,7 +11,9 @@
 #include <boost/json.hpp>
 #include <cerrno>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fmt/format.h>
 
 #include "drivers.hpp"
@@ -99,6 +101,14 @@ ProgramRun run_program(const std::string& command, const std::vector<std::string
   return run;
 }
 
+// An empty directory of its own for one case (under TMPDIR, else /tmp).
+std::string make_state_dir() {
+  const char* tmp = std::getenv("TMPDIR");
+  std::string pattern = std::string(tmp && *tmp ? tmp : "/tmp") + "/llmchaos-exec-XXXXXX";
+  if (!::mkdtemp(pattern.data())) throw std::runtime_error(fmt::format("exec driver: cannot create {}: {}", pattern, std::strerror(errno)));
+  return pattern;
+}
+
 class ExecSession final : public CaseSession {
  public:
   ExecSession(const CaseEnv& env, const DriverOptions& options)
@@ -121,7 +131,22 @@ class ExecSession final : public CaseSession {
       return all;
     }());
     set("LLMCHAOS_POLICY_JSON", case_policy_json(env));  // the case's own budget, for a client that takes it
+    set("LLMCHAOS_TIME_SCALE", fmt::format("{}", env.time_scale));
+    // The case's [tier]: the program, started per request, keeps the windows in the state directory.
+    if (const auto& t = env.c->tier) {
+      if (t->requests_per_minute) set("LLMCHAOS_TIER_RPM", std::to_string(*t->requests_per_minute));
+      if (t->requests_per_day) set("LLMCHAOS_TIER_RPD", std::to_string(*t->requests_per_day));
+      if (t->tokens_per_minute) set("LLMCHAOS_TIER_TPM", fmt::format("{}", *t->tokens_per_minute));
+    }
+    state_dir_ = make_state_dir();
+    set("LLMCHAOS_STATE_DIR", state_dir_);
   }
+  ~ExecSession() override {
+    std::error_code ec;
+    std::filesystem::remove_all(state_dir_, ec);  // best effort: a program may still hold a file in it
+  }
+  ExecSession(const ExecSession&) = delete;
+  ExecSession& operator=(const ExecSession&) = delete;
 
   client::DecisionLog send(const client::WorkflowRequest& request) override {
     client::WorkflowRequest r = request;
@@ -181,6 +206,15 @@ class ExecSession final : public CaseSession {
     }
     auto ledger = env_.engine->ledger(env_.ns);
     std::vector<LedgerEntry> attempts(ledger.begin() + static_cast<std::ptrdiff_t>(std::min(before, ledger.size())), ledger.end());
+    if (reported && reported->limited) {  // its tier refused the request: it never ran
+      client::DecisionLog refused;
+      refused.operation_id = r.operation_id;
+      refused.limited_by = "rate_limited";
+      if (const auto* o = contract.if_object())
+        if (auto* by = o->if_contains("limited_by"); by && by->is_string() && !by->as_string().empty())
+          refused.limited_by = std::string(by->as_string());
+      return refused;
+    }
     auto log = outside_log(r.operation_id, reported, code == 0, std::move(text), attempts, *env_.c);
     // The request's time as the mock saw it, first arrival to last answer: a runtime's start-up and
     // exit (node takes seconds on a loaded machine) are not the workflow's retry budget.
@@ -197,6 +231,7 @@ class ExecSession final : public CaseSession {
   std::string command_;
   double opened_ms_;
   std::vector<std::string> base_env_;
+  std::string state_dir_;  // LLMCHAOS_STATE_DIR: the case's, shared by its requests
   int sent_ = 0;
   std::string output_;
 };

@@ -70,6 +70,7 @@ std::optional<ReportedOutcome> parse_reported_outcome(std::string_view name) {
   }
   if (name == "success" || name == "ok") return ReportedOutcome{std::nullopt, true};
   if (name == "error" || name == "failed" || name == "fail") return ReportedOutcome{Outcome::fail_closed, false};
+  if (name == "rate_limited") return ReportedOutcome{std::nullopt, false, true};
   return std::nullopt;
 }
 
@@ -85,7 +86,7 @@ Outcome success_outcome_from_ledger(const std::vector<LedgerEntry>& attempts, co
   }
   if (!served) return Outcome::fail_closed;
   if (route) *route = served->route;
-  if (served->route != c.policy.workflow.primary) return Outcome::fallback_recovery;
+  if (c.logical_route(served->route) != c.policy.workflow.primary) return Outcome::fallback_recovery;  // a member: its group
   return failed_before ? Outcome::retry_recovery : Outcome::primary_success;
 }
 

@@ -22,9 +22,11 @@ std::string request_json(const client::WorkflowRequest& request);
 // An outcome name (primary_success, retry_recovery, fallback_recovery, degraded, queued, fail_closed)
 // or an alias: "success" / "ok" (the ledger says which success), "error" / "failed" (fail_closed).
 // nullopt when `name` is neither.
+// "rate_limited": the program's tier refused the request before it sent anything (the exec contract).
 struct ReportedOutcome {
   std::optional<Outcome> outcome;  // nullopt with `success`: ask the ledger
   bool success = false;
+  bool limited = false;            // rate_limited: no outcome, not answered
 };
 std::optional<ReportedOutcome> parse_reported_outcome(std::string_view name);
 

@@ -431,12 +431,13 @@ class HttpSession final : public CaseSession {
            !attempt_failed(last, env_.c->policy);
   }
   // The ledger entries of one delivery, as the log's attempts (route and order only): the checker
-  // tells a queued request's redelivery from a retry by which delivery an entry belongs to.
-  static void attribute(client::DecisionLog& log, const std::vector<LedgerEntry>& entries) {
+  // tells a queued request's redelivery from a retry by which delivery an entry belongs to. A model
+  // group's member is named as its group, the route the target's stack sees (and names in its points).
+  void attribute(client::DecisionLog& log, const std::vector<LedgerEntry>& entries) const {
     for (const auto& e : entries) {
       client::AttemptRecord a;
       a.index = static_cast<int>(log.attempts.size());
-      a.route = e.route;
+      a.route = env_.c->logical_route(e.route);
       a.status = e.status;
       log.attempts.push_back(std::move(a));
     }

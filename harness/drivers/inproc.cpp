@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "drivers.hpp"
+#include "llmchaos/client/group_transport.hpp"
 #include "llmchaos/client/limiter.hpp"
 #include "llmchaos/core/rng.hpp"
 #include "llmchaos/harness/mutation.hpp"
@@ -11,13 +12,43 @@
 namespace llmchaos::harness::driver_units {
 namespace {
 
+// The case's [groups] as the balancer's groups (every member of weight 1).
+std::vector<client::ModelGroupSpec> group_specs(const Case& c) {
+  std::vector<client::ModelGroupSpec> out;
+  for (const auto& [name, members] : c.groups) {
+    client::ModelGroupSpec g{name, {}};
+    for (const auto& m : members) g.members.push_back({m, 1.0});
+    out.push_back(std::move(g));
+  }
+  return out;
+}
+
+// The case's groups in front of the runner's transport, as the gateway puts them in front of its
+// upstreams: the stack sees each group as one route, the balancer picks a member per attempt. The
+// balancer draws from its own RNG, so a case without groups draws the same jitter as before.
+std::unique_ptr<client::Transport> with_groups(const CaseEnv& env, std::unique_ptr<client::Transport> wire,
+                                               std::unique_ptr<client::Transport>& inner, Rng& rng) {
+  if (env.c->groups.empty()) return wire;
+  inner = std::move(wire);
+  return std::make_unique<client::GroupTransport>(env.endpoints, group_specs(*env.c), *inner, rng,
+                                                  client::group_balancer_settings(env.time_scale));
+}
+
+std::map<std::string, client::Endpoint> stack_endpoints(const CaseEnv& env, const client::Transport& transport) {
+  auto out = env.endpoints;
+  if (const auto* groups = dynamic_cast<const client::GroupTransport*>(&transport))
+    for (const auto& [name, members] : env.c->groups) out[name] = groups->endpoint_for(name);
+  return out;
+}
+
 class InprocSession final : public CaseSession {
  public:
   InprocSession(const CaseEnv& env, const DriverOptions& options)
       : rng_(env.seed),
-        transport_(env.make_transport(env)),
-        stack_(mutated(env.c->policy, options.mutation).scaled(env.time_scale), env.endpoints, *env.clock, rng_,
-               *transport_),
+        balancer_rng_(env.seed ^ 0x6a09e667f3bcc908ULL),
+        transport_(with_groups(env, env.make_transport(env), wire_, balancer_rng_)),
+        stack_(mutated(env.c->policy, options.mutation).scaled(env.time_scale), stack_endpoints(env, *transport_),
+               *env.clock, rng_, *transport_),
         clock_(*env.clock),
         time_scale_(env.time_scale) {
     if (env.c->tier) tier_.emplace(*env.c->tier, tier_now());
@@ -43,6 +74,8 @@ class InprocSession final : public CaseSession {
 
  private:
   Rng rng_;
+  Rng balancer_rng_;
+  std::unique_ptr<client::Transport> wire_;       // the runner's transport under the groups (when any)
   std::unique_ptr<client::Transport> transport_;  // before stack_: the stack holds a reference
   client::ClientStack stack_;
   Clock& clock_;

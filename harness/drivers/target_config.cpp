@@ -45,15 +45,23 @@ std::string case_policy_toml(const CaseEnv& env) {
                      w.queue_allowed, w.degrade_allowed, toml_string(w.degrade_text));
   if (!w.output_required.empty()) out += fmt::format("output_required = {}\n", string_array(w.output_required));
   out += fmt::format("\n[backoff]\nbase_ms = {}\ncap_ms = {}\n", number(p.backoff.base_ms), number(p.backoff.cap_ms));
-  for (const auto& [name, endpoint] : env.endpoints) {
+  auto policy_keys = [&](const std::string& name) {
     const auto& r = p.route(name);
-    out += fmt::format("\n[route.{}]\nbase_url = {}\ndialect = {}\n", toml_string(name), toml_string(endpoint.base_url),
-                       toml_string(to_string(endpoint.dialect)));
     out += fmt::format("expected_latency_ms = {}\ncost_per_attempt_usd = {}\napproved = {}\n", number(r.expected_latency_ms),
                        number(r.cost_per_attempt_usd), r.approved);
     const auto& b = r.breaker;
     out += fmt::format("breaker = {{ failure_threshold = {}, success_threshold = {}, open_ms = {}, half_open_max_probes = {} }}\n",
                        b.failure_threshold, b.success_threshold, number(b.open_ms), b.half_open_max_probes);
+  };
+  for (const auto& [name, endpoint] : env.endpoints) {
+    out += fmt::format("\n[route.{}]\nbase_url = {}\ndialect = {}\n", toml_string(name), toml_string(endpoint.base_url),
+                       toml_string(to_string(endpoint.dialect)));
+    policy_keys(name);
+  }
+  // A model group: a route table without base_url holds the group's policy keys (the gateway's format).
+  for (const auto& [name, members] : env.c->groups) {
+    out += fmt::format("\n[route.{}]\n", toml_string(name));
+    policy_keys(name);
   }
   return out;
 }
@@ -126,7 +134,7 @@ void scan_template(std::string_view text, const std::string& source, Text on_tex
 
 constexpr std::string_view case_placeholders[] = {"policy",     "case",        "namespace",     "mock_base_url", "time_scale",
                                                    "key",        "primary",     "policy_json",   "routes_json",   "fallback_json",
-                                                   "tier_limits"};
+                                                   "tier_limits", "groups"};
 constexpr std::string_view route_fields[] = {"base_url", "sdk_base_url", "dialect"};
 constexpr std::string_view workflow_keys[] = {"max_total_attempts", "max_retries",     "max_elapsed_ms", "attempt_timeout_ms",
                                               "replay_safe",        "queue_allowed",   "degrade_allowed", "name"};
@@ -293,6 +301,13 @@ std::string case_tier_toml(const CaseEnv& env) {
   return out;
 }
 
+std::string case_groups_toml(const CaseEnv& env) {
+  std::string out;
+  for (const auto& [name, members] : env.c->groups)
+    out += fmt::format("[groups.{}]\nroutes = {}\n", toml_string(name), string_array(members));
+  return out;
+}
+
 std::string render_target_config(std::string_view text, const std::string& source, const CaseEnv& env,
                                  const std::string& api_key, Escape escape, const RouteFields& declared) {
   auto esc = [&](std::string_view s) { return escape == Escape::json ? json_escaped(s) : toml_escaped(s); };
@@ -308,6 +323,7 @@ std::string render_target_config(std::string_view text, const std::string& sourc
     if (name == "key") return esc(api_key);
     if (name == "primary") return esc(env.c->policy.workflow.primary);
     if (name == "tier_limits") return case_tier_toml(env);
+    if (name == "groups") return case_groups_toml(env);
     if (name.starts_with("workflow.")) return workflow_value(env, name.substr(9), escape);
     if (name.starts_with("route.")) {
       const bool optional = name.ends_with("?");

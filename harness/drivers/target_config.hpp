@@ -26,6 +26,11 @@ std::string case_routes_json(const CaseEnv& env, bool fallbacks_only);
 // "tpm = N" lines, one per limit the case sets; "" without a [tier] (no limits).
 std::string case_tier_toml(const CaseEnv& env);
 
+// The case's [groups] as gateway [groups.NAME] tables ({{groups}}): "[groups.NAME]" and "routes = [...]"
+// lines per group; "" without groups. ({{policy}} carries each group's policy keys as a [route.NAME]
+// without base_url, the gateway's form of a group's settings.)
+std::string case_groups_toml(const CaseEnv& env);
+
 // Route fields a template declares (`llmchaos.route_field.NAME = DIALECT: VALUE, ...`): NAME -> the
 // value per dialect name, rendered as {{route.ROUTE.NAME}} from the route's dialect (a gateway's own
 // name for a provider, the path its base URL takes).

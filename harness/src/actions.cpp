@@ -61,7 +61,17 @@ bool attempt_failed(const LedgerEntry& entry, const client::Policy& policy) {
   return false;
 }
 
-std::vector<RequestView> group_by_request(const History& history, std::vector<const LedgerEntry*>* unmatched) {
+namespace {
+
+const std::string& logical(const GroupOf& group_of, const std::string& route) {
+  auto it = group_of.find(route);
+  return it == group_of.end() ? route : it->second;
+}
+
+}  // namespace
+
+std::vector<RequestView> group_by_request(const History& history, std::vector<const LedgerEntry*>* unmatched,
+                                          const GroupOf& group_of) {
   std::vector<RequestView> views(history.requests.size());
   std::map<std::string, std::size_t> by_op;
   for (std::size_t i = 0; i < history.requests.size(); ++i) {
@@ -88,14 +98,14 @@ std::vector<RequestView> group_by_request(const History& history, std::vector<co
   // Match log attempts to entries route by route, in order.
   for (auto& v : views) {
     std::map<std::string, std::vector<std::size_t>> pending;  // route -> entry indices not yet matched
-    for (std::size_t i = 0; i < v.entries.size(); ++i) pending[v.entries[i]->route].push_back(i);
+    for (std::size_t i = 0; i < v.entries.size(); ++i) pending[logical(group_of, v.entries[i]->route)].push_back(i);
     std::map<std::string, std::size_t> next;
     v.entry_attempt.assign(v.entries.size(), nullptr);
     v.entry_delivery.assign(v.entries.size(), -1);
     for (std::size_t d = 0; d < v.deliveries.size(); ++d) {
       for (const auto& a : v.deliveries[d]->attempts) {
-        auto& queue = pending[a.route];
-        auto& n = next[a.route];
+        auto& queue = pending[logical(group_of, a.route)];
+        auto& n = next[logical(group_of, a.route)];
         if (n < queue.size()) {
           v.entry_attempt[queue[n]] = &a;
           v.entry_delivery[queue[n]] = static_cast<int>(d);
@@ -134,13 +144,15 @@ struct Positioned {
 
 }  // namespace
 
-std::vector<PointResult> derive_points(const RequestView& v, const client::Policy& policy, bool has_decision_log) {
+std::vector<PointResult> derive_points(const RequestView& v, const client::Policy& policy, bool has_decision_log,
+                                       const GroupOf& group_of) {
   const int n = static_cast<int>(v.entries.size());
+  auto route_of = [&](int i) -> const std::string& { return logical(group_of, v.entries[i]->route); };
   // Ledger alone: what followed entry `i` inside its delivery.
   auto from_entry = [&](int i) {
     const int d = v.entry_delivery[i];
     if (i + 1 < n && v.entry_delivery[i + 1] == d)
-      return v.entries[i + 1]->route == v.entries[i]->route ? Action::retry : Action::fallback;
+      return route_of(i + 1) == route_of(i) ? Action::retry : Action::fallback;
     return terminal_action(*v.deliveries[d]);
   };
   // A point no ledger entry shows (no attempt sent, or one the mock never saw): the next entry of the
@@ -148,7 +160,7 @@ std::vector<PointResult> derive_points(const RequestView& v, const client::Polic
   auto from_position = [&](int d, int anchor, const std::string& route) {
     for (int i = anchor; i < n; ++i) {
       if (v.entry_delivery[i] != d) continue;
-      return v.entries[i]->route == route ? Action::retry : Action::fallback;
+      return route_of(i) == logical(group_of, route) ? Action::retry : Action::fallback;
     }
     return terminal_action(*v.deliveries[d]);
   };

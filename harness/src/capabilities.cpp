@@ -28,6 +28,7 @@ bool needs_redelivery(const Case& c) {
 }
 
 bool needs_tier(const Case& c) { return c.tier.has_value(); }
+bool needs_groups(const Case& c) { return !c.groups.empty(); }
 
 constexpr Capability table[] = {
     {"queue", "queues a request it cannot serve now (SPEC rule 6), answering 202", needs_queue},
@@ -35,6 +36,7 @@ constexpr Capability table[] = {
     {"output_contract", "checks an answer against the workflow's required output fields", needs_output_contract},
     {"redelivery", "redelivers what it queued on the budget already spent (the drain)", needs_redelivery},
     {"tier_limits", "refuses a request over its key's tier limits (rpm, rpd, tpm) with a 429 before running it", needs_tier},
+    {"model_groups", "balances a model group's member routes ({{groups}}) as one route of the workflow", needs_groups},
 };
 
 std::string join(const std::vector<std::string>& items) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <functional>
+#include <ranges>
 #include <set>
 #include <span>
 
@@ -19,7 +20,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr std::string_view case_sections[] = {"workflow", "backoff", "route", "request", "checks", "sequence", "tier"};
+constexpr std::string_view case_sections[] = {"workflow", "backoff", "route", "request", "checks", "sequence", "tier", "groups"};
 constexpr double inf = std::numeric_limits<double>::infinity();
 
 std::vector<std::string_view> keys_of(std::span<const std::string_view> keys) { return {keys.begin(), keys.end()}; }
@@ -98,6 +99,53 @@ client::RateLimits read_tier(const toml::table& t, const std::string& file) {
   if (!limits.requests_per_minute && !limits.requests_per_day && !limits.tokens_per_minute)
     r.fail_here("a tier needs at least one of rpm, rpd, tpm");
   return limits;
+}
+
+// [groups]: NAME = ["member", ...]; the members are checked against the routes later.
+std::map<std::string, std::vector<std::string>> read_groups(const toml::table& t, const std::string& file) {
+  TomlReader r(t, file, "groups");
+  std::map<std::string, std::vector<std::string>> out;
+  std::set<std::string> seen;
+  for (const auto& [key, node] : t) {
+    const std::string name(key.str());
+    auto members = r.opt_string_array(name);
+    if (!members || members->empty()) r.fail(name, "needs a list of member routes, [\"a\", \"b\", ...] (at least one)");
+    for (const auto& m : *members) {
+      if (m == name) r.fail(name, fmt::format("a group cannot be its own member (\"{}\")", m));
+      if (!seen.insert(m).second) r.fail(name, fmt::format("route \"{}\" is a member twice (a route belongs to one group)", m));
+    }
+    out[name] = *members;
+  }
+  return out;
+}
+
+std::vector<ExpectShare> read_expect_share(const toml::array& arr, const std::string& file) {
+  std::vector<ExpectShare> out;
+  for (std::size_t i = 0; i < arr.size(); ++i) {
+    const auto& node = *arr.get(i);
+    auto* t = node.as_table();
+    if (!t) throw SpecError(pos_of(node, file), fmt::format("expect_share[{}]: expected a table", i));
+    TomlReader r(*t, file, fmt::format("expect_share[{}]", i));
+    ExpectShare e;
+    e.pos = r.pos();
+    auto route = r.opt_string("route");
+    if (!route) r.fail_here("missing required key \"route\" (a member of a group)");
+    e.route = *route;
+    e.from_ms = r.opt_number("from_ms", 0, inf);
+    e.until_ms = r.opt_number("until_ms", 0, inf);
+    e.min = r.opt_number("min", 0, 1);
+    e.max = r.opt_number("max", 0, 1);
+    if (auto n = r.opt_int("min_attempts", 0, 1'000'000)) e.min_attempts = static_cast<int>(*n);
+    if (auto n = r.opt_int("max_attempts", 0, 1'000'000)) e.max_attempts = static_cast<int>(*n);
+    r.reject_unknown_keys();
+    if (!e.min && !e.max && !e.min_attempts && !e.max_attempts)
+      r.fail_here("needs at least one of min, max, min_attempts, max_attempts");
+    if (e.from_ms && e.until_ms && *e.until_ms <= *e.from_ms) r.fail("until_ms", "must be after from_ms");
+    if (e.min && e.max && *e.max < *e.min) r.fail("max", "is below min");
+    if (e.min_attempts && e.max_attempts && *e.max_attempts < *e.min_attempts) r.fail("max_attempts", "is below min_attempts");
+    out.push_back(std::move(e));
+  }
+  return out;
 }
 
 client::WorkflowRequest read_request(const toml::table& t, const std::string& file) {
@@ -195,6 +243,14 @@ LoadResult load_case_doc(toml::table doc, const std::string& file, const std::st
     if (auto n = top.opt_int("expect_rate_limited", 0, 1'000'000)) c.expect_rate_limited = static_cast<int>(*n);
   });
   errors.run([&] {
+    if (auto* arr = top.opt_array("expect_share")) c.expect_share = read_expect_share(*arr, file);
+  });
+  bool groups_ok = errors.run([&] {
+    if (auto* t = top.opt_table("groups")) c.groups = read_groups(*t, file);
+    for (const auto& [name, members] : c.groups)
+      for (const auto& m : members) c.group_of[m] = name;
+  });
+  errors.run([&] {
     policy_ref = top.opt_string("policy");
     policy_pos = top.pos("policy");
   });
@@ -224,7 +280,7 @@ LoadResult load_case_doc(toml::table doc, const std::string& file, const std::st
   const std::vector<std::string_view> script_keys = keys_of(mock::route_script_keys);
   const std::vector<std::string_view> policy_keys = keys_of(client::route_policy_keys);
   bool routes_ok = true;
-  const auto* routes = doc.get("route");
+  auto* routes = doc.get("route");
   if (!routes) {
     routes_ok = false;
     errors.run([&] { top.fail_here("a case needs a [route.NAME] table for each route it uses"); });
@@ -237,9 +293,20 @@ LoadResult load_case_doc(toml::table doc, const std::string& file, const std::st
       routes_ok &= errors.run([&, &node = node] {  // init-capture: clang 14 (see merge_missing)
         auto* t = node.as_table();
         if (!t) throw SpecError(pos_of(node, file), fmt::format("route.{}: expected a table", name));
+        if (c.groups.contains(name)) {  // a group's route table: the stack's policy keys only, no script
+          TomlReader r(*t, file, "route." + name);
+          for (auto k : policy_keys) r.allow(k);
+          r.reject_unknown_keys();
+          return;
+        }
         c.script.routes[name] = mock::route_script_from_toml(*t, name, file, policy_keys);
       });
     }
+  }
+  // A group the stack sees as one route: without a [route.GROUP] of its own it has the default policy.
+  if (groups_ok && routes_ok) {
+    for (const auto& [name, members] : c.groups)
+      if (!routes->as_table()->contains(name)) routes->as_table()->insert(name, toml::table{});
   }
   const bool workflow_ok = policy_ok && errors.run([&] { c.policy = client::policy_from_toml(doc, file, true, script_keys); });
 
@@ -271,17 +338,44 @@ LoadResult load_case_doc(toml::table doc, const std::string& file, const std::st
   }
   if (routes_ok && workflow_ok) {
     const auto& w = c.policy.workflow;
+    auto named = [&](const std::string& name) {
+      return name == w.primary || std::find(w.fallback.begin(), w.fallback.end(), name) != w.fallback.end();
+    };
     errors.run([&] {
       for (const auto& [name, r] : c.script.routes) {
-        const bool named = name == w.primary || std::find(w.fallback.begin(), w.fallback.end(), name) != w.fallback.end();
-        if (!named)
-          throw SpecError(r.pos, fmt::format("route.{}: the workflow never uses this route (primary = \"{}\", "
-                                             "fallback = [{}])", name, w.primary, fmt::join(w.fallback, ", ")));
+        if (!named(c.logical_route(name)))
+          throw SpecError(r.pos, fmt::format("route.{}: the workflow never uses this route{} (primary = \"{}\", "
+                                             "fallback = [{}])", name,
+                                             c.group_of.contains(name) ? " nor its group " + c.group_of.at(name) : "",
+                                             w.primary, fmt::join(w.fallback, ", ")));
       }
     });
     errors.run([&] {
+      const auto* t = doc["groups"].as_table();
+      for (const auto& [name, members] : c.groups) {
+        TomlReader r(*t, file, "groups");
+        if (!named(name)) r.fail(name, fmt::format("the workflow never uses group \"{}\" (primary = \"{}\", fallback = [{}])",
+                                                   name, w.primary, fmt::join(w.fallback, ", ")));
+        for (const auto& m : members) {
+          if (c.groups.contains(m)) r.fail(name, fmt::format("\"{}\" is a group (a group's members are routes)", m));
+          if (!c.script.routes.contains(m))
+            r.fail(name, fmt::format("\"{}\" is not a route (a [route.{}] with its script; routes: {})", m, m, route_list(c.script)));
+          if (named(m)) r.fail(name, fmt::format("\"{}\" is also named by the workflow (a member is reached through its group)", m));
+          // The stack classifies a group's answers in one dialect (as the gateway's [groups.NAME]).
+          if (c.script.routes.at(m).dialect != c.script.routes.at(members.front()).dialect)
+            r.fail(name, fmt::format("\"{}\" and \"{}\" speak different dialects (a group's routes speak one)", members.front(), m));
+        }
+      }
+    });
+    errors.run([&] {
+      for (const auto& e : c.expect_share)
+        if (!c.group_of.contains(e.route))
+          throw SpecError(e.pos, fmt::format("expect_share: \"{}\" is not a member of a group (groups: {})", e.route,
+                                             fmt::join(std::views::keys(c.groups), ", ")));
+    });
+    errors.run([&] {
       for (const auto& [route, n] : c.expect_attempts)
-        if (!c.script.routes.contains(route))
+        if (!c.script.routes.contains(route) && !c.groups.contains(route))
           throw SpecError(attempts_pos[route], fmt::format("expect_attempts.{}: unknown route (routes: {})", route,
                                                            route_list(c.script)));
     });
@@ -298,10 +392,15 @@ LoadResult load_case_doc(toml::table doc, const std::string& file, const std::st
       auto& s = *c.sequence;
       TomlReader r(*doc["sequence"].as_table(), file, "sequence");
       if (s.outage_route.empty()) s.outage_route = w.primary;
+      const bool needs_outage = s.recovered_within_ms || s.max_outage_attempts;
+      if (c.groups.contains(s.outage_route)) {  // the primary a group: its outage is its members'
+        if (needs_outage) r.fail_here(fmt::format("recovered_within_ms and max_outage_attempts need outage_route = a route "
+                                                  "of the mock (\"{}\" is a group)", s.outage_route));
+        return;
+      }
       auto it = c.script.routes.find(s.outage_route);
       if (it == c.script.routes.end())
         r.fail("outage_route", fmt::format("unknown route \"{}\" (routes: {})", s.outage_route, route_list(c.script)));
-      const bool needs_outage = s.recovered_within_ms || s.max_outage_attempts;
       if (needs_outage && !has_window(it->second))
         r.fail_here(fmt::format("recovered_within_ms and max_outage_attempts need an outage: a step with until_ms "
                                 "in route.{}", s.outage_route));
@@ -316,6 +415,11 @@ LoadResult load_case_doc(toml::table doc, const std::string& file, const std::st
 }
 
 }  // namespace
+
+const std::string& Case::logical_route(const std::string& route) const {
+  auto it = group_of.find(route);
+  return it == group_of.end() ? route : it->second;
+}
 
 std::optional<Action> Case::expected_at(int point) const {
   for (const auto& at : expect_at)

@@ -137,7 +137,10 @@ std::optional<CheckResult> check_attempts(const Ctx& x) {
   if (x.c.expect_attempts.empty()) return std::nullopt;
   std::vector<std::string> bad, good;
   for (const auto& [route, want] : x.c.expect_attempts) {
-    const auto got = std::count_if(x.h.ledger.begin(), x.h.ledger.end(), [&route = route](const LedgerEntry& e) { return e.route == route; });
+    // A group's attempts are its members' together.
+    const auto got = std::count_if(x.h.ledger.begin(), x.h.ledger.end(), [&x, &route = route](const LedgerEntry& e) {
+      return e.route == route || x.c.logical_route(e.route) == route;
+    });
     (got == want ? good : bad).push_back(fmt::format("{}: expected {}, the mock received {}", route, want, got));
   }
   return result("expect_attempts", bad.empty(), fmt::format("{}", fmt::join(bad.empty() ? good : bad, "; ")));
@@ -168,6 +171,7 @@ std::optional<CheckResult> check_elapsed(const Ctx& x) {
   for (std::size_t i = 0; i < x.views.size(); ++i) {
     const auto& v = x.views[i];
     for (std::size_t d = 0; d < v.deliveries.size(); ++d) {
+      if (!v.deliveries[d]->limited_by.empty()) continue;  // its tier refused it: the workflow never ran
       // The stack's own measure, or the caller's wait when the driver cannot see the stack.
       // (An outside driver may measure it from the first attempt, without the program's start-up: elapsed_ms > 0.)
       const double claimed = x.h.has_decision_log ? v.deliveries[d]->elapsed_ms
@@ -201,7 +205,8 @@ std::optional<CheckResult> check_cost(const Ctx& x) {
   for (std::size_t i = 0; i < x.views.size(); ++i) {
     const auto& v = x.views[i];
     double seen = 0;  // every attempt after the first, at its route's price
-    for (std::size_t k = 1; k < v.entries.size(); ++k) seen += x.c.policy.route(v.entries[k]->route).cost_per_attempt_usd;
+    for (std::size_t k = 1; k < v.entries.size(); ++k)  // a group member costs what its group costs the stack
+      seen += x.c.policy.route(x.c.logical_route(v.entries[k]->route)).cost_per_attempt_usd;
     double claimed = 0;
     for (const auto* log : v.deliveries) claimed = std::max(claimed, log->extra_cost_usd);
     if (seen > max + cost_epsilon || claimed > max + cost_epsilon)
@@ -315,7 +320,7 @@ std::optional<CheckResult> check_retry_after(const Ctx& x) {
       const auto* s = x.step(e);
       if (!s || !s->retry_after_ms || !mock::readable_retry_hint(s->retry_after_form)) continue;
       for (std::size_t j = k + 1; j < v.entries.size(); ++j) {
-        if (v.entries[j]->route != e.route) continue;
+        if (x.c.logical_route(v.entries[j]->route) != x.c.logical_route(e.route)) continue;  // a group: any member
         const double gap = v.entries[j]->received_at_ms - e.finished_at_ms;
         const double want = x.scaled(*s->retry_after_ms);
         // Slack: the mock stamps finished_at_ms when its write completes, which can trail the client's
@@ -333,7 +338,7 @@ std::optional<CheckResult> check_retry_after(const Ctx& x) {
 
 // The wait before each retry against the policy's backoff (exponential, full jitter, capped; a
 // readable retry hint wins when longer; the jitter clamped to the time the decision checked), by the
-// ledger alone: the gap from the failed attempt's end to the retry's arrival on the same route.
+// ledger alone: the gap from the failed attempt's end to the retry's arrival on the same route (a model group: any of its members).
 // - Upper bound: gap <= max(hint, min(ceiling(n), room)), ceiling(n) = min(cap, base * 2^n) for the
 //   route's n-th retry of the delivery, room = the time left at the failure minus the route's expected
 //   latency. Checked under virtual time only, where the gap is the wait exactly: live, a loaded
@@ -365,11 +370,12 @@ std::optional<CheckResult> check_backoff(const Ctx& x) {
       int plain = 0;                     // retries with no hint and no clamp
       for (std::size_t k = 0; k + 1 < es.size(); ++k) {
         const auto &e = *es[k], &next = *es[k + 1];
-        if (next.route != e.route || !attempt_failed(e, x.c.policy)) continue;
-        const int n = index[e.route]++;
+        const std::string& route = x.c.logical_route(e.route);  // a retry within a group moves to any member
+        if (x.c.logical_route(next.route) != route || !attempt_failed(e, x.c.policy)) continue;
+        const int n = index[route]++;
         ++retries;
         const double ceiling = std::min(cap, base * std::ldexp(1.0, std::min(n, 1000)));
-        const double room = std::max(0.0, budget - (e.finished_at_ms - start) - x.scaled(x.c.policy.route(e.route).expected_latency_ms));
+        const double room = std::max(0.0, budget - (e.finished_at_ms - start) - x.scaled(x.c.policy.route(route).expected_latency_ms));
         double hint = 0;
         if (const auto* s = x.step(e); s && s->retry_after_ms && s->retry_after_form != mock::RetryAfterForm::none) {
           hint = x.scaled(*s->retry_after_ms);
@@ -443,6 +449,42 @@ std::optional<CheckResult> check_alive(const Ctx& x) {
                 fmt::format("healthy request after the case: {} via \"{}\"", to_string(log.outcome), log.route));
 }
 
+// [[expect_share]]: a member's attempts and its share of its group's, over a window of the case.
+std::optional<CheckResult> check_share(const Ctx& x) {
+  if (x.c.expect_share.empty()) return std::nullopt;
+  std::vector<std::string> bad, good;
+  for (const auto& want : x.c.expect_share) {
+    const std::string& group = x.c.logical_route(want.route);
+    const double from = want.from_ms ? x.scaled(*want.from_ms) : 0;
+    const double until = want.until_ms ? x.scaled(*want.until_ms) : std::numeric_limits<double>::infinity();
+    int mine = 0, all = 0;
+    for (const auto& e : x.h.ledger) {
+      if (x.c.logical_route(e.route) != group || e.route == group || e.received_at_ms < from || e.received_at_ms >= until)
+        continue;
+      ++all;
+      if (e.route == want.route) ++mine;
+    }
+    const double share = all ? static_cast<double>(mine) / all : 0;
+    std::vector<std::string> wrong;
+    if (want.min_attempts && mine < *want.min_attempts) wrong.push_back(fmt::format("fewer than {} attempts", *want.min_attempts));
+    if (want.max_attempts && mine > *want.max_attempts) wrong.push_back(fmt::format("more than {} attempts", *want.max_attempts));
+    if (want.min && (all == 0 || share < *want.min)) wrong.push_back(fmt::format("share below {:.2f}", *want.min));
+    if (want.max && all > 0 && share > *want.max) wrong.push_back(fmt::format("share above {:.2f}", *want.max));
+    const std::string window = want.from_ms || want.until_ms
+                                   ? fmt::format(" in [{:.0f}, {}) ms", want.from_ms.value_or(0),
+                                                 want.until_ms ? fmt::format("{:.0f}", *want.until_ms) : std::string("end"))
+                                   : std::string();
+    auto line = fmt::format("{}: {} of {}'s {} attempts{} (share {:.2f})", want.route, mine, group, all, window, share);
+    if (wrong.empty())
+      good.push_back(std::move(line));
+    else
+      bad.push_back(fmt::format("{}: {}", line, fmt::join(wrong, ", ")));
+  }
+  auto message = fmt::format("{}", fmt::join(bad.empty() ? good : bad, "; "));
+  if (!bad.empty()) message += "; timeline: " + timeline(x);
+  return result("expect_share", bad.empty(), std::move(message));
+}
+
 std::optional<CheckResult> check_serving_route(const Ctx& x) {
   if (!x.c.checks.names_serving_route) return std::nullopt;
   std::vector<std::string> bad, good;
@@ -459,7 +501,9 @@ std::optional<CheckResult> check_serving_route(const Ctx& x) {
       const auto* s = x.step(*serving);
       const std::string model = s && s->model ? *s->model : serving->model;
       std::vector<std::string> wrong;
-      if (log.route != serving->route) wrong.push_back(fmt::format("route \"{}\" (served by \"{}\")", log.route, serving->route));
+      // A group's answer names the group (the stack's route) or the member that served it.
+      if (log.route != serving->route && log.route != x.c.logical_route(serving->route))
+        wrong.push_back(fmt::format("route \"{}\" (served by \"{}\")", log.route, serving->route));
       if (log.model != model) wrong.push_back(fmt::format("model \"{}\" (served \"{}\")", log.model, model));
       if (log.output_tokens <= 0) wrong.push_back("no output token usage");
       if (wrong.empty())
@@ -586,6 +630,7 @@ constexpr CheckSpec all_checks[] = {
     {"action_agreement", check_agreement},
     {"expect_outcome", check_outcome},
     {"expect_attempts", check_attempts},
+    {"expect_share", check_share},
     {"max_total_attempts", check_max_attempts},
     {"max_elapsed_ms", check_elapsed},
     {"max_extra_cost_usd", check_cost},
@@ -649,13 +694,13 @@ CaseResult check_case(const Case& c, const History& h, const CheckOptions& optio
   };
   try {
     Ctx x{c, h, options, {}, {}, {}, {}};
-    x.views = group_by_request(h, &x.unmatched);
+    x.views = group_by_request(h, &x.unmatched, c.group_of);
     // Foreign traffic on a completion path took its script step too: the steps are the whole namespace's.
     auto all = h.ledger;
     all.insert(all.end(), h.foreign.begin(), h.foreign.end());
     x.steps = resolve_steps(c.script, all, options.time_scale);
     for (const auto& v : x.views) {
-      for (auto& p : derive_points(v, c.policy, h.has_decision_log)) {
+      for (auto& p : derive_points(v, c.policy, h.has_decision_log, c.group_of)) {
         p.point = static_cast<int>(x.points.size()) + 1;
         p.expected = c.expected_at(p.point).value_or(Action::none);
         x.points.push_back(std::move(p));

@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """A tiny exec-driver client: tries the primary once, then each fallback once (no retries), and prints
 the contract's last line. EXEC_CLIENT_MODE: hang (waits on a child process), crash (SIGSEGV), noline
-(no contract line: the exit code says)."""
-import json, os, re, signal, subprocess, sys, urllib.request
+(no contract line: the exit code says). The case's tier (LLMCHAOS_TIER_RPM / _RPD) is kept across the
+case's processes in LLMCHAOS_STATE_DIR: a request over it is refused ("rate_limited") unsent."""
+import json, os, re, signal, subprocess, sys, time, urllib.request
 
 mode = os.environ.get("EXEC_CLIENT_MODE", "")
 if mode == "hang":
@@ -13,6 +14,30 @@ if mode == "crash":
     os.kill(os.getpid(), signal.SIGSEGV)
 
 req = json.loads(os.environ["LLMCHAOS_REQUEST"])
+
+
+def tier_refusal():
+    """The limit that refuses this request, or None (then it is counted): sliding windows of scripted time."""
+    limits = [(os.environ.get("LLMCHAOS_TIER_RPM"), 60_000, "requests_per_minute"),
+              (os.environ.get("LLMCHAOS_TIER_RPD"), 86_400_000, "requests_per_day")]
+    if not any(limit for limit, _, _ in limits):
+        return None
+    scale = float(os.environ.get("LLMCHAOS_TIME_SCALE", "1"))
+    path = os.path.join(os.environ["LLMCHAOS_STATE_DIR"], "tier.json")
+    times = json.load(open(path)) if os.path.exists(path) else []
+    now = time.time() * 1000
+    for limit, window, name in limits:
+        if limit and sum(1 for t in times if t + window * scale > now) >= int(limit):
+            return name
+    with open(path, "w") as f:
+        json.dump(times + [now], f)
+    return None
+
+
+refused = tier_refusal()
+if refused:
+    print(json.dumps({"outcome": "rate_limited", "limited_by": refused}))
+    sys.exit(0)
 routes = [os.environ["LLMCHAOS_PRIMARY"]] + [r for r in os.environ.get("LLMCHAOS_FALLBACK", "").split(",") if r]
 
 
@@ -28,7 +53,8 @@ def call(route):
         url = f"{base}/v1beta/models/{req['model']}:generateContent"
         body = {"contents": [{"role": "user", "parts": [{"text": req["prompt"]}]}]}
     r = urllib.request.Request(url, json.dumps(body).encode(), {"content-type": "application/json",
-                                                                "authorization": "Bearer k", "x-api-key": "k"})
+                                                                "authorization": "Bearer k", "x-api-key": "k",
+                                                                "idempotency-key": req["operation_id"]})
     with urllib.request.urlopen(r, timeout=5) as res:
         j = json.loads(res.read())
     if dialect == "openai":

@@ -4,6 +4,8 @@
 
 #include <dirent.h>
 
+#include <algorithm>
+
 #include <fstream>
 #include <chrono>
 #include <thread>
@@ -15,7 +17,8 @@
 namespace llmchaos::harness {
 namespace {
 
-RunResult run_exec(const std::vector<std::string>& case_files, const std::string& env_prefix, double min_deadline_ms) {
+RunResult run_exec(const std::vector<std::string>& case_files, const std::string& env_prefix, double min_deadline_ms,
+                   double time_scale = 0.1) {
   const auto src = test::source_dir();
   std::vector<std::string> paths;
   for (const auto& f : case_files) paths.push_back(src + "/cases/" + f);
@@ -24,7 +27,7 @@ RunResult run_exec(const std::vector<std::string>& case_files, const std::string
   RunOptions o;
   o.driver = "exec";
   o.driver_options.exec_command = env_prefix + "python3 '" + src + "/tests/harness/exec_client.py'";
-  o.time_scale = 0.1;
+  o.time_scale = time_scale;
   o.jobs = 2;
   // Interpreter start-up on a loaded machine takes seconds; the deadline is a real-time floor.
   o.min_deadline_ms = min_deadline_ms;
@@ -122,6 +125,26 @@ TEST_CASE("exec driver: --exec is required and belongs to it alone", "[driver][e
   o.exec_command = "true";
   CHECK(exec->validate(o).empty());
   CHECK_FALSE(find_driver("inproc")->validate(o).empty());
+}
+
+
+TEST_CASE("exec driver: the case's tier reaches the program, which refuses a request over it as rate_limited",
+          "[driver][exec][tier]") {
+  // exec_client.py keeps the tier's windows in LLMCHAOS_STATE_DIR across the case's processes. Unscaled:
+  // an interpreter per request takes seconds to start on a loaded machine, longer than a minute x 0.1.
+  const auto run = run_exec({"tiers/rpm-burst-over-limit-refused.toml", "tiers/rpd-burst-refused.toml"}, "", 120000, 1);
+  REQUIRE(run.cases.size() == 2);
+  for (const auto& c : run.cases) {
+    std::string checks;
+    for (const auto& check : c.checks) checks += check.name + ": " + check.message + "\n";
+    INFO(c.name << ": " << c.unknown_reason << "\n" << checks);
+    CHECK(c.verdict == Verdict::pass);
+    const auto limited = std::find_if(c.checks.begin(), c.checks.end(), [](const CheckResult& r) { return r.name == "expect_rate_limited"; });
+    REQUIRE(limited != c.checks.end());
+    CHECK(limited->ok);
+  }
+  CHECK(by_file(run, "rpm-burst-over-limit-refused.toml").attempts_by_route.at("primary") == 3);
+  CHECK(by_file(run, "rpd-burst-refused.toml").logs.back().limited_by == "requests_per_day");
 }
 
 }  // namespace llmchaos::harness

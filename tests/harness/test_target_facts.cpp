@@ -79,7 +79,7 @@ TEST_CASE("capability lists: names checked, none and blanks allowed", "[targets]
   CHECK(parse_capabilities("").empty());
   CHECK(parse_capabilities(" redelivery ,queue,queue") == std::vector<std::string>{"redelivery", "queue"});
   CHECK_THROWS_WITH(parse_capabilities("queue,teleport"),
-                    "unknown capability \"teleport\" (capabilities: queue, degrade, output_contract, redelivery, tier_limits, or none)");
+                    "unknown capability \"teleport\" (capabilities: queue, degrade, output_contract, redelivery, tier_limits, model_groups, or none)");
 }
 
 }  // namespace llmchaos::harness

@@ -44,6 +44,17 @@ struct Checks {
   bool names_serving_route = false;
 };
 
+// [[expect_share]]: the traffic split inside a model group, judged from the ledger. The attempts the
+// mock received on `route` (a member of a group) and on the whole group, counted over the attempts that
+// arrived in [from_ms, until_ms) scripted ms after the case started (each bound optional).
+struct ExpectShare {
+  std::string route;
+  std::optional<double> from_ms, until_ms;
+  std::optional<double> min, max;                  // the member's share of its group's attempts, 0..1
+  std::optional<int> min_attempts, max_attempts;  // the member's attempts
+  SourcePos pos;
+};
+
 struct Sequence {
   int count = 1;
   double interval_ms = 0;
@@ -74,6 +85,12 @@ struct Case {
   // [tier]: the limits of the key every request of the case is sent with (the gateway's tiers): a request
   // over one is refused before the stack runs it (the caller sees a 429; the mock sees nothing).
   std::optional<client::RateLimits> tier;
+  // [groups]: model groups, name -> member routes (each a [route.NAME] of the mock). The stack sees a
+  // group as one route (the workflow's primary / fallback may name it); each attempt goes to one member,
+  // picked by the balancer. `group_of` is the reverse map (member -> group).
+  std::map<std::string, std::vector<std::string>> groups;
+  std::map<std::string, std::string> group_of;
+  std::vector<ExpectShare> expect_share;
   std::optional<int> expect_rate_limited;  // requests the tier refused, over the whole case
   std::optional<double> deadline_ms;  // scripted ms
   // The case sits on an exact time boundary (time left == retry-after + expected time, say) that only a
@@ -81,6 +98,8 @@ struct Case {
   bool exact_time = false;
 
   int request_count() const { return sequence ? sequence->count : 1; }
+  // The route the stack sees for a route of the mock: its group when it is a member, else itself.
+  const std::string& logical_route(const std::string& route) const;
   // The action expected at failure point `point` (1-based), none when the case does not pin it.
   std::optional<Action> expected_at(int point) const;
   // The hard real-time deadline in real ms for a run at `time_scale` (never below `floor_ms`).

@@ -85,17 +85,24 @@ struct RequestView {
   std::vector<int> entry_delivery;
 };
 
+// A model group's member -> the group (Case::group_of): the checker takes a group's members for one
+// route, as the stack does, when it matches attempts and derives actions.
+using GroupOf = std::map<std::string, std::string>;
+
 // Ledger entries grouped per request by their Idempotency-Key (= the log's operation id); with a
-// single request every entry is its own. Entries whose key names no request go to `unmatched`.
-std::vector<RequestView> group_by_request(const History& history, std::vector<const LedgerEntry*>* unmatched = nullptr);
+// single request every entry is its own. Entries whose key names no request go to `unmatched`. Log
+// attempts match entries by route, a group's members counting as the group.
+std::vector<RequestView> group_by_request(const History& history, std::vector<const LedgerEntry*>* unmatched = nullptr,
+                                          const GroupOf& group_of = {});
 
 // The actions at the failure points of one request, derived twice: from the decision log, and from the
 // ledger (next attempt of the same delivery on the same route = retry, on another = fallback, none =
 // degrade / queue / fail_closed by the delivery's outcome; a failed final attempt reported as a
 // success = none). A failed ledger entry no log point refers to becomes a point of its own (from_log =
-// none). `rule` carries the rule text of the log point.
+// none). `rule` carries the rule text of the log point. A group's members are one route: the next
+// attempt on another member of the same group is a retry.
 std::vector<PointResult> derive_points(const RequestView& request, const client::Policy& policy,
-                                       bool has_decision_log);
+                                       bool has_decision_log, const GroupOf& group_of = {});
 
 // ---- the checker ----
 
