@@ -161,10 +161,13 @@ class Delivery {
     };
     rec.start_ms = now - budget_.start_ms();
     AttemptResult res = s_.transport.send(ar, s_.clock, on_token);
-    // A resumed stream starts after the frame that named the response: the id is the resume's.
+    // A resumed stream starts after the frame that named the response: the id is the resume's, and
+    // the response's text so far is what the caller saw before the cut plus this attempt's (the output
+    // contract, the answer and a further resume all read the whole of it).
     if (resume_) {
       if (res.response_id.empty()) res.response_id = resume_->response_id;
       if (res.last_sequence < 0) res.last_sequence = resume_->last_sequence;
+      res.text = resumed_text_ + res.text;
     }
     const double end = s_.clock.now_ms();
     rec.end_ms = end - budget_.start_ms();
@@ -242,8 +245,7 @@ class Delivery {
     kind_ = AttemptKind::initial;  // the second leg of the workflow, not a retry
   }
 
-  void answer(AttemptResult& res, int index) {
-    if (resume_) res.text = resumed_text_ + res.text;  // the text before the cut, then the rest
+  void answer(const AttemptResult& res, int index) {
     if (buffer_output_) {
       commit(index, "answer");
       if (req_.on_token && !res.text.empty()) req_.on_token(res.text);
@@ -270,9 +272,9 @@ class Delivery {
 
   // One failure point: ask the decision, log it, and carry the action out.
   // `resume_at`: where the failed attempt's background response can be resumed (rule 0's input);
-  // `shown` / `shown_tokens`: what it made visible, kept in front of the resumed rest.
+  // `text` / `shown_tokens`: the response's text so far and the tokens this attempt made visible.
   void decide_and_apply(const Classification& c, int attempt, bool breaker_open,
-                        std::optional<ResumePoint> resume_at = std::nullopt, const std::string& shown = {},
+                        std::optional<ResumePoint> resume_at = std::nullopt, const std::string& text = {},
                         int shown_tokens = 0) {
     const auto& wf = s_.policy.workflow;
     const double now = s_.clock.now_ms();
@@ -305,7 +307,7 @@ class Delivery {
         fp.next_route = route_;
         log_.failures.push_back(fp);
         resume_ = std::move(resume_at);
-        resumed_text_ += shown;
+        resumed_text_ = text;
         resumed_visible_ += shown_tokens;
         kind_ = AttemptKind::retry;  // the budget counts a resume as a retry of the same route
         return;
