@@ -319,13 +319,11 @@ PlannedAttempt Engine::begin(const IncomingRequest& req) {
   e.background = parsed.chat.background && dialect.unknown_response != nullptr;
 
   Plan plan;
-  const Stored* stored = nullptr;
-  if (parsed.retrieve && parsed.error == RequestError::none) {
-    e.starting_after = parsed.retrieve->starting_after;
-    if (auto it = ns->stored.find(parsed.retrieve->id); it != ns->stored.end()) stored = &it->second;
-  }
   if (parsed.retrieve && parsed.error == RequestError::none) {
     // A retrieve is an attempt: it takes its step, so a script can fault a resume like any attempt.
+    e.starting_after = parsed.retrieve->starting_after;
+    const auto it = ns->stored.find(parsed.retrieve->id);
+    const Stored* stored = it == ns->stored.end() ? nullptr : &it->second;
     const Step& step = select_step(route, e.received_at_ms, impl_->time_scale);
     if (!stored) {
       auto reply = dialect.unknown_response(parsed.retrieve->id);
