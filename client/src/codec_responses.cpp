@@ -2,16 +2,25 @@
 // typed SSE (`event: <type>`, data with `type` and `sequence_number`) ending with response.completed
 // (no [DONE]); response.failed and `error` events are in-stream errors; response.incomplete ends the
 // stream with its incomplete_details.reason as the finish (content_filter: a policy stop).
+#include <fmt/format.h>
+
 #include "codec_detail.hpp"
 
 namespace llmchaos::client::detail {
 namespace {
 
-std::string target(const AttemptRequest&) { return "/v1/responses"; }
+// A resume reads the stored response's stream after the last sequence number seen (SPEC 3 rule 0).
+std::string target(const AttemptRequest& req) {
+  if (req.resume)
+    return fmt::format("/v1/responses/{}?stream=true&starting_after={}", req.resume->response_id,
+                       req.resume->last_sequence);
+  return "/v1/responses";
+}
 
 Headers headers(const std::string& api_key) { return {{"authorization", "Bearer " + api_key}}; }
 
 std::string request_body(const AttemptRequest& req) {
+  if (req.resume) return {};  // a GET
   json::array input{json::object{{"role", "user"}, {"content", req.prompt}}};
   if (req.tool_turn) {
     const auto& t = *req.tool_turn;
@@ -29,6 +38,7 @@ std::string request_body(const AttemptRequest& req) {
     body["tool_choice"] = "auto";
   }
   if (req.stream) body["stream"] = true;
+  if (req.background) body["background"] = true;
   return json::serialize(body);
 }
 
@@ -85,6 +95,7 @@ EventResult on_event(const SseEvent& ev, Answer& acc) {
   json::value v;
   if (!parse_json(ev.data, v) || !v.is_object()) return {EventKind::malformed, {}, false};
   const auto type = str_at(v, {"type"});
+  if (const auto* seq = find(v, {"sequence_number"}); seq && seq->is_int64()) acc.last_sequence = seq->as_int64();
   if (type == "error" || type == "response.failed") return {EventKind::error, {}, false};
   if (type == "response.output_text.delta") {
     auto token = str_at(v, {"delta"});
@@ -94,6 +105,8 @@ EventResult on_event(const SseEvent& ev, Answer& acc) {
   }
   if (type == "response.created" || type == "response.in_progress") {
     if (auto model = str_at(v, {"response", "model"}); !model.empty()) acc.model = model;
+    if (auto id = str_at(v, {"response", "id"}); !id.empty()) acc.response_id = id;
+    if (const auto* bg = find(v, {"response", "background"}); bg && bg->is_bool()) acc.background = bg->get_bool();
   } else if (type == "response.output_item.added" || type == "response.output_item.done") {
     if (str_at(v, {"item", "type"}) == "function_call") {
       const auto* item = find(v, {"item"});

@@ -216,6 +216,19 @@ void apply_rules(const DecisionInput& in, Inputs& inputs, Decision& d) {
   inputs("owner", to_string(owner))("commit", to_string(commit));
   if (owner == Owner::none) return done(Action::none, 0, "0: not a failure");
 
+  // 0. A cut background response goes on where it broke: the provider's resume duplicates nothing.
+  if (in.resumable_cut) {
+    inputs.flag("resumable_cut", true)("attempts_left", in.attempts_left)("time_left_ms", in.time_left_ms);
+    inputs.raw(" (expected_ms=");
+    inputs.number(in.current.expected_latency_ms);
+    inputs.raw(')');
+    if (in.attempts_left > 0 && in.time_left_ms >= in.current.expected_latency_ms) {
+      d.target_route = in.current.route;
+      return done(Action::resume, 0, "0: a cut background response with a known id and sequence: resume");
+    }
+    inputs("resume", in.attempts_left <= 0 ? "no(no attempts left)" : "no(latency > time left)");
+  }
+
   // 1. The request or the credentials are wrong; a refusal must not be routed to a laxer model.
   if (owner == Owner::request || owner == Owner::auth || owner == Owner::policy)
     return done(Action::fail_closed, 1, "1: owner is request/auth/policy: fix the request or the credentials");

@@ -137,6 +137,8 @@ class Delivery {
     ar.prefill = req_.prefill;
     ar.operation_id = req_.operation_id;
     ar.tool_turn = tool_turn_;
+    ar.background = wf.background;
+    ar.resume = resume_;
     // The attempt may not outlive the request's time budget.
     ar.timeout_ms = std::min(wf.attempt_timeout_ms, budget_.time_left_ms(now));
 
@@ -159,6 +161,14 @@ class Delivery {
     };
     rec.start_ms = now - budget_.start_ms();
     AttemptResult res = s_.transport.send(ar, s_.clock, on_token);
+    // A resumed stream starts after the frame that named the response: the id is the resume's, and
+    // the response's text so far is what the caller saw before the cut plus this attempt's (the output
+    // contract, the answer and a further resume all read the whole of it).
+    if (resume_) {
+      if (res.response_id.empty()) res.response_id = resume_->response_id;
+      if (res.last_sequence < 0) res.last_sequence = resume_->last_sequence;
+      res.text = resumed_text_ + res.text;
+    }
     const double end = s_.clock.now_ms();
     rec.end_ms = end - budget_.start_ms();
     rec.status = res.status;
@@ -173,7 +183,7 @@ class Delivery {
     obs.body = res.body;
     obs.headers = res.headers;
     obs.event = res.event;
-    obs.visible_tokens = visible;
+    obs.visible_tokens = visible + resumed_visible_;  // a resume goes on with the tokens already shown
     obs.tool_committed = tool_committed_;
     obs.replay_safe = wf.replay_safe;
     obs.finish_reason = res.finish_reason;
@@ -200,7 +210,12 @@ class Delivery {
 
     if (c.owner != Owner::none) {
       breaker.on_failure(c.owner, end);
-      decide_and_apply(c, index, breaker.state(end) == BreakerState::open);
+      // SPEC 3 rule 0's input: the stream of a stored response broke off where the provider goes on.
+      const bool cut = res.event == TransportEvent::stream_closed || res.event == TransportEvent::stream_idle_timeout;
+      std::optional<ResumePoint> at;
+      if (cut && wf.background && !res.response_id.empty() && res.last_sequence >= 0)
+        at = ResumePoint{res.response_id, res.last_sequence};
+      decide_and_apply(c, index, breaker.state(end) == BreakerState::open, at, res.text, visible);
       return;
     }
     breaker.on_success(end);
@@ -256,7 +271,11 @@ class Delivery {
   }
 
   // One failure point: ask the decision, log it, and carry the action out.
-  void decide_and_apply(const Classification& c, int attempt, bool breaker_open) {
+  // `resume_at`: where the failed attempt's background response can be resumed (rule 0's input);
+  // `text` / `shown_tokens`: the response's text so far and the tokens this attempt made visible.
+  void decide_and_apply(const Classification& c, int attempt, bool breaker_open,
+                        std::optional<ResumePoint> resume_at = std::nullopt, const std::string& text = {},
+                        int shown_tokens = 0) {
     const auto& wf = s_.policy.workflow;
     const double now = s_.clock.now_ms();
     const BudgetView view = budget_.view(now);
@@ -271,6 +290,7 @@ class Delivery {
       if (fb != route_ && !tried_.count(fb)) in.fallbacks.push_back(option(fb, now));
     in.queue_allowed = wf.queue_allowed;
     in.degrade_allowed = wf.degrade_allowed;
+    in.resumable_cut = resume_at.has_value();
     Decision d = decide(in);
 
     FailurePoint fp;
@@ -283,6 +303,14 @@ class Delivery {
     fp.inputs = d.inputs;
 
     switch (d.action) {
+      case Action::resume:
+        fp.next_route = route_;
+        log_.failures.push_back(fp);
+        resume_ = std::move(resume_at);
+        resumed_text_ = text;
+        resumed_visible_ += shown_tokens;
+        kind_ = AttemptKind::retry;  // the budget counts a resume as a retry of the same route
+        return;
       case Action::retry: {
         std::optional<double> retry_after = d.wait_ms > 0 ? std::optional<double>(d.wait_ms) : c.retry_after_ms;
         double wait = s_.backoff.delay(retries_on_route_, s_.rng, retry_after).ms;
@@ -299,6 +327,7 @@ class Delivery {
         return;
       }
       case Action::fallback:
+        resume_.reset();  // another route holds no stored response of this one
         fp.next_route = d.target_route;
         log_.failures.push_back(fp);
         tried_.insert(route_);
@@ -375,6 +404,10 @@ class Delivery {
   std::map<std::string, int> route_attempts_;
   int retries_on_route_ = 0;
   std::optional<ToolTurn> tool_turn_;
+  // The next attempt resumes this stored response (rule 0); the text and tokens shown before it.
+  std::optional<ResumePoint> resume_;
+  std::string resumed_text_;
+  int resumed_visible_ = 0;
   bool tool_committed_ = false;
   bool committed_ = false;
   bool done_ = false;

@@ -150,7 +150,7 @@ asio::awaitable<AttemptResult> HttpTransport::Impl::attempt(const AttemptRequest
   const std::string key = fmt::format("{}:{}", url.host, url.port);
   const DialectCodec& codec = codec_for(req.endpoint.dialect);
 
-  http::request<http::string_body> hreq{http::verb::post, url.path + codec.target(req), 11};
+  http::request<http::string_body> hreq{http::string_to_verb(attempt_method(req)), url.path + codec.target(req), 11};
   hreq.set(http::field::host, key);
   hreq.set(http::field::user_agent, options.user_agent);
   hreq.set(http::field::content_type, "application/json");

@@ -33,6 +33,7 @@ WorkflowPolicy read_workflow(const toml::table& t, const std::string& file) {
   w.max_extra_cost_usd = r.opt_number("max_extra_cost_usd", 0, inf).value_or(w.max_extra_cost_usd);
   w.attempt_timeout_ms = read_time(r, "attempt_timeout_ms", w.attempt_timeout_ms);
   w.replay_safe = r.opt_bool("replay_safe").value_or(w.replay_safe);
+  w.background = r.opt_bool("background").value_or(w.background);
   w.fallback = r.opt_string_array("fallback").value_or(w.fallback);
   w.queue_allowed = r.opt_bool("queue_allowed").value_or(w.queue_allowed);
   w.degrade_allowed = r.opt_bool("degrade_allowed").value_or(w.degrade_allowed);

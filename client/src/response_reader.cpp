@@ -115,6 +115,8 @@ AttemptResult ResponseReader::take() {
   r_.model = std::move(answer_.model);
   r_.input_tokens = answer_.input_tokens;
   r_.output_tokens = answer_.output_tokens;
+  if (answer_.background) r_.response_id = std::move(answer_.response_id);
+  r_.last_sequence = answer_.last_sequence;
   return std::move(r_);
 }
 

@@ -58,6 +58,11 @@ json::value to_json_value(const LedgerEntry& e) {
     o["upstream_head_ms"] = e.upstream_head_ms;
     o["upstream_ms"] = e.upstream_ms;
   }
+  if (e.background) o["background"] = true;  // only then, like the proxy's fields
+  if (e.resume_of != 0) {
+    o["resume_of"] = e.resume_of;
+    o["starting_after"] = e.starting_after;
+  }
   return o;
 }
 
@@ -89,6 +94,9 @@ LedgerEntry ledger_entry_from_json_value(const json::value& v) {
   e.upstream_status = static_cast<int>(num_field(o, "upstream_status"));
   e.upstream_head_ms = num_field(o, "upstream_head_ms");
   e.upstream_ms = num_field(o, "upstream_ms");
+  e.background = bool_field(o, "background");
+  e.resume_of = static_cast<std::uint64_t>(num_field(o, "resume_of"));
+  e.starting_after = o.contains("starting_after") ? static_cast<std::int64_t>(num_field(o, "starting_after")) : -1;
   return e;
 }
 

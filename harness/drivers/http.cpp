@@ -288,6 +288,9 @@ class HttpSession final : public CaseSession {
     if (!complete && res.status == 200) reported = ReportedOutcome{Outcome::fail_closed, false};
     if (res.status == 202 && !reported) reported = ReportedOutcome{Outcome::queued, false};
     const bool ok = res.status == 200 && complete;
+    // The same head named a primary success before the stream could break: one resumed afterwards
+    // (SPEC 3 rule 0, a cut background response) is still a success, which the ledger names.
+    if (ok && ar.stream && reported && reported->outcome == Outcome::primary_success) reported->outcome.reset();
 
     auto attempts = attempts_since(before, ar.operation_id);
     // The target's own error (a 5xx, a broken stream) after the upstream served it whole: the target

@@ -44,6 +44,7 @@ std::string case_policy_toml(const CaseEnv& env) {
   out += fmt::format("replay_safe = {}\nqueue_allowed = {}\ndegrade_allowed = {}\ndegrade_text = {}\n", w.replay_safe,
                      w.queue_allowed, w.degrade_allowed, toml_string(w.degrade_text));
   if (!w.output_required.empty()) out += fmt::format("output_required = {}\n", string_array(w.output_required));
+  if (w.background) out += "background = true\n";  // only then: the configs of other cases keep their text
   out += fmt::format("\n[backoff]\nbase_ms = {}\ncap_ms = {}\n", number(p.backoff.base_ms), number(p.backoff.cap_ms));
   auto policy_keys = [&](const std::string& name) {
     const auto& r = p.route(name);
@@ -211,6 +212,7 @@ std::string case_policy_json(const CaseEnv& env) {
                                {"degrade_text", w.degrade_text},
                                {"output_required", required}};
   if (std::isfinite(w.max_extra_cost_usd)) workflow["max_extra_cost_usd"] = w.max_extra_cost_usd;
+  if (w.background) workflow["background"] = true;
   boost::json::object out{{"workflow", workflow},
                           {"backoff", {{"base_ms", p.backoff.base_ms}, {"cap_ms", p.backoff.cap_ms}}},
                           {"routes", routes_array(env, false)}};

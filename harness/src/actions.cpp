@@ -50,6 +50,11 @@ void split_foreign(History& history) {
   history.ledger = std::move(mine);
 }
 
+bool resumes(const LedgerEntry& failed, const LedgerEntry& next) {
+  // The failed attempt answered 2xx (a stream that broke off) and the next re-reads a stored response.
+  return next.resume_of != 0 && next.route == failed.route && failed.status / 100 == 2;
+}
+
 bool attempt_failed(const LedgerEntry& entry, const client::Policy& policy) {
   if (entry.status >= 400 || entry.status == 0) return true;
   if (entry.finished && entry.outcome != AttemptOutcome::completed) return true;
@@ -151,8 +156,10 @@ std::vector<PointResult> derive_points(const RequestView& v, const client::Polic
   // Ledger alone: what followed entry `i` inside its delivery.
   auto from_entry = [&](int i) {
     const int d = v.entry_delivery[i];
-    if (i + 1 < n && v.entry_delivery[i + 1] == d)
+    if (i + 1 < n && v.entry_delivery[i + 1] == d) {
+      if (resumes(*v.entries[i], *v.entries[i + 1])) return Action::resume;
       return route_of(i + 1) == route_of(i) ? Action::retry : Action::fallback;
+    }
     return terminal_action(*v.deliveries[d]);
   };
   // A point no ledger entry shows (no attempt sent, or one the mock never saw): the next entry of the

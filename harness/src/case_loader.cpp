@@ -197,7 +197,7 @@ LoadResult load_case_doc(toml::table doc, const std::string& file, const std::st
   errors.run([&] { c.tags = top.opt_string_array("tags").value_or(std::vector<std::string>{}); });
   const bool expect_ok = errors.run([&] {
     auto e = top.opt_enum<Action>("expect");
-    if (!e) top.fail_here("missing required key \"expect\" (retry, fallback, queue, degrade, fail_closed or none)");
+    if (!e) top.fail_here("missing required key \"expect\" (retry, fallback, queue, degrade, fail_closed, resume or none)");
     c.expect = *e;
   });
   errors.run([&] { c.expect_outcome = top.opt_enum<Outcome>("expect_outcome"); });

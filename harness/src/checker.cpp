@@ -42,8 +42,12 @@ struct Ctx {
     auto it = steps.find(e.seq);
     return it == steps.end() ? nullptr : it->second;
   }
-  // The healthy answer the mock gives for this attempt.
+  // The healthy answer the mock gives for this attempt (a resume's: the stored response it re-reads,
+  // the answer of the attempt that created it).
   std::string canonical_text(const LedgerEntry& e) const {
+    if (e.resume_of != 0)
+      for (const auto& created : h.ledger)
+        if (created.seq == e.resume_of && created.resume_of == 0) return canonical_text(created);
     if (const auto* s = step(e); s && s->text) return *s->text;
     const auto* r = route(e.route);
     return r ? r->default_text : std::string();
@@ -232,8 +236,9 @@ std::optional<CheckResult> check_duplicates(const Ctx& x) {
     const bool refused = mock::fault_traits(e.fault).in_band == mock::InBand::under_output_contract;
     return contract && (refused || (e.events_sent > 0 && broke_off(e)));
   };
+  // A resume re-reads a response the provider already made (SPEC 3 rule 0): no new work, no new commit.
   for (const auto& e : x.h.ledger)
-    if (e.committed && !held_back(e)) ++committed[e.idempotency_key];
+    if (e.committed && !held_back(e) && e.resume_of == 0) ++committed[e.idempotency_key];
   for (const auto& s : x.h.side_effects) ++effects[s.operation_id];
   std::vector<std::string> bad;
   for (const auto& [op, n] : effects)
@@ -372,6 +377,7 @@ std::optional<CheckResult> check_backoff(const Ctx& x) {
         const auto &e = *es[k], &next = *es[k + 1];
         const std::string& route = x.c.logical_route(e.route);  // a retry within a group moves to any member
         if (x.c.logical_route(next.route) != route || !attempt_failed(e, x.c.policy)) continue;
+        if (resumes(e, next)) continue;  // a resume is no retry: it waits for no backoff
         const int n = index[route]++;
         ++retries;
         const double ceiling = std::min(cap, base * std::ldexp(1.0, std::min(n, 1000)));

@@ -29,6 +29,9 @@ struct Failure {
   Owner owner = Owner::none;
   CommitState commit = CommitState::none;
   std::string what;  // the row of SPEC 2 that applied, in words
+  // SPEC 3 rule 0's first half: the stream of a background response broke off after the frame that
+  // named it (so the id and a sequence number are known) while the provider goes on.
+  bool background_cut = false;
 };
 
 // The fields of a JSON-object answer; nullopt when the text is not a JSON object.
@@ -60,8 +63,9 @@ bool meets_contract(const Case& c, const LedgerEntry& e, const mock::Step* step)
 }
 
 // SPEC 2's table, read off the mock's record of the attempt. `side_effect_before`: a tool side effect of
-// this operation ran before the attempt (every later failure is committed).
-Failure judge(const Case& c, const LedgerEntry& e, const mock::Step* step, bool side_effect_before) {
+// this operation ran before the attempt (every later failure is committed). `shown_before`: content
+// events of the same background response the caller saw before this attempt resumed it.
+Failure judge(const Case& c, const LedgerEntry& e, const mock::Step* step, bool side_effect_before, int shown_before) {
   const auto& wf = c.policy.workflow;
   Failure f;
   f.failed = true;
@@ -69,9 +73,13 @@ Failure judge(const Case& c, const LedgerEntry& e, const mock::Step* step, bool 
   // "committed once a token is visible": what reached the caller before the fault. A plain body is all or
   // nothing; an answer held back for the output contract, or a tool call, shows the caller no token.
   const int visible = (!e.stream || !wf.output_required.empty() || tool_leg) ? 0 : e.events_sent;
-  const CommitState after_tokens =
-      side_effect_before || visible > 0 ? CommitState::committed : CommitState::none;
-  const CommitState before_any = side_effect_before ? CommitState::committed : CommitState::none;
+  const bool shown = side_effect_before || shown_before > 0;
+  const CommitState after_tokens = shown || visible > 0 ? CommitState::committed : CommitState::none;
+  const CommitState before_any = shown ? CommitState::committed : CommitState::none;
+  // Background responses are a Responses API feature; the request that created one, or a resume of it,
+  // streamed with a 200: its first frame (response.created) named it, unless the stream is a resume.
+  f.background_cut = wf.background && e.dialect == Dialect::responses && e.stream && e.status == 200 &&
+                     (e.fault == FaultKind::stream_cut || e.fault == FaultKind::stream_stall);
   auto set = [&](Owner owner, CommitState commit, std::string what) {
     f.owner = owner;
     f.commit = commit;
@@ -163,6 +171,16 @@ class Model {
     });
   }
 
+  // Content events of e's background response sent before e (e resumes it): the creating attempt's and
+  // the earlier resumes'. 0 for an attempt that is no resume.
+  static int shown_before(const RequestView& v, const LedgerEntry& e) {
+    if (e.resume_of == 0) return 0;
+    int n = 0;
+    for (const auto* x : v.entries)
+      if (x->seq < e.seq && (x->seq == e.resume_of || x->resume_of == e.resume_of)) n += x->events_sent;
+    return n;
+  }
+
   void request(int r, const RequestView& v) {
     const auto& wf = c_.policy.workflow;
     const std::string op = v.request ? v.request->log.operation_id : std::string();
@@ -178,7 +196,7 @@ class Model {
         if (used++ > 0) extra += facts(e.route).cost_usd;
         tried.insert(e.route);
         const auto* step = steps_.count(e.seq) ? steps_.at(e.seq) : nullptr;
-        const Failure f = judge(c_, e, step, side_effect_before(op, e));
+        const Failure f = judge(c_, e, step, side_effect_before(op, e), shown_before(v, e));
         if (!f.failed) continue;
         if (++route_failures_[e.route] >= c_.policy.route(e.route).breaker.failure_threshold) tainted_ = true;
 
@@ -205,7 +223,7 @@ class Model {
     }
   }
 
-  // The seven rules, first match wins.
+  // The rules 0-7, first match wins.
   void decide(SpecPoint& p, const Failure& f, const Budget& b, const LedgerEntry& e, const mock::Step* step,
               const std::set<std::string>& tried) const {
     const auto& wf = c_.policy.workflow;
@@ -219,6 +237,9 @@ class Model {
       p.why = fmt::format("rule {}: {} ({})", rule, text, inputs);
     };
     const Owner o = f.owner;
+    // 0. A cut background response is resumed when an attempt and the time for it are left.
+    if (f.background_cut && b.attempts_left > 0 && b.time_left_ms >= facts(e.route).latency_ms)
+      return done(Action::resume, 0, "a cut background response with a known id and sequence: resume");
     if (o == Owner::request || o == Owner::auth || o == Owner::policy)
       return done(Action::fail_closed, 1, "the request or the credentials are wrong");
     if (f.commit != CommitState::none) return done(Action::fail_closed, 2, "committed or unknown: reconcile");

@@ -70,7 +70,7 @@ client::AttemptResult VirtualTransport::send(const client::AttemptRequest& req, 
   // The request exactly as the live transport puts it on the wire.
   const auto& codec = client::codec_for(req.endpoint.dialect);
   mock::RawRequest raw;
-  raw.method = "POST";
+  raw.method = client::attempt_method(req);
   raw.target = path_of(req.endpoint.base_url) + codec.target(req);
   raw.headers = {{"content-type", "application/json"}, {"accept", "application/json"}};
   if (!req.operation_id.empty()) raw.headers.emplace_back("idempotency-key", req.operation_id);

@@ -18,6 +18,7 @@
 
 #include "llmchaos/core/rng.hpp"
 #include "llmchaos/mockprovider/fault.hpp"
+#include "llmchaos/mockprovider/fault_traits.hpp"
 #include "llmchaos/mockprovider/router.hpp"
 #include "plan_builder.hpp"
 
@@ -48,8 +49,20 @@ struct RouteCounts {
   }
 };
 
+// A background response the provider stored (Responses API `background: true`): its whole healthy
+// answer, whatever happened to the stream that created it, and the attempt that did.
+struct Stored {
+  Answer answer;
+  std::uint64_t seq = 0;
+};
+
+// Stored responses kept per namespace; the oldest is forgotten past this (a retrieve of it is a 404).
+constexpr std::size_t stored_limit = 1024;
+
 struct Namespace {
   std::map<std::string, RouteState> routes;
+  std::unordered_map<std::string, Stored> stored;  // by response id
+  std::deque<std::string> stored_order;           // ids, oldest first
   double installed_at_ms = 0;
   std::deque<LedgerEntry> ledger;  // a deque: growing it never moves the entries already there
   std::uint64_t dropped = 0;       // oldest entries dropped over the ledger limit (ledger[0] is entry `dropped`)
@@ -124,6 +137,39 @@ Answer healthy_answer(const RouteScript& route, const Step& step, const ChatRequ
   return healthy_answer_of(route, step, request, seq, split_tokens(step.text ? *step.text : route.default_text));
 }
 
+namespace {
+void store_response(Namespace& ns, const Answer& answer, std::uint64_t seq) {
+  if (ns.stored.size() >= stored_limit && !ns.stored_order.empty()) {
+    ns.stored.erase(ns.stored_order.front());
+    ns.stored_order.pop_front();
+  }
+  if (ns.stored.emplace(answer.id, Stored{answer, seq}).second) ns.stored_order.push_back(answer.id);
+}
+
+// The plan of a retrieve of a stored response: the step's fault over the stored answer, as for any
+// attempt. A resume (stream, starting_after N) keeps the frames after sequence N: a dialect that stores
+// responses numbers its frames from 0 in order, so frame i is sequence i. On a resume the stream
+// faults' cut_after_events count the content events the resume itself sends (default 1).
+Plan retrieve_plan(const FaultInput& base, const Retrieve& r) {
+  if (!r.stream || r.starting_after < 0) return fault_spec(base.step.fault).plan(base);
+  const auto parts = base.dialect.render_stream(base.answer);
+  const auto kept_from = static_cast<std::size_t>(std::min<std::int64_t>(r.starting_after, 1 << 30)) + 1;
+  const auto head = parts.head.size();
+  const auto shown = kept_from > head ? std::min(kept_from - head, parts.content.size()) : std::size_t{0};
+  Step step = base.step;
+  if (step.cut_after_events || fault_traits(step.fault).breaks_stream)
+    step.cut_after_events = static_cast<int>(shown) + step.cut_after_events.value_or(1);
+  const FaultInput in{step, base.request, base.dialect, base.answer, base.request_id, base.time_scale, base.rng,
+                      base.unix_now_ms};
+  Plan plan = fault_spec(step.fault).plan(in);
+  if (plan.streamed && plan.action == WireAction::respond) {
+    const auto drop = std::min(kept_from, plan.frames.size());
+    plan.frames.erase(plan.frames.begin(), plan.frames.begin() + static_cast<std::ptrdiff_t>(drop));
+  }
+  return plan;
+}
+}  // namespace
+
 struct Engine::Impl {
   Impl(Clock& c, double scale, std::uint64_t s)
       : clock(c), time_scale(scale), seed(s),
@@ -152,6 +198,8 @@ struct Engine::Impl {
     std::deque<LedgerEntry>{}.swap(n.ledger);  // clear() would keep the peak capacity
     n.dropped = 0;
     std::vector<SideEffect>{}.swap(n.side_effects);
+    decltype(n.stored){}.swap(n.stored);
+    decltype(n.stored_order){}.swap(n.stored_order);
     n.rng = Rng(n.seed);
     n.installed_at_ms = clock.now_ms();
   }
@@ -268,8 +316,28 @@ PlannedAttempt Engine::begin(const IncomingRequest& req) {
       req.stainless_retry_count.empty() ? header_of(req, "x-stainless-retry-count") : req.stainless_retry_count;
   e.request_id = request_id;
 
+  e.background = parsed.chat.background && dialect.unknown_response != nullptr;
+
   Plan plan;
-  if (parsed.error != RequestError::none) {
+  if (parsed.retrieve && parsed.error == RequestError::none) {
+    // A retrieve is an attempt: it takes its step, so a script can fault a resume like any attempt.
+    e.starting_after = parsed.retrieve->starting_after;
+    const auto it = ns->stored.find(parsed.retrieve->id);
+    const Stored* stored = it == ns->stored.end() ? nullptr : &it->second;
+    const Step& step = select_step(route, e.received_at_ms, impl_->time_scale);
+    if (!stored) {
+      auto reply = dialect.unknown_response(parsed.retrieve->id);
+      plan = json_plan(reply.status, std::move(reply.body));
+      plan.fault = FaultKind::bad_request;
+      plan.headers.emplace_back(dialect.request_id_header, request_id);
+    } else {
+      e.resume_of = stored->seq;
+      e.model = stored->answer.model;
+      const FaultInput in{step, parsed.chat, dialect, stored->answer, request_id, impl_->time_scale, ns->rng,
+                          impl_->unix_now_ms()};
+      plan = retrieve_plan(in, *parsed.retrieve);
+    }
+  } else if (parsed.error != RequestError::none) {
     // A request the provider would refuse before any work: ledgered, but it takes no script step.
     Step step;
     step.fault = FaultKind::bad_request;
@@ -278,10 +346,15 @@ PlannedAttempt Engine::begin(const IncomingRequest& req) {
     plan = detail::error_plan(in, FaultKind::bad_request, error_kind(parsed.error), parsed.detail);
   } else {
     const Step& step = select_step(route, e.received_at_ms, impl_->time_scale);
-    const Answer answer = healthy_answer_cached(route, step, parsed.chat, seq);
+    Answer answer = healthy_answer_cached(route, step, parsed.chat, seq);
+    answer.background = e.background;
     const FaultInput in{step, parsed.chat, dialect, answer, request_id, impl_->time_scale, ns->rng, impl_->unix_now_ms()};
     plan = fault_spec(step.fault).plan(in);
     if (parsed.chat.json_array_stream) detail::as_json_array(plan);
+    // The provider stores a background response once it accepted the request; it goes on generating it
+    // whatever becomes of the stream (a cut, a stall), so the stored answer is the whole one.
+    const bool accepted = (plan.action == WireAction::respond && plan.status / 100 == 2) || plan.committed_on_arrival;
+    if (answer.background && accepted) store_response(*ns, answer, seq);
   }
   e.fault = plan.fault;
   e.status = plan.status;

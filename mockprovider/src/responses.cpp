@@ -4,7 +4,15 @@
 // failure is response.failed carrying response.error; a content-filter stop is response.incomplete).
 // Tool calls are function_call output items. The error bodies, request-id header and model list are
 // OpenAI's own (the same platform answers both APIs): this unit forwards them to the openai dialect.
-// provider-wire.md section 1.6; the `openai` SDK's lib/responses/ResponseAccumulator.ts.
+// Background responses (`background: true`) are stored by the engine; `GET /v1/responses/{id}` reads
+// one back (the response object), `?stream=true&starting_after=N` re-serves its stream from sequence
+// N+1: the resume of a cut stream (SPEC 3 rule 0). This unit only reads those requests and words the
+// 404 of an unknown id; the store and the frames kept are the engine's.
+// provider-wire.md section 1.6; the `openai` SDK's lib/responses/ResponseAccumulator.ts and
+// resources/responses/responses.ts (retrieve: `stream`, `starting_after` query parameters).
+#include <cctype>
+#include <charconv>
+
 #include "dialect_util.hpp"
 
 namespace llmchaos::mock {
@@ -22,15 +30,73 @@ std::string item_id(const Answer& a, std::string_view prefix) {
   return std::string(prefix) + std::string(id);
 }
 
+// The id part of /v1/responses/{id} (or /responses/{id}); "" when the path is not one.
+std::string_view stored_id(std::string_view path) {
+  for (std::string_view prefix : {"/v1/responses/", "/responses/"})
+    if (path.substr(0, prefix.size()) == prefix) return path.substr(prefix.size());
+  return {};
+}
+
+// An id as OpenAI issues them: letters, digits, '_' and '-', at most 128 bytes.
+bool valid_id(std::string_view id) {
+  if (id.empty() || id.size() > 128) return false;
+  for (const char ch : id)
+    if (!std::isalnum(static_cast<unsigned char>(ch)) && ch != '_' && ch != '-') return false;
+  return true;
+}
+
+// GET /v1/responses/{id}[?stream=true&starting_after=N]: a bad id is unknown_url, a bad parameter 400.
+void parse_retrieve(ParsedRequest& out, std::string_view method, std::string_view target, std::string_view id) {
+  if (!valid_id(id)) {
+    out.error = RequestError::not_found;
+    out.detail = std::string(path_only(target));
+    return;
+  }
+  if (method != "GET") {
+    out.error = RequestError::method_not_allowed;
+    out.detail = std::string(method);
+    return;
+  }
+  Retrieve r;
+  r.id = std::string(id);
+  for (auto q = query_of(target); !q.empty();) {
+    const auto amp = q.find('&');
+    const auto pair = q.substr(0, amp);
+    q = amp == std::string_view::npos ? std::string_view{} : q.substr(amp + 1);
+    const auto eq = pair.find('=');
+    const auto key = pair.substr(0, eq);
+    const auto value = eq == std::string_view::npos ? std::string_view{} : pair.substr(eq + 1);
+    if (key == "stream") {
+      r.stream = value == "true";
+    } else if (key == "starting_after") {
+      std::int64_t n = -1;
+      const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), n);
+      if (ec != std::errc{} || end != value.data() + value.size() || n < 0) {
+        out.error = RequestError::malformed_json;
+        out.detail = "starting_after must be a non-negative integer";
+        return;
+      }
+      r.starting_after = n;
+    }
+  }
+  out.chat.stream = r.stream;
+  out.retrieve = std::move(r);
+}
+
 ParsedRequest parse(std::string_view method, std::string_view target, std::string_view body) {
   ParsedRequest out;
   const auto path = path_only(target);
   if (path == "/v1/models" || path == "/models") return openai_dialect.parse(method, target, body);
+  if (const auto id = stored_id(path); !id.empty() || path == "/v1/responses/" || path == "/responses/") {
+    parse_retrieve(out, method, target, id);
+    return out;
+  }
   if (!accept_post(out, method, path, path == "/v1/responses" || path == "/responses")) return out;
   json::value storage;
   const auto* o = read_request(body, storage, out);
   if (!o) return out;
   auto& c = out.chat;
+  c.background = bool_member(*o, "background");  // stream and model: read_request
   // Function tools are flat ({"type":"function","name":...}); a chat-style {"function":{"name"}} is read too.
   if (const auto* tools = array_member(*o, "tools"))
     for (const auto& t : *tools)
@@ -88,7 +154,7 @@ json::object response_object(const Answer& a, std::string_view status) {
           {"object", "response"},
           {"created_at", created},
           {"status", status},
-          {"background", false},
+          {"background", a.background},
           {"error", nullptr},
           {"incomplete_details", std::move(incomplete)},
           {"instructions", nullptr},
@@ -178,11 +244,21 @@ SseFrame malformed_frame() {
           "\"output_index\":0,\"content_index\":0,\"delta\":\n\n",
           false};
 }
-constexpr std::string_view served_paths[] = {"POST /v1/responses", "GET /v1/models"};
+// OpenAI's answer to a retrieve of an id it does not hold.
+ErrorReply unknown_response(std::string_view id) {
+  return {404, json::serialize(json::object{
+                   {"error", json::object{{"message", fmt::format("Response with id '{}' not found.", id)},
+                                          {"type", "invalid_request_error"},
+                                          {"param", nullptr},
+                                          {"code", nullptr}}}})};
+}
+
+constexpr std::string_view served_paths[] = {"POST /v1/responses", "GET /v1/responses/{id}", "GET /v1/models"};
 }  // namespace
 
 extern const DialectSpec responses_dialect = {Dialect::responses, "x-request-id", "resp_", "/v1", served_paths,
                                               parse,              render_body,    render_stream, error,
-                                              stream_error_frame, malformed_frame, models_body,  body_names};
+                                              stream_error_frame, malformed_frame, models_body,  body_names,
+                                              unknown_response};
 
 }  // namespace llmchaos::mock

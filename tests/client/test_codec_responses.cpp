@@ -155,3 +155,29 @@ TEST_CASE("responses codec: response.failed and error events are in-stream error
   CHECK(stopped.answer.text == "one two ");
   CHECK(codec().on_event({"response.output_text.delta", "{not json", ""}, acc).kind == EventKind::malformed);
 }
+
+TEST_CASE("responses codec: a background request asks background, a resume is a GET of the stored stream after N", "[codec][resume]") {
+  AttemptRequest req;
+  req.stream = true;
+  req.background = true;
+  const auto body = json::parse(codec().request_body(req));
+  CHECK(body.at("background").as_bool());
+  CHECK(codec().target(req) == "/v1/responses");
+  CHECK(std::string(attempt_method(req)) == "POST");
+  req.resume = ResumePoint{"resp_7", 9};
+  CHECK(codec().target(req) == "/v1/responses/resp_7?stream=true&starting_after=9");
+  CHECK(codec().request_body(req).empty());
+  CHECK(std::string(attempt_method(req)) == "GET");
+}
+
+TEST_CASE("responses codec: a stream names its response id and background flag, and the last sequence number read", "[codec][resume]") {
+  auto a = mock_answer("one two three");
+  a.background = true;
+  auto frames = all(mock_dialect().render_stream(a));
+  frames.resize(6);  // created, in_progress, item added, part added, two deltas: a cut
+  const auto p = play(frames);
+  CHECK(p.answer.response_id == "resp_7");
+  CHECK(p.answer.background);
+  CHECK(p.answer.last_sequence == 5);
+  CHECK(p.answer.text == "one two ");
+}

@@ -424,3 +424,56 @@ TEST_CASE("a very long fallback list cuts the inputs text, not the decision", "[
   CHECK(d.inputs.size() <= 1024 + 3);
   CHECK(d.inputs.substr(d.inputs.size() - 3) == "...");
 }
+
+TEST_CASE("rule 0: a cut background response with an attempt and the time for it is resumed, tokens shown or not", "[decision][resume]") {
+  for (auto commit : {CommitState::committed, CommitState::none}) {
+    auto in = roomy(failure(Owner::transient, commit));
+    in.resumable_cut = true;
+    const auto d = decide(in);
+    CHECK(d.action == Action::resume);
+    CHECK(d.rule == 0);
+    CHECK(d.target_route == "primary");
+    CHECK(std::string_view(d.inputs).find("resumable_cut=true") != std::string_view::npos);
+  }
+}
+
+TEST_CASE("rule 0 boundaries: no attempt left or too little time, and the stream falls to the rules after it", "[decision][resume]") {
+  auto in = roomy(failure(Owner::transient, CommitState::committed));
+  in.resumable_cut = true;
+  in.current.expected_latency_ms = 800;
+  in.cost_left_usd = 0;  // the cost is no condition of rule 0
+
+  in.time_left_ms = 800;  // exactly the expected time: fits
+  CHECK(decide(in).action == Action::resume);
+
+  in.time_left_ms = 799.999;  // just short: rule 2 (tokens were visible)
+  auto d = decide(in);
+  CHECK(d.action == Action::fail_closed);
+  CHECK(d.rule == 2);
+  CHECK(std::string_view(d.inputs).find("resume=no(latency > time left)") != std::string_view::npos);
+
+  in.time_left_ms = 10000;
+  in.attempts_left = 0;
+  d = decide(in);
+  CHECK(d.action == Action::fail_closed);
+  CHECK(d.rule == 2);
+  CHECK(std::string_view(d.inputs).find("resume=no(no attempts left)") != std::string_view::npos);
+
+  in.attempts_left = 1;
+  CHECK(decide(in).action == Action::resume);
+}
+
+TEST_CASE("rule 0 needs a resumable cut: the same committed cut of a stored-nothing stream fails closed by rule 2", "[decision][resume]") {
+  auto in = roomy(failure(Owner::transient, CommitState::committed));
+  const auto d = decide(in);
+  CHECK(d.action == Action::fail_closed);
+  CHECK(d.rule == 2);
+  CHECK(std::string_view(d.inputs).find("resumable_cut") == std::string_view::npos);  // the inputs text is as before
+  // Before any token the same cut is a retry (rule 4), as before rule 0 existed.
+  in.failure.commit = CommitState::none;
+  CHECK(decide(in).action == Action::retry);
+  // Not a failure stays not a failure.
+  auto ok = roomy(failure(Owner::none));
+  ok.resumable_cut = true;
+  CHECK(decide(ok).action == Action::none);
+}

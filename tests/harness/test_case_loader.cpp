@@ -118,11 +118,11 @@ TEST_CASE("case errors name file:line:col", "[loader]") {
   }
   SECTION("missing expect") {
     CHECK(only_error("name = \"x\"\n" + workflow + routes) ==
-          "c.toml:1:1: missing required key \"expect\" (retry, fallback, queue, degrade, fail_closed or none)");
+          "c.toml:1:1: missing required key \"expect\" (retry, fallback, queue, degrade, fail_closed, resume or none)");
   }
   SECTION("unknown action") {
     CHECK(only_error("name = \"x\"\nexpect = \"retyr\"\n" + workflow + routes) ==
-          "c.toml:2:10: expect: unknown value \"retyr\" (expected one of: none, retry, fallback, queue, degrade, fail_closed)");
+          "c.toml:2:10: expect: unknown value \"retyr\" (expected one of: none, retry, fallback, queue, degrade, fail_closed, resume)");
   }
   SECTION("unknown top-level key") {
     CHECK(only_error("name = \"x\"\nexpect = \"retry\"\nexpcet_outcome = \"queued\"\n" + workflow + routes) ==

@@ -107,6 +107,7 @@ TEST_CASE("docs: every policy default the README states is the client's default"
       {"max_elapsed_ms", fmt::format("{}", w.max_elapsed_ms)},
       {"attempt_timeout_ms", fmt::format("{}", w.attempt_timeout_ms)},
       {"replay_safe", w.replay_safe ? "true" : "false"},
+      {"background", w.background ? "true" : "false"},
       {"queue_allowed", w.queue_allowed ? "true" : "false"},
       {"degrade_allowed", w.degrade_allowed ? "true" : "false"},
       {"degrade_text", "\"" + w.degrade_text + "\""},

@@ -56,6 +56,7 @@ TEST_CASE("a dialect names its id prefix, SDK base path and the paths it serves,
       REQUIRE(space != std::string_view::npos);
       std::string path(line.substr(space + 1));
       if (const auto at = path.find("{model}"); at != std::string::npos) path.replace(at, 7, "model-x");
+      if (const auto at = path.find("{id}"); at != std::string::npos) path.replace(at, 4, "resp_1");
       const auto parsed = spec.parse(line.substr(0, space), path, R"({"messages": [{"role": "user", "content": "hi"}]})");
       CHECK(parsed.error != RequestError::not_found);
       CHECK(parsed.error != RequestError::method_not_allowed);

@@ -1,10 +1,10 @@
 // The official `@anthropic-ai/sdk` (1.16.0, pinned) against `llmchaos serve`, unmodified but for baseURL.
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 
 import Anthropic from '@anthropic-ai/sdk';
 
-import { firstWords, MockServer, rejection, scriptToml } from './lib/mock.mjs';
+import { firstWords, rejection, serveForSuite } from './lib/mock.mjs';
 
 const TEXT = 'pack my box with five dozen liquor jugs';
 const routes = {
@@ -27,20 +27,15 @@ const TEST_TIMEOUT = { timeout: 15_000 };
 const textOf = (message) => message.content.filter((b) => b.type === 'text').map((b) => b.text).join('');
 
 describe('anthropic SDK against llmchaos serve', () => {
-  let mock;
-  const client = (route) => new Anthropic({ apiKey: 'sk-ant-test', baseURL: mock.url(route), timeout: 10_000 });
+  const suite = serveForSuite(routes);
+  const client = (route) => new Anthropic({ apiKey: 'sk-ant-test', baseURL: suite.mock.url(route), timeout: 10_000 });
 
-  before(async () => { mock = await MockServer.start(scriptToml(routes)); });
-  after(async () => {
-    if (!mock) return;  // before() failed and said why
-    assert.equal(await mock.stop(), 0, `llmchaos serve exit code after SIGTERM; stderr: ${mock.stderr}`);
-  });
 
   test('a plain message returns the scripted text, with the ledgered request id', TEST_TIMEOUT, async () => {
     const res = await client('an_plain').messages.create(request);
     assert.equal(textOf(res), TEXT);
     assert.equal(res.stop_reason, 'end_turn');
-    const ledger = await mock.settledLedger('an_plain');
+    const ledger = await suite.mock.settledLedger('an_plain');
     assert.equal(ledger.length, 1);
     assert.equal(ledger[0].stream, false);
     assert.equal(ledger[0].outcome, 'completed');
@@ -58,7 +53,7 @@ describe('anthropic SDK against llmchaos serve', () => {
     assert.equal(text, TEXT);
     assert.equal(types[0], 'message_start');
     assert.equal(types.at(-1), 'message_stop');
-    const ledger = await mock.settledLedger('an_stream');
+    const ledger = await suite.mock.settledLedger('an_stream');
     assert.equal(ledger.length, 1);
     assert.equal(ledger[0].stream, true);
     assert.equal(ledger[0].outcome, 'completed');
@@ -74,7 +69,7 @@ describe('anthropic SDK against llmchaos serve', () => {
   test('rate_429 then ok: the SDK retries once and succeeds; retry counts 0 then 1', TEST_TIMEOUT, async () => {
     const res = await client('an_rate').messages.create(request);
     assert.equal(textOf(res), TEXT);
-    const ledger = await mock.settledLedger('an_rate');
+    const ledger = await suite.mock.settledLedger('an_rate');
     assert.deepEqual(ledger.map((e) => [e.fault, e.status, e.x_stainless_retry_count]),
                      [['rate_429', 429, '0'], ['ok', 200, '1']]);
   });
@@ -83,7 +78,7 @@ describe('anthropic SDK against llmchaos serve', () => {
     const err = await rejection(() => client('an_quota').messages.create(request));
     assert.ok(err instanceof Anthropic.RateLimitError, `expected RateLimitError, got ${err}`);
     assert.equal(err.status, 429);
-    const ledger = await mock.settledLedger('an_quota');
+    const ledger = await suite.mock.settledLedger('an_quota');
     assert.deepEqual(ledger.map((e) => [e.fault, e.status, e.x_stainless_retry_count]),
                      [['quota_429', 429, '0'], ['quota_429', 429, '1'], ['quota_429', 429, '2']]);
   });
@@ -91,7 +86,7 @@ describe('anthropic SDK against llmchaos serve', () => {
   test('overloaded (529) twice then ok: the SDK retries both and succeeds', TEST_TIMEOUT, async () => {
     const res = await client('an_overloaded').messages.create(request);
     assert.equal(textOf(res), TEXT);
-    const ledger = await mock.settledLedger('an_overloaded');
+    const ledger = await suite.mock.settledLedger('an_overloaded');
     assert.deepEqual(ledger.map((e) => [e.fault, e.status, e.x_stainless_retry_count]),
                      [['overloaded', 529, '0'], ['overloaded', 529, '1'], ['ok', 200, '2']]);
   });
@@ -101,7 +96,7 @@ describe('anthropic SDK against llmchaos serve', () => {
     assert.ok(err instanceof Anthropic.OverloadedError, `expected OverloadedError, got ${err}`);
     assert.equal(err.status, 529);
     assert.equal(err.error?.error?.type, 'overloaded_error');
-    const ledger = await mock.settledLedger('an_overloaded_all');
+    const ledger = await suite.mock.settledLedger('an_overloaded_all');
     assert.deepEqual(ledger.map((e) => e.x_stainless_retry_count), ['0', '1', '2']);
   });
 
@@ -117,7 +112,7 @@ describe('anthropic SDK against llmchaos serve', () => {
     });
     assert.match(err.message, /terminated/);
     assert.equal(text.trim(), firstWords(TEXT, 2));
-    const ledger = await mock.settledLedger('an_cut');
+    const ledger = await suite.mock.settledLedger('an_cut');
     assert.equal(ledger.length, 1);
     assert.equal(ledger[0].outcome, 'cut');
     assert.equal(ledger[0].events_sent, 2);
@@ -127,7 +122,7 @@ describe('anthropic SDK against llmchaos serve', () => {
     const err = await rejection(() => client('an_cut_helper').messages.stream(request).finalMessage());
     assert.ok(err instanceof Anthropic.AnthropicError, `expected AnthropicError, got ${err}`);
     assert.match(err.message, /terminated/);
-    const ledger = await mock.settledLedger('an_cut_helper');
+    const ledger = await suite.mock.settledLedger('an_cut_helper');
     assert.equal(ledger.length, 1);
     assert.equal(ledger[0].outcome, 'cut');
   });

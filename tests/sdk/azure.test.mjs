@@ -2,11 +2,11 @@
 // dialect "azure": endpoint = the route's URL (the SDK adds /openai), apiVersion, deployment, apiKey;
 // unmodified otherwise. Each fault as the SDK sees it, plain and streamed.
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 
 import { AzureOpenAI, OpenAI } from 'openai';
 
-import { firstWords, MockServer, rejection, scriptToml } from './lib/mock.mjs';
+import { firstWords, rejection, serveForSuite } from './lib/mock.mjs';
 
 const TEXT = 'the quick brown fox jumps over the lazy dog';
 const ok = { fault: 'ok', text: TEXT };
@@ -36,17 +36,11 @@ const TEST_TIMEOUT = { timeout: 15_000 };
 const API_VERSION = '2024-10-21';
 
 describe('openai SDK AzureOpenAI client against llmchaos serve', () => {
-  let mock;
+  const suite = serveForSuite(routes);
   const client = (route, opts = {}) => new AzureOpenAI({
-    endpoint: mock.url(route), apiKey: 'azure-key', apiVersion: API_VERSION, deployment: 'dep-1', timeout: 10_000, ...opts,
+    endpoint: suite.mock.url(route), apiKey: 'azure-key', apiVersion: API_VERSION, deployment: 'dep-1', timeout: 10_000, ...opts,
   });
   const gaps = (ledger) => ledger.slice(1).map((e, i) => e.received_at_ms - ledger[i].finished_at_ms);
-
-  before(async () => { mock = await MockServer.start(scriptToml(routes)); });
-  after(async () => {
-    if (!mock) return;  // before() failed and said why
-    assert.equal(await mock.stop(), 0, `llmchaos serve exit code after SIGTERM; stderr: ${mock.stderr}`);
-  });
 
   test('chat.completions.create on the deployment route: the text, the filter results, the ledgered deployment', TEST_TIMEOUT, async () => {
     const res = await client('az_plain').chat.completions.create({ model: 'gpt-4o', messages });
@@ -54,7 +48,7 @@ describe('openai SDK AzureOpenAI client against llmchaos serve', () => {
     assert.equal(res.model, 'dep-1');
     assert.equal(res.prompt_filter_results[0].content_filter_results.hate.severity, 'safe');
     assert.equal(res.choices[0].content_filter_results.violence.filtered, false);
-    const ledger = await mock.settledLedger('az_plain');
+    const ledger = await suite.mock.settledLedger('az_plain');
     assert.equal(ledger.length, 1);
     assert.equal(ledger[0].dialect, 'azure');
     assert.equal(ledger[0].path, `/openai/deployments/dep-1/chat/completions?api-version=${API_VERSION}`);
@@ -65,7 +59,7 @@ describe('openai SDK AzureOpenAI client against llmchaos serve', () => {
   test('without a deployment option the SDK puts the model in the path; the answer is for that deployment', TEST_TIMEOUT, async () => {
     const res = await client('az_model', { deployment: undefined }).chat.completions.create({ model: 'gpt-4o-mini', messages });
     assert.equal(res.model, 'gpt-4o-mini');
-    assert.equal((await mock.settledLedger('az_model'))[0].path, `/openai/deployments/gpt-4o-mini/chat/completions?api-version=${API_VERSION}`);
+    assert.equal((await suite.mock.settledLedger('az_model'))[0].path, `/openai/deployments/gpt-4o-mini/chat/completions?api-version=${API_VERSION}`);
   });
 
   test('stream: the prompt filter chunk first (no choices), one chunk per word, then [DONE]', TEST_TIMEOUT, async () => {
@@ -77,7 +71,7 @@ describe('openai SDK AzureOpenAI client against llmchaos serve', () => {
     const text = chunks.map((c) => c.choices[0]?.delta?.content ?? '').join('');
     assert.equal(text, TEXT);
     assert.equal(chunks.at(-1).choices[0].finish_reason, 'stop');
-    const ledger = await mock.settledLedger('az_stream');
+    const ledger = await suite.mock.settledLedger('az_stream');
     assert.equal(ledger[0].stream, true);
     assert.equal(ledger[0].outcome, 'completed');
     assert.equal(ledger[0].events_sent, TEXT.split(' ').length);
@@ -92,7 +86,7 @@ describe('openai SDK AzureOpenAI client against llmchaos serve', () => {
   test('rate_429 then ok: retried once, no earlier than retry-after-ms says', TEST_TIMEOUT, async () => {
     const res = await client('az_rate').chat.completions.create({ model: 'gpt-4o', messages });
     assert.equal(res.choices[0].message.content, TEXT);
-    const ledger = await mock.settledLedger('az_rate');
+    const ledger = await suite.mock.settledLedger('az_rate');
     assert.deepEqual(ledger.map((e) => [e.fault, e.status, e.x_stainless_retry_count]),
                      [['rate_429', 429, '0'], ['ok', 200, '1']]);
     assert.ok(gaps(ledger)[0] >= 380, `the retry came ${gaps(ledger)[0]} ms after the 429, before retry-after-ms 400`);
@@ -101,7 +95,7 @@ describe('openai SDK AzureOpenAI client against llmchaos serve', () => {
   test('rate_429 before a stream: retried after retry-after-ms, the retry streams whole', TEST_TIMEOUT, async () => {
     const final = await client('az_rate_stream').chat.completions.stream({ model: 'gpt-4o', messages }).finalChatCompletion();
     assert.equal(final.choices[0].message.content, TEXT);
-    const ledger = await mock.settledLedger('az_rate_stream');
+    const ledger = await suite.mock.settledLedger('az_rate_stream');
     assert.deepEqual(ledger.map((e) => e.status), [429, 200]);
     assert.ok(gaps(ledger)[0] >= 280, `the retry came ${gaps(ledger)[0]} ms after the 429`);
   });
@@ -110,19 +104,19 @@ describe('openai SDK AzureOpenAI client against llmchaos serve', () => {
     const err = await rejection(() => client('az_quota').chat.completions.create({ model: 'gpt-4o', messages }));
     assert.ok(err instanceof OpenAI.RateLimitError, `expected RateLimitError, got ${err}`);
     assert.equal(err.code, 'insufficient_quota');
-    assert.equal((await mock.settledLedger('az_quota')).length, 3);
+    assert.equal((await suite.mock.settledLedger('az_quota')).length, 3);
   });
 
   test('overloaded twice: both 503s retried, the third attempt answers', TEST_TIMEOUT, async () => {
     const res = await client('az_overloaded').chat.completions.create({ model: 'gpt-4o', messages });
     assert.equal(res.choices[0].message.content, TEXT);
-    assert.deepEqual((await mock.settledLedger('az_overloaded')).map((e) => e.status), [503, 503, 200]);
+    assert.deepEqual((await suite.mock.settledLedger('az_overloaded')).map((e) => e.status), [503, 503, 200]);
   });
 
   test('server_500 three times: retried twice, then InternalServerError', TEST_TIMEOUT, async () => {
     const err = await rejection(() => client('az_server').chat.completions.create({ model: 'gpt-4o', messages }));
     assert.ok(err instanceof OpenAI.InternalServerError, `expected InternalServerError, got ${err}`);
-    assert.equal((await mock.settledLedger('az_server')).length, 3);
+    assert.equal((await suite.mock.settledLedger('az_server')).length, 3);
   });
 
   test("auth: Azure's 401 body (code 401, Access denied) as AuthenticationError, not retried", TEST_TIMEOUT, async () => {
@@ -130,14 +124,14 @@ describe('openai SDK AzureOpenAI client against llmchaos serve', () => {
     assert.ok(err instanceof OpenAI.AuthenticationError, `expected AuthenticationError, got ${err}`);
     assert.equal(err.code, '401');
     assert.match(err.message, /Access denied due to invalid subscription key/);
-    assert.equal((await mock.settledLedger('az_auth')).length, 1);
+    assert.equal((await suite.mock.settledLedger('az_auth')).length, 1);
   });
 
   test('bad_request: BadRequestError context_length_exceeded, not retried', TEST_TIMEOUT, async () => {
     const err = await rejection(() => client('az_bad').chat.completions.create({ model: 'gpt-4o', messages }));
     assert.ok(err instanceof OpenAI.BadRequestError, `expected BadRequestError, got ${err}`);
     assert.equal(err.code, 'context_length_exceeded');
-    assert.equal((await mock.settledLedger('az_bad')).length, 1);
+    assert.equal((await suite.mock.settledLedger('az_bad')).length, 1);
   });
 
   test('content filter 400: BadRequestError content_filter with the innererror, not retried', TEST_TIMEOUT, async () => {
@@ -147,7 +141,7 @@ describe('openai SDK AzureOpenAI client against llmchaos serve', () => {
     assert.equal(err.code, 'content_filter');
     assert.equal(err.error.innererror.code, 'ResponsibleAIPolicyViolation');
     assert.equal(err.error.innererror.content_filter_result.violence.filtered, true);
-    assert.equal((await mock.settledLedger('az_filter')).length, 1);
+    assert.equal((await suite.mock.settledLedger('az_filter')).length, 1);
   });
 
   test('content filter on a stream: two words, then finish_reason content_filter with the flagged category, no throw', TEST_TIMEOUT, async () => {
@@ -171,7 +165,7 @@ describe('openai SDK AzureOpenAI client against llmchaos serve', () => {
     });
     assert.match(err.message, /terminated/);
     assert.equal(text.trim(), firstWords(TEXT, 2));
-    const ledger = await mock.settledLedger('az_cut');
+    const ledger = await suite.mock.settledLedger('az_cut');
     assert.equal(ledger.length, 1);
     assert.equal(ledger[0].outcome, 'cut');
     assert.equal(ledger[0].events_sent, 2);
@@ -180,13 +174,13 @@ describe('openai SDK AzureOpenAI client against llmchaos serve', () => {
   test('stream_cut: finalChatCompletion() rejects', TEST_TIMEOUT, async () => {
     const err = await rejection(() => client('az_cut_helper').chat.completions.stream({ model: 'gpt-4o', messages }).finalChatCompletion());
     assert.match(err.message, /terminated/);
-    assert.equal((await mock.settledLedger('az_cut_helper')).length, 1);
+    assert.equal((await suite.mock.settledLedger('az_cut_helper')).length, 1);
   });
 
   test('stream_cut on a plain answer: the half body fails, the SDK does not retry a read error', TEST_TIMEOUT, async () => {
     const err = await rejection(() => client('az_cut_plain').chat.completions.create({ model: 'gpt-4o', messages }));
     assert.ok(err, 'a cut plain body must not parse as an answer');
-    assert.equal((await mock.settledLedger('az_cut_plain'))[0].outcome, 'cut');
+    assert.equal((await suite.mock.settledLedger('az_cut_plain'))[0].outcome, 'cut');
   });
 
   test('stream_error: the error chunk after two words throws an APIError', TEST_TIMEOUT, async () => {
@@ -197,13 +191,13 @@ describe('openai SDK AzureOpenAI client against llmchaos serve', () => {
     });
     assert.ok(err instanceof OpenAI.APIError, `expected APIError, got ${err}`);
     assert.equal(text.trim(), firstWords(TEXT, 2));
-    assert.equal((await mock.settledLedger('az_error'))[0].committed, true);
+    assert.equal((await suite.mock.settledLedger('az_error'))[0].committed, true);
   });
 
   test('malformed_event: the SDK throws on the chunk that is not JSON', TEST_TIMEOUT, async () => {
     const err = await rejection(() => client('az_malformed').chat.completions.stream({ model: 'gpt-4o', messages }).finalChatCompletion());
     assert.ok(err instanceof SyntaxError || /JSON/.test(err.message), `expected a JSON error, got ${err}`);
-    assert.equal((await mock.settledLedger('az_malformed')).length, 1);
+    assert.equal((await suite.mock.settledLedger('az_malformed')).length, 1);
   });
 
   test('no_terminator: the stream ends without [DONE] and without an error', TEST_TIMEOUT, async () => {
@@ -211,6 +205,6 @@ describe('openai SDK AzureOpenAI client against llmchaos serve', () => {
     let text = '';
     for await (const c of stream) text += c.choices[0]?.delta?.content ?? '';
     assert.equal(text, TEXT);
-    assert.equal((await mock.settledLedger('az_noterm'))[0].fault, 'no_terminator');
+    assert.equal((await suite.mock.settledLedger('az_noterm'))[0].fault, 'no_terminator');
   });
 });

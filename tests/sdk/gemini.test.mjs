@@ -2,11 +2,11 @@
 // httpOptions.baseUrl. genai sends no retry-count header and does not retry unless asked to
 // (httpOptions.retryOptions), so its attempts are told apart by the ledger's order alone.
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 
 import { ApiError, GoogleGenAI } from '@google/genai';
 
-import { firstWords, MockServer, rejection, scriptToml } from './lib/mock.mjs';
+import { firstWords, rejection, serveForSuite } from './lib/mock.mjs';
 
 const TEXT = 'sphinx of black quartz judge my vow';
 const routes = {
@@ -27,21 +27,16 @@ const fastRetry = { attempts: 5, initialDelay: 0.001, maxDelay: 0.005 };
 const TEST_TIMEOUT = { timeout: 15_000 };
 
 describe('genai SDK against llmchaos serve', () => {
-  let mock;
+  const suite = serveForSuite(routes);
   const client = (route, httpOptions = {}) =>
-    new GoogleGenAI({ apiKey: 'gemini-test-key', httpOptions: { baseUrl: mock.url(route), timeout: 10_000, ...httpOptions } });
+    new GoogleGenAI({ apiKey: 'gemini-test-key', httpOptions: { baseUrl: suite.mock.url(route), timeout: 10_000, ...httpOptions } });
 
-  before(async () => { mock = await MockServer.start(scriptToml(routes)); });
-  after(async () => {
-    if (!mock) return;  // before() failed and said why
-    assert.equal(await mock.stop(), 0, `llmchaos serve exit code after SIGTERM; stderr: ${mock.stderr}`);
-  });
 
   test('generateContent returns the scripted text', TEST_TIMEOUT, async () => {
     const res = await client('ge_plain').models.generateContent({ model: MODEL, contents });
     assert.equal(res.text, TEXT);
     assert.equal(res.candidates[0].finishReason, 'STOP');
-    const ledger = await mock.settledLedger('ge_plain');
+    const ledger = await suite.mock.settledLedger('ge_plain');
     assert.equal(ledger.length, 1);
     assert.equal(ledger[0].stream, false);
     assert.equal(ledger[0].outcome, 'completed');
@@ -58,7 +53,7 @@ describe('genai SDK against llmchaos serve', () => {
     }
     assert.equal(text, TEXT);
     assert.ok(chunks > 1, `expected one chunk per word, got ${chunks}`);
-    const ledger = await mock.settledLedger('ge_stream');
+    const ledger = await suite.mock.settledLedger('ge_stream');
     assert.equal(ledger.length, 1);
     assert.equal(ledger[0].stream, true);
     assert.match(ledger[0].path, /:streamGenerateContent/);
@@ -70,7 +65,7 @@ describe('genai SDK against llmchaos serve', () => {
     assert.ok(err instanceof ApiError, `expected ApiError, got ${err}`);
     assert.equal(err.status, 429);
     assert.match(err.message, /RESOURCE_EXHAUSTED/);
-    const ledger = await mock.settledLedger('ge_rate');
+    const ledger = await suite.mock.settledLedger('ge_rate');
     assert.deepEqual(ledger.map((e) => [e.fault, e.status]), [['rate_429', 429]]);
   });
 
@@ -78,7 +73,7 @@ describe('genai SDK against llmchaos serve', () => {
     const res = await client('ge_rate_retry', { retryOptions: fastRetry })
       .models.generateContent({ model: MODEL, contents });
     assert.equal(res.text, TEXT);
-    const ledger = await mock.settledLedger('ge_rate_retry');
+    const ledger = await suite.mock.settledLedger('ge_rate_retry');
     assert.deepEqual(ledger.map((e) => [e.fault, e.status]), [['rate_429', 429], ['ok', 200]]);
   });
 
@@ -86,7 +81,7 @@ describe('genai SDK against llmchaos serve', () => {
     const res = await client('ge_overloaded_retry', { retryOptions: fastRetry })
       .models.generateContent({ model: MODEL, contents });
     assert.equal(res.text, TEXT);
-    const ledger = await mock.settledLedger('ge_overloaded_retry');
+    const ledger = await suite.mock.settledLedger('ge_overloaded_retry');
     assert.deepEqual(ledger.map((e) => [e.fault, e.status]), [['overloaded', 503], ['overloaded', 503], ['ok', 200]]);
   });
 
@@ -100,7 +95,7 @@ describe('genai SDK against llmchaos serve', () => {
     });
     assert.match(err.message, /terminated/);
     assert.equal(text.trim(), firstWords(TEXT, 2));
-    const ledger = await mock.settledLedger('ge_cut');
+    const ledger = await suite.mock.settledLedger('ge_cut');
     assert.equal(ledger.length, 1);
     assert.equal(ledger[0].outcome, 'cut');
     assert.equal(ledger[0].events_sent, 2);

@@ -1,10 +1,11 @@
 // The official `openai` SDK (6.49.0, pinned) against `llmchaos serve`, unmodified but for baseURL.
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 
 import OpenAI from 'openai';
 
-import { firstWords, MockServer, rejection, scriptToml } from './lib/mock.mjs';
+import { firstWords, rejection, serveForSuite } from './lib/mock.mjs';
+import { openaiClient } from './lib/openai.mjs';
 
 const TEXT = 'the quick brown fox jumps over the lazy dog';
 const routes = {
@@ -21,21 +22,15 @@ const messages = [{ role: 'user', content: 'say the canonical text' }];
 const TEST_TIMEOUT = { timeout: 15_000 };
 
 describe('openai SDK against llmchaos serve', () => {
-  let mock;
-  const client = (route, opts = {}) =>
-    new OpenAI({ apiKey: 'sk-test', baseURL: `${mock.url(route)}/v1`, timeout: 10_000, ...opts });
+  const suite = serveForSuite(routes);
+  const client = (route, opts = {}) => openaiClient(suite, route, opts);
 
-  before(async () => { mock = await MockServer.start(scriptToml(routes)); });
-  after(async () => {
-    if (!mock) return;  // before() failed and said why
-    assert.equal(await mock.stop(), 0, `llmchaos serve exit code after SIGTERM; stderr: ${mock.stderr}`);
-  });
 
   test('a plain chat completion returns the scripted text, with the ledgered request id', TEST_TIMEOUT, async () => {
     const res = await client('oa_plain').chat.completions.create({ model: 'gpt-test', messages });
     assert.equal(res.choices[0].message.content, TEXT);
     assert.equal(res.choices[0].finish_reason, 'stop');
-    const ledger = await mock.settledLedger('oa_plain');
+    const ledger = await suite.mock.settledLedger('oa_plain');
     assert.equal(ledger.length, 1);
     assert.equal(ledger[0].stream, false);
     assert.equal(ledger[0].outcome, 'completed');
@@ -53,7 +48,7 @@ describe('openai SDK against llmchaos serve', () => {
     }
     assert.equal(text, TEXT);
     assert.equal(finish, 'stop');
-    const ledger = await mock.settledLedger('oa_stream');
+    const ledger = await suite.mock.settledLedger('oa_stream');
     assert.equal(ledger.length, 1);
     assert.equal(ledger[0].stream, true);
     assert.equal(ledger[0].outcome, 'completed');
@@ -70,7 +65,7 @@ describe('openai SDK against llmchaos serve', () => {
   test('rate_429 then ok: the SDK retries once and succeeds; retry counts 0 then 1', TEST_TIMEOUT, async () => {
     const res = await client('oa_rate').chat.completions.create({ model: 'gpt-test', messages });
     assert.equal(res.choices[0].message.content, TEXT);
-    const ledger = await mock.settledLedger('oa_rate');
+    const ledger = await suite.mock.settledLedger('oa_rate');
     assert.deepEqual(ledger.map((e) => [e.fault, e.status, e.x_stainless_retry_count]),
                      [['rate_429', 429, '0'], ['ok', 200, '1']]);
   });
@@ -80,7 +75,7 @@ describe('openai SDK against llmchaos serve', () => {
     assert.ok(err instanceof OpenAI.RateLimitError, `expected RateLimitError, got ${err}`);
     assert.equal(err.status, 429);
     assert.equal(err.type, 'insufficient_quota');
-    const ledger = await mock.settledLedger('oa_quota');
+    const ledger = await suite.mock.settledLedger('oa_quota');
     assert.deepEqual(ledger.map((e) => [e.fault, e.status, e.x_stainless_retry_count]),
                      [['quota_429', 429, '0'], ['quota_429', 429, '1'], ['quota_429', 429, '2']]);
   });
@@ -95,7 +90,7 @@ describe('openai SDK against llmchaos serve', () => {
       for await (const chunk of stream) text += chunk.choices[0]?.delta?.content ?? '';
     });
     assert.match(err.message, /terminated/);
-    const ledger = await mock.settledLedger('oa_cut');
+    const ledger = await suite.mock.settledLedger('oa_cut');
     assert.equal(ledger.length, 1);
     assert.equal(ledger[0].outcome, 'cut');
     assert.equal(ledger[0].events_sent, 2);
@@ -107,7 +102,7 @@ describe('openai SDK against llmchaos serve', () => {
       .finalChatCompletion());
     assert.ok(err instanceof OpenAI.OpenAIError, `expected OpenAIError, got ${err}`);
     assert.match(err.message, /terminated/);
-    const ledger = await mock.settledLedger('oa_cut_helper');
+    const ledger = await suite.mock.settledLedger('oa_cut_helper');
     assert.equal(ledger.length, 1);
     assert.equal(ledger[0].outcome, 'cut');
   });
@@ -120,7 +115,7 @@ describe('openai SDK against llmchaos serve', () => {
     let text = '';
     for await (const chunk of stream) text += chunk.choices[0]?.delta?.content ?? '';
     assert.equal(text, TEXT);
-    const ledger = await mock.settledLedger('oa_noterm');
+    const ledger = await suite.mock.settledLedger('oa_noterm');
     assert.equal(ledger.length, 1);
     assert.equal(ledger[0].fault, 'no_terminator');
   });

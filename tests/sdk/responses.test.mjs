@@ -1,11 +1,12 @@
 // The official `openai` SDK (6.49.0, pinned) through its Responses API (client.responses.create /
 // .stream) against `llmchaos serve` routes of dialect "responses", unmodified but for baseURL.
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 
 import OpenAI from 'openai';
 
-import { firstWords, MockServer, rejection, scriptToml } from './lib/mock.mjs';
+import { firstWords, rejection, serveForSuite } from './lib/mock.mjs';
+import { openaiClient } from './lib/openai.mjs';
 
 const TEXT = 'the quick brown fox jumps over the lazy dog';
 const ok = { fault: 'ok', text: TEXT };
@@ -26,6 +27,10 @@ const routes = {
   rs_policy: { dialect: 'responses', steps: [{ fault: 'policy', cut_after_events: 2, text: TEXT }] },
   rs_malformed: { dialect: 'responses', steps: [{ fault: 'malformed_event', cut_after_events: 1, text: TEXT }] },
   rs_noterm: { dialect: 'responses', steps: [{ fault: 'no_terminator', text: TEXT }] },
+  // Background responses: the create's stream is cut, the stored response is then read back (the
+  // resume and the retrieves are attempts too: `ok` steps, the route's `then` after them).
+  rs_bg: { dialect: 'responses', steps: [{ fault: 'stream_cut', cut_after_events: 3, text: TEXT }] },
+  rs_bg_helper: { dialect: 'responses', steps: [{ fault: 'stream_cut', cut_after_events: 2, text: TEXT }] },
 };
 const input = 'say the canonical text';
 const tools = [{
@@ -35,15 +40,9 @@ const tools = [{
 const TEST_TIMEOUT = { timeout: 15_000 };
 
 describe('openai SDK Responses API against llmchaos serve', () => {
-  let mock;
-  const client = (route, opts = {}) =>
-    new OpenAI({ apiKey: 'sk-test', baseURL: `${mock.url(route)}/v1`, timeout: 10_000, ...opts });
+  const suite = serveForSuite(routes);
+  const client = (route, opts = {}) => openaiClient(suite, route, opts);
 
-  before(async () => { mock = await MockServer.start(scriptToml(routes)); });
-  after(async () => {
-    if (!mock) return;  // before() failed and said why
-    assert.equal(await mock.stop(), 0, `llmchaos serve exit code after SIGTERM; stderr: ${mock.stderr}`);
-  });
 
   test('responses.create returns the scripted text as output_text, with the ledgered request id', TEST_TIMEOUT, async () => {
     const res = await client('rs_plain').responses.create({ model: 'gpt-test', input });
@@ -53,7 +52,7 @@ describe('openai SDK Responses API against llmchaos serve', () => {
     assert.equal(res.output_text, TEXT);
     assert.equal(res.output[0].type, 'message');
     assert.equal(res.usage.output_tokens, TEXT.split(' ').length);
-    const ledger = await mock.settledLedger('rs_plain');
+    const ledger = await suite.mock.settledLedger('rs_plain');
     assert.equal(ledger.length, 1);
     assert.equal(ledger[0].dialect, 'responses');
     assert.equal(ledger[0].stream, false);
@@ -75,7 +74,7 @@ describe('openai SDK Responses API against llmchaos serve', () => {
     assert.equal(deltas.map((e) => e.delta).join(''), TEXT);
     assert.equal(events.at(-1).response.status, 'completed');
     assert.ok(!events.some((e) => e.type === 'error'));
-    const ledger = await mock.settledLedger('rs_stream');
+    const ledger = await suite.mock.settledLedger('rs_stream');
     assert.equal(ledger.length, 1);
     assert.equal(ledger[0].stream, true);
     assert.equal(ledger[0].outcome, 'completed');
@@ -90,7 +89,7 @@ describe('openai SDK Responses API against llmchaos serve', () => {
     assert.equal(final.status, 'completed');
     assert.equal(final.output_text, TEXT);
     assert.equal(snapshot, TEXT);
-    assert.equal((await mock.settledLedger('rs_helper')).length, 1);
+    assert.equal((await suite.mock.settledLedger('rs_helper')).length, 1);
   });
 
   test('a tool offered: the answer is a function_call item; its function_call_output brings the text', TEST_TIMEOUT, async () => {
@@ -121,7 +120,7 @@ describe('openai SDK Responses API against llmchaos serve', () => {
   test('rate_429 then ok: the SDK retries once and succeeds; retry counts 0 then 1', TEST_TIMEOUT, async () => {
     const res = await client('rs_rate').responses.create({ model: 'gpt-test', input });
     assert.equal(res.output_text, TEXT);
-    const ledger = await mock.settledLedger('rs_rate');
+    const ledger = await suite.mock.settledLedger('rs_rate');
     assert.deepEqual(ledger.map((e) => [e.fault, e.status, e.x_stainless_retry_count]),
                      [['rate_429', 429, '0'], ['ok', 200, '1']]);
   });
@@ -132,7 +131,7 @@ describe('openai SDK Responses API against llmchaos serve', () => {
     assert.ok(err instanceof OpenAI.RateLimitError, `expected RateLimitError, got ${err}`);
     assert.equal(err.status, 429);
     assert.equal(err.code, 'insufficient_quota');
-    const ledger = await mock.settledLedger('rs_quota');
+    const ledger = await suite.mock.settledLedger('rs_quota');
     assert.deepEqual(ledger.map((e) => [e.fault, e.status, e.x_stainless_retry_count]),
                      [['quota_429', 429, '0'], ['quota_429', 429, '1'], ['quota_429', 429, '2']]);
   });
@@ -140,7 +139,7 @@ describe('openai SDK Responses API against llmchaos serve', () => {
   test('overloaded twice before a stream: the SDK retries both 503s and the third attempt streams', TEST_TIMEOUT, async () => {
     const final = await client('rs_overloaded').responses.stream({ model: 'gpt-test', input }).finalResponse();
     assert.equal(final.output_text, TEXT);
-    const ledger = await mock.settledLedger('rs_overloaded');
+    const ledger = await suite.mock.settledLedger('rs_overloaded');
     assert.deepEqual(ledger.map((e) => [e.status, e.x_stainless_retry_count]), [[503, '0'], [503, '1'], [200, '2']]);
   });
 
@@ -148,7 +147,7 @@ describe('openai SDK Responses API against llmchaos serve', () => {
     const err = await rejection(() => client('rs_auth').responses.create({ model: 'gpt-test', input }));
     assert.ok(err instanceof OpenAI.AuthenticationError, `expected AuthenticationError, got ${err}`);
     assert.equal(err.code, 'invalid_api_key');
-    assert.equal((await mock.settledLedger('rs_auth')).length, 1);
+    assert.equal((await suite.mock.settledLedger('rs_auth')).length, 1);
   });
 
   // A TCP close mid body: undici fails the read with `TypeError: terminated`; the 200 had arrived, so
@@ -161,7 +160,7 @@ describe('openai SDK Responses API against llmchaos serve', () => {
     });
     assert.match(err.message, /terminated/);
     assert.equal(text.trim(), firstWords(TEXT, 2));
-    const ledger = await mock.settledLedger('rs_cut');
+    const ledger = await suite.mock.settledLedger('rs_cut');
     assert.equal(ledger.length, 1);
     assert.equal(ledger[0].outcome, 'cut');
     assert.equal(ledger[0].events_sent, 2);
@@ -170,7 +169,7 @@ describe('openai SDK Responses API against llmchaos serve', () => {
   test('stream_cut: finalResponse() rejects, no response.completed was seen', TEST_TIMEOUT, async () => {
     const err = await rejection(() => client('rs_cut_helper').responses.stream({ model: 'gpt-test', input }).finalResponse());
     assert.match(err.message, /terminated/);
-    assert.equal((await mock.settledLedger('rs_cut_helper')).length, 1);
+    assert.equal((await suite.mock.settledLedger('rs_cut_helper')).length, 1);
   });
 
   // The SDK does not throw on response.failed: it is an event like the others, and the accumulator
@@ -185,7 +184,7 @@ describe('openai SDK Responses API against llmchaos serve', () => {
     assert.equal(last.response.status, 'failed');
     assert.equal(last.response.error.code, 'server_error');
     assert.equal(events.filter((e) => e.type === 'response.output_text.delta').length, 2);
-    const ledger = await mock.settledLedger('rs_failed');
+    const ledger = await suite.mock.settledLedger('rs_failed');
     assert.equal(ledger.length, 1);
     assert.equal(ledger[0].fault, 'stream_error');
     assert.equal(ledger[0].committed, true);
@@ -207,7 +206,84 @@ describe('openai SDK Responses API against llmchaos serve', () => {
   test('malformed_event: the SDK throws on the delta that is not JSON', TEST_TIMEOUT, async () => {
     const err = await rejection(() => client('rs_malformed').responses.stream({ model: 'gpt-test', input }).finalResponse());
     assert.ok(err instanceof SyntaxError || /JSON/.test(err.message), `expected a JSON error, got ${err}`);
-    assert.equal((await mock.settledLedger('rs_malformed')).length, 1);
+    assert.equal((await suite.mock.settledLedger('rs_malformed')).length, 1);
+  });
+
+  // A background create whose stream is cut: what the SDK saw up to the cut (the response id from
+  // response.created, the last sequence number, the text of the deltas).
+  async function cutBackgroundStream(route) {
+    const seen = { id: '', last: -1, text: '' };
+    const err = await rejection(async () => {
+      const stream = await client(route).responses.create({ model: 'gpt-test', input, stream: true, background: true });
+      for await (const ev of stream) {
+        if (ev.type === 'response.created') seen.id = ev.response.id;
+        if (ev.type === 'response.output_text.delta') seen.text += ev.delta;
+        seen.last = ev.sequence_number;
+      }
+    });
+    assert.match(err.message, /terminated/);
+    return seen;
+  }
+
+  // SPEC 3 rule 0 through the SDK's own API: responses.retrieve(id, { stream: true, starting_after: N }).
+  test('background stream_cut: responses.retrieve with stream and starting_after resumes from N+1 to response.completed', TEST_TIMEOUT, async () => {
+    const cut = await cutBackgroundStream('rs_bg');
+    assert.match(cut.id, /^resp_/);
+    assert.equal(cut.text.trim(), firstWords(TEXT, 3));
+    const stream = await client('rs_bg').responses.retrieve(cut.id, { stream: true, starting_after: cut.last });
+    const events = [];
+    for await (const ev of stream) events.push(ev);
+    assert.deepEqual(events.map((e) => e.sequence_number), events.map((_, i) => cut.last + 1 + i));
+    assert.ok(!events.some((e) => e.type === 'response.created'), 'the resume starts after the cut, not at the start');
+    const rest = events.filter((e) => e.type === 'response.output_text.delta').map((e) => e.delta).join('');
+    assert.equal(cut.text + rest, TEXT);  // each token once
+    assert.equal(events.at(-1).type, 'response.completed');
+    assert.equal(events.at(-1).response.status, 'completed');
+    assert.equal(events.at(-1).response.background, true);
+
+    // The plain retrieve of the stored response: the completed object, output_text computed by the SDK.
+    const stored = await client('rs_bg').responses.retrieve(cut.id);
+    assert.equal(stored.status, 'completed');
+    assert.equal(stored.output_text, TEXT);
+
+    const ledger = await suite.mock.settledLedger('rs_bg');
+    assert.equal(ledger.length, 3);
+    assert.equal(ledger[0].background, true);
+    assert.equal(ledger[0].outcome, 'cut');
+    assert.equal(ledger[1].resume_of, ledger[0].seq);
+    assert.equal(ledger[1].starting_after, cut.last);
+    assert.equal(ledger[1].path, `/v1/responses/${cut.id}?stream=true&starting_after=${cut.last}`);
+    assert.equal(ledger[1].outcome, 'completed');
+    assert.equal(ledger[2].resume_of, ledger[0].seq);
+    assert.equal(ledger[2].stream, false);
+    assert.equal(ledger[0].resume_of, undefined);  // only a resume carries the fields
+  });
+
+  // The SDK's stream helper resumes by asking for the whole stored stream (no starting_after on the
+  // wire) and dropping the events up to starting_after itself: the mock serves it from the start.
+  test('background stream_cut: responses.stream({ response_id, starting_after }) emits the events after N, finalResponse() whole', TEST_TIMEOUT, async () => {
+    const cut = await cutBackgroundStream('rs_bg_helper');
+    const helper = client('rs_bg_helper').responses.stream({ response_id: cut.id, starting_after: cut.last });
+    const emitted = [];
+    helper.on('event', (ev) => emitted.push(ev));
+    const final = await helper.finalResponse();
+    assert.equal(final.output_text, TEXT);
+    assert.equal(final.status, 'completed');
+    assert.ok(emitted.length > 0);
+    assert.ok(emitted.every((e) => e.sequence_number > cut.last), 'the helper emits only the events after starting_after');
+    const rest = emitted.filter((e) => e.type === 'response.output_text.delta').map((e) => e.delta).join('');
+    assert.equal(cut.text + rest, TEXT);
+    const ledger = await suite.mock.settledLedger('rs_bg_helper');
+    assert.equal(ledger.length, 2);
+    assert.equal(ledger[1].resume_of, ledger[0].seq);
+    assert.equal(ledger[1].starting_after, -1);
+  });
+
+  test('retrieve of an unknown response id: NotFoundError with OpenAI\'s message', TEST_TIMEOUT, async () => {
+    const err = await rejection(() => client('rs_plain').responses.retrieve('resp_999999'));
+    assert.ok(err instanceof OpenAI.NotFoundError, `expected NotFoundError, got ${err}`);
+    assert.equal(err.status, 404);
+    assert.match(err.message, /Response with id 'resp_999999' not found/);
   });
 
   // Like [DONE] on chat: a stream that ends cleanly without response.completed is not an error to the
@@ -216,7 +292,7 @@ describe('openai SDK Responses API against llmchaos serve', () => {
     const final = await client('rs_noterm').responses.stream({ model: 'gpt-test', input }).finalResponse();
     assert.equal(final.output_text, TEXT);
     assert.equal(final.status, 'in_progress');
-    const ledger = await mock.settledLedger('rs_noterm');
+    const ledger = await suite.mock.settledLedger('rs_noterm');
     assert.equal(ledger.length, 1);
     assert.equal(ledger[0].fault, 'no_terminator');
   });

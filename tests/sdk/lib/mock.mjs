@@ -1,11 +1,13 @@
 // Starts `llmchaos serve` as a child process on 127.0.0.1 port 0 with a TOML fault script, reads the
 // attempt ledger over the admin API, and stops the server. The SDK tests talk to it as users would:
 // through the official SDKs, with only the base URL pointed at the mock.
+import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
+import { after, before } from 'node:test';
 
 const START_TIMEOUT_MS = 10_000;
 const STOP_TIMEOUT_MS = 3_000;
@@ -146,4 +148,17 @@ export async function rejection(fn) {
 // The first `n` words of a canonical text: what a client sees after `n` content events.
 export function firstWords(text, n) {
   return text.split(' ').slice(0, n).join(' ');
+}
+
+// One `llmchaos serve` for the enclosing describe(): started before its tests with the routes' script,
+// stopped after them (exit code 0 after SIGTERM, or the server's stderr). Returns a handle whose
+// `mock` is the running MockServer (null until before() ran, or when it failed and said why).
+export function serveForSuite(routes) {
+  const handle = { mock: null };
+  before(async () => { handle.mock = await MockServer.start(scriptToml(routes)); });
+  after(async () => {
+    if (!handle.mock) return;  // before() failed and said why
+    assert.equal(await handle.mock.stop(), 0, `llmchaos serve exit code after SIGTERM; stderr: ${handle.mock.stderr}`);
+  });
+  return handle;
 }

@@ -30,6 +30,9 @@ struct DecisionInput {
   std::vector<RouteOption> fallbacks; // approved candidates in order, excluding routes already tried as needed
   bool queue_allowed = false;
   bool degrade_allowed = false;
+  // Added (SPEC 3 rule 0): the failure is a cut of a background response (the stream broke off, the
+  // provider goes on) whose id and last sequence number are known, so it can be resumed.
+  bool resumable_cut = false;
 };
 
 // The inputs text of a decision: held inline, so deciding allocates nothing (bench/decide).
@@ -38,7 +41,7 @@ using DecisionText = InlineText<decision_inputs_limit + 3>;  // + "..." when cut
 
 struct Decision {
   Action action = Action::fail_closed;
-  int rule = 0;              // 1..7 as in SPEC 3
+  int rule = 0;              // 0..7 as in SPEC 3 (0: resume, or not a failure)
   // "4: transient/rate failure, retry fits the budget, breaker closed": one of the rules' constant texts
   // (static storage), so deciding copies no text.
   std::string_view rule_text;
@@ -51,6 +54,8 @@ struct Decision {
 
 // Rules, first match wins (SPEC 3):
 //  0. owner none: not a failure -> Action::none.
+//  0. resumable_cut, attempts_left > 0, time_left >= current.expected_latency -> resume (SPEC 3 rule 0:
+//     a resume duplicates nothing, so it comes before rule 2; the cost is not a condition of it).
 //  1. owner request / auth / policy -> fail_closed.
 //  2. commit committed / unknown -> fail_closed.
 //  3. owner unknown -> queue if queue_allowed, else fail_closed.

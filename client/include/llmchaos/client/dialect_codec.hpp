@@ -25,6 +25,11 @@ struct Answer {
   std::string model;
   int input_tokens = 0;
   int output_tokens = 0;
+  // Dialects whose streams can be resumed (responses): the response's id once a frame named it, the
+  // sequence_number of the last frame read, and whether it is a stored background response.
+  std::string response_id;
+  long long last_sequence = -1;
+  bool background = false;
 };
 
 enum class EventKind {

@@ -49,6 +49,10 @@ struct WorkflowPolicy {
   double max_extra_cost_usd = std::numeric_limits<double>::infinity();
   double attempt_timeout_ms = 10000;  // waiting for headers AND idle gaps inside a stream
   bool replay_safe = false;
+  // Added: ask the provider for background responses (Responses API `background: true`): it stores
+  // the response, so a cut stream can be resumed where it broke instead of replayed (SPEC 3 rule 0).
+  // Only the routes whose dialect resumes (responses) use it; the others ignore it.
+  bool background = false;
   std::vector<std::string> fallback;
   bool queue_allowed = false;
   bool degrade_allowed = false;

@@ -29,6 +29,12 @@ struct ToolTurn {
   std::string result = "ok";
 };
 
+// Where a cut background response goes on (SPEC 3 rule 0): its id and the last sequence number seen.
+struct ResumePoint {
+  std::string response_id;
+  long long last_sequence = -1;
+};
+
 struct AttemptRequest {
   Endpoint endpoint;
   bool stream = false;
@@ -40,7 +46,14 @@ struct AttemptRequest {
   int attempt_number = 0;        // global attempt index in the workflow (0-based)
   double timeout_ms = 10000;     // headers AND idle gaps inside a stream
   std::optional<ToolTurn> tool_turn;  // set on the follow-up call after a tool side effect
+  bool background = false;       // ask for a stored background response (dialects that resume)
+  // Set: this attempt resumes a cut background response (a GET with no body, the codec's target)
+  // instead of asking again.
+  std::optional<ResumePoint> resume;
 };
+
+// The HTTP method of an attempt: a resume reads the stored response, anything else asks for an answer.
+inline const char* attempt_method(const AttemptRequest& req) { return req.resume ? "GET" : "POST"; }
 
 struct AttemptResult {
   int status = 0;
@@ -60,6 +73,10 @@ struct AttemptResult {
   int input_tokens = 0, output_tokens = 0;
   double started_ms = 0, ended_ms = 0;  // on the executor's clock
   std::string error;             // transport error text ("connect: refused"), empty when fine
+  // A stored background response (dialects that resume): its id and the last sequence number
+  // received; resumable once both are known ("" / -1 otherwise).
+  std::string response_id;
+  long long last_sequence = -1;
 };
 
 class Transport {

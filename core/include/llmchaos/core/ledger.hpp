@@ -38,6 +38,12 @@ struct LedgerEntry {
   int upstream_status = 0;      // the upstream's HTTP status (0: no answer: connect or read failed)
   double upstream_head_ms = 0;  // from forwarding the request to the upstream's status line
   double upstream_ms = 0;       // from forwarding the request to the end of the upstream's answer (as read)
+  // A resume (Responses API `GET /v1/responses/{id}?stream=true&starting_after=N`, SPEC 3 rule 0): the
+  // seq of the attempt that created the background response, and N. The JSON has these fields only on
+  // a resume (resume_of 0 = not one), so a reader of the older shape sees nothing new.
+  std::uint64_t resume_of = 0;
+  std::int64_t starting_after = -1;  // -1: the stored stream from its start
+  bool background = false;      // the request created a stored background response (JSON: only when true)
 };
 
 // A tool side effect executed by a client against the mock's side-effect endpoint.

@@ -21,7 +21,8 @@ enum class FaultKind {
 enum class Owner { none, transient, rate, quota, request, auth, policy, unknown, contract };
 
 // The one action taken at a failure point (SPEC 3).
-enum class Action { none, retry, fallback, queue, degrade, fail_closed };
+// resume (SPEC 3 rule 0): continue a cut background response through the provider's resume protocol.
+enum class Action { none, retry, fallback, queue, degrade, fail_closed, resume };
 
 enum class CommitState { none, committed, unknown };
 
@@ -59,7 +60,7 @@ LLMCHAOS_ENUM_NAMES(Owner, {Owner::none, "none"}, {Owner::transient, "transient"
                     {Owner::policy, "policy"}, {Owner::unknown, "unknown"}, {Owner::contract, "contract"})
 LLMCHAOS_ENUM_NAMES(Action, {Action::none, "none"}, {Action::retry, "retry"}, {Action::fallback, "fallback"},
                     {Action::queue, "queue"}, {Action::degrade, "degrade"},
-                    {Action::fail_closed, "fail_closed"})
+                    {Action::fail_closed, "fail_closed"}, {Action::resume, "resume"})
 LLMCHAOS_ENUM_NAMES(CommitState, {CommitState::none, "none"}, {CommitState::committed, "committed"},
                     {CommitState::unknown, "unknown"})
 LLMCHAOS_ENUM_NAMES(Outcome, {Outcome::primary_success, "primary_success"},

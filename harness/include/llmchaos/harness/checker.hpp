@@ -74,6 +74,10 @@ void split_foreign(History& history);
 // on a 200, a content-filter finish, a missing required field when the workflow requires fields).
 bool attempt_failed(const LedgerEntry& entry, const client::Policy& policy);
 
+// Whether `next` resumes the stream `failed` broke off (SPEC 3 rule 0, ledger field resume_of): the
+// action at `failed` is `resume`, not a retry.
+bool resumes(const LedgerEntry& failed, const LedgerEntry& next);
+
 // The attempts of one request (all its deliveries), matched to the mock's ledger entries.
 struct RequestView {
   const RequestRecord* request = nullptr;

@@ -32,7 +32,7 @@ struct SpecPoint {
   CommitState commit = CommitState::none;
   std::optional<Action> action;  // nullopt: not judged (see `why`)
   std::string target;            // fallback: the route SPEC 3 picks
-  int rule = 0;                  // 1..7
+  int rule = 0;                  // 0..7 (0: resume)
   std::string why;               // the rule and the inputs it looked at, in words
 };
 

@@ -4,6 +4,7 @@
 // (src/openai.cpp, src/anthropic.cpp, src/gemini.cpp, src/responses.cpp, src/azure.cpp), listed in one table (src/dialect.cpp);
 // what other layers need of a dialect (id prefix, SDK base path, paths) is a field here, not a switch there.
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <span>
 #include <string>
@@ -27,6 +28,17 @@ struct ChatRequest {
   // Gemini :streamGenerateContent without alt=sse: the stream is one JSON array of the same chunks
   // (what the real API sends REST users), not SSE frames.
   bool json_array_stream = false;
+  // Responses API `background: true`: the provider stores the response (id resp_...) and keeps
+  // generating it whatever happens to the stream; it can be re-read (Retrieve) and a cut stream resumed.
+  bool background = false;
+};
+
+// A request for a stored response, not a completion: Responses API `GET /v1/responses/{id}`, with
+// `?stream=true&starting_after=N` the resume of its stream from sequence N+1 (SPEC 3 rule 0).
+struct Retrieve {
+  std::string id;
+  bool stream = false;
+  std::int64_t starting_after = -1;  // -1: none given (the stream from its start)
 };
 
 enum class RequestError { none, not_found, method_not_allowed, malformed_json };
@@ -36,6 +48,7 @@ struct ParsedRequest {
   std::string detail;         // for the error body
   bool models_list = false;   // OpenAI GET /v1/models: a static answer, not an attempt
   ChatRequest chat;
+  std::optional<Retrieve> retrieve;  // a stored response is asked for (an attempt too)
 };
 
 // Every error body a fault (or a bad request) can ask a dialect for.
@@ -69,6 +82,7 @@ struct Answer {
   Finish finish = Finish::stop;
   int input_tokens = 0;
   bool include_usage = false;       // OpenAI streams: the extra usage chunk
+  bool background = false;          // a stored background response (Responses API)
   std::string text() const;
   int output_tokens() const;
 };
@@ -100,6 +114,9 @@ struct DialectSpec {
   std::string (*models_body)(std::string_view model);  // "" when the dialect has no model list
   // The named real bodies (a step's `body`) the dialect has for an error of this kind.
   std::vector<std::string_view> (*body_names)(ErrorKind kind);
+  // Dialects that store responses (ParsedRequest::retrieve): the 404 of a retrieve of an id the mock
+  // does not hold. nullptr for the others (they never parse a retrieve).
+  ErrorReply (*unknown_response)(std::string_view id) = nullptr;
 };
 
 // The one table of dialects.
