@@ -222,11 +222,15 @@ void apply_rules(const DecisionInput& in, Inputs& inputs, Decision& d) {
     inputs.raw(" (expected_ms=");
     inputs.number(in.current.expected_latency_ms);
     inputs.raw(')');
-    if (in.attempts_left > 0 && in.time_left_ms >= in.current.expected_latency_ms) {
+    // A resume is an attempt of the budget like any other, its price included (the gate before every
+    // attempt checks the cost left too).
+    const bool attempt = in.attempts_left > 0, time = in.time_left_ms >= in.current.expected_latency_ms,
+               cost = in.cost_left_usd >= in.current.cost_usd;
+    if (attempt && time && cost) {
       d.target_route = in.current.route;
       return done(Action::resume, 0, "0: a cut background response with a known id and sequence: resume");
     }
-    inputs("resume", in.attempts_left <= 0 ? "no(no attempts left)" : "no(latency > time left)");
+    inputs("resume", !attempt ? "no(no attempts left)" : !time ? "no(latency > time left)" : "no(cost > cost left)");
   }
 
   // 1. The request or the credentials are wrong; a refusal must not be routed to a laxer model.

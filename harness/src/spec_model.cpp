@@ -237,8 +237,10 @@ class Model {
       p.why = fmt::format("rule {}: {} ({})", rule, text, inputs);
     };
     const Owner o = f.owner;
-    // 0. A cut background response is resumed when an attempt and the time for it are left.
-    if (f.background_cut && b.attempts_left > 0 && b.time_left_ms >= facts(e.route).latency_ms)
+    // 0. A cut background response is resumed when an attempt, the time and the cost for it are left (a
+    // resume is an attempt of the budget like any other, its price included).
+    if (f.background_cut && b.attempts_left > 0 && b.time_left_ms >= facts(e.route).latency_ms &&
+        b.cost_left_usd + cost_slack >= facts(e.route).cost_usd)
       return done(Action::resume, 0, "a cut background response with a known id and sequence: resume");
     if (o == Owner::request || o == Owner::auth || o == Owner::policy)
       return done(Action::fail_closed, 1, "the request or the credentials are wrong");

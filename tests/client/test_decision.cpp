@@ -437,11 +437,22 @@ TEST_CASE("rule 0: a cut background response with an attempt and the time for it
   }
 }
 
-TEST_CASE("rule 0 boundaries: no attempt left or too little time, and the stream falls to the rules after it", "[decision][resume]") {
+TEST_CASE("rule 0 boundaries: no attempt left, too little time or cost, and the stream falls to the rules after it",
+          "[decision][resume]") {
   auto in = roomy(failure(Owner::transient, CommitState::committed));
   in.resumable_cut = true;
   in.current.expected_latency_ms = 800;
-  in.cost_left_usd = 0;  // the cost is no condition of rule 0
+  // A resume is an attempt of the budget, its price included (the gate before every attempt checks it):
+  // exactly the cost left fits, a cent less does not.
+  in.current.cost_usd = 0.004;
+  in.cost_left_usd = 0.004;
+  CHECK(decide(in).action == Action::resume);
+  in.cost_left_usd = 0.0039;
+  auto short_of_cost = decide(in);
+  CHECK(short_of_cost.action == Action::fail_closed);
+  CHECK(short_of_cost.rule == 2);
+  CHECK(std::string_view(short_of_cost.inputs).find("resume=no(cost > cost left)") != std::string_view::npos);
+  in.cost_left_usd = 1;
 
   in.time_left_ms = 800;  // exactly the expected time: fits
   CHECK(decide(in).action == Action::resume);
