@@ -38,8 +38,10 @@ bool billing_code(const ErrorDetail& d) {
   };
   return in(Key::code) || in(Key::type);
 }
+// "API usage limits": Anthropic's console spend limit, a 400 invalid_request_error
+// (anthropics/claude-code#2127); matched lowered, as every message is.
 bool billing_wording(const ErrorDetail& d) {
-  return d.message_has({"credit balance", "insufficient quota", "insufficient_quota"});
+  return d.message_has({"credit balance", "insufficient quota", "insufficient_quota", "api usage limits"});
 }
 
 bool says_auth(const ErrorDetail& d) {

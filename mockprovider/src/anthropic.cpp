@@ -140,7 +140,8 @@ Shape shape(ErrorKind kind) {
 }
 
 // Named real bodies (a step's `body`): the credit-balance refusal Anthropic sends as a 400
-// invalid_request_error, and the 402 billing_error (provider-wire.md, Anthropic errors).
+// invalid_request_error, the 402 billing_error, and the console spend limit, also a 400
+// invalid_request_error (provider-wire.md, Anthropic errors; anthropics/claude-code#2127, #38035).
 struct NamedShape {
   ErrorKind kind;
   std::string_view name;
@@ -149,7 +150,10 @@ struct NamedShape {
 constexpr std::string_view credit_too_low =
     "Your credit balance is too low to access the Anthropic API. Please go to Plans & Billing to upgrade or purchase "
     "credits.";
+constexpr std::string_view usage_limits =
+    "You have reached your specified API usage limits. You will regain access on 2026-04-01 at 00:00 UTC.";
 constexpr NamedShape named_shapes[] = {
+    {ErrorKind::quota, "api_usage_limits", {400, "invalid_request_error", usage_limits}},
     {ErrorKind::quota, "credit_balance_too_low", {400, "invalid_request_error", credit_too_low}},
     {ErrorKind::payment, "credit_balance_too_low", {400, "invalid_request_error", credit_too_low}},
 };

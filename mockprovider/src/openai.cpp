@@ -209,7 +209,8 @@ Shape shape(ErrorKind kind) {
 }
 
 // Named real bodies (a step's `body`): the billing causes OpenAI puts in `code` under
-// type "insufficient_quota" (provider-wire.md, OpenAI errors).
+// type "insufficient_quota" (provider-wire.md, OpenAI errors), and the hard billing limit, which users
+// report as a 400 invalid_request_error (all-in-aigc/aiwallpaper#2, bajrangCoder/acode-plugin-chatgpt#19).
 struct NamedShape {
   ErrorKind kind;
   std::string_view name;
@@ -227,7 +228,7 @@ constexpr NamedShape named_shapes[] = {
      {429, "insufficient_quota", "organization_usage_limit_exceeded",
       "Your organization has reached its usage limit for this billing period."}},
     {ErrorKind::quota, "billing_hard_limit_reached",
-     {429, "insufficient_quota", "billing_hard_limit_reached", "Billing hard limit has been reached."}},
+     {400, "invalid_request_error", "billing_hard_limit_reached", "Billing hard limit has been reached"}},
 };
 
 Shape shape(ErrorKind kind, std::string_view name) {
