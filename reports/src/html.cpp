@@ -31,8 +31,7 @@ constexpr std::string_view style = R"css(
 --pass:#1a7f37;--pass-bg:#dafbe1;--fail:#cf222e;--fail-bg:#ffebe9;--unk:#9a6700;--unk-bg:#fff8c5;
 --primary_success:#2da44e;--retry_recovery:#0969da;--fallback_recovery:#1b7c83;--degraded:#bf8700;
 --queued:#8c959f;--fail_closed:#cf222e;
---a-ok:#2da44e;--a-retryable:#fb8f44;--a-fatal:#cf222e;--a-unknown:#8250df;--a-failed:#bc4c00;
---x-retry:#0969da;--x-fallback:#1b7c83;--x-queue:#6e7781;--x-degrade:#bf8700;--x-fail_closed:#cf222e;--x-none:#8c959f}
+--a-ok:#2da44e;--a-retryable:#fb8f44;--a-fatal:#cf222e;--a-unknown:#8250df;--a-failed:#bc4c00}
 *{box-sizing:border-box}
 [hidden]{display:none!important}
 body{margin:0;background:#fff;color:var(--fg);font:14px/1.5 -apple-system,"Segoe UI","Noto Sans",Helvetica,Arial,"Liberation Sans",sans-serif}
@@ -118,12 +117,6 @@ svg .bar.committed{stroke:#1f2328;stroke-width:1.6}
 svg .bar-label{fill:#fff;font-size:10px;font-weight:600;pointer-events:none}
 svg .mark line{stroke-width:2}svg .mark .num{fill:#fff;font-size:9.5px;font-weight:700;text-anchor:middle}
 svg .mark .act{font-size:10.5px;font-weight:600}svg .mark .act.left{text-anchor:end}
-svg .x-retry line{stroke:var(--x-retry)}svg .x-retry circle,svg .x-retry .act{fill:var(--x-retry)}
-svg .x-fallback line{stroke:var(--x-fallback)}svg .x-fallback circle,svg .x-fallback .act{fill:var(--x-fallback)}
-svg .x-queue line{stroke:var(--x-queue)}svg .x-queue circle,svg .x-queue .act{fill:var(--x-queue)}
-svg .x-degrade line{stroke:var(--x-degrade)}svg .x-degrade circle,svg .x-degrade .act{fill:var(--x-degrade)}
-svg .x-fail_closed line{stroke:var(--x-fail_closed)}svg .x-fail_closed circle,svg .x-fail_closed .act{fill:var(--x-fail_closed)}
-svg .x-none line{stroke:var(--x-none)}svg .x-none circle,svg .x-none .act{fill:var(--x-none)}
 svg .end{font-weight:600;font-size:11.5px}
 svg .end.o-primary_success{fill:var(--primary_success)}svg .end.o-retry_recovery{fill:var(--retry_recovery)}
 svg .end.o-fallback_recovery{fill:var(--fallback_recovery)}svg .end.o-degraded{fill:var(--degraded)}
@@ -136,6 +129,25 @@ td.okc{color:var(--pass);font-weight:600}td.badc{color:var(--fail);font-weight:6
 footer{margin-top:40px;color:var(--muted);font-size:12px}
 @media (max-width:900px){main{padding:20px 16px 48px}.split{grid-template-columns:repeat(3,1fr)}}
 )css";
+
+// One mark colour per action, for the timeline marks and the legend: an action added to the Action
+// table needs its colour here (the size check says so), and gets its CSS with no other edit.
+constexpr std::pair<Action, std::string_view> action_colors[] = {
+    {Action::none, "#8c959f"},  {Action::retry, "#0969da"},       {Action::fallback, "#1b7c83"}, {Action::queue, "#6e7781"},
+    {Action::degrade, "#bf8700"}, {Action::fail_closed, "#cf222e"}, {Action::resume, "#8250df"}};
+static_assert(std::size(action_colors) == std::size(enum_names<Action>::table), "every action needs a mark colour");
+
+// The --x-ACTION colours and the rules that paint a timeline mark of class x-ACTION with them.
+std::string action_style() {
+  std::string out = ":root{";
+  for (const auto& [a, colour] : action_colors) out += fmt::format("--x-{}:{};", to_string(a), colour);
+  out += "}\n";
+  for (const auto& [a, colour] : action_colors) {
+    const auto n = to_string(a);
+    out += fmt::format("svg .x-{0} line{{stroke:var(--x-{0})}}svg .x-{0} circle,svg .x-{0} .act{{fill:var(--x-{0})}}\n", n);
+  }
+  return out;
+}
 
 // The passing cases: listed PAGE rows at a time from the JSON data block, each timeline drawn when its
 // row is expanded. drawTimeline draws timeline_json's drawing as html_timeline.cpp's render() does; all
@@ -279,7 +291,7 @@ void write_head(std::ostream& out, const harness::RunResult& run) {
   out << fmt::format("<title>llmchaos report · {} passed, {} failed, {} unknown{}</title>\n", run.passed(),
                      run.failed(), run.unknown(),
                      run.not_applicable() ? fmt::format(", {} n/a", run.not_applicable()) : std::string());
-  out << "<style>" << style << "</style>\n</head>\n<body>\n<main>\n";
+  out << "<style>" << style << action_style() << "</style>\n</head>\n<body>\n<main>\n";
 }
 
 void write_summary(std::ostream& out, const harness::RunResult& run) {

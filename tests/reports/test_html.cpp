@@ -146,6 +146,16 @@ TEST_CASE("HTML timelines draw one bar per attempt and mark each failure point w
   CHECK_THAT(page, Catch::Contains(">request 1 · redelivery 1</text>"));
 }
 
+TEST_CASE("every action has a mark colour: its legend swatch and its timeline marks are painted", "[reports][html]") {
+  const auto page = html(sample::run());
+  for (const auto& [a, name] : enum_names<Action>::table) {
+    CAPTURE(name);
+    const std::string n(name);
+    CHECK_THAT(page, Catch::Contains("--x-" + n + ":#"));
+    CHECK_THAT(page, Catch::Contains("svg .x-" + n + " circle,svg .x-" + n + " .act{fill:var(--x-" + n + ")}"));
+  }
+}
+
 TEST_CASE("the timeline axis is in scripted time, with the real time beside it when scaled", "[reports][html]") {
   auto run = all_failed(sample::run());
   run.time_scale = 1;
