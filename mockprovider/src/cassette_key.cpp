@@ -7,6 +7,7 @@
 #include <openssl/evp.h>
 
 #include "llmchaos/mockprovider/cassette.hpp"
+#include "llmchaos/mockprovider/proxy.hpp"
 
 namespace json = boost::json;
 
@@ -28,7 +29,7 @@ std::string path_without_keys(std::string_view path) {
     const auto amp = query.find('&');
     const auto param = query.substr(0, amp);
     const auto name = param.substr(0, param.find('='));
-    if (name != "key" && name != "api_key" && name != "api-key" && !param.empty()) {
+    if (!secret_query_param(name) && !param.empty()) {
       out += sep;
       out += param;
       sep = '&';

@@ -23,6 +23,12 @@ bool secret_header(std::string_view name) {
   return std::find(std::begin(secrets), std::end(secrets), name) != std::end(secrets);
 }
 
+bool secret_query_param(std::string_view name) {
+  std::string lower(name);
+  for (auto& c : lower) c = byte_scan::ascii_lower(c);
+  return lower == "key" || lower == "api_key" || lower == "api-key";
+}
+
 std::string redact_target(std::string_view target) {
   const auto q = target.find('?');
   if (q == std::string_view::npos) return std::string(target);
@@ -33,11 +39,9 @@ std::string redact_target(std::string_view target) {
     const auto amp = query.find('&');
     const auto param = query.substr(0, amp);
     const auto eq = param.find('=');
-    std::string name(param.substr(0, eq));
-    for (auto& c : name) c = byte_scan::ascii_lower(c);
     if (!first) out += '&';
     first = false;
-    if (eq != std::string_view::npos && (name == "key" || name == "api_key" || name == "api-key"))
+    if (eq != std::string_view::npos && secret_query_param(param.substr(0, eq)))
       out += std::string(param.substr(0, eq)) + "=REDACTED";
     else
       out += param;

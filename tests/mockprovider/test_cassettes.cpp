@@ -102,6 +102,7 @@ TEST_CASE("the cassette key ignores ids, member order and credentials, and tells
   // Gemini: the key= parameter is a credential, alt=sse shapes the answer.
   const auto g = mock::cassette_key(Dialect::gemini, "POST", "/v1beta/models/g:streamGenerateContent?alt=sse&key=A", "{}");
   CHECK(mock::cassette_key(Dialect::gemini, "POST", "/v1beta/models/g:streamGenerateContent?key=B&alt=sse", "{}") == g);
+  CHECK(mock::cassette_key(Dialect::gemini, "POST", "/v1beta/models/g:streamGenerateContent?alt=sse&KEY=C", "{}") == g);
   CHECK(mock::cassette_key(Dialect::gemini, "POST", "/v1beta/models/g:streamGenerateContent", "{}") != g);
   // A body that is not JSON still has a key (the whole body).
   CHECK(mock::cassette_key(Dialect::openai, "POST", "/x", "not json") != mock::cassette_key(Dialect::openai, "POST", "/x", "not json!"));

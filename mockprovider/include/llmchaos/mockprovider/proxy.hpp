@@ -33,9 +33,10 @@ std::shared_ptr<Forwarder> make_upstream_forwarder(UpstreamOptions options);
 // uncommitted holds are the proxy's own, as in `serve`: the upstream is not called.
 bool forwards(const Plan& plan);
 
-// Credentials: request headers that are passed on to the upstream but never written anywhere, and a
-// request target with its `key=` query parameters masked (Gemini's API key).
+// Credentials: request headers that are passed on to the upstream but never written anywhere, query
+// parameters that carry a key (Gemini's `key=`; any case), and a request target with those masked.
 bool secret_header(std::string_view lower_case_name);
+bool secret_query_param(std::string_view name);
 std::string redact_target(std::string_view target);
 
 // A proxy script: the `[route.NAME]` tables of a fault script, each with an optional `upstream = "URL"`.
