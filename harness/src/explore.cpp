@@ -106,12 +106,18 @@ class Explorer {
         if (fault == FaultKind::schema_missing && !base.contract) continue;
         for (const auto& [dialect, dialect_name] : enum_names<Dialect>::table)
           for (const bool stream : {false, true})
-            for (int n = 1; n <= max_position; ++n) {
-              const auto name = fmt::format("explore sweep: {} attempt {} {} on {} ({})", base.routes[r].name, n,
-                                            fault_name, dialect_name, stream ? "streamed" : "plain");
-              const Judged j = consider(sweep_schedule(base, r, n, fault, dialect, stream, name), run++);
-              const auto it = j.attempts_by_route.find(base.routes[r].name);
-              if (it == j.attempts_by_route.end() || it->second < n) break;
+            // A background workflow (rule 0, resume) only where it means something: a streamed Responses
+            // route under the sweep's own policy.
+            for (const bool background : {false, true}) {
+              if (background && !(stream && dialect == Dialect::responses && base.policy_file.empty())) continue;
+              for (int n = 1; n <= max_position; ++n) {
+                const auto name = fmt::format("explore sweep: {} attempt {} {} on {} ({}{})", base.routes[r].name, n,
+                                              fault_name, dialect_name, stream ? "streamed" : "plain",
+                                              background ? ", background" : "");
+                const Judged j = consider(sweep_schedule(base, r, n, fault, dialect, stream, name, background), run++);
+                const auto it = j.attempts_by_route.find(base.routes[r].name);
+                if (it == j.attempts_by_route.end() || it->second < n) break;
+              }
             }
       }
   }

@@ -90,6 +90,7 @@ std::string schedule_to_toml(const Schedule& s, const CaseExpectations& expect, 
     out += fmt::format("replay_safe = {}\nqueue_allowed = {}\ndegrade_allowed = {}\n", s.replay_safe, s.queue_allowed,
                        s.degrade_allowed);
     if (s.contract) out += "output_required = [\"label\"]\n";
+    if (s.background) out += "background = true\n";
     out += fmt::format("\n[backoff]\nbase_ms = {}\ncap_ms = {}\n", number(s.backoff_base_ms), number(s.backoff_cap_ms));
   }
   for (const auto& r : s.routes) {
@@ -178,6 +179,9 @@ Schedule random_schedule(Rng& rng, const std::optional<PolicyShape>& policy, con
   }
   s.stream = maybe(0.5);
   s.prefill = maybe(0.1);
+  // Drawn last, so every earlier draw of a seed is what it was before rule 0 (a shared policy says it
+  // itself). Only a Responses route can resume; elsewhere the key changes nothing, which is checked too.
+  if (!policy) s.background = maybe(0.3);
   return s;
 }
 
@@ -208,10 +212,11 @@ Schedule sweep_base(const std::optional<PolicyShape>& policy) {
 }
 
 Schedule sweep_schedule(const Schedule& base, std::size_t route, int n, FaultKind fault, Dialect dialect, bool stream,
-                        const std::string& name) {
+                        const std::string& name, bool background) {
   Schedule s = base;
   s.name = name;
   s.stream = stream;
+  s.background = background;
   s.prefill = fault == FaultKind::prefill_rejected;
   for (std::size_t j = 0; j < route && j < s.routes.size(); ++j) s.routes[j].steps = {ScheduleStep{FaultKind::quota_429, 1, {}, {}}};
   auto& r = s.routes.at(route);
@@ -277,6 +282,10 @@ std::vector<Schedule> shrink_candidates(const Schedule& s) {
   if (s.prefill) {
     out.push_back(s);
     out.back().prefill = false;
+  }
+  if (s.background) {
+    out.push_back(s);
+    out.back().background = false;
   }
   if (s.policy_file.empty() && s.max_total_attempts > 1) {
     out.push_back(s);

@@ -54,6 +54,7 @@ struct Schedule {
   std::vector<ScheduleRoute> routes;  // [0] is the primary, the rest the fallback chain in order
   bool stream = false;
   bool prefill = false;
+  bool background = false;  // workflow `background = true`: a cut Responses stream may be resumed (rule 0)
 
   int step_count() const;
 };
@@ -86,7 +87,8 @@ Schedule random_schedule(Rng& rng, const std::optional<PolicyShape>& policy, con
 // n-th (overloaded).
 Schedule sweep_base(const std::optional<PolicyShape>& policy);
 Schedule sweep_schedule(const Schedule& base, std::size_t route, int n, FaultKind fault, Dialect dialect, bool stream,
-                        const std::string& name);
+                        const std::string& name,
+                        bool background = false);
 
 // Smaller variants of a schedule, most aggressive first (a route, a step, then parameters).
 std::vector<Schedule> shrink_candidates(const Schedule& s);
