@@ -318,6 +318,9 @@ class Delivery {
         const double room = view.time_left_ms - s_.policy.route(route_).expected_latency_ms;
         if (wait > room) wait = std::max(retry_after.value_or(0.0), room);
         wait = std::max(wait, 0.0);
+        // A retry asks for the answer anew (a POST), even after a resume: the stored response is not
+        // read again, and its text so far is not the new answer's.
+        forget_resume();
         fp.next_route = route_;
         fp.wait_ms = wait;
         log_.failures.push_back(fp);
@@ -327,7 +330,7 @@ class Delivery {
         return;
       }
       case Action::fallback:
-        resume_.reset();  // another route holds no stored response of this one
+        forget_resume();  // another route holds no stored response of this one
         fp.next_route = d.target_route;
         log_.failures.push_back(fp);
         tried_.insert(route_);
@@ -404,6 +407,11 @@ class Delivery {
   std::map<std::string, int> route_attempts_;
   int retries_on_route_ = 0;
   std::optional<ToolTurn> tool_turn_;
+  void forget_resume() {
+    resume_.reset();
+    resumed_text_.clear();
+  }
+
   // The next attempt resumes this stored response (rule 0); the text and tokens shown before it.
   std::optional<ResumePoint> resume_;
   std::string resumed_text_;

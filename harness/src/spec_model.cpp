@@ -72,14 +72,18 @@ Failure judge(const Case& c, const LedgerEntry& e, const mock::Step* step, bool 
   const bool tool_leg = c.request.tool_call && !side_effect_before;  // the answer is the tool call itself
   // "committed once a token is visible": what reached the caller before the fault. A plain body is all or
   // nothing; an answer held back for the output contract, or a tool call, shows the caller no token.
-  const int visible = (!e.stream || !wf.output_required.empty() || tool_leg) ? 0 : e.events_sent;
-  const bool shown = side_effect_before || shown_before > 0;
+  const bool tokens_reach_caller = wf.output_required.empty() && !tool_leg;
+  const int visible = (!e.stream || !tokens_reach_caller) ? 0 : e.events_sent;
+  // What earlier reads of the same background response showed counts by the same rule: a held-back
+  // answer showed nothing, so a failed resume of it commits nothing either.
+  const bool shown = side_effect_before || (tokens_reach_caller && shown_before > 0);
   const CommitState after_tokens = shown || visible > 0 ? CommitState::committed : CommitState::none;
   const CommitState before_any = shown ? CommitState::committed : CommitState::none;
   // Background responses are a Responses API feature; the request that created one, or a resume of it,
-  // streamed with a 200: its first frame (response.created) named it, unless the stream is a resume.
-  f.background_cut = wf.background && e.dialect == Dialect::responses && e.stream && e.status == 200 &&
-                     (e.fault == FaultKind::stream_cut || e.fault == FaultKind::stream_stall);
+  // streamed with a 200. A cut or a stall breaks the stream after its first frame (response.created)
+  // named it.
+  const bool background_stream = wf.background && e.dialect == Dialect::responses && e.stream && e.status == 200;
+  f.background_cut = background_stream && (e.fault == FaultKind::stream_cut || e.fault == FaultKind::stream_stall);
   auto set = [&](Owner owner, CommitState commit, std::string what) {
     f.owner = owner;
     f.commit = commit;
@@ -93,9 +97,7 @@ Failure judge(const Case& c, const LedgerEntry& e, const mock::Step* step, bool 
     // owner transient, and "no evidence that nothing happened" -> commit unknown, none only for a
     // replay-safe workflow (then rules 4-7 decide).
     if (e.outcome == AttemptOutcome::reset) return set(Owner::transient, before_any, "reset before any response byte");
-    return set(Owner::transient, side_effect_before ? CommitState::committed
-                               : wf.replay_safe   ? CommitState::none
-                                                  : CommitState::unknown,
+    return set(Owner::transient, shown ? CommitState::committed : wf.replay_safe ? CommitState::none : CommitState::unknown,
                "no response byte before the timeout");
   }
   switch (e.fault) {
@@ -122,8 +124,13 @@ Failure judge(const Case& c, const LedgerEntry& e, const mock::Step* step, bool 
     case FaultKind::connect_reset: return set(Owner::unknown, CommitState::unknown, "a silent fault that answered");
     default: break;  // ok, slow, slow_first_token, no_terminator, schema_missing: answers
   }
-  if (e.outcome != AttemptOutcome::completed)  // the answer broke off (an idle gap past the timeout)
+  if (e.outcome != AttemptOutcome::completed) {  // the answer broke off (an idle gap past the timeout)
+    // A resume needs no frame of its own to be resumable: its id and sequence are the ones it resumed
+    // from (a slow_first_token on it breaks off before any frame; the creating stream's first frame
+    // would have named the response, and slow_first_token holds exactly that frame back).
+    f.background_cut = background_stream && e.resume_of != 0;
     return set(Owner::transient, after_tokens, fmt::format("{} broken off after {} visible token(s)", to_string(e.fault), visible));
+  }
   if (!tool_leg && !meets_contract(c, e, step)) return set(Owner::contract, before_any, "answer misses a required field");
   f.failed = false;
   return f;

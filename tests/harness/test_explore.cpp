@@ -123,6 +123,24 @@ TEST_CASE("explore: the reference stack shows no violation under generated polic
   CHECK(rep.violating_runs == 0);
 }
 
+TEST_CASE("explore: background responses, the failed reads of a stored response included, show no violation",
+          "[explore]") {
+  // The runs that once disagreed with the spec model, all about a resume that failed: a 429 on the
+  // resume under an output contract (seed 99 run 1684: nothing shown, so nothing committed), a silent
+  // resume after shown tokens (seed 15 run 11279: committed), a resume whose first frame came after the
+  // timeout (seed 1 run 13455: resumed again), a retry after a malformed resume (seed 42 run 11532: a
+  // fresh POST, not a resume). Each seed runs far enough to reach its run.
+  for (const auto& [seed, runs] : {std::pair{99u, 1700}, std::pair{15u, 11300}, std::pair{1u, 13500}, std::pair{42u, 11600}}) {
+    ExploreOptions o;
+    o.seed = seed;
+    o.runs = runs;
+    const auto rep = explore(o);
+    INFO("seed " << seed);
+    CHECK(rep.runs == runs);
+    CHECK(rep.violating_runs == 0);
+  }
+}
+
 TEST_CASE("explore: a broken budget is found, shrunk to at most 3 steps, and the case reproduces via llmchaos run",
           "[explore][cli]") {
   TempDir dir("shrink");
