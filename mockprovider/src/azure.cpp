@@ -152,6 +152,11 @@ ErrorReply error(ErrorKind kind, const ErrorContext& ctx) {
                                           api_version, tokens ? "token" : "call", retry_sentence(ctx))))};
     }
     case ErrorKind::quota:
+      // Not confirmed against a real answer: Azure's documented "quota" is the per-minute TPM/RPM limit,
+      // which answers with the rate_limit body above (Microsoft Q&A 2119264, 1792390; azure-search-openai-
+      // demo#1246), and no public report shows a runtime spend-quota body (searched 2026-12-04: the
+      // InsufficientQuota reports are deployment-time ARM errors). This one keeps OpenAI's
+      // `insufficient_quota` code, the token a stack would key on.
       return {429, json::serialize(azure_error(
                        "insufficient_quota",
                        fmt::format("Requests to the ChatCompletions_Create Operation under Azure OpenAI API version {} have "
