@@ -64,17 +64,34 @@ bool names_the_input(const ErrorDetail& d) {
                         "maximum context", "exceeds the maximum", "token limit", "input is too large"});
 }
 
+// The window of the limit a Google 429 names, by one rule whether or not the body carries a
+// google.rpc.QuotaFailure: its quotaId ("GenerateRequestsPerDayPerProjectPerModel-FreeTier",
+// "GenerateContentInputTokensPerModelPerMinute-FreeTier") or the wording of the limit, which bodies
+// without a quotaId spell out: "Quota exceeded for quota metric 'Generate Content API requests per minute'
+// and limit 'GenerateContent request limit per minute for a region' of service
+// 'generativelanguage.googleapis.com'" (google-gemini/deprecated-generative-ai-python#206,
+// home-assistant/core#132832, google/generative-ai-docs#236) is a rate limit; "... limit 'Gemini 2.5 Pro
+// Requests per day per user per tier' of service 'cloudcode-pa.googleapis.com'" (google-gemini/gemini-cli
+// #10513, #2047) is a daily quota. Both say "Quota exceeded" and both carry ErrorInfo.reason
+// RATE_LIMIT_EXCEEDED, so neither tells them apart; only the window does.
+bool names_daily_limit(const ErrorDetail& d) {
+  return d.any_contains(Key::quotaId, {"PerDay"}) || d.message_has({"per day"});
+}
+bool names_short_limit(const ErrorDetail& d) {
+  return d.any_contains(Key::quotaId, {"PerMinute", "PerSecond"}) || d.message_has({"per minute", "per second"});
+}
+
 // 429: rate unless the detail says quota. Billing codes and OpenAI's explicit rate codes decide first.
-// Gemini's 429 message says "You exceeded your current quota" even for a per-minute limit, so its
-// structured details (QuotaFailure.quotaId, RetryInfo) decide before any wording; then quota wording
-// ("monthly usage quota", "spend limit"...); the default is rate.
+// Google's 429 says "You exceeded your current quota" or "Quota exceeded" even for a per-minute limit,
+// so the window it names (quotaId or the limit's wording, above) and RetryInfo decide before any
+// quota wording ("monthly usage quota", "spend limit"...); the default is rate.
 Verdict owner_of_429(const ErrorDetail& d) {
   if (billing_code(d)) return {Owner::quota, "billing / quota exhausted"};
   if (d.any(Key::code, {"rate_limit_exceeded"}) || d.any(Key::type, {"requests", "tokens"}))
     return {Owner::rate, "rate limit"};
-  if (d.any_contains(Key::quotaId, {"PerDay"})) return {Owner::quota, "daily quota (quotaId PerDay)"};
+  if (names_daily_limit(d)) return {Owner::quota, "daily quota (per day)"};
   if (d.message_has({"limit: 0"})) return {Owner::quota, "no quota on this tier (limit: 0)"};
-  if (d.any_contains(Key::quotaId, {"PerMinute", "PerSecond"})) return {Owner::rate, "per-minute quota (quotaId)"};
+  if (names_short_limit(d)) return {Owner::rate, "per-minute quota"};
   if (d.has(Key::retryDelay)) return {Owner::rate, "RetryInfo present"};
   if (billing_wording(d) || d.message_has({"current quota", "usage quota", "quota exceeded", "monthly",
                                            "usage limit", "spend limit", "billing"}))

@@ -135,9 +135,12 @@ Shape shape(ErrorKind kind) {
   return {500, "INTERNAL", "error"};
 }
 
-// Named real bodies (a step's `body`), with the QuotaFailure they carry (provider-wire.md, Gemini errors):
-// a per-minute limit worded "You exceeded your current quota" (a rate limit: its quotaId says PerMinute),
-// and a free tier whose limit is 0 (quota: no wait helps).
+// Named real bodies (a step's `body`), with the QuotaFailure they carry, if any (provider-wire.md, Gemini
+// errors): a per-minute limit worded "You exceeded your current quota" (a rate limit: its quotaId says
+// PerMinute), a free tier whose limit is 0 (quota: no wait helps), and Google's bodies without a
+// QuotaFailure that name the limit's window in words only: "requests per minute" (a rate limit:
+// google-gemini/deprecated-generative-ai-python#206, home-assistant/core#132832) and "Requests per day per
+// user per tier" (a daily quota: google-gemini/gemini-cli#10513, #2047). The project number is a stand-in.
 struct NamedShape {
   ErrorKind kind;
   std::string_view name;
@@ -155,6 +158,17 @@ constexpr NamedShape named_shapes[] = {
       "model: gemini-2.5-pro"},
      "generativelanguage.googleapis.com/generate_content_free_tier_requests",
      "GenerateRequestsPerMinutePerProjectPerModel-FreeTier"},
+    {ErrorKind::rate_limit, "per_minute_wording",
+     {429, "RESOURCE_EXHAUSTED",
+      "Quota exceeded for quota metric 'Generate Content API requests per minute' and limit 'GenerateContent "
+      "request limit per minute for a region' of service 'generativelanguage.googleapis.com' for consumer "
+      "'project_number:100000000001'."},
+     "", ""},
+    {ErrorKind::quota, "per_day_wording",
+     {429, "RESOURCE_EXHAUSTED",
+      "Quota exceeded for quota metric 'Gemini 2.5 Pro Requests' and limit 'Gemini 2.5 Pro Requests per day per "
+      "user per tier' of service 'cloudcode-pa.googleapis.com' for consumer 'project_number:100000000001'."},
+     "", ""},
 };
 constexpr NamedShape default_quota = {ErrorKind::quota, "", {}, "generativelanguage.googleapis.com/generate_content_requests",
                                       "GenerateRequestsPerDayPerProjectPerModel"};
@@ -171,7 +185,7 @@ json::object error_json(ErrorKind kind, const ErrorContext& ctx) {
   json::object e{{"code", s.status}, {"message", message}, {"status", s.status_name}};
   json::array details;
   if (!n && kind == ErrorKind::quota) n = &default_quota;
-  if (n)
+  if (n && !n->quota_id.empty())
     details.push_back(json::object{
         {"@type", "type.googleapis.com/google.rpc.QuotaFailure"},
         {"violations", json::array{json::object{{"quotaMetric", n->quota_metric}, {"quotaId", n->quota_id}}}}});

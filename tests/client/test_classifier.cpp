@@ -140,6 +140,13 @@ const BodyRow body_rows[] = {
     {"gemini 429 free tier limit 0", Dialect::gemini, 429,
      R"({"error":{"code":429,"message":"You exceeded your current quota. Quota exceeded for metric: generativelanguage.googleapis.com/generate_content_free_tier_requests, limit: 0, model: gemini-2.5-pro","status":"RESOURCE_EXHAUSTED"}})",
      Owner::quota, "RESOURCE_EXHAUSTED"},
+    // Google's bodies without a QuotaFailure name the window in words (classifier.cpp, names_daily_limit).
+    {"gemini 429 per-minute limit in words without quotaId (deprecated-generative-ai-python#206)", Dialect::gemini, 429,
+     R"({"error":{"code":429,"message":"Quota exceeded for quota metric 'Generate Content API requests per minute' and limit 'GenerateContent request limit per minute for a region' of service 'generativelanguage.googleapis.com' for consumer 'project_number:1'.","status":"RESOURCE_EXHAUSTED","details":[{"@type":"type.googleapis.com/google.rpc.ErrorInfo","reason":"RATE_LIMIT_EXCEEDED","domain":"googleapis.com"}]}})",
+     Owner::rate, "RESOURCE_EXHAUSTED"},
+    {"gemini 429 per-day limit in words without quotaId and with RetryInfo (gemini-cli#10513)", Dialect::gemini, 429,
+     R"({"error":{"code":429,"message":"Quota exceeded for quota metric 'Gemini 2.5 Pro Requests' and limit 'Gemini 2.5 Pro Requests per day per user per tier' of service 'cloudcode-pa.googleapis.com' for consumer 'project_number:1'.","status":"RESOURCE_EXHAUSTED","details":[{"@type":"type.googleapis.com/google.rpc.ErrorInfo","reason":"RATE_LIMIT_EXCEEDED","domain":"googleapis.com"},{"@type":"type.googleapis.com/google.rpc.RetryInfo","retryDelay":"10s"}]}})",
+     Owner::quota, "RESOURCE_EXHAUSTED"},
     {"gemini 429 quota wording without details", Dialect::gemini, 429,
      R"({"error":{"code":429,"message":"You exceeded your current quota, please check your plan and billing details.","status":"RESOURCE_EXHAUSTED"}})",
      Owner::quota, "RESOURCE_EXHAUSTED"},
