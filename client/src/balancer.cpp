@@ -1,6 +1,8 @@
 #include "llmchaos/client/balancer.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <limits>
 #include <stdexcept>
 
 namespace llmchaos::client {
@@ -25,39 +27,57 @@ bool Balancer::excluded(std::size_t index, double now_ms) const {
   return failure_score(index, now_ms) >= settings_.exclude_at_failures;
 }
 
-double Balancer::score(std::size_t index) const {
+double Balancer::load(std::size_t index) const {
   // A floor keeps a zero-latency EMA from erasing the connection count.
   const double latency = std::max(1.0, latency_ema_ms(index));
-  return (state_[index].in_flight + 1) * latency / endpoints_[index].weight;
+  return (state_[index].in_flight + 1) * latency;
+}
+
+double Balancer::score(std::size_t index) const { return load(index) / endpoints_[index].weight; }
+
+std::size_t next_turn(std::span<const double> turns, Rng& rng) {
+  std::size_t chosen = turns.size();
+  int ties = 0;
+  for (std::size_t i = 0; i < turns.size(); ++i) {
+    if (!(turns[i] < std::numeric_limits<double>::infinity())) continue;
+    if (chosen == turns.size() || turns[i] < turns[chosen]) {
+      chosen = i;
+      ties = 1;
+    } else if (turns[i] == turns[chosen] && rng.between(0, ties++) == 0) {
+      chosen = i;  // reservoir: each of k tied turns is kept with probability 1 / k
+    }
+  }
+  if (chosen == turns.size()) throw std::logic_error("next_turn: no candidate");
+  return chosen;
 }
 
 BalancerPick Balancer::pick(double now_ms, Rng& rng) const {
   if (endpoints_.empty()) throw std::logic_error("balancer: no endpoints");
-  // Reservoir choice among the best, so equal endpoints share the load.
-  auto best = [&](auto better, auto eligible) {
-    std::size_t chosen = endpoints_.size();
-    int ties = 0;
-    for (std::size_t i = 0; i < endpoints_.size(); ++i) {
-      if (!eligible(i)) continue;
-      if (chosen == endpoints_.size() || better(i, chosen)) {
-        chosen = i;
-        ties = 1;
-      } else if (!better(chosen, i) && rng.between(0, ties++) == 0) {
-        chosen = i;
-      }
-    }
-    return chosen;
-  };
-  auto by_score = [&](std::size_t a, std::size_t b) { return score(a) < score(b); };
-  std::size_t i = best(by_score, [&](std::size_t k) { return !excluded(k, now_ms); });
-  if (i != endpoints_.size()) return {i, endpoints_[i].name, false};
-  // Panic: all excluded; the one whose failures decayed most comes back first.
-  auto by_failures = [&](std::size_t a, std::size_t b) { return failure_score(a, now_ms) < failure_score(b, now_ms); };
-  i = best(by_failures, [](std::size_t) { return true; });
+  const std::size_t n = endpoints_.size();
+  double lowest = std::numeric_limits<double>::infinity();
+  for (std::size_t i = 0; i < n; ++i)
+    if (!excluded(i, now_ms)) lowest = std::min(lowest, load(i));
+  if (lowest < std::numeric_limits<double>::infinity()) {
+    // The near-ties take turns by weight; the others wait.
+    std::vector<double> turns(n, std::numeric_limits<double>::infinity());
+    for (std::size_t i = 0; i < n; ++i)
+      if (!excluded(i, now_ms) && load(i) <= lowest * settings_.share_within) turns[i] = std::max(state_[i].turn, now_turn_);
+    const std::size_t i = next_turn(turns, rng);
+    return {i, endpoints_[i].name, false};
+  }
+  // Panic: all excluded; the one whose failures decayed most comes back first (ties: a uniform draw).
+  std::vector<double> failures(n);
+  for (std::size_t i = 0; i < n; ++i) failures[i] = failure_score(i, now_ms);
+  const std::size_t i = next_turn(failures, rng);
   return {i, endpoints_[i].name, true};
 }
 
-void Balancer::on_start(std::size_t index) { ++state_.at(index).in_flight; }
+void Balancer::on_start(std::size_t index) {
+  auto& s = state_.at(index);
+  ++s.in_flight;
+  now_turn_ = std::max(s.turn, now_turn_);
+  s.turn = now_turn_ + 1.0 / endpoints_[index].weight;
+}
 
 void Balancer::on_finish(std::size_t index, bool success, double latency_ms, double now_ms) {
   auto& s = state_.at(index);

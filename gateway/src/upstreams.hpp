@@ -1,7 +1,7 @@
 #pragma once
 // The transport the gateway's client stacks talk through: a client::GroupTransport (a model group
-// resolved to one of its upstream routes per attempt by client::Balancer: latency EMA x load, failing
-// endpoints excluded for a while) that also counts every attempt per upstream for /stats and /metrics
+// resolved to one of its upstream routes per attempt by client::Balancer: latency EMA x load, near-ties
+// taking turns by weight, failing endpoints excluded for a while) that also counts every attempt per upstream for /stats and /metrics
 // and traces the request in progress. Thread-safe for the readers of the counters; send() itself is
 // called by one stack at a time (the gateway serializes them).
 #include <map>

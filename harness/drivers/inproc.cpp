@@ -12,12 +12,12 @@
 namespace llmchaos::harness::driver_units {
 namespace {
 
-// The case's [groups] as the balancer's groups (every member of weight 1).
+// The case's [groups] as the balancer's groups, each member with its `weight` (default 1).
 std::vector<client::ModelGroupSpec> group_specs(const Case& c) {
   std::vector<client::ModelGroupSpec> out;
   for (const auto& [name, members] : c.groups) {
     client::ModelGroupSpec g{name, {}};
-    for (const auto& m : members) g.members.push_back({m, 1.0});
+    for (const auto& m : members) g.members.push_back({m, c.weight_of(m)});
     out.push_back(std::move(g));
   }
   return out;

@@ -57,6 +57,7 @@ std::string case_policy_toml(const CaseEnv& env) {
   for (const auto& [name, endpoint] : env.endpoints) {
     out += fmt::format("\n[route.{}]\nbase_url = {}\ndialect = {}\n", toml_string(name), toml_string(endpoint.base_url),
                        toml_string(to_string(endpoint.dialect)));
+    if (env.c->weights.contains(name)) out += fmt::format("weight = {}\n", number(env.c->weights.at(name)));  // a group member's share
     policy_keys(name);
   }
   // A model group: a route table without base_url holds the group's policy keys (the gateway's format).

@@ -277,8 +277,12 @@ LoadResult load_case_doc(toml::table doc, const std::string& file, const std::st
   }
 
   // Routes: the mock reads the script keys, the client the policy keys, of the same tables.
-  const std::vector<std::string_view> script_keys = keys_of(mock::route_script_keys);
+  // `weight`: a group member's share of its group (the balancer's), read below once the groups are known.
+  std::vector<std::string_view> script_keys = keys_of(mock::route_script_keys);
   const std::vector<std::string_view> policy_keys = keys_of(client::route_policy_keys);
+  std::vector<std::string_view> member_keys = policy_keys;
+  member_keys.push_back("weight");
+  script_keys.push_back("weight");
   bool routes_ok = true;
   auto* routes = doc.get("route");
   if (!routes) {
@@ -299,7 +303,13 @@ LoadResult load_case_doc(toml::table doc, const std::string& file, const std::st
           r.reject_unknown_keys();
           return;
         }
-        c.script.routes[name] = mock::route_script_from_toml(*t, name, file, policy_keys);
+        c.script.routes[name] = mock::route_script_from_toml(*t, name, file, member_keys);
+        if (t->contains("weight")) {
+          TomlReader r(*t, file, "route." + name);
+          const auto w = r.opt_number("weight", 1e-6, 1e6);
+          if (!c.group_of.contains(name)) r.fail("weight", "only a member of a [groups] group has a weight (its share of the group)");
+          c.weights[name] = *w;
+        }
       });
     }
   }

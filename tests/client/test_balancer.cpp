@@ -1,7 +1,10 @@
-// Balancer: weighted least-connections with a latency EMA; failures exclude, and decay brings back.
+// Balancer: least-connections with a latency EMA, near-ties shared by weight; failures exclude, and decay
+// brings back.
 #include <catch2/catch.hpp>
 
+#include <limits>
 #include <map>
+#include <vector>
 
 #include "llmchaos/client/balancer.hpp"
 #include "llmchaos/core/clock.hpp"
@@ -38,14 +41,62 @@ TEST_CASE("the latency EMA steers load to the faster endpoint", "[balancer]") {
   CHECK(b.pick(clock.now_ms(), rng).name == "slow");
 }
 
+namespace {
+// One request on the endpoint the balancer picks, one at a time (in_flight 0 at every pick), at `ms`.
+std::string serve(Balancer& b, Rng& rng, double latency_ms = 100, double now_ms = 0) {
+  const auto p = b.pick(now_ms, rng);
+  b.on_start(p.index);
+  b.on_finish(p.index, true, latency_ms, now_ms);
+  return std::string(p.name);
+}
+}  // namespace
+
 TEST_CASE("weights share the load in proportion when sequential requests tie", "[balancer]") {
   Rng rng(3);
   Balancer b({{"small", 1}, {"big", 3}});
-  // Equal latency; a request in flight on each: big's score is a third of small's.
-  b.on_start(0);
-  b.on_start(1);
+  // Equal latency, requests one at a time: big takes exactly three of every four (the turns).
+  std::map<std::string, int> picks;
+  for (int i = 0; i < 4000; ++i) ++picks[serve(b, rng)];
+  CHECK(picks["big"] == 3000);
+  CHECK(picks["small"] == 1000);
   CHECK(b.score(1) < b.score(0));
-  CHECK(b.pick(0, rng).name == "big");
+}
+
+TEST_CASE("a member clearly slower than the near-ties gets no share whatever its weight", "[balancer]") {
+  ManualClock clock;
+  Rng rng(7);
+  Balancer b({{"heavy", 10}, {"light", 1}});
+  b.on_start(0);
+  b.on_finish(0, true, 130, clock.now_ms());  // 1.3 x the lowest: past share_within (1.25)
+  b.on_start(1);
+  b.on_finish(1, true, 100, clock.now_ms());
+  for (int i = 0; i < 100; ++i) CHECK(serve(b, rng, 100) == "light");
+  b.on_finish(0, true, 70, clock.now_ms());  // EMA 0.3 x 70 + 0.7 x 130 = 112: a near-tie again
+  // Back among the near-ties, heavy takes its turns from now on: ten in eleven, no burst for the turns it missed.
+  std::map<std::string, int> picks;
+  for (int i = 0; i < 110; ++i) {
+    const auto p = b.pick(clock.now_ms(), rng);
+    b.on_start(p.index);
+    b.on_finish(p.index, true, p.index == 0 ? 112 : 100, clock.now_ms());
+    ++picks[std::string(p.name)];
+  }
+  CHECK(picks["heavy"] >= 99);
+  CHECK(picks["heavy"] <= 101);
+}
+
+TEST_CASE("next_turn picks the earliest candidate turn, ties drawn evenly", "[balancer]") {
+  Rng rng(8);
+  constexpr double none = std::numeric_limits<double>::infinity();
+  const std::vector<double> turns = {none, 2, 1, 3};
+  CHECK(next_turn(turns, rng) == 2);
+  const std::vector<double> tied = {1, none, 1};
+  std::map<std::size_t, int> picks;
+  for (int i = 0; i < 2000; ++i) ++picks[next_turn(tied, rng)];
+  CHECK(picks.size() == 2);
+  CHECK(picks[0] > 900);
+  CHECK(picks[2] > 900);
+  const std::vector<double> empty = {none, none};
+  CHECK_THROWS(next_turn(empty, rng));
 }
 
 TEST_CASE("equal endpoints share the load through the seeded tie-break", "[balancer]") {
@@ -75,7 +126,10 @@ TEST_CASE("an endpoint excluded for failures comes back as the failures decay", 
   CHECK(b.excluded(0, clock.now_ms()));
   clock.advance(200);
   CHECK_FALSE(b.excluded(0, clock.now_ms()));
-  CHECK(b.pick(clock.now_ms(), rng).name == "flaky");
+  // Back in rotation: flaky takes its turns again (steady, of weight 0.01, one in a hundred and one).
+  int flaky = 0;
+  for (int i = 0; i < 101; ++i) flaky += serve(b, rng, 100, clock.now_ms()) == "flaky";
+  CHECK(flaky == 100);
 }
 
 TEST_CASE("never excluded forever: however many failures, the decay ends the exclusion", "[balancer]") {

@@ -144,8 +144,28 @@ max = 0.5
   CHECK(c.logical_route("pool") == "pool");
   CHECK_FALSE(c.script.routes.contains("pool"));
   CHECK(c.policy.route("pool").expected_latency_ms == 300);
+  CHECK(c.weight_of("a") == 1);  // no weight: 1
   REQUIRE(c.expect_share.size() == 1);
   CHECK(*c.expect_share.front().max == 0.5);
+}
+
+TEST_CASE("a member's weight is read from its route table, 1 by default", "[loader][groups]") {
+  const std::string text = R"(name = "g"
+expect = "none"
+[workflow]
+primary = "pool"
+[groups]
+pool = ["a", "b"]
+[route.a]
+dialect = "openai"
+weight = 3
+[route.b]
+dialect = "openai"
+)";
+  auto loaded = load_case_text(text, "c.toml");
+  REQUIRE(loaded.errors.empty());
+  CHECK(loaded.value->weight_of("a") == 3);
+  CHECK(loaded.value->weight_of("b") == 1);
 }
 
 TEST_CASE("[groups] errors name file:line:col", "[loader][groups]") {
@@ -165,4 +185,9 @@ TEST_CASE("[groups] errors name file:line:col", "[loader][groups]") {
             "expect_share: \"pool\" is not a member of a group"));
   CHECK(has(errors_of(base + "[groups]\npool = [\"a\"]\n[route.a]\n[[expect_share]]\nroute = \"a\"\n"),
             "needs at least one of min, max, min_attempts, max_attempts"));
+  // A weight belongs to a group's member, within the gateway's bounds.
+  CHECK(has(errors_of("name = \"g\"\nexpect = \"none\"\n[workflow]\nprimary = \"a\"\n[route.a]\nweight = 2\n"),
+            "c.toml:6:10: route.a.weight: only a member of a [groups] group has a weight"));
+  CHECK(has(errors_of(base + "[groups]\npool = [\"a\"]\n[route.a]\nweight = 0\n"), "route.a.weight"));
+  CHECK(has(errors_of(base + "[groups]\npool = [\"a\"]\n[route.a]\n[route.pool]\nweight = 2\n"), "route.pool"));
 }

@@ -1,7 +1,8 @@
 #pragma once
 // Model groups: several endpoints serving one model, which the stack sees as ONE route (one breaker, one
 // policy). This transport resolves a group's route to one member per attempt with client::Balancer
-// (latency EMA x load, a failing member excluded while its decayed failure score is high) and passes
+// (latency EMA x load, near-ties taking turns by weight, a failing member excluded while its decayed
+// failure score is high) and passes
 // every other route through. Used by the gateway ([groups.NAME]) and the harness's inproc driver (a
 // case's [groups]), so both balance alike. Thread-safe: the balancer state is read by other threads
 // (the gateway's /stats) while one stack sends.

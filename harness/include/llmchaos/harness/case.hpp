@@ -90,6 +90,13 @@ struct Case {
   // picked by the balancer. `group_of` is the reverse map (member -> group).
   std::map<std::string, std::vector<std::string>> groups;
   std::map<std::string, std::string> group_of;
+  // A member's `weight` in its [route.NAME] (default 1): the balancer shares a group's traffic among
+  // near-tied members in proportion to it (client/include/llmchaos/client/balancer.hpp).
+  std::map<std::string, double> weights;
+  double weight_of(const std::string& member) const {
+    auto it = weights.find(member);
+    return it == weights.end() ? 1.0 : it->second;
+  }
   std::vector<ExpectShare> expect_share;
   std::optional<int> expect_rate_limited;  // requests the tier refused, over the whole case
   std::optional<double> deadline_ms;  // scripted ms
