@@ -138,6 +138,21 @@ class ExecSession final : public CaseSession {
       if (t->requests_per_day) set("LLMCHAOS_TIER_RPD", std::to_string(*t->requests_per_day));
       if (t->tokens_per_minute) set("LLMCHAOS_TIER_TPM", fmt::format("{}", *t->tokens_per_minute));
     }
+    // The case's [groups]: a group the workflow names (LLMCHAOS_PRIMARY / _FALLBACK) has no base URL of its
+    // own; its members are routes with theirs, and the program balances among them by their weights.
+    if (!env.c->groups.empty()) {
+      std::string names;
+      for (const auto& [name, members] : env.c->groups) {
+        names += (names.empty() ? "" : ",") + name;
+        std::string list;
+        for (const auto& m : members) {
+          list += (list.empty() ? "" : ",") + m;
+          set(fmt::format("LLMCHAOS_{}_WEIGHT", env_route_name(m)), fmt::format("{}", env.c->weight_of(m)));
+        }
+        set(fmt::format("LLMCHAOS_GROUP_{}", env_route_name(name)), list);
+      }
+      set("LLMCHAOS_GROUPS", names);
+    }
     state_dir_ = make_state_dir();
     set("LLMCHAOS_STATE_DIR", state_dir_);
   }

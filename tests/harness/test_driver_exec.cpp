@@ -5,6 +5,7 @@
 #include <dirent.h>
 
 #include <algorithm>
+#include <cstdlib>
 
 #include <fstream>
 #include <chrono>
@@ -145,6 +146,56 @@ TEST_CASE("exec driver: the case's tier reaches the program, which refuses a req
   }
   CHECK(by_file(run, "rpm-burst-over-limit-refused.toml").attempts_by_route.at("primary") == 3);
   CHECK(by_file(run, "rpd-burst-refused.toml").logs.back().limited_by == "requests_per_day");
+}
+
+TEST_CASE("exec driver: a case's model groups and member weights reach the program, which balances by them",
+          "[driver][exec][groups]") {
+  // exec_group_client.sh finds the primary among LLMCHAOS_GROUPS, its members in LLMCHAOS_GROUP_POOL and their
+  // turns in LLMCHAOS_BIG_WEIGHT / LLMCHAOS_SMALL_WEIGHT: eight requests, two rounds of 3 + 1.
+  if (std::system("command -v curl >/dev/null 2>&1") != 0) {
+    WARN("skipped: exec_group_client.sh needs curl, which is not on PATH");
+    return;
+  }
+  const std::string text = R"(name = "exec groups"
+expect = "none"
+expect_outcome = "primary_success"
+expect_attempts = { pool = 8 }
+[[expect_share]]
+route = "big"
+min = 0.75
+max = 0.75
+[workflow]
+primary = "pool"
+max_elapsed_ms = 4000
+[groups]
+pool = ["big", "small"]
+[route.big]
+dialect = "openai"
+weight = 3
+[route.small]
+dialect = "openai"
+[sequence]
+count = 8
+[checks]
+no_truncated_success = true
+names_serving_route = true
+)";
+  auto loaded = load_case_text(text, "exec-groups.toml");
+  REQUIRE(loaded.errors.empty());
+  RunOptions o;
+  o.driver = "exec";
+  o.driver_options.exec_command = "sh '" + test::source_dir() + "/tests/harness/exec_group_client.sh'";
+  o.time_scale = 0.1;
+  o.min_deadline_ms = 120000;
+  const auto run = run_suite({*loaded.value}, o).result;
+  REQUIRE(run.cases.size() == 1);
+  const auto& c = run.cases.front();
+  std::string checks;
+  for (const auto& check : c.checks) checks += check.name + ": " + check.message + "\n";
+  INFO(c.unknown_reason << "\n" << checks << c.driver_output);
+  CHECK(c.verdict == Verdict::pass);
+  CHECK(c.attempts_by_route.at("big") == 6);
+  CHECK(c.attempts_by_route.at("small") == 2);
 }
 
 }  // namespace llmchaos::harness
