@@ -5,8 +5,9 @@
 // start moves the endpoint's next turn 1 / weight later; the earliest turn is picked, exact ties by the
 // injected Rng, next_turn). So equal endpoints of weights 3 and 1 take exactly three requests in four
 // and one in four even when requests come one at a time (in_flight 0 at every pick), a clearly slower or
-// busier one gets none, and one back from an exclusion or a slow spell takes turns from the present on
-// (no burst to catch up).
+// busier one gets a rare turn (at most the lightest near-tie's rate, shrinking with the fourth power of
+// how much slower it is: it is measured again, so one slow sample does not starve it), and one back from an exclusion or a slow spell takes
+// turns from the present on (no burst to catch up).
 #include <cstddef>
 #include <optional>
 #include <span>
@@ -29,6 +30,10 @@ struct BalancerSettings {
   double failure_half_life_ms = 10000;
   double exclude_at_failures = 3;     // decayed failure score at which an endpoint is excluded
   double share_within = 1.25;         // a load at most this factor of the lowest is a near-tie (shared by weight)
+  // A member slower than the near-ties still takes turns, at most at the lightest near-tie's rate and
+  // shrunk by (share_within x lowest / load)^slow_share_power (2x slower: 0.15; 20x: 0.00002): it is
+  // measured again now and then, so one noisy sample never starves it.
+  double slow_share_power = 4;
 };
 
 // The index of the earliest of `turns` (+infinity: not a candidate; at least one finite), exact ties
@@ -60,6 +65,8 @@ class Balancer {
   bool excluded(std::size_t index, double now_ms) const;
   double load(std::size_t index) const;   // (in_flight + 1) x latency EMA (floored at 1 ms)
   double score(std::size_t index) const;  // load / weight
+  // The extra turns a member outside the near-ties waits (0 inside them).
+  double slow_wait(std::size_t index, double lowest_load, double lightest_near_weight) const;
 
  private:
   struct State {
