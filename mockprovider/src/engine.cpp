@@ -20,6 +20,7 @@
 #include "llmchaos/mockprovider/fault.hpp"
 #include "llmchaos/mockprovider/fault_traits.hpp"
 #include "llmchaos/mockprovider/router.hpp"
+#include "ledger_store.hpp"
 #include "plan_builder.hpp"
 
 namespace llmchaos::mock {
@@ -64,7 +65,7 @@ struct Namespace {
   std::unordered_map<std::string, Stored> stored;  // by response id
   std::deque<std::string> stored_order;           // ids, oldest first
   double installed_at_ms = 0;
-  std::deque<LedgerEntry> ledger;  // a deque: growing it never moves the entries already there
+  LedgerStore ledger;  // every attempt, compact (ledger_store.hpp)
   std::uint64_t dropped = 0;       // oldest entries dropped over the ledger limit (ledger[0] is entry `dropped`)
   std::vector<SideEffect> side_effects;
   std::uint64_t seed = 0;  // of rng, kept for reset
@@ -195,7 +196,7 @@ struct Engine::Impl {
   void reset_locked(const std::string& ns, Namespace& n) {
     forget_pending(ns);
     for (auto& [name, r] : n.routes) r = RouteState{std::move(r.script)};
-    std::deque<LedgerEntry>{}.swap(n.ledger);  // clear() would keep the peak capacity
+    n.ledger = LedgerStore{};  // clear() would keep the peak capacity
     n.dropped = 0;
     std::vector<SideEffect>{}.swap(n.side_effects);
     decltype(n.stored){}.swap(n.stored);
@@ -296,7 +297,8 @@ PlannedAttempt Engine::begin(const IncomingRequest& req) {
   const auto seq = impl_->next_seq++;
   std::string request_id = header_of(req, "x-request-id");
   if (request_id.empty()) request_id = header_of(req, "request-id");
-  if (request_id.empty()) {
+  const bool default_request_id = request_id.empty();
+  if (default_request_id) {
     request_id = "req_";
     request_id += fmt::format_int(seq).c_str();
   }
@@ -365,7 +367,7 @@ PlannedAttempt Engine::begin(const IncomingRequest& req) {
   if (counts == impl_->attempts_metric.end()) counts = impl_->attempts_metric.emplace(req.route, RouteCounts{}).first;
   impl_->pending[seq] = {req.ns, ns->dropped + ns->ledger.size(), &counts->second, plan.fault,
                            plan.commits_when_sent};
-  ns->ledger.push_back(std::move(e));
+  ns->ledger.push_back(e, default_request_id);
   if (impl_->ledger_limit && ns->ledger.size() > impl_->ledger_limit) {
     ns->ledger.pop_front();
     ++ns->dropped;
@@ -382,14 +384,10 @@ void Engine::finish(std::uint64_t seq, AttemptOutcome outcome, int events_sent, 
   ++p.counts->at(p.fault, outcome);
   auto& ns = impl_->namespaces.at(p.ns);
   if (p.index < ns.dropped) return;  // dropped over the ledger limit: only the metric remembers it
-  auto& e = ns.ledger.at(p.index - ns.dropped);
-  e.outcome = outcome;
-  e.events_sent = events_sent;
-  e.status = status;
-  e.finished = true;
-  e.finished_at_ms = impl_->clock.now_ms() - ns.installed_at_ms;
   // Committed once a content token left (streams) or a whole answer was written (plain).
-  if (events_sent > 0 || (p.commits_when_sent && outcome == AttemptOutcome::completed)) e.committed = true;
+  const bool committed = events_sent > 0 || (p.commits_when_sent && outcome == AttemptOutcome::completed);
+  ns.ledger.finish(p.index - ns.dropped, outcome, events_sent, status, impl_->clock.now_ms() - ns.installed_at_ms,
+                   committed);
 }
 
 void Engine::note_upstream(std::uint64_t seq, int upstream_status, double head_ms, double total_ms) {
@@ -398,11 +396,7 @@ void Engine::note_upstream(std::uint64_t seq, int upstream_status, double head_m
   if (it == impl_->pending.end()) return;
   auto& ns = impl_->namespaces.at(it->second.ns);
   if (it->second.index < ns.dropped) return;
-  auto& e = ns.ledger.at(it->second.index - ns.dropped);
-  e.forwarded = true;
-  e.upstream_status = upstream_status;
-  e.upstream_head_ms = head_ms;
-  e.upstream_ms = total_ms;
+  ns.ledger.note_upstream(it->second.index - ns.dropped, upstream_status, head_ms, total_ms);
 }
 
 void Engine::set_ledger_limit(std::size_t entries) {
@@ -426,13 +420,15 @@ std::vector<LedgerEntry> Engine::ledger(const std::string& ns) const {
   std::lock_guard lock(impl_->mutex);
   auto it = impl_->namespaces.find(ns);
   if (it == impl_->namespaces.end()) return {};
-  return {it->second.ledger.begin(), it->second.ledger.end()};
+  std::vector<LedgerEntry> out;
+  it->second.ledger.append_to(out, it->first);
+  return out;
 }
 
 std::vector<LedgerEntry> Engine::ledger_all() const {
   std::lock_guard lock(impl_->mutex);
   std::vector<LedgerEntry> out;
-  for (const auto& [name, n] : impl_->namespaces) out.insert(out.end(), n.ledger.begin(), n.ledger.end());
+  for (const auto& [name, n] : impl_->namespaces) n.ledger.append_to(out, name);
   std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.seq < b.seq; });
   return out;
 }
