@@ -123,15 +123,18 @@ Answer healthy_answer_of(const RouteScript& route, const Step& step, const ChatR
   return a;
 }
 
-// The same, with the route's cached split of the answer text.
+// The same, with the route's cached split of the answer text, lent to the answer (no copy of the tokens
+// per attempt): give_back() returns it once the plan is built. A split not given back is made again.
 Answer healthy_answer_cached(RouteState& r, const Step& step, const ChatRequest& request, std::uint64_t seq) {
   const std::string& text = step.text ? *step.text : r.script.default_text;
   if (text != r.split_text || (r.split.empty() && !text.empty())) {
     r.split_text = text;
     r.split = split_tokens(text);
   }
-  return healthy_answer_of(r.script, step, request, seq, r.split);
+  return healthy_answer_of(r.script, step, request, seq, std::move(r.split));
 }
+
+void give_back(RouteState& r, Answer& answer) { r.split = std::move(answer.tokens); }
 }  // namespace
 
 Answer healthy_answer(const RouteScript& route, const Step& step, const ChatRequest& request, std::uint64_t seq) {
@@ -343,9 +346,10 @@ PlannedAttempt Engine::begin(const IncomingRequest& req) {
     // A request the provider would refuse before any work: ledgered, but it takes no script step.
     Step step;
     step.fault = FaultKind::bad_request;
-    const Answer answer = healthy_answer_cached(route, step, parsed.chat, seq);
+    Answer answer = healthy_answer_cached(route, step, parsed.chat, seq);
     const FaultInput in{step, parsed.chat, dialect, answer, request_id, impl_->time_scale, ns->rng, impl_->unix_now_ms()};
     plan = detail::error_plan(in, FaultKind::bad_request, error_kind(parsed.error), parsed.detail);
+    give_back(route, answer);
   } else {
     const Step& step = select_step(route, e.received_at_ms, impl_->time_scale);
     Answer answer = healthy_answer_cached(route, step, parsed.chat, seq);
@@ -357,6 +361,7 @@ PlannedAttempt Engine::begin(const IncomingRequest& req) {
     // whatever becomes of the stream (a cut, a stall), so the stored answer is the whole one.
     const bool accepted = (plan.action == WireAction::respond && plan.status / 100 == 2) || plan.committed_on_arrival;
     if (answer.background && accepted) store_response(*ns, answer, seq);
+    give_back(route, answer);
   }
   e.fault = plan.fault;
   e.status = plan.status;
