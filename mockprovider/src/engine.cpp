@@ -20,6 +20,7 @@
 #include "llmchaos/mockprovider/fault.hpp"
 #include "llmchaos/mockprovider/fault_traits.hpp"
 #include "llmchaos/mockprovider/router.hpp"
+#include "ledger_store.hpp"
 #include "plan_builder.hpp"
 
 namespace llmchaos::mock {
@@ -64,7 +65,7 @@ struct Namespace {
   std::unordered_map<std::string, Stored> stored;  // by response id
   std::deque<std::string> stored_order;           // ids, oldest first
   double installed_at_ms = 0;
-  std::deque<LedgerEntry> ledger;  // a deque: growing it never moves the entries already there
+  LedgerStore ledger;  // every attempt, compact (ledger_store.hpp)
   std::uint64_t dropped = 0;       // oldest entries dropped over the ledger limit (ledger[0] is entry `dropped`)
   std::vector<SideEffect> side_effects;
   std::uint64_t seed = 0;  // of rng, kept for reset
@@ -122,15 +123,18 @@ Answer healthy_answer_of(const RouteScript& route, const Step& step, const ChatR
   return a;
 }
 
-// The same, with the route's cached split of the answer text.
+// The same, with the route's cached split of the answer text, lent to the answer (no copy of the tokens
+// per attempt): give_back() returns it once the plan is built. A split not given back is made again.
 Answer healthy_answer_cached(RouteState& r, const Step& step, const ChatRequest& request, std::uint64_t seq) {
   const std::string& text = step.text ? *step.text : r.script.default_text;
   if (text != r.split_text || (r.split.empty() && !text.empty())) {
     r.split_text = text;
     r.split = split_tokens(text);
   }
-  return healthy_answer_of(r.script, step, request, seq, r.split);
+  return healthy_answer_of(r.script, step, request, seq, std::move(r.split));
 }
+
+void give_back(RouteState& r, Answer& answer) { r.split = std::move(answer.tokens); }
 }  // namespace
 
 Answer healthy_answer(const RouteScript& route, const Step& step, const ChatRequest& request, std::uint64_t seq) {
@@ -195,7 +199,7 @@ struct Engine::Impl {
   void reset_locked(const std::string& ns, Namespace& n) {
     forget_pending(ns);
     for (auto& [name, r] : n.routes) r = RouteState{std::move(r.script)};
-    std::deque<LedgerEntry>{}.swap(n.ledger);  // clear() would keep the peak capacity
+    n.ledger = LedgerStore{};  // clear() would keep the peak capacity
     n.dropped = 0;
     std::vector<SideEffect>{}.swap(n.side_effects);
     decltype(n.stored){}.swap(n.stored);
@@ -296,7 +300,8 @@ PlannedAttempt Engine::begin(const IncomingRequest& req) {
   const auto seq = impl_->next_seq++;
   std::string request_id = header_of(req, "x-request-id");
   if (request_id.empty()) request_id = header_of(req, "request-id");
-  if (request_id.empty()) {
+  const bool default_request_id = request_id.empty();
+  if (default_request_id) {
     request_id = "req_";
     request_id += fmt::format_int(seq).c_str();
   }
@@ -341,9 +346,10 @@ PlannedAttempt Engine::begin(const IncomingRequest& req) {
     // A request the provider would refuse before any work: ledgered, but it takes no script step.
     Step step;
     step.fault = FaultKind::bad_request;
-    const Answer answer = healthy_answer_cached(route, step, parsed.chat, seq);
+    Answer answer = healthy_answer_cached(route, step, parsed.chat, seq);
     const FaultInput in{step, parsed.chat, dialect, answer, request_id, impl_->time_scale, ns->rng, impl_->unix_now_ms()};
     plan = detail::error_plan(in, FaultKind::bad_request, error_kind(parsed.error), parsed.detail);
+    give_back(route, answer);
   } else {
     const Step& step = select_step(route, e.received_at_ms, impl_->time_scale);
     Answer answer = healthy_answer_cached(route, step, parsed.chat, seq);
@@ -355,6 +361,7 @@ PlannedAttempt Engine::begin(const IncomingRequest& req) {
     // whatever becomes of the stream (a cut, a stall), so the stored answer is the whole one.
     const bool accepted = (plan.action == WireAction::respond && plan.status / 100 == 2) || plan.committed_on_arrival;
     if (answer.background && accepted) store_response(*ns, answer, seq);
+    give_back(route, answer);
   }
   e.fault = plan.fault;
   e.status = plan.status;
@@ -365,7 +372,7 @@ PlannedAttempt Engine::begin(const IncomingRequest& req) {
   if (counts == impl_->attempts_metric.end()) counts = impl_->attempts_metric.emplace(req.route, RouteCounts{}).first;
   impl_->pending[seq] = {req.ns, ns->dropped + ns->ledger.size(), &counts->second, plan.fault,
                            plan.commits_when_sent};
-  ns->ledger.push_back(std::move(e));
+  ns->ledger.push_back(e, default_request_id);
   if (impl_->ledger_limit && ns->ledger.size() > impl_->ledger_limit) {
     ns->ledger.pop_front();
     ++ns->dropped;
@@ -382,14 +389,10 @@ void Engine::finish(std::uint64_t seq, AttemptOutcome outcome, int events_sent, 
   ++p.counts->at(p.fault, outcome);
   auto& ns = impl_->namespaces.at(p.ns);
   if (p.index < ns.dropped) return;  // dropped over the ledger limit: only the metric remembers it
-  auto& e = ns.ledger.at(p.index - ns.dropped);
-  e.outcome = outcome;
-  e.events_sent = events_sent;
-  e.status = status;
-  e.finished = true;
-  e.finished_at_ms = impl_->clock.now_ms() - ns.installed_at_ms;
   // Committed once a content token left (streams) or a whole answer was written (plain).
-  if (events_sent > 0 || (p.commits_when_sent && outcome == AttemptOutcome::completed)) e.committed = true;
+  const bool committed = events_sent > 0 || (p.commits_when_sent && outcome == AttemptOutcome::completed);
+  ns.ledger.finish(p.index - ns.dropped, outcome, events_sent, status, impl_->clock.now_ms() - ns.installed_at_ms,
+                   committed);
 }
 
 void Engine::note_upstream(std::uint64_t seq, int upstream_status, double head_ms, double total_ms) {
@@ -398,11 +401,7 @@ void Engine::note_upstream(std::uint64_t seq, int upstream_status, double head_m
   if (it == impl_->pending.end()) return;
   auto& ns = impl_->namespaces.at(it->second.ns);
   if (it->second.index < ns.dropped) return;
-  auto& e = ns.ledger.at(it->second.index - ns.dropped);
-  e.forwarded = true;
-  e.upstream_status = upstream_status;
-  e.upstream_head_ms = head_ms;
-  e.upstream_ms = total_ms;
+  ns.ledger.note_upstream(it->second.index - ns.dropped, upstream_status, head_ms, total_ms);
 }
 
 void Engine::set_ledger_limit(std::size_t entries) {
@@ -426,13 +425,15 @@ std::vector<LedgerEntry> Engine::ledger(const std::string& ns) const {
   std::lock_guard lock(impl_->mutex);
   auto it = impl_->namespaces.find(ns);
   if (it == impl_->namespaces.end()) return {};
-  return {it->second.ledger.begin(), it->second.ledger.end()};
+  std::vector<LedgerEntry> out;
+  it->second.ledger.append_to(out, it->first);
+  return out;
 }
 
 std::vector<LedgerEntry> Engine::ledger_all() const {
   std::lock_guard lock(impl_->mutex);
   std::vector<LedgerEntry> out;
-  for (const auto& [name, n] : impl_->namespaces) out.insert(out.end(), n.ledger.begin(), n.ledger.end());
+  for (const auto& [name, n] : impl_->namespaces) n.ledger.append_to(out, name);
   std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.seq < b.seq; });
   return out;
 }

@@ -118,6 +118,49 @@ TEST_CASE("the ledger records every attempt with its request facts in arrival or
   CHECK(e.ledger_all().size() == 2);
 }
 
+TEST_CASE("the ledger reads back each attempt's own model, path, request id and upstream facts among many alike",
+          "[engine][ledger]") {
+  ManualClock clock;
+  Engine e(clock);
+  e.install("", script_of("[route.r]\n[route.s]\n"));
+  std::vector<std::uint64_t> seqs;
+  for (int i = 0; i < 40; ++i) {  // interned names: most attempts share route, path and model
+    auto req = chat(i % 2 ? "s" : "r", "");
+    if (i == 7) req.body = R"({"model":"other-model","messages":[{"role":"user","content":"hi"}]})";
+    if (i == 9) req.path = "/v1/models/x";  // a request error, ledgered with its own path
+    if (i == 11) req.headers = {{"request-id", "client-id-11"}};
+    auto a = e.begin(req);
+    seqs.push_back(a.seq);
+    if (i == 13) e.note_upstream(a.seq, 503, 1.5, 2.5);
+    if (i != 20) e.finish(a.seq, AttemptOutcome::completed, 0, a.plan.status);  // 20 is still in flight
+  }
+  const auto l = e.ledger("");
+  REQUIRE(l.size() == 40);
+  for (std::size_t i = 0; i < l.size(); ++i) {
+    INFO("attempt " << i);
+    CHECK(l[i].seq == seqs[i]);
+    CHECK(l[i].route == (i % 2 ? "s" : "r"));
+    CHECK(l[i].attempt == static_cast<int>(i / 2));
+    CHECK(l[i].model == (i == 7 ? "other-model" : i == 9 ? "" : "gpt-x"));
+    CHECK(l[i].path == (i == 9 ? "/v1/models/x" : "/v1/chat/completions"));
+    CHECK(l[i].request_id == (i == 11 ? std::string("client-id-11") : "req_" + std::to_string(seqs[i])));
+    CHECK(l[i].forwarded == (i == 13));
+    CHECK(l[i].upstream_status == (i == 13 ? 503 : 0));
+    CHECK(l[i].upstream_head_ms == (i == 13 ? 1.5 : 0.0));
+    CHECK(l[i].upstream_ms == (i == 13 ? 2.5 : 0.0));
+    CHECK(l[i].finished == (i != 20));
+    CHECK(l[i].idempotency_key.empty());
+    CHECK(l[i].resume_of == 0);
+    CHECK(l[i].starting_after == -1);
+  }
+  e.reset("");
+  CHECK(e.ledger("").empty());
+  e.begin(chat("r", ""));
+  REQUIRE(e.ledger("").size() == 1);
+  CHECK(e.ledger("")[0].route == "r");
+  CHECK(e.ledger("")[0].attempt == 0);
+}
+
 TEST_CASE("commit: post_commit_timeout is committed on arrival, streams once a content event left", "[engine]") {
   ManualClock clock;
   Engine e(clock);

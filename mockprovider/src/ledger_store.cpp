@@ -1,0 +1,123 @@
+// The compact ledger of one namespace (ledger_store.hpp).
+#include "ledger_store.hpp"
+
+#include <fmt/format.h>
+
+namespace llmchaos::mock {
+
+std::uint32_t LedgerStore::intern(std::string_view s) {
+  if (const auto it = index_.find(s); it != index_.end()) return it->second;
+  const auto id = static_cast<std::uint32_t>(names_.size());
+  const std::string_view kept = names_.emplace_back(s);
+  index_.emplace(kept, id);
+  return id;
+}
+
+LedgerStore::Extra& LedgerStore::extra(Record& r) {
+  if (!r.extra) r.extra = std::make_unique<Extra>();
+  return *r.extra;
+}
+
+void LedgerStore::push_back(const LedgerEntry& e, bool default_request_id) {
+  Record& r = records_.emplace_back();
+  r.seq = e.seq;
+  r.received_at_ms = e.received_at_ms;
+  r.finished_at_ms = e.finished_at_ms;
+  r.planned_latency_ms = e.planned_latency_ms;
+  r.route = intern(e.route);
+  r.path = intern(e.path);
+  r.model = intern(e.model);
+  r.attempt = e.attempt;
+  r.status = e.status;
+  r.events_sent = e.events_sent;
+  r.dialect = static_cast<std::uint8_t>(e.dialect);
+  r.fault = static_cast<std::uint8_t>(e.fault);
+  r.outcome = static_cast<std::uint8_t>(e.outcome);
+  r.stream = e.stream;
+  r.committed = e.committed;
+  r.finished = e.finished;
+  r.background = e.background;
+  r.default_request_id = default_request_id;
+  if (!e.idempotency_key.empty()) extra(r).idempotency_key = e.idempotency_key;
+  if (!e.stainless_retry_count.empty()) extra(r).stainless_retry_count = e.stainless_retry_count;
+  if (!default_request_id) extra(r).request_id = e.request_id;
+  if (e.forwarded || e.upstream_status != 0 || e.upstream_head_ms != 0 || e.upstream_ms != 0) {
+    auto& x = extra(r);
+    x.forwarded = e.forwarded;
+    x.upstream_status = e.upstream_status;
+    x.upstream_head_ms = e.upstream_head_ms;
+    x.upstream_ms = e.upstream_ms;
+  }
+  if (e.resume_of != 0 || e.starting_after != -1) {
+    auto& x = extra(r);
+    x.resume_of = e.resume_of;
+    x.starting_after = e.starting_after;
+  }
+}
+
+void LedgerStore::pop_front() { records_.pop_front(); }
+
+void LedgerStore::finish(std::size_t i, AttemptOutcome outcome, int events_sent, int status, double finished_at_ms,
+                         bool committed) {
+  Record& r = records_.at(i);
+  r.outcome = static_cast<std::uint8_t>(outcome);
+  r.events_sent = events_sent;
+  r.status = status;
+  r.finished = true;
+  r.finished_at_ms = finished_at_ms;
+  if (committed) r.committed = true;
+}
+
+void LedgerStore::note_upstream(std::size_t i, int upstream_status, double head_ms, double total_ms) {
+  auto& x = extra(records_.at(i));
+  x.forwarded = true;
+  x.upstream_status = upstream_status;
+  x.upstream_head_ms = head_ms;
+  x.upstream_ms = total_ms;
+}
+
+LedgerEntry LedgerStore::entry(std::size_t i, const std::string& ns) const {
+  const Record& r = records_.at(i);
+  LedgerEntry e;
+  e.seq = r.seq;
+  e.ns = ns;
+  e.route = names_[r.route];
+  e.dialect = static_cast<Dialect>(r.dialect);
+  e.attempt = r.attempt;
+  e.received_at_ms = r.received_at_ms;
+  e.finished_at_ms = r.finished_at_ms;
+  e.planned_latency_ms = r.planned_latency_ms;
+  e.path = names_[r.path];
+  e.stream = r.stream;
+  e.model = names_[r.model];
+  e.fault = static_cast<FaultKind>(r.fault);
+  e.status = r.status;
+  e.outcome = static_cast<AttemptOutcome>(r.outcome);
+  e.events_sent = r.events_sent;
+  e.committed = r.committed;
+  e.finished = r.finished;
+  e.background = r.background;
+  if (r.default_request_id) {
+    e.request_id = "req_";
+    e.request_id += fmt::format_int(r.seq).c_str();
+  }
+  if (const Extra* x = r.extra.get()) {
+    e.idempotency_key = x->idempotency_key;
+    e.stainless_retry_count = x->stainless_retry_count;
+    if (!r.default_request_id) e.request_id = x->request_id;
+    e.forwarded = x->forwarded;
+    e.upstream_status = x->upstream_status;
+    e.upstream_head_ms = x->upstream_head_ms;
+    e.upstream_ms = x->upstream_ms;
+    e.resume_of = x->resume_of;
+    e.starting_after = x->starting_after;
+  }
+  return e;
+}
+
+void LedgerStore::append_to(std::vector<LedgerEntry>& out, const std::string& ns) const {
+  out.reserve(out.size() + records_.size());
+  for (std::size_t i = 0; i < records_.size(); ++i) out.push_back(entry(i, ns));
+}
+
+}  // namespace llmchaos::mock
