@@ -37,6 +37,9 @@ void add_server_options(CLI::App& sub, mock::ServerOptions& server) {
   sub.add_option("--idle-timeout-ms", server.idle_timeout_ms, "close connections idle or slow for this long")
       ->check(finite_between(1, 86'400'000))
       ->capture_default_str();
+  sub.add_flag("--require-auth", server.require_auth,
+               "answer a request without the dialect's API key header (Gemini: or key=) with the provider's own "
+               "missing-key error, as every route with require_auth = true does");
   sub.add_option("--ledger-limit", server.ledger_limit,
                  "ledger entries kept per namespace, oldest dropped first (0 = unlimited)")
       ->capture_default_str();

@@ -59,6 +59,7 @@ json::value to_json_value(const LedgerEntry& e) {
     o["upstream_ms"] = e.upstream_ms;
   }
   if (e.background) o["background"] = true;  // only then, like the proxy's fields
+  if (e.missing_credential) o["missing_credential"] = true;
   if (e.resume_of != 0) {
     o["resume_of"] = e.resume_of;
     o["starting_after"] = e.starting_after;
@@ -95,6 +96,7 @@ LedgerEntry ledger_entry_from_json_value(const json::value& v) {
   e.upstream_head_ms = num_field(o, "upstream_head_ms");
   e.upstream_ms = num_field(o, "upstream_ms");
   e.background = bool_field(o, "background");
+  e.missing_credential = bool_field(o, "missing_credential");
   e.resume_of = static_cast<std::uint64_t>(num_field(o, "resume_of"));
   e.starting_after = o.contains("starting_after") ? static_cast<std::int64_t>(num_field(o, "starting_after")) : -1;
   return e;

@@ -19,6 +19,7 @@
 #include <boost/json.hpp>
 
 #include "forward_hook.hpp"
+#include "llmchaos/mockprovider/dialect.hpp"
 #include "llmchaos/mockprovider/stream_edit.hpp"
 
 namespace llmchaos::mock::detail {
@@ -43,6 +44,57 @@ struct Exchange {
   int upstream_status = 0;
   double head_ms = 0;
   std::optional<double> upstream_ms{};  // when reading the answer ended (default: when the exchange did)
+  std::string response_id{};            // the stored response the answer names (DialectSpec::response_id)
+};
+
+// Reads the id of the stored response an answer names (DialectSpec::response_id) as its bytes pass: from
+// the first frames of a stream, or from the whole plain body (up to whole_body_limit).
+class ResponseIdReader {
+ public:
+  ResponseIdReader(std::string (*read)(std::string_view), bool sse) : read_(read), sse_(sse) {}
+  void feed(std::string_view bytes) {
+    if (done_) return;
+    if (!sse_) {
+      body_ += bytes;
+      done_ = body_.size() > whole_body_limit;
+      return;
+    }
+    splitter_.feed(bytes);
+    while (!done_) {
+      auto frame = splitter_.next();
+      if (!frame) return;
+      id_ = read_(*frame);
+      done_ = !id_.empty() || ++frames_ >= max_frames;
+    }
+  }
+  std::string id() {
+    if (!done_ && !sse_) id_ = read_(body_);
+    done_ = true;
+    return id_;
+  }
+
+ private:
+  static constexpr int max_frames = 8;  // the id comes with the first event; keep-alives may come before it
+  std::string (*read_)(std::string_view);
+  bool sse_;
+  bool done_ = false;
+  int frames_ = 0;
+  std::string body_, id_;
+  SseSplitter splitter_;
+};
+
+// A Source whose bytes also go through a ResponseIdReader.
+template <class Source>
+struct ResponseIdWatch {
+  Source& source;
+  ResponseIdReader& reader;
+  template <class Take>
+  boost::asio::awaitable<bool> read(Take take) {
+    co_return co_await source.read([this, &take](std::string_view bytes) {
+      reader.feed(bytes);
+      return take(bytes);
+    });
+  }
 };
 
 // The answer's status line and headers (hop-by-hop headers already removed).
@@ -158,7 +210,7 @@ template <class Source>
 }
 
 template <class Source>
-[[gnu::noinline]] boost::asio::awaitable<void> deliver(Exchange& x, const AnswerHead& head, Source& source, Dialect dialect) {
+[[gnu::noinline]] boost::asio::awaitable<void> deliver_answer(Exchange& x, const AnswerHead& head, Source& source, Dialect dialect) {
   x.upstream_status = head.status;
   const bool ok = head.status / 100 == 2;
 
@@ -248,6 +300,19 @@ template <class Source>
     co_return;
   }
   x.out.keep_open = x.keep_alive;
+}
+// The answer under the plan; a dialect that stores responses also has the id the answer names read
+// (x.response_id) as it passes.
+template <class Source>
+[[gnu::noinline]] boost::asio::awaitable<void> deliver(Exchange& x, const AnswerHead& head, Source& source, Dialect dialect) {
+  if (const auto read_id = dialect_spec(dialect).response_id; read_id && head.status / 100 == 2) {
+    ResponseIdReader reader(read_id, head.sse);
+    ResponseIdWatch<Source> watched{source, reader};
+    co_await deliver_answer(x, head, watched, dialect);
+    x.response_id = reader.id();
+    co_return;
+  }
+  co_await deliver_answer(x, head, source, dialect);
 }
 #pragma GCC diagnostic pop
 

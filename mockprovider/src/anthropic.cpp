@@ -135,6 +135,9 @@ Shape shape(ErrorKind kind) {
     case ErrorKind::invalid_json:
       return {400, "invalid_request_error", "There was an issue with the format or content of your request: invalid JSON"};
     case ErrorKind::too_large: return {413, "request_too_large", "Request exceeds the maximum allowed number of bytes."};
+    // No key: 401 {"type":"error","error":{"type":"authentication_error","message":"x-api-key header is
+    // required"},"request_id":"req_..."} (n8n-io/n8n#37930, karthink/gptel#354).
+    case ErrorKind::missing_key: return {401, "authentication_error", "x-api-key header is required"};
   }
   return {500, "api_error", "error"};
 }
@@ -188,10 +191,26 @@ SseFrame malformed_frame() {
 
 std::string models_body(std::string_view) { return {}; }
 constexpr std::string_view served_paths[] = {"POST /v1/messages"};
+// SDK 0.x sends x-api-key, 1.x Authorization: Bearer (provider-wire.md section 0): the API takes either.
+constexpr Credential credentials[] = {{"x-api-key", ""}, {"authorization", "Bearer"}};
+
+// Every frame is typed: content_block_delta is content, message_delta closes the content, message_stop
+// ends the stream, an `error` event is a failure; the rest (message_start, ping, block start and stop)
+// is structure.
+FrameRole frame_role(std::string_view event, const json::object& o) {
+  const auto type = event_type(event, o);
+  if (type == "message_stop") return FrameRole::terminator;
+  if (type == "error") return FrameRole::injected;
+  if (type == "content_block_delta") return FrameRole::content;
+  if (type == "message_delta") return FrameRole::closing;
+  return FrameRole::structure;
+}
 }  // namespace
 
 extern const DialectSpec anthropic_dialect = {Dialect::anthropic, "request-id", "msg_", "", served_paths,
                                               parse,              render_body,        render_stream,   error,
-                                              stream_error_frame, malformed_frame,    models_body,     body_names};
+                                              stream_error_frame, malformed_frame,    models_body,     body_names,
+                                              nullptr,            frame_role,         "",              nullptr,
+                                              {credentials, ""}};
 
 }  // namespace llmchaos::mock

@@ -169,6 +169,11 @@ ErrorReply error(ErrorKind kind, const ErrorContext& ctx) {
                               "valid key for an active subscription and use a correct regional API endpoint for your "
                               "resource."))};
     case ErrorKind::not_found: return {404, json::serialize(azure_error("404", "Resource not found"))};
+    case ErrorKind::missing_key:  // no api-key header: the gateway's own shape (openai/openai-python#1527, continuedev/continue#4601)
+      return {401, json::serialize(json::object{
+                       {"statusCode", 401},
+                       {"message", "Access denied due to missing subscription key. Make sure to include subscription key "
+                                   "when making requests to an API."}})};
     case ErrorKind::policy: {
       auto results = categories(true);
       results["jailbreak"] = json::object{{"filtered", false}, {"detected", false}};
@@ -197,10 +202,17 @@ std::string models_body(std::string_view model) { return openai_dialect.models_b
 
 constexpr std::string_view served_paths[] = {"POST /openai/deployments/{model}/chat/completions?api-version=2024-10-21",
                                              "POST /openai/v1/chat/completions", "GET /openai/v1/models"};
+// The `api-key` header (what AzureOpenAI sends with an apiKey), or an Entra ID token as Authorization: Bearer.
+constexpr Credential credentials[] = {{"api-key", ""}, {"authorization", "Bearer"}};
+
+// The Chat Completions chunks: the openai unit's reading of them (the filter annotations are structure).
+FrameRole frame_role(std::string_view event, const json::object& data) { return openai_dialect.frame_role(event, data); }
 }  // namespace
 
 extern const DialectSpec azure_dialect = {Dialect::azure, "x-request-id", "chatcmpl-", "/openai", served_paths,
                                           parse,          render_body,    render_stream, error,
-                                          stream_error_frame, malformed_frame, models_body, body_names};
+                                          stream_error_frame, malformed_frame, models_body, body_names,
+                                          nullptr,        frame_role,     "[DONE]",      nullptr,
+                                          {credentials, ""}};
 
 }  // namespace llmchaos::mock

@@ -132,6 +132,7 @@ net::awaitable<Executed> CassetteForwarder::forward(ClientWire& client, const Fo
   if (!cassette->streamed) head.length = cassette->body.size();
   CassetteSource source{client, *cassette, options_.time_scale, detail::DeliveryClock::now()};
   co_await detail::deliver(x, head, source, dialect);
+  engine.note_response(seq, x.response_id);
   co_return x.out;
 }
 #pragma GCC diagnostic pop

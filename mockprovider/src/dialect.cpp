@@ -35,6 +35,55 @@ std::vector<Dialect> registered_dialects() {
   return out;
 }
 
+namespace {
+bool iequals_ascii(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i)
+    if (byte_scan::ascii_lower(a[i]) != byte_scan::ascii_lower(b[i])) return false;
+  return true;
+}
+
+std::string_view trimmed(std::string_view v) {
+  while (!v.empty() && (v.front() == ' ' || v.front() == '\t')) v.remove_prefix(1);
+  while (!v.empty() && (v.back() == ' ' || v.back() == '\t')) v.remove_suffix(1);
+  return v;
+}
+
+// The key a header value carries under `scheme` ("" when none).
+std::string_view key_in(std::string_view value, std::string_view scheme) {
+  value = trimmed(value);
+  if (scheme.empty()) return value;
+  if (value.size() <= scheme.size() || !iequals_ascii(value.substr(0, scheme.size()), scheme) ||
+      (value[scheme.size()] != ' ' && value[scheme.size()] != '\t'))
+    return {};
+  return trimmed(value.substr(scheme.size()));
+}
+}  // namespace
+
+bool has_credential(const DialectSpec& dialect, const std::vector<std::pair<std::string, std::string>>& headers,
+                    std::string_view target) {
+  for (const auto& c : dialect.auth.headers)
+    for (const auto& [name, value] : headers)
+      if (name == c.header && !key_in(value, c.scheme).empty()) return true;
+  if (dialect.auth.query_param.empty()) return false;
+  const auto q = target.find('?');
+  for (auto query = q == std::string_view::npos ? std::string_view{} : target.substr(q + 1); !query.empty();) {
+    const auto amp = query.find('&');
+    const auto pair = query.substr(0, amp);
+    query = amp == std::string_view::npos ? std::string_view{} : query.substr(amp + 1);
+    const auto eq = pair.find('=');
+    if (eq != std::string_view::npos && eq + 1 < pair.size() && pair.substr(0, eq) == dialect.auth.query_param) return true;
+  }
+  return false;
+}
+
+bool credential_header(std::string_view name) {
+  for (const auto* spec : dialect_table)
+    for (const auto& c : spec->auth.headers)
+      if (c.header == name) return true;
+  return false;
+}
+
 std::string sdk_base_url(std::string_view route_url, Dialect d) {
   std::string out(route_url);
   out += dialect_spec(d).sdk_base_suffix;
@@ -199,6 +248,22 @@ const json::array* array_member(const json::object& o, std::string_view key) {
 const json::object* object_member(const json::object& o, std::string_view key) {
   if (auto* v = o.if_contains(key); v && v->is_object()) return &v->get_object();
   return nullptr;
+}
+
+const json::object* first_object(const json::object& o, std::string_view array_key) {
+  const auto* a = o.if_contains(array_key);
+  if (!a || !a->is_array() || a->get_array().empty() || !a->get_array()[0].is_object()) return nullptr;
+  return &a->get_array()[0].get_object();
+}
+
+bool non_empty_string(const json::object& o, std::string_view key) {
+  const auto* v = o.if_contains(key);
+  return v && v->is_string() && !v->get_string().empty();
+}
+
+std::string_view event_type(std::string_view event, const json::object& data) {
+  if (const auto* t = data.if_contains("type"); t && t->is_string()) return t->get_string();
+  return event;
 }
 
 namespace {

@@ -71,6 +71,12 @@ std::string str_member(const json::object& o, std::string_view key);
 bool bool_member(const json::object& o, std::string_view key);
 const json::array* array_member(const json::object& o, std::string_view key);
 const json::object* object_member(const json::object& o, std::string_view key);
+// The first element of the array member `array_key` when it is an object (null otherwise).
+const json::object* first_object(const json::object& o, std::string_view array_key);
+// The member is a string and not empty.
+bool non_empty_string(const json::object& o, std::string_view key);
+// A typed stream frame's type: the data's `type` string, else the SSE event name (Anthropic, Responses).
+std::string_view event_type(std::string_view event, const json::object& data);
 // Counts words in every string inside v (the rough input token count).
 int words_in(const json::value& v);
 

@@ -153,11 +153,14 @@ void store_response(Namespace& ns, const Answer& answer, std::uint64_t seq) {
 // The plan of a retrieve of a stored response: the step's fault over the stored answer, as for any
 // attempt. A resume (stream, starting_after N) keeps the frames after sequence N: a dialect that stores
 // responses numbers its frames from 0 in order, so frame i is sequence i. On a resume the stream
-// faults' cut_after_events count the content events the resume itself sends (default 1).
-Plan retrieve_plan(const FaultInput& base, const Retrieve& r) {
+// faults' cut_after_events count the content events the resume itself sends (default 1). When the
+// answer comes from elsewhere (`upstream_frames`: the proxy's upstream already sends only the frames
+// after N), the plan keeps every frame of `base.answer`, so its edit counts the resume's own events.
+Plan retrieve_plan(const FaultInput& base, const Retrieve& r, bool upstream_frames) {
   if (!r.stream || r.starting_after < 0) return fault_spec(base.step.fault).plan(base);
   const auto parts = base.dialect.render_stream(base.answer);
-  const auto kept_from = static_cast<std::size_t>(std::min<std::int64_t>(r.starting_after, 1 << 30)) + 1;
+  const auto kept_from =
+      upstream_frames ? std::size_t{0} : static_cast<std::size_t>(std::min<std::int64_t>(r.starting_after, 1 << 30)) + 1;
   const auto head = parts.head.size();
   const auto shown = kept_from > head ? std::min(kept_from - head, parts.content.size()) : std::size_t{0};
   Step step = base.step;
@@ -189,6 +192,8 @@ struct Engine::Impl {
   std::uint64_t next_seq = 1;
   std::size_t ledger_limit = 0;  // per namespace; 0 = unlimited
   std::unordered_map<std::uint64_t, Pending> pending;
+  bool answers_forwarded = false;  // set_answers_forwarded
+  bool require_auth = false;       // set_require_auth
   std::map<std::string, RouteCounts, std::less<>> attempts_metric;  // by route name
   std::map<std::string, std::uint64_t, std::less<>> events_metric;
 
@@ -324,13 +329,34 @@ PlannedAttempt Engine::begin(const IncomingRequest& req) {
   e.background = parsed.chat.background && dialect.unknown_response != nullptr;
 
   Plan plan;
-  if (parsed.retrieve && parsed.error == RequestError::none) {
+  if (route.script.require_auth.value_or(impl_->require_auth) && !has_credential(dialect, req.headers, req.path)) {
+    // The provider checks the key before anything else: the refusal takes no script step.
+    e.missing_credential = true;
+    Step step;
+    step.fault = FaultKind::auth;
+    Answer answer = healthy_answer_cached(route, step, parsed.chat, seq);
+    const FaultInput in{step, parsed.chat, dialect, answer, request_id, impl_->time_scale, ns->rng, impl_->unix_now_ms()};
+    plan = detail::error_plan(in, FaultKind::auth, ErrorKind::missing_key);
+    give_back(route, answer);
+  } else if (parsed.retrieve && parsed.error == RequestError::none) {
     // A retrieve is an attempt: it takes its step, so a script can fault a resume like any attempt.
     e.starting_after = parsed.retrieve->starting_after;
     const auto it = ns->stored.find(parsed.retrieve->id);
     const Stored* stored = it == ns->stored.end() ? nullptr : &it->second;
     const Step& step = select_step(route, e.received_at_ms, impl_->time_scale);
-    if (!stored) {
+    if (impl_->answers_forwarded) {
+      // The upstream holds the response (an id it issued): the plan is sized on the route's synthetic
+      // answer and forwarded, whether or not the create passed here (an unknown id is the upstream's 404).
+      if (stored) {
+        e.resume_of = stored->seq;
+        e.model = stored->answer.model;
+      }
+      Answer answer = healthy_answer_cached(route, step, parsed.chat, seq);
+      answer.background = true;
+      const FaultInput in{step, parsed.chat, dialect, answer, request_id, impl_->time_scale, ns->rng, impl_->unix_now_ms()};
+      plan = retrieve_plan(in, *parsed.retrieve, true);
+      give_back(route, answer);
+    } else if (!stored) {
       auto reply = dialect.unknown_response(parsed.retrieve->id);
       plan = json_plan(reply.status, std::move(reply.body));
       plan.fault = FaultKind::bad_request;
@@ -340,7 +366,7 @@ PlannedAttempt Engine::begin(const IncomingRequest& req) {
       e.model = stored->answer.model;
       const FaultInput in{step, parsed.chat, dialect, stored->answer, request_id, impl_->time_scale, ns->rng,
                           impl_->unix_now_ms()};
-      plan = retrieve_plan(in, *parsed.retrieve);
+      plan = retrieve_plan(in, *parsed.retrieve, false);
     }
   } else if (parsed.error != RequestError::none) {
     // A request the provider would refuse before any work: ledgered, but it takes no script step.
@@ -360,7 +386,8 @@ PlannedAttempt Engine::begin(const IncomingRequest& req) {
     // The provider stores a background response once it accepted the request; it goes on generating it
     // whatever becomes of the stream (a cut, a stall), so the stored answer is the whole one.
     const bool accepted = (plan.action == WireAction::respond && plan.status / 100 == 2) || plan.committed_on_arrival;
-    if (answer.background && accepted) store_response(*ns, answer, seq);
+    // Forwarded answers carry the upstream's ids: the forwarder reports the one it saw (note_response).
+    if (answer.background && accepted && !impl_->answers_forwarded) store_response(*ns, answer, seq);
     give_back(route, answer);
   }
   e.fault = plan.fault;
@@ -402,6 +429,31 @@ void Engine::note_upstream(std::uint64_t seq, int upstream_status, double head_m
   auto& ns = impl_->namespaces.at(it->second.ns);
   if (it->second.index < ns.dropped) return;
   ns.ledger.note_upstream(it->second.index - ns.dropped, upstream_status, head_ms, total_ms);
+}
+
+void Engine::set_require_auth(bool required) {
+  std::lock_guard lock(impl_->mutex);
+  impl_->require_auth = required;
+}
+
+void Engine::set_answers_forwarded(bool forwarded) {
+  std::lock_guard lock(impl_->mutex);
+  impl_->answers_forwarded = forwarded;
+}
+
+void Engine::note_response(std::uint64_t seq, std::string_view response_id) {
+  std::lock_guard lock(impl_->mutex);
+  auto it = impl_->pending.find(seq);
+  if (it == impl_->pending.end() || response_id.empty()) return;
+  auto& ns = impl_->namespaces.at(it->second.ns);
+  if (it->second.index < ns.dropped) return;
+  const auto e = ns.ledger.entry(it->second.index - ns.dropped, it->second.ns);
+  if (!e.background) return;  // only a background create's response is stored by the provider
+  Answer a;
+  a.id = std::string(response_id);
+  a.model = e.model;
+  a.background = true;
+  store_response(ns, a, seq);
 }
 
 void Engine::set_ledger_limit(std::size_t entries) {

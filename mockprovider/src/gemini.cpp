@@ -131,6 +131,11 @@ Shape shape(ErrorKind kind) {
     case ErrorKind::method_not_allowed: return {405, "INVALID_ARGUMENT", "Method not allowed."};
     case ErrorKind::invalid_json: return {400, "INVALID_ARGUMENT", "Invalid JSON payload received."};
     case ErrorKind::too_large: return {413, "INVALID_ARGUMENT", "Request payload size exceeds the limit."};
+    // No key: a 403, not a 401 (PublicAffairs/openai-gemini#92, UnityGameStudio/Gemini-Unity-Package#1).
+    case ErrorKind::missing_key:
+      return {403, "PERMISSION_DENIED",
+              "Method doesn't allow unregistered callers (callers without established identity). Please use API Key "
+              "or other form of API consumer identity to call this API."};
   }
   return {500, "INTERNAL", "error"};
 }
@@ -212,10 +217,27 @@ SseFrame malformed_frame() {
 std::string models_body(std::string_view) { return {}; }
 constexpr std::string_view served_paths[] = {"POST /v1beta/models/{model}:generateContent",
                                              "POST /v1beta/models/{model}:streamGenerateContent?alt=sse"};
+constexpr Credential credentials[] = {{"x-goog-api-key", ""}};  // or the `key=` query parameter of REST clients
+
+// A candidate with a finishReason ends the stream (Gemini has no other terminator); one whose parts carry
+// text or a functionCall is content; the rest is structure.
+FrameRole frame_role(std::string_view, const json::object& o) {
+  const auto* candidate = first_object(o, "candidates");
+  if (!candidate) return FrameRole::structure;
+  if (candidate->contains("finishReason")) return FrameRole::terminator;
+  const auto* content = candidate->if_contains("content");
+  const auto* parts = content && content->is_object() ? content->get_object().if_contains("parts") : nullptr;
+  if (parts && parts->is_array())
+    for (const auto& p : parts->get_array())
+      if (p.is_object() && (non_empty_string(p.get_object(), "text") || p.get_object().contains("functionCall")))
+        return FrameRole::content;
+  return FrameRole::structure;
+}
 }  // namespace
 
 extern const DialectSpec gemini_dialect = {Dialect::gemini, "x-request-id", "resp-", "", served_paths, parse,
                                            render_body,     render_stream,      error,           stream_error_frame, malformed_frame, models_body,
-                                           body_names};
+                                           body_names,      nullptr,            frame_role,      "",                 nullptr,
+                                           {credentials, "key"}};
 
 }  // namespace llmchaos::mock

@@ -37,6 +37,7 @@ void LedgerStore::push_back(const LedgerEntry& e, bool default_request_id) {
   r.committed = e.committed;
   r.finished = e.finished;
   r.background = e.background;
+  r.missing_credential = e.missing_credential;
   r.default_request_id = default_request_id;
   if (!e.idempotency_key.empty()) extra(r).idempotency_key = e.idempotency_key;
   if (!e.stainless_retry_count.empty()) extra(r).stainless_retry_count = e.stainless_retry_count;
@@ -97,6 +98,7 @@ LedgerEntry LedgerStore::entry(std::size_t i, const std::string& ns) const {
   e.committed = r.committed;
   e.finished = r.finished;
   e.background = r.background;
+  e.missing_credential = r.missing_credential;
   if (r.default_request_id) {
     e.request_id = "req_";
     e.request_id += fmt::format_int(r.seq).c_str();

@@ -69,6 +69,7 @@ class LedgerStore {
     bool finished : 1 = false;
     bool background : 1 = false;
     bool default_request_id : 1 = false;
+    bool missing_credential : 1 = false;
   };
 
   std::uint32_t intern(std::string_view s);

@@ -204,6 +204,12 @@ Shape shape(ErrorKind kind) {
               "library correctly.)"};
     case ErrorKind::too_large:
       return {413, "invalid_request_error", "request_too_large", "The request body is larger than the limit."};
+    case ErrorKind::missing_key:  // no Authorization header (yihong0618/bilingual_book_maker#137 quotes the message)
+      return {401, "invalid_request_error", "",
+              "You didn't provide an API key. You need to provide your API key in an Authorization header using "
+              "Bearer auth (i.e. Authorization: Bearer YOUR_KEY), or as the password field (with blank username) if "
+              "you're accessing the API from your browser and are prompted for a username and password. You can "
+              "obtain an API key from https://platform.openai.com/account/api-keys."};
   }
   return {500, "server_error", "", "error"};
 }
@@ -264,10 +270,27 @@ std::string models_body(std::string_view model) {
   return json::serialize(json::object{{"object", "list"}, {"data", json::array{std::move(m)}}});
 }
 constexpr std::string_view served_paths[] = {"POST /v1/chat/completions", "GET /v1/models"};
+constexpr Credential credentials[] = {{"authorization", "Bearer"}};
+
+// A chunk with visible content (text, a refusal, a tool call delta) is content; one with a finish_reason,
+// and the usage chunk of no choices, close the content; the rest (the role chunk) is structure.
+FrameRole frame_role(std::string_view, const json::object& o) {
+  const auto* choice = first_object(o, "choices");
+  if (!choice) return o.contains("usage") ? FrameRole::closing : FrameRole::structure;
+  if (const auto* d = choice->if_contains("delta"); d && d->is_object()) {
+    const auto& delta = d->get_object();
+    if (non_empty_string(delta, "content") || non_empty_string(delta, "refusal") || delta.contains("tool_calls"))
+      return FrameRole::content;
+  }
+  const auto* finish = choice->if_contains("finish_reason");
+  return finish && !finish->is_null() ? FrameRole::closing : FrameRole::structure;
+}
 }  // namespace
 
 extern const DialectSpec openai_dialect = {Dialect::openai, "x-request-id", "chatcmpl-", "/v1", served_paths,
                                            parse,           render_body,        render_stream,   error,
-                                           stream_error_frame, malformed_frame, models_body,     body_names};
+                                           stream_error_frame, malformed_frame, models_body,     body_names,
+                                           nullptr,         frame_role,         "[DONE]",        nullptr,
+                                           {credentials, ""}};
 
 }  // namespace llmchaos::mock

@@ -254,11 +254,42 @@ ErrorReply unknown_response(std::string_view id) {
 }
 
 constexpr std::string_view served_paths[] = {"POST /v1/responses", "GET /v1/responses/{id}", "GET /v1/models"};
+constexpr Credential credentials[] = {{"authorization", "Bearer"}};  // OpenAI's platform, as for Chat Completions
+
+// Every event is typed (`event:` and data.type): deltas are content, the *.done events close the output,
+// response.completed / .incomplete end the stream, response.failed (and `error`) is a failure.
+FrameRole frame_role(std::string_view event, const json::object& o) {
+  const auto type = event_type(event, o);
+  const auto ends_with = [&](std::string_view suffix) {
+    return type.size() >= suffix.size() && type.substr(type.size() - suffix.size()) == suffix;
+  };
+  if (type == "response.completed" || type == "response.incomplete") return FrameRole::terminator;
+  if (type == "response.failed" || type == "error") return FrameRole::injected;
+  if (ends_with(".delta")) return FrameRole::content;
+  if (ends_with(".done")) return FrameRole::closing;
+  return FrameRole::structure;
+}
+
+// The response's id: a plain answer is the response object; a frame's data carries it as `response`
+// (response.created, .in_progress, .completed, ...).
+std::string response_id(std::string_view text) {
+  if (const auto data = text.find("data:"); data != std::string_view::npos && text.substr(0, 1) != "{") {
+    text.remove_prefix(data + 5);
+    text = text.substr(0, text.find('\n'));
+  }
+  boost::system::error_code ec;
+  const auto v = json::parse(text, ec);
+  if (ec || !v.is_object()) return {};
+  const auto* response = object_member(v.get_object(), "response");
+  if (!response && str_member(v.get_object(), "object") == "response") response = &v.get_object();
+  return response ? str_member(*response, "id") : std::string{};
+}
 }  // namespace
 
 extern const DialectSpec responses_dialect = {Dialect::responses, "x-request-id", "resp_", "/v1", served_paths,
                                               parse,              render_body,    render_stream, error,
                                               stream_error_frame, malformed_frame, models_body,  body_names,
-                                              unknown_response};
+                                              unknown_response,   frame_role,     "",            response_id,
+                                              {credentials, ""}};
 
 }  // namespace llmchaos::mock

@@ -209,9 +209,10 @@ Router::Router(Engine& engine, RouterOptions options) : engine_(engine), options
 
 bool Router::reads_header(std::string_view name) {
   // The engine's ledger headers and the admin token headers.
+  // And every header a dialect reads a credential from (require_auth).
   static constexpr std::string_view read[] = {"x-request-id",  "request-id",    "idempotency-key",
                                               "x-stainless-retry-count", "authorization", "x-llmchaos-admin-token"};
-  return std::find(std::begin(read), std::end(read), name) != std::end(read);
+  return std::find(std::begin(read), std::end(read), name) != std::end(read) || credential_header(name);
 }
 
 Routed Router::handle(const RawRequest& req) {

@@ -112,6 +112,7 @@ RouteScript route_script_from_toml(const toml::table& t, const std::string& rout
   rs.dialect = r.opt_enum<Dialect>("dialect").value_or(Dialect::openai);
   if (auto text = r.opt_string("text")) rs.default_text = *text;
   if (auto then = r.opt_string("then")) rs.then = fault_kind(r, "then", *then);
+  rs.require_auth = r.opt_bool("require_auth");
   // Every step on its own, and the route's unknown keys too: lint reports every broken one.
   std::vector<SpecError> errors;
   const toml::array* script = nullptr;

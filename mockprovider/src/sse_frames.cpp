@@ -1,7 +1,9 @@
-// The SSE splitter and a frame's role in each dialect (stream_edit.hpp): what `llmchaos proxy` reads
-// from a real upstream's stream. Pure functions.
+// The SSE splitter and a frame's role (stream_edit.hpp): what `llmchaos proxy` reads from a real
+// upstream's stream. What each dialect's frames are is its own trait (DialectSpec::frame_role,
+// done_data); this unit only splits a frame into its event name and data. Pure functions.
 #include <boost/json.hpp>
 
+#include "llmchaos/mockprovider/dialect.hpp"
 #include "llmchaos/mockprovider/stream_edit.hpp"
 
 namespace json = boost::json;
@@ -40,89 +42,19 @@ Event read_event(std::string_view frame) {
   return e;
 }
 
-const json::object* first_object(const json::object& o, std::string_view array_key) {
-  const auto* a = o.if_contains(array_key);
-  if (!a || !a->is_array() || a->get_array().empty() || !a->get_array()[0].is_object()) return nullptr;
-  return &a->get_array()[0].get_object();
-}
-
-bool non_empty_string(const json::object& o, std::string_view key) {
-  const auto* v = o.if_contains(key);
-  return v && v->is_string() && !v->get_string().empty();
-}
-
-FrameRole openai_role(const Event& e, const json::object& o) {
-  (void)e;
-  const auto* choice = first_object(o, "choices");
-  if (!choice) return o.contains("usage") ? FrameRole::closing : FrameRole::structure;
-  if (const auto* d = choice->if_contains("delta"); d && d->is_object()) {
-    const auto& delta = d->get_object();
-    if (non_empty_string(delta, "content") || non_empty_string(delta, "refusal") || delta.contains("tool_calls"))
-      return FrameRole::content;
-  }
-  const auto* finish = choice->if_contains("finish_reason");
-  return finish && !finish->is_null() ? FrameRole::closing : FrameRole::structure;
-}
-
-FrameRole anthropic_role(const Event& e, const json::object& o) {
-  std::string_view type = e.name;
-  if (const auto* t = o.if_contains("type"); t && t->is_string()) type = t->get_string();
-  if (type == "message_stop") return FrameRole::terminator;
-  if (type == "error") return FrameRole::injected;
-  if (type == "content_block_delta") return FrameRole::content;
-  if (type == "message_delta") return FrameRole::closing;
-  return FrameRole::structure;
-}
-
-FrameRole gemini_role(const Event& e, const json::object& o) {
-  (void)e;
-  const auto* candidate = first_object(o, "candidates");
-  if (!candidate) return FrameRole::structure;
-  if (candidate->contains("finishReason")) return FrameRole::terminator;
-  const auto* content = candidate->if_contains("content");
-  const auto* parts = content && content->is_object() ? content->get_object().if_contains("parts") : nullptr;
-  if (parts && parts->is_array())
-    for (const auto& p : parts->get_array())
-      if (p.is_object() && (non_empty_string(p.get_object(), "text") || p.get_object().contains("functionCall")))
-        return FrameRole::content;
-  return FrameRole::structure;
-}
-
-// Responses: every event is typed (`event:` and data.type); deltas are content, the *.done events close
-// the output, response.completed / .incomplete end the stream, response.failed is a failure.
-FrameRole responses_role(const Event& e, const json::object& o) {
-  std::string_view type = e.name;
-  if (const auto* t = o.if_contains("type"); t && t->is_string()) type = t->get_string();
-  const auto ends_with = [&](std::string_view suffix) {
-    return type.size() >= suffix.size() && type.substr(type.size() - suffix.size()) == suffix;
-  };
-  if (type == "response.completed" || type == "response.incomplete") return FrameRole::terminator;
-  if (type == "response.failed" || type == "error") return FrameRole::injected;
-  if (ends_with(".delta")) return FrameRole::content;
-  if (ends_with(".done")) return FrameRole::closing;
-  return FrameRole::structure;
-}
-
 }  // namespace
 
 FrameRole frame_role(Dialect dialect, std::string_view frame) {
+  const auto& spec = dialect_spec(dialect);
   const Event e = read_event(frame);
-  const bool chat = dialect == Dialect::openai || dialect == Dialect::azure;  // Azure speaks the Chat Completions chunks
-  if (chat && e.data == "[DONE]") return FrameRole::terminator;
+  if (!spec.done_data.empty() && e.data == spec.done_data) return FrameRole::terminator;
   if (e.data.empty()) return FrameRole::structure;  // a comment or keep-alive line
   boost::system::error_code ec;
   const auto v = json::parse(e.data, ec);
   if (ec || !v.is_object()) return FrameRole::injected;
   const auto& o = v.get_object();
   if (o.contains("error")) return FrameRole::injected;
-  switch (dialect) {
-    case Dialect::openai:
-    case Dialect::azure: return openai_role(e, o);
-    case Dialect::anthropic: return anthropic_role(e, o);
-    case Dialect::gemini: return gemini_role(e, o);
-    case Dialect::responses: return responses_role(e, o);
-  }
-  return FrameRole::structure;
+  return spec.frame_role(e.name, o);  // the rest is the dialect's own grammar (dialect.hpp)
 }
 
 void SseSplitter::feed(std::string_view bytes) {

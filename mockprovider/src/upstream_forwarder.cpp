@@ -284,6 +284,7 @@ net::awaitable<Executed> UpstreamForwarder::forward(ClientWire& client, const Fo
   }
   if (reuse.reusable) pool_.give(url->origin(), client.executor(), std::move(connection));
   engine.note_upstream(seq, x.upstream_status, x.head_ms, x.upstream_ms.value_or(ms_since(x.t0)));
+  engine.note_response(seq, x.response_id);
   // Only a whole healthy answer becomes a cassette: an error or a broken-off read is not replayed as healthy.
   if (recorder && recorder->complete() && x.upstream_status / 100 == 2) {
     const auto& c = recorder->cassette();

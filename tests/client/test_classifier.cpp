@@ -447,9 +447,9 @@ TEST_CASE("the mock's rendered error bodies classify as SPEC section 2 says, in 
       {ErrorKind::bad_request, Owner::request},   {ErrorKind::auth, Owner::auth},
       {ErrorKind::policy, Owner::policy},         {ErrorKind::prefill, Owner::request},
       {ErrorKind::not_found, Owner::request},     {ErrorKind::invalid_json, Owner::request},
-      {ErrorKind::too_large, Owner::request},
+      {ErrorKind::too_large, Owner::request},     {ErrorKind::missing_key, Owner::auth},
   };
-  for (auto dialect : {Dialect::openai, Dialect::anthropic, Dialect::gemini}) {
+  for (auto dialect : mock::registered_dialects()) {
     const auto& spec = mock::dialect_spec(dialect);
     for (const auto& [kind, owner] : rows) {
       mock::ErrorContext ctx;

@@ -124,3 +124,57 @@ for (const [name, sdk] of Object.entries(sdks)) {
     });
   });
 }
+
+// The Responses API's background resume (SPEC 3 rule 0) through the proxy: the create is cut by the proxy
+// after 3 real deltas, then `responses.retrieve(id, { stream: true, starting_after: N })` is forwarded to
+// the upstream, which re-serves its stored stream from N+1; the proxy ledgers it as the create's resume.
+describe('openai SDK background resume through llmchaos proxy in front of llmchaos serve', () => {
+  let upstream, proxy;
+  before(async () => {
+    upstream = await MockServer.start(scriptToml({ healthy: { dialect: 'responses', steps: [{ fault: 'ok', text: TEXT, times: 10 }], then: 'ok' } }));
+    proxy = await MockServer.start(scriptToml({ bg: { dialect: 'responses', steps: [{ fault: 'stream_cut', cut_after_events: CUT_AFTER }], then: 'ok' } }),
+                                   ['proxy', '--upstream', upstream.url('healthy')]);
+  });
+  after(async () => {
+    for (const s of [proxy, upstream]) if (s) assert.equal(await s.stop(), 0, `exit code after SIGTERM; stderr: ${s.stderr}`);
+  });
+
+  test('a background stream cut by the proxy: responses.retrieve with stream and starting_after resumes through it to response.completed',
+       TEST_TIMEOUT, async () => {
+    const client = new OpenAI({ apiKey: KEY, baseURL: `${proxy.url('bg')}/v1`, timeout: 10_000, maxRetries: 0 });
+    const cut = { id: '', last: -1, text: '' };
+    const err = await rejection(async () => {
+      const stream = await client.responses.create({ model: 'gpt-test', input: PROMPT, stream: true, background: true });
+      for await (const ev of stream) {
+        if (ev.type === 'response.created') cut.id = ev.response.id;
+        if (ev.type === 'response.output_text.delta') cut.text += ev.delta;
+        cut.last = ev.sequence_number;
+      }
+    });
+    assert.match(err.message, /terminated/);
+    assert.equal(cut.text.trim(), firstWords(TEXT, CUT_AFTER));
+    const events = [];
+    for await (const ev of await client.responses.retrieve(cut.id, { stream: true, starting_after: cut.last })) events.push(ev);
+    assert.deepEqual(events.map((e) => e.sequence_number), events.map((_, i) => cut.last + 1 + i));
+    const rest = events.filter((e) => e.type === 'response.output_text.delta').map((e) => e.delta).join('');
+    assert.equal(cut.text + rest, TEXT);  // each token once
+    assert.equal(events.at(-1).type, 'response.completed');
+    const stored = await client.responses.retrieve(cut.id);
+    assert.equal(stored.output_text, TEXT);
+
+    const ledger = await proxy.settledLedger('bg');
+    assert.equal(ledger.length, 3);
+    assert.equal(ledger[0].background, true);
+    assert.equal(ledger[0].outcome, 'cut');
+    assert.equal(ledger[1].resume_of, ledger[0].seq);
+    assert.equal(ledger[1].starting_after, cut.last);
+    assert.equal(ledger[1].forwarded, true);
+    assert.equal(ledger[1].outcome, 'completed');
+    assert.equal(ledger[2].resume_of, ledger[0].seq);
+    assert.equal(ledger[2].forwarded, true);
+    const up = await upstream.settledLedger('healthy');
+    assert.equal(up.length, 3);  // the create, the resume, the plain retrieve: each forwarded once
+    assert.equal(up[1].resume_of, up[0].seq);
+    assert.ok(!JSON.stringify(await proxy.ledger()).includes(KEY), 'the key is in the ledger');
+  });
+});

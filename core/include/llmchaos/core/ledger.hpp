@@ -44,6 +44,9 @@ struct LedgerEntry {
   std::uint64_t resume_of = 0;
   std::int64_t starting_after = -1;  // -1: the stored stream from its start
   bool background = false;      // the request created a stored background response (JSON: only when true)
+  // The route requires a credential (require_auth) and the request carried none: the provider refused it
+  // before any work (fault `auth`, its missing-key status and body). JSON: only when true.
+  bool missing_credential = false;
 };
 
 // A tool side effect executed by a client against the mock's side-effect endpoint.

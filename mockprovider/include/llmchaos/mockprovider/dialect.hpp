@@ -13,6 +13,11 @@
 
 #include "llmchaos/core/types.hpp"
 #include "llmchaos/mockprovider/plan.hpp"
+#include "llmchaos/mockprovider/stream_edit.hpp"
+
+namespace boost::json {
+class object;
+}
 
 namespace llmchaos::mock {
 
@@ -54,7 +59,8 @@ struct ParsedRequest {
 // Every error body a fault (or a bad request) can ask a dialect for.
 enum class ErrorKind {
   rate_limit, quota, payment, overloaded, server, server_context, bad_request, auth, policy,
-  prefill, not_found, method_not_allowed, invalid_json, too_large, stream_interrupted
+  prefill, not_found, method_not_allowed, invalid_json, too_large, stream_interrupted,
+  missing_key  // the request carries no credential (a route with require_auth): the provider's own refusal
 };
 
 // What an error body may name besides its kind.
@@ -95,6 +101,16 @@ struct StreamParts {
   std::vector<SseFrame> terminator;  // the end sentinel ([DONE], message_stop, Gemini's final frame)
 };
 
+// How a provider's requests carry the API key (DialectSpec::auth).
+struct Credential {
+  std::string_view header;  // lower-case name
+  std::string_view scheme;  // "Bearer": the value is "Bearer KEY" (the scheme in any case); "": the value is the key
+};
+struct AuthSpec {
+  std::span<const Credential> headers;  // a non-empty key in any one of them authenticates the request
+  std::string_view query_param;         // a query parameter that carries the key (Gemini's `key`), "" for none
+};
+
 struct DialectSpec {
   Dialect id;
   const char* request_id_header;  // the header the SDK reads the request id from
@@ -117,12 +133,34 @@ struct DialectSpec {
   // Dialects that store responses (ParsedRequest::retrieve): the 404 of a retrieve of an id the mock
   // does not hold. nullptr for the others (they never parse a retrieve).
   ErrorReply (*unknown_response)(std::string_view id) = nullptr;
+  // What a frame of this dialect's stream is, read from a real upstream's stream by `llmchaos proxy` and
+  // from a recorded one by `serve --cassettes` (stream_edit.hpp, frame_role): `frame_role` gets the
+  // frame's SSE event name ("" when none) and its data, a JSON object without an `error` member (data
+  // that is not a JSON object, or that carries `error`, is an injected frame in every dialect, and data
+  // that is empty a structure frame); `done_data` is a data line that ends the stream by itself (the
+  // Chat Completions grammar's "[DONE]"; "" when the dialect has none).
+  FrameRole (*frame_role)(std::string_view event, const boost::json::object& data) = nullptr;
+  std::string_view done_data = {};
+  // Dialects that store responses: the id of the stored response an answer names, read from a plain
+  // answer's body or from one frame of its stream ("" when it names none). `llmchaos proxy` and
+  // `serve --cassettes` read it from a background create's real (or recorded) answer, so that a later
+  // retrieve of that id is ledgered as its resume. nullptr for the others.
+  std::string (*response_id)(std::string_view body_or_frame) = nullptr;
+  // Where the provider reads the API key (provider-wire.md): what a route with `require_auth` checks
+  // before any work, answering error(ErrorKind::missing_key) to a request that carries none.
+  AuthSpec auth = {};
 };
 
 // The one table of dialects.
 const DialectSpec& dialect_spec(Dialect d);
 // Every dialect the table registers, in its order (what explore draws from).
 std::vector<Dialect> registered_dialects();
+// The request (lower-case header names, the target with its query) carries a non-empty key where the
+// dialect reads one (DialectSpec::auth).
+bool has_credential(const DialectSpec& dialect, const std::vector<std::pair<std::string, std::string>>& headers,
+                    std::string_view target);
+// The header carries a credential in some registered dialect (lower-case name): what a server must keep.
+bool credential_header(std::string_view lower_case_name);
 // The base URL an official SDK is given for a route served at `route_url` (dialect's sdk_base_suffix).
 std::string sdk_base_url(std::string_view route_url, Dialect d);
 

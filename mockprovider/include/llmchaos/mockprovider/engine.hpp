@@ -59,6 +59,16 @@ class Engine {
   void finish(std::uint64_t seq, AttemptOutcome outcome, int events_sent, int status);
   // `llmchaos proxy`: the attempt was forwarded; what the upstream answered and when (before finish()).
   void note_upstream(std::uint64_t seq, int upstream_status, double head_ms, double total_ms);
+  // The healthy answers come from elsewhere (`llmchaos proxy`'s upstream, `serve --cassettes`; the server
+  // sets it when it has a forwarder): the engine stores no background response of its own, and a
+  // retrieve of a stored response (`GET /v1/responses/{id}`, the resume) is planned on the route's
+  // synthetic answer and forwarded, ledgered with resume_of when the create's id was noted here.
+  void set_answers_forwarded(bool forwarded);
+  // The default of routes whose script does not say `require_auth` (`serve --require-auth`; off).
+  void set_require_auth(bool required);
+  // A forwarded background create's answer carried this response id (issued by the upstream): a later
+  // retrieve of it is ledgered as its resume (before finish(); ignored for any other attempt).
+  void note_response(std::uint64_t seq, std::string_view response_id);
   // Keeps at most this many ledger entries per namespace, dropping the oldest (0 = unlimited, the
   // default): a long load test would otherwise grow the ledger without bound. /metrics still counts all.
   void set_ledger_limit(std::size_t entries);

@@ -65,6 +65,10 @@ struct RouteScript {
   std::vector<Step> steps;
   FaultKind then = FaultKind::ok;  // what every attempt after the script gets
   std::string default_text = "hello from the mock provider";
+  // `require_auth`: a request without a credential where the dialect reads one (DialectSpec::auth) is
+  // the provider's own refusal (401; Gemini 403), ledgered with missing_credential, taking no step.
+  // Absent: the server's default (`serve --require-auth`, off).
+  std::optional<bool> require_auth;
   SourcePos pos;
 };
 
@@ -110,7 +114,7 @@ Step step_from_toml(const toml::table& step_table, const std::string& file, cons
 bool valid_name(std::string_view name);
 
 // Keys of a `[route.NAME]` table that the script owns.
-inline constexpr std::string_view route_script_keys[] = {"dialect", "script", "then", "text"};
+inline constexpr std::string_view route_script_keys[] = {"dialect", "script", "then", "text", "require_auth"};
 
 // Parse `[route.*]` tables from a whole document. Unknown keys in a route table are errors unless
 // listed in `extra_route_keys`; top-level keys other than `route` are errors unless `allow_other_tables`.

@@ -25,6 +25,7 @@ struct ServerOptions {
   int threads = 1;
   std::size_t ledger_limit = 0;    // ledger entries kept per namespace (oldest dropped); 0 = unlimited
   std::shared_ptr<Forwarder> forwarder;  // `llmchaos proxy` (make_upstream_forwarder); null: a mock provider
+  bool require_auth = false;       // routes without `require_auth` in their script check the credential (--require-auth)
 };
 
 class MockServer {
