@@ -61,7 +61,7 @@ struct Stored {
 constexpr std::size_t stored_limit = 1024;
 
 struct Namespace {
-  std::map<std::string, RouteState> routes;
+  std::map<std::string, RouteState, std::less<>> routes;  // transparent: looked up by string_view
   std::unordered_map<std::string, Stored> stored;  // by response id
   std::deque<std::string> stored_order;           // ids, oldest first
   double installed_at_ms = 0;
@@ -188,18 +188,40 @@ struct Engine::Impl {
   const std::uint64_t seed;
   mutable std::mutex mutex;
   const double unix_base_ms;  // the wall clock at clock 0: dates the HTTP-date / RFC 3339 retry hints
-  std::map<std::string, Namespace> namespaces;
+  std::map<std::string, Namespace, std::less<>> namespaces;  // transparent: looked up by string_view
   std::uint64_t next_seq = 1;
   std::size_t ledger_limit = 0;  // per namespace; 0 = unlimited
   std::unordered_map<std::uint64_t, Pending> pending;
   bool answers_forwarded = false;  // set_answers_forwarded
   bool require_auth = false;       // set_require_auth
+  // Nodes of finished attempts, reused by the next ones: an attempt in flight costs no allocation.
+  std::vector<std::unordered_map<std::uint64_t, Pending>::node_type> spare_pending;
+  static constexpr std::size_t spare_pending_max = 64;
+
+  void add_pending(std::uint64_t seq, Pending p) {
+    if (spare_pending.empty()) {
+      pending.emplace(seq, std::move(p));
+      return;
+    }
+    auto node = std::move(spare_pending.back());
+    spare_pending.pop_back();
+    node.key() = seq;
+    node.mapped() = std::move(p);
+    pending.insert(std::move(node));
+  }
+  void drop_pending(std::unordered_map<std::uint64_t, Pending>::iterator it) {
+    auto node = pending.extract(it);
+    if (spare_pending.size() < spare_pending_max) spare_pending.push_back(std::move(node));
+  }
   std::map<std::string, RouteCounts, std::less<>> attempts_metric;  // by route name
   std::map<std::string, std::uint64_t, std::less<>> events_metric;
 
   void forget_pending(const std::string& ns) {
     std::erase_if(pending, [&](const auto& kv) { return kv.second.ns == ns; });
-    if (pending.empty()) decltype(pending){}.swap(pending);  // clear() keeps the bucket array of the peak
+    if (pending.empty()) {
+      decltype(pending){}.swap(pending);  // clear() keeps the bucket array of the peak
+      decltype(spare_pending){}.swap(spare_pending);
+    }
   }
   void reset_locked(const std::string& ns, Namespace& n) {
     forget_pending(ns);
@@ -272,6 +294,16 @@ std::optional<Dialect> Engine::route_dialect(const std::string& ns, const std::s
   return r->second.script.dialect;
 }
 
+int Engine::route_segments(std::string_view first, std::string_view second) const {
+  std::lock_guard lock(impl_->mutex);
+  const auto has = [&](std::string_view ns, std::string_view route) {
+    const auto it = impl_->namespaces.find(ns);
+    return it != impl_->namespaces.end() && it->second.routes.find(route) != it->second.routes.end();
+  };
+  if (!second.empty() && has(first, second)) return 2;
+  return has("", first) ? 1 : 0;
+}
+
 std::vector<std::string> Engine::routes(const std::string& ns) const {
   std::lock_guard lock(impl_->mutex);
   std::vector<std::string> out;
@@ -318,7 +350,7 @@ PlannedAttempt Engine::begin(const IncomingRequest& req) {
   e.dialect = route.script.dialect;
   e.attempt = route.attempts++;
   e.received_at_ms = impl_->clock.now_ms() - ns->installed_at_ms;
-  e.path = req.path;
+  // e.path stays empty: the ledger interns req.path itself (push_back below), no copy per attempt.
   e.stream = parsed.chat.stream;
   e.model = parsed.chat.model;
   e.idempotency_key = req.idempotency_key.empty() ? header_of(req, "idempotency-key") : req.idempotency_key;
@@ -397,9 +429,9 @@ PlannedAttempt Engine::begin(const IncomingRequest& req) {
   if (plan.model.empty()) plan.model = e.model;
   auto counts = impl_->attempts_metric.find(std::string_view(req.route));
   if (counts == impl_->attempts_metric.end()) counts = impl_->attempts_metric.emplace(req.route, RouteCounts{}).first;
-  impl_->pending[seq] = {req.ns, ns->dropped + ns->ledger.size(), &counts->second, plan.fault,
-                           plan.commits_when_sent};
-  ns->ledger.push_back(e, default_request_id);
+  impl_->add_pending(seq, {req.ns, ns->dropped + ns->ledger.size(), &counts->second, plan.fault,
+                           plan.commits_when_sent});
+  ns->ledger.push_back(e, req.path, default_request_id);
   if (impl_->ledger_limit && ns->ledger.size() > impl_->ledger_limit) {
     ns->ledger.pop_front();
     ++ns->dropped;
@@ -412,7 +444,7 @@ void Engine::finish(std::uint64_t seq, AttemptOutcome outcome, int events_sent, 
   auto it = impl_->pending.find(seq);
   if (it == impl_->pending.end()) return;  // not an attempt, or its namespace was reset meanwhile
   const Pending p = std::move(it->second);
-  impl_->pending.erase(it);
+  impl_->drop_pending(it);
   ++p.counts->at(p.fault, outcome);
   auto& ns = impl_->namespaces.at(p.ns);
   if (p.index < ns.dropped) return;  // dropped over the ledger limit: only the metric remembers it

@@ -18,14 +18,14 @@ LedgerStore::Extra& LedgerStore::extra(Record& r) {
   return *r.extra;
 }
 
-void LedgerStore::push_back(const LedgerEntry& e, bool default_request_id) {
+void LedgerStore::push_back(const LedgerEntry& e, std::string_view path, bool default_request_id) {
   Record& r = records_.emplace_back();
   r.seq = e.seq;
   r.received_at_ms = e.received_at_ms;
   r.finished_at_ms = e.finished_at_ms;
   r.planned_latency_ms = e.planned_latency_ms;
   r.route = intern(e.route);
-  r.path = intern(e.path);
+  r.path = intern(path);
   r.model = intern(e.model);
   r.attempt = e.attempt;
   r.status = e.status;

@@ -22,9 +22,10 @@ namespace llmchaos::mock {
 
 class LedgerStore {
  public:
-  // Appends `e` (its ns is not kept: the store belongs to one namespace). `default_request_id`: e's
-  // request_id is "req_<seq>", which is then rebuilt on reading instead of stored.
-  void push_back(const LedgerEntry& e, bool default_request_id);
+  // Appends `e` (its ns is not kept: the store belongs to one namespace) with the request path `path`
+  // (e.path is not read: the caller need not copy the path into e, it is interned from the view).
+  // `default_request_id`: e's request_id is "req_<seq>", which is then rebuilt on reading instead of stored.
+  void push_back(const LedgerEntry& e, std::string_view path, bool default_request_id);
   void pop_front();
   std::size_t size() const { return records_.size(); }
   bool empty() const { return records_.empty(); }

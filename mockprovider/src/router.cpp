@@ -114,10 +114,12 @@ std::optional<Target> resolve(const Engine& engine, std::string_view target) {
     const auto end = segs[n - 1].data() + segs[n - 1].size() - target.data();
     return std::string(target.substr(static_cast<std::size_t>(end)));
   };
-  if (nsegs >= 2 && valid_name(segs[0]) && engine.has_route(std::string(segs[0]), std::string(segs[1])))
-    return Target{std::string(segs[0]), std::string(segs[1]), rest_after(2)};
-  if (engine.has_route("", std::string(segs[0]))) return Target{"", std::string(segs[0]), rest_after(1)};
-  return std::nullopt;
+  // One engine lookup (one lock) for both readings: /{ns}/{route}/... first, then /{route}/....
+  switch (engine.route_segments(segs[0], nsegs >= 2 && valid_name(segs[0]) ? segs[1] : std::string_view{})) {
+    case 2: return Target{std::string(segs[0]), std::string(segs[1]), rest_after(2)};
+    case 1: return Target{"", std::string(segs[0]), rest_after(1)};
+    default: return std::nullopt;
+  }
 }
 
 Plan unknown_route(const Engine& engine, std::string_view target) {
@@ -243,6 +245,11 @@ Routed Router::handle(RawRequest&& req) {
   in.body = std::move(req.body);
   in.headers = std::move(req.headers);
   auto planned = engine_.begin(in);
+  // The request's buffers go back to the caller, which reuses them for its next request (a connection
+  // reads many): no allocation per request for its body and headers.
+  req.method = std::move(in.method);
+  req.body = std::move(in.body);
+  req.headers = std::move(in.headers);
   Routed out{std::move(planned.plan), {}, std::move(in.ns), std::move(in.route), std::move(in.path)};
   if (planned.seq != 0) out.seq = planned.seq;
   return out;

@@ -50,6 +50,10 @@ class Engine {
   std::vector<std::string> routes(const std::string& ns) const;
   bool has_route(const std::string& ns, const std::string& route) const;
   std::optional<Dialect> route_dialect(const std::string& ns, const std::string& route) const;
+  // Which of a request path's first two segments name a route, looked up under one lock: 2 when namespace
+  // `first` has route `second` (only tried when `second` is not empty), else 1 when the default namespace
+  // has route `first`, else 0.
+  int route_segments(std::string_view first, std::string_view second) const;
 
   // Chooses the step, builds the plan (via the dialect and the fault registry) and appends a ledger
   // entry (committed already set for post_commit_timeout). Request errors (bad JSON, unknown path)

@@ -36,7 +36,9 @@ class Router {
  public:
   Router(Engine& engine, RouterOptions options);
   Routed handle(const RawRequest& req);
-  Routed handle(RawRequest&& req);  // the same; moves the body and headers on instead of copying them
+  // The same; moves the body and headers on instead of copying them. A provider request's method, body and
+  // headers are handed back in `req` (unchanged) once planned, so a caller can reuse their buffers.
+  Routed handle(RawRequest&& req);
   // Whether the router (or the engine behind it) reads this request header (lower-cased name): a
   // server may pass only those on.
   static bool reads_header(std::string_view name);
