@@ -128,8 +128,13 @@ struct ServerCore {
   bool started = false;
   std::uint16_t port = 0;
   // Declared last: destroyed first, so frames torn down with it still find the engine and the registry.
-  // One I/O thread: hint 1 lets its own posts skip waking the reactor (an epoll_ctl per completion).
-  net::io_context ioc{options.threads > 1 ? BOOST_ASIO_CONCURRENCY_HINT_DEFAULT : 1};
+  // One I/O thread: its own posts skip waking the reactor (an epoll_ctl per completion), and the
+  // reactor's per-socket lock is off (UNSAFE_IO: two mutex pairs per request, the start of a read and
+  // its completion). Safe because every socket operation then runs on that one thread: sessions,
+  // their cancel() and the acceptor's close are posted to it, start() opens the acceptor before the
+  // thread runs and stop() touches sockets only after joining it. The scheduler keeps its lock (stop()
+  // posts from another thread) and so does the reactor's registration (timers, new sockets).
+  net::io_context ioc{options.threads > 1 ? BOOST_ASIO_CONCURRENCY_HINT_DEFAULT : BOOST_ASIO_CONCURRENCY_HINT_UNSAFE_IO};
   std::optional<tcp::acceptor> acceptor;
   std::vector<std::thread> threads;
 
