@@ -12,9 +12,7 @@ Plan plan(const FaultInput& in) {
   stopped.finish = Finish::content_filter;
   stopped.tool_name.clear();
   stopped.tokens.resize(static_cast<std::size_t>(detail::cut_after(in, 0)));
-  Plan p = detail::answer_plan(in, FaultKind::policy, stopped);
-  p.canonical_text = in.answer.text();
-  return p;
+  return detail::answer_plan(in, FaultKind::policy, stopped);
 }
 
 void draw(ExploreDraw& d) { detail::draw_cut_after_events(d); }

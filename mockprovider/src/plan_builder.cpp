@@ -18,7 +18,6 @@ Plan base_plan(const FaultInput& in, FaultKind kind, bool streamed) {
   p.headers.emplace_back(in.dialect.request_id_header, std::string(in.request_id));
   p.latency_ms = scaled(in, in.step.latency_ms);
   p.inter_event_ms = scaled(in, in.step.inter_event_ms);
-  p.canonical_text = in.answer.text();
   p.model = in.answer.model;
   p.request_id = std::string(in.request_id);
   return p;

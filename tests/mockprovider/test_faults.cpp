@@ -315,7 +315,6 @@ TEST_CASE("schema_missing removes the field from a JSON answer", "[faults]") {
   const auto answer = boost::json::parse(content);
   CHECK_FALSE(answer.as_object().contains("label"));
   CHECK(answer.as_object().contains("confidence"));
-  CHECK(p.canonical_text == *f.step.text);
 }
 
 TEST_CASE("policy: plain requests get a 400, streams finish with the content filter", "[faults]") {

@@ -47,7 +47,6 @@ struct Plan {
   double stall_ms = 0;
   std::size_t body_cut_at = 0;      // !streamed and end != complete: bytes of `body` sent (Content-Length announces all)
 
-  std::string canonical_text;       // the healthy answer of this route (for checks)
   std::string model;                // model the answer reports
   std::string request_id;           // echoed as x-request-id / request-id
 };
