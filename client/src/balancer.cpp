@@ -35,14 +35,12 @@ double Balancer::load(std::size_t index) const {
 
 double Balancer::score(std::size_t index) const { return load(index) / endpoints_[index].weight; }
 
-double Balancer::slow_wait(std::size_t index, double lowest_load, double lightest_near_weight) const {
-  const double near = lowest_load * settings_.share_within;
-  const double l = load(index);
-  if (l <= near) return 0;
+double Balancer::slow_wait(std::size_t index, double load, double near_load, double lightest_near_weight) const {
+  if (load <= near_load) return 0;
   // Its turns come at most at the lightest near-tie's rate (a heavy weight does not outbid speed),
   // shrunk by (near / load)^power; the extra wait per turn is the difference to its own stride.
   const double weight = endpoints_[index].weight;
-  const double rate = std::min(weight, lightest_near_weight) * std::pow(near / l, settings_.slow_share_power);
+  const double rate = std::min(weight, lightest_near_weight) * std::pow(near_load / load, settings_.slow_share_power);
   return std::max(0.0, 1.0 / rate - 1.0 / weight);
 }
 
@@ -65,19 +63,25 @@ std::size_t next_turn(std::span<const double> turns, Rng& rng) {
 BalancerPick Balancer::pick(double now_ms, Rng& rng) const {
   if (endpoints_.empty()) throw std::logic_error("balancer: no endpoints");
   const std::size_t n = endpoints_.size();
-  double lowest = std::numeric_limits<double>::infinity();
-  for (std::size_t i = 0; i < n; ++i)
-    if (!excluded(i, now_ms)) lowest = std::min(lowest, load(i));
-  if (lowest < std::numeric_limits<double>::infinity()) {
+  constexpr double none = std::numeric_limits<double>::infinity();
+  // Each member's load once (+infinity: excluded), and the lowest of them.
+  std::vector<double> loads(n, none);
+  double lowest = none;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (excluded(i, now_ms)) continue;
+    loads[i] = load(i);
+    lowest = std::min(lowest, loads[i]);
+  }
+  if (lowest < none) {
     // The near-ties take turns by weight. A slower member waits longer for its turn, but not forever:
     // one noisy sample must not starve it, so it is measured again now and then.
-    double lightest_near = std::numeric_limits<double>::infinity();
+    const double near = lowest * settings_.share_within;
+    double lightest_near = none;
     for (std::size_t i = 0; i < n; ++i)
-      if (!excluded(i, now_ms) && load(i) <= lowest * settings_.share_within)
-        lightest_near = std::min(lightest_near, endpoints_[i].weight);
-    std::vector<double> turns(n, std::numeric_limits<double>::infinity());
+      if (loads[i] <= near) lightest_near = std::min(lightest_near, endpoints_[i].weight);
+    std::vector<double> turns(n, none);
     for (std::size_t i = 0; i < n; ++i)
-      if (!excluded(i, now_ms)) turns[i] = std::max(state_[i].turn + slow_wait(i, lowest, lightest_near), now_turn_);
+      if (loads[i] < none) turns[i] = std::max(state_[i].turn + slow_wait(i, loads[i], near, lightest_near), now_turn_);
     const std::size_t i = next_turn(turns, rng);
     return {i, endpoints_[i].name, false};
   }

@@ -65,8 +65,8 @@ class Balancer {
   bool excluded(std::size_t index, double now_ms) const;
   double load(std::size_t index) const;   // (in_flight + 1) x latency EMA (floored at 1 ms)
   double score(std::size_t index) const;  // load / weight
-  // The extra turns a member outside the near-ties waits (0 inside them).
-  double slow_wait(std::size_t index, double lowest_load, double lightest_near_weight) const;
+  // The extra turns a member of load `load` waits when the near-ties reach up to `near_load` (0 inside them).
+  double slow_wait(std::size_t index, double load, double near_load, double lightest_near_weight) const;
 
  private:
   struct State {
