@@ -210,11 +210,17 @@ Plan json_plan(int status, std::string body) {
 Router::Router(Engine& engine, RouterOptions options) : engine_(engine), options_(std::move(options)) {}
 
 bool Router::reads_header(std::string_view name) {
-  // The engine's ledger headers and the admin token headers.
-  // And every header a dialect reads a credential from (require_auth).
-  static constexpr std::string_view read[] = {"x-request-id",  "request-id",    "idempotency-key",
-                                              "x-stainless-retry-count", "authorization", "x-llmchaos-admin-token"};
-  return std::find(std::begin(read), std::end(read), name) != std::end(read) || credential_header(name);
+  // The engine's ledger headers, the admin token header, and every header a dialect reads a credential
+  // from (require_auth): one list, built once (this runs for every header of every request).
+  static const std::vector<std::string_view> read = [] {
+    std::vector<std::string_view> names = {"x-request-id",  "request-id",    "idempotency-key",
+                                           "x-stainless-retry-count", "authorization", "x-llmchaos-admin-token"};
+    for (const Dialect d : registered_dialects())
+      for (const auto& c : dialect_spec(d).auth.headers)
+        if (std::find(names.begin(), names.end(), c.header) == names.end()) names.push_back(c.header);
+    return names;
+  }();
+  return std::find(read.begin(), read.end(), name) != read.end();
 }
 
 Routed Router::handle(const RawRequest& req) {
