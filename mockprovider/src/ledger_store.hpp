@@ -6,7 +6,8 @@
 // is 72 bytes: the strings a namespace repeats (route, path, model) are interned once, the request id
 // the engine makes up ("req_<seq>") is not stored, and the fields most attempts leave empty (client
 // idempotency headers, a client's request id, proxy and resume fields) live in an extra block
-// allocated only for the attempts that have one.
+// allocated only for the attempts that have one. The records live in RecordBlocks (record_blocks.hpp):
+// blocks up to 2 MiB, advised as huge pages, since first touches of fresh pages were most of its cost.
 #include <cstddef>
 #include <cstdint>
 #include <deque>
@@ -17,6 +18,7 @@
 #include <vector>
 
 #include "llmchaos/core/ledger.hpp"
+#include "record_blocks.hpp"
 
 namespace llmchaos::mock {
 
@@ -76,7 +78,7 @@ class LedgerStore {
   std::uint32_t intern(std::string_view s);
   Extra& extra(Record& r);
 
-  std::deque<Record> records_;
+  RecordBlocks<Record> records_;
   std::deque<std::string> names_;  // stable addresses: index_ keys view them
   std::unordered_map<std::string_view, std::uint32_t> index_;
 };

@@ -730,11 +730,29 @@ net::awaitable<void> Session::run() {
     // - with nothing buffered, the read first yields once to the other ready handlers (a post: no
     //   syscall, the answer is already written), as nginx reads only once epoll says so: under load the
     //   client's next request has usually arrived by then, so the try does not come back empty.
-    // bench/mock_throughput (wrk -c32): recv 1.5 -> 1.25 and epoll_ctl 0.5 -> 0 per request.
+    // bench/mock_throughput (wrk -c32): recv 1.5 -> 1.25 and epoll_ctl 0.5 -> 0 per request;
+    // - after the yield, the read is a plain non-blocking recv (below), the async read only its fallback.
     if (idle_ms_ > 0) got = parse_fast(req, keep_alive);  // a pipelined request may be there already
     if (idle_ms_ > 0 && got == FastHead::need_more) {
-      read_deadline_ = std::chrono::steady_clock::now() + ms_duration(idle_ms_);
       co_await net::post(executor(), net::use_awaitable);  // the others first (see above)
+      // After the yield the next request is usually there: read it at once, a plain non-blocking recv,
+      // rather than through async_read_some, whose immediate success is another pass through the
+      // scheduler (a queued completion, its handler and the coroutine's resumption) per request.
+      if (!stopping_) {
+        const std::size_t n = stream_.socket().read_some(buffer_.prepare(8192), ec);
+        if (!ec) {
+          buffer_.commit(n);
+          got = parse_fast(req, keep_alive);
+        } else if (ec == net::error::would_block || ec == net::error::try_again) {
+          ec = {};  // not there yet: wait for it below
+        } else if (buffer_.size() > 0) {
+          ec = {};
+          got = FastHead::beast;  // a partial request, then the end: Beast says what it was
+        }
+      }
+    }
+    if (idle_ms_ > 0 && got == FastHead::need_more && !ec) {
+      read_deadline_ = std::chrono::steady_clock::now() + ms_duration(idle_ms_);
       for (;;) {
         std::size_t n = 0;
         std::tie(ec, n) = co_await stream_.socket().async_read_some(buffer_.prepare(8192), use_tuple);

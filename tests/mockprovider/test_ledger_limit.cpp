@@ -54,3 +54,41 @@ TEST_CASE("without a ledger limit every attempt stays in the ledger", "[engine][
   }
   CHECK(e.ledger("").size() == 5);
 }
+
+// The records live in blocks that double up to 2 MiB (record_blocks.hpp): a late finish must reach the
+// right record across block boundaries, and a limit must drop whole blocks without losing the rest.
+TEST_CASE("a ledger of 70000 attempts finishes each one in its own entry, with and without a limit",
+          "[engine][ledger]") {
+  const std::size_t limit = GENERATE(std::size_t{0}, std::size_t{1000}, std::size_t{40000});
+  ManualClock clock;
+  Engine e(clock);
+  e.set_ledger_limit(limit);
+  e.install("", parse_script_text("[route.r]\ndialect = \"openai\"\n", "t.toml"));
+  constexpr int attempts = 70000;
+  constexpr int lag = 300;  // finished this many attempts later: the older record is in an earlier block
+  std::vector<std::uint64_t> seqs;
+  for (int i = 0; i < attempts; ++i) {
+    seqs.push_back(e.begin(chat()).seq);
+    if (i >= lag) e.finish(seqs[i - lag], AttemptOutcome::completed, i % 7, 200 + (i - lag) % 3);
+  }
+  const auto ledger = e.ledger("");
+  const std::size_t kept = limit == 0 ? attempts : limit;
+  REQUIRE(ledger.size() == kept);
+  const std::size_t first = attempts - kept;
+  bool all_right = true;
+  for (std::size_t k = 0; k < ledger.size(); ++k) {
+    const auto& entry = ledger[k];
+    const std::size_t i = first + k;
+    const bool finished = i + lag < attempts;
+    all_right = all_right && entry.seq == seqs[i] && entry.attempt == static_cast<int>(i) &&
+                entry.finished == finished &&
+                (!finished || (entry.status == 200 + static_cast<int>(i % 3) &&
+                               entry.events_sent == static_cast<int>((i + lag) % 7)));
+    if (!all_right) {
+      INFO("entry " << k << " (attempt " << i << ")");
+      CHECK(all_right);
+      break;
+    }
+  }
+  CHECK(all_right);
+}
