@@ -26,17 +26,6 @@
 namespace llmchaos::mock {
 namespace {
 
-struct RouteState {
-  RouteScript script;
-  StepCursor cursor{};    // the current step and the attempts it has taken
-  int attempts = 0;       // attempts seen on this route
-  Step then{};            // the step of every attempt after the script (select_step hands out a reference)
-  // The answer text last split into tokens, and its tokens: a route answers the same text again and
-  // again, and splitting it per attempt cost more than copying the result.
-  std::string split_text{};
-  std::vector<std::string> split{};
-};
-
 // Every fault kind has a name and a spec: faults/registry.cpp checks its table's size against the names.
 constexpr std::size_t fault_kinds = std::size(enum_names<FaultKind>::table);
 constexpr std::size_t outcomes = std::size(enum_names<AttemptOutcome>::table);
@@ -48,6 +37,18 @@ struct RouteCounts {
   std::uint64_t& at(FaultKind f, AttemptOutcome o) {
     return n[static_cast<std::size_t>(f) * outcomes + static_cast<std::size_t>(o)];
   }
+};
+
+struct RouteState {
+  RouteScript script;
+  StepCursor cursor{};    // the current step and the attempts it has taken
+  int attempts = 0;       // attempts seen on this route
+  Step then{};            // the step of every attempt after the script (select_step hands out a reference)
+  // The answer text last split into tokens, and its tokens: a route answers the same text again and
+  // again, and splitting it per attempt cost more than copying the result.
+  std::string split_text{};
+  std::vector<std::string> split{};
+  RouteCounts* counts = nullptr;  // this route's attempts metric (Engine::Impl::attempts_metric)
 };
 
 // A background response the provider stored (Responses API `background: true`): its whole healthy
@@ -72,8 +73,12 @@ struct Namespace {
   Rng rng{0};
 };
 
+using NamespaceEntry = std::pair<const std::string, Namespace>;  // a node of Engine::Impl::namespaces
+
 struct Pending {
-  std::string ns;
+  // Its namespace's node (stable: a namespace is replaced, reset or removed only after its pending
+  // attempts are forgotten), so finishing an attempt looks no name up.
+  NamespaceEntry* ns = nullptr;
   std::uint64_t index = 0;      // entry number in the namespace's ledger since its reset (dropped ones included)
   RouteCounts* counts = nullptr;  // the route's metric (map nodes are stable), so finishing looks nothing up
   FaultKind fault = FaultKind::ok;
@@ -88,17 +93,37 @@ ErrorKind error_kind(RequestError e) {
   }
 }
 
-std::string header_of(const IncomingRequest& req, std::string_view name) {
-  for (const auto& [k, v] : req.headers)
-    if (k == name) return v;
-  return {};
+// The request headers the ledger keeps (the first of each name), read in one pass over the headers.
+struct LedgerHeaders {
+  std::string_view request_id;  // x-request-id, else request-id: the id the answer echoes
+  std::string_view idempotency_key, stainless_retry_count;
+};
+
+LedgerHeaders ledger_headers(const IncomingRequest& req) {
+  std::string_view x_request_id, request_id, idempotency_key, retry_count;
+  bool seen_x = false, seen_plain = false, seen_key = false, seen_count = false;
+  const auto take = [](std::string_view value, std::string_view& into, bool& seen) {
+    if (!seen) into = value;
+    seen = true;
+  };
+  for (const auto& [k, v] : req.headers) {
+    if (k == "x-request-id") take(v, x_request_id, seen_x);
+    else if (k == "request-id") take(v, request_id, seen_plain);
+    else if (k == "idempotency-key") take(v, idempotency_key, seen_key);
+    else if (k == "x-stainless-retry-count") take(v, retry_count, seen_count);
+  }
+  return {x_request_id.empty() ? request_id : x_request_id,
+          req.idempotency_key.empty() ? idempotency_key : std::string_view(req.idempotency_key),
+          req.stainless_retry_count.empty() ? retry_count : std::string_view(req.stainless_retry_count)};
 }
 
 // The step for an attempt at `t_ms` after install (next_step, script.hpp), else the route's `then`.
 const Step& select_step(RouteState& r, double t_ms, double time_scale) {
   if (const Step* s = next_step(r.script.steps, r.cursor, t_ms, time_scale)) return *s;
-  r.then = Step{};
-  r.then.fault = r.script.then;
+  if (r.then.fault != r.script.then) {  // a plain step of the `then` fault (scripts are replaced whole)
+    r.then = Step{};
+    r.then.fault = r.script.then;
+  }
   return r.then;
 }
 
@@ -217,7 +242,7 @@ struct Engine::Impl {
   std::map<std::string, std::uint64_t, std::less<>> events_metric;
 
   void forget_pending(const std::string& ns) {
-    std::erase_if(pending, [&](const auto& kv) { return kv.second.ns == ns; });
+    std::erase_if(pending, [&](const auto& kv) { return kv.second.ns->first == ns; });
     if (pending.empty()) {
       decltype(pending){}.swap(pending);  // clear() keeps the bucket array of the peak
       decltype(spare_pending){}.swap(spare_pending);
@@ -335,28 +360,26 @@ PlannedAttempt Engine::begin(const IncomingRequest& req) {
   }
 
   const auto seq = impl_->next_seq++;
-  std::string request_id = header_of(req, "x-request-id");
-  if (request_id.empty()) request_id = header_of(req, "request-id");
-  const bool default_request_id = request_id.empty();
-  if (default_request_id) {
-    request_id = "req_";
-    request_id += fmt::format_int(seq).c_str();
-  }
+  const auto headers = ledger_headers(req);
+  // Without a client's id the answer's is "req_<seq>", which the ledger rebuilds instead of storing.
+  fmt::format_int seq_digits(seq);
+  std::array<char, 4 + 20> default_id{'r', 'e', 'q', '_'};
+  std::copy(seq_digits.data(), seq_digits.data() + seq_digits.size(), default_id.begin() + 4);
+  const std::string_view request_id =
+      headers.request_id.empty() ? std::string_view(default_id.data(), 4 + seq_digits.size()) : headers.request_id;
 
-  LedgerEntry e;
+  LedgerStore::NewAttempt e;  // views: parsed, req and the stored answer outlive it
   e.seq = seq;
-  e.ns = req.ns;
   e.route = req.route;
+  e.path = req.path;
+  e.request_id = headers.request_id;
   e.dialect = route.script.dialect;
   e.attempt = route.attempts++;
   e.received_at_ms = impl_->clock.now_ms() - ns->installed_at_ms;
-  // e.path stays empty: the ledger interns req.path itself (push_back below), no copy per attempt.
   e.stream = parsed.chat.stream;
   e.model = parsed.chat.model;
-  e.idempotency_key = req.idempotency_key.empty() ? header_of(req, "idempotency-key") : req.idempotency_key;
-  e.stainless_retry_count =
-      req.stainless_retry_count.empty() ? header_of(req, "x-stainless-retry-count") : req.stainless_retry_count;
-  e.request_id = request_id;
+  e.idempotency_key = headers.idempotency_key;
+  e.stainless_retry_count = headers.stainless_retry_count;
 
   e.background = parsed.chat.background && dialect.unknown_response != nullptr;
 
@@ -427,11 +450,14 @@ PlannedAttempt Engine::begin(const IncomingRequest& req) {
   e.planned_latency_ms = plan.action == WireAction::hold ? plan.hold_ms : plan.latency_ms;
   e.committed = plan.committed_on_arrival;
   if (plan.model.empty()) plan.model = e.model;
-  auto counts = impl_->attempts_metric.find(std::string_view(req.route));
-  if (counts == impl_->attempts_metric.end()) counts = impl_->attempts_metric.emplace(req.route, RouteCounts{}).first;
-  impl_->add_pending(seq, {req.ns, ns->dropped + ns->ledger.size(), &counts->second, plan.fault,
+  if (!route.counts) {  // the metric's node is stable (never erased): looked up once per route state
+    auto counts = impl_->attempts_metric.find(std::string_view(req.route));
+    if (counts == impl_->attempts_metric.end()) counts = impl_->attempts_metric.emplace(req.route, RouteCounts{}).first;
+    route.counts = &counts->second;
+  }
+  impl_->add_pending(seq, {&*nit, ns->dropped + ns->ledger.size(), route.counts, plan.fault,
                            plan.commits_when_sent});
-  ns->ledger.push_back(e, req.path, default_request_id);
+  ns->ledger.push_back(e);
   if (impl_->ledger_limit && ns->ledger.size() > impl_->ledger_limit) {
     ns->ledger.pop_front();
     ++ns->dropped;
@@ -446,7 +472,7 @@ void Engine::finish(std::uint64_t seq, AttemptOutcome outcome, int events_sent, 
   const Pending p = std::move(it->second);
   impl_->drop_pending(it);
   ++p.counts->at(p.fault, outcome);
-  auto& ns = impl_->namespaces.at(p.ns);
+  auto& ns = p.ns->second;
   if (p.index < ns.dropped) return;  // dropped over the ledger limit: only the metric remembers it
   // Committed once a content token left (streams) or a whole answer was written (plain).
   const bool committed = events_sent > 0 || (p.commits_when_sent && outcome == AttemptOutcome::completed);
@@ -458,7 +484,7 @@ void Engine::note_upstream(std::uint64_t seq, int upstream_status, double head_m
   std::lock_guard lock(impl_->mutex);
   auto it = impl_->pending.find(seq);
   if (it == impl_->pending.end()) return;
-  auto& ns = impl_->namespaces.at(it->second.ns);
+  auto& ns = it->second.ns->second;
   if (it->second.index < ns.dropped) return;
   ns.ledger.note_upstream(it->second.index - ns.dropped, upstream_status, head_ms, total_ms);
 }
@@ -477,9 +503,9 @@ void Engine::note_response(std::uint64_t seq, std::string_view response_id) {
   std::lock_guard lock(impl_->mutex);
   auto it = impl_->pending.find(seq);
   if (it == impl_->pending.end() || response_id.empty()) return;
-  auto& ns = impl_->namespaces.at(it->second.ns);
+  auto& ns = it->second.ns->second;
   if (it->second.index < ns.dropped) return;
-  const auto e = ns.ledger.entry(it->second.index - ns.dropped, it->second.ns);
+  const auto e = ns.ledger.entry(it->second.index - ns.dropped, it->second.ns->first);
   if (!e.background) return;  // only a background create's response is stored by the provider
   Answer a;
   a.id = std::string(response_id);

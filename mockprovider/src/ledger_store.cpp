@@ -5,12 +5,13 @@
 
 namespace llmchaos::mock {
 
-std::uint32_t LedgerStore::intern(std::string_view s) {
-  if (const auto it = index_.find(s); it != index_.end()) return it->second;
+std::uint32_t LedgerStore::intern(std::string_view s, std::uint32_t& last) {
+  if (last != no_name && names_[last] == s) return last;
+  if (const auto it = index_.find(s); it != index_.end()) return last = it->second;
   const auto id = static_cast<std::uint32_t>(names_.size());
   const std::string_view kept = names_.emplace_back(s);
   index_.emplace(kept, id);
-  return id;
+  return last = id;
 }
 
 LedgerStore::Extra& LedgerStore::extra(Record& r) {
@@ -18,41 +19,31 @@ LedgerStore::Extra& LedgerStore::extra(Record& r) {
   return *r.extra;
 }
 
-void LedgerStore::push_back(const LedgerEntry& e, std::string_view path, bool default_request_id) {
+void LedgerStore::push_back(const NewAttempt& a) {
   Record& r = records_.emplace_back();
-  r.seq = e.seq;
-  r.received_at_ms = e.received_at_ms;
-  r.finished_at_ms = e.finished_at_ms;
-  r.planned_latency_ms = e.planned_latency_ms;
-  r.route = intern(e.route);
-  r.path = intern(path);
-  r.model = intern(e.model);
-  r.attempt = e.attempt;
-  r.status = e.status;
-  r.events_sent = e.events_sent;
-  r.dialect = static_cast<std::uint8_t>(e.dialect);
-  r.fault = static_cast<std::uint8_t>(e.fault);
-  r.outcome = static_cast<std::uint8_t>(e.outcome);
-  r.stream = e.stream;
-  r.committed = e.committed;
-  r.finished = e.finished;
-  r.background = e.background;
-  r.missing_credential = e.missing_credential;
-  r.default_request_id = default_request_id;
-  if (!e.idempotency_key.empty()) extra(r).idempotency_key = e.idempotency_key;
-  if (!e.stainless_retry_count.empty()) extra(r).stainless_retry_count = e.stainless_retry_count;
-  if (!default_request_id) extra(r).request_id = e.request_id;
-  if (e.forwarded || e.upstream_status != 0 || e.upstream_head_ms != 0 || e.upstream_ms != 0) {
+  r.seq = a.seq;
+  r.received_at_ms = a.received_at_ms;
+  r.planned_latency_ms = a.planned_latency_ms;
+  r.route = intern(a.route, last_route_);
+  r.path = intern(a.path, last_path_);
+  r.model = intern(a.model, last_model_);
+  r.attempt = a.attempt;
+  r.status = a.status;
+  r.dialect = static_cast<std::uint8_t>(a.dialect);
+  r.fault = static_cast<std::uint8_t>(a.fault);
+  r.outcome = static_cast<std::uint8_t>(AttemptOutcome::completed);  // a LedgerEntry's default until finish()
+  r.stream = a.stream;
+  r.committed = a.committed;
+  r.background = a.background;
+  r.missing_credential = a.missing_credential;
+  r.default_request_id = a.request_id.empty();
+  if (!a.idempotency_key.empty()) extra(r).idempotency_key = a.idempotency_key;
+  if (!a.stainless_retry_count.empty()) extra(r).stainless_retry_count = a.stainless_retry_count;
+  if (!r.default_request_id) extra(r).request_id = a.request_id;
+  if (a.resume_of != 0 || a.starting_after != -1) {
     auto& x = extra(r);
-    x.forwarded = e.forwarded;
-    x.upstream_status = e.upstream_status;
-    x.upstream_head_ms = e.upstream_head_ms;
-    x.upstream_ms = e.upstream_ms;
-  }
-  if (e.resume_of != 0 || e.starting_after != -1) {
-    auto& x = extra(r);
-    x.resume_of = e.resume_of;
-    x.starting_after = e.starting_after;
+    x.resume_of = a.resume_of;
+    x.starting_after = a.starting_after;
   }
 }
 

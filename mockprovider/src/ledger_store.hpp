@@ -24,10 +24,28 @@ namespace llmchaos::mock {
 
 class LedgerStore {
  public:
-  // Appends `e` (its ns is not kept: the store belongs to one namespace) with the request path `path`
-  // (e.path is not read: the caller need not copy the path into e, it is interned from the view).
-  // `default_request_id`: e's request_id is "req_<seq>", which is then rebuilt on reading instead of stored.
-  void push_back(const LedgerEntry& e, std::string_view path, bool default_request_id);
+  // An attempt as the engine begins it: views into the request, the route and the answer, so nothing
+  // is copied per attempt but what the record keeps. The other fields of a LedgerEntry start at their
+  // defaults (finish() and note_upstream() set them).
+  struct NewAttempt {
+    std::uint64_t seq = 0;
+    std::string_view route, path, model;
+    std::string_view request_id;  // empty: the engine's "req_<seq>", rebuilt on reading instead of stored
+    std::string_view idempotency_key, stainless_retry_count;
+    Dialect dialect = Dialect::openai;
+    int attempt = 0;
+    double received_at_ms = 0;
+    double planned_latency_ms = 0;
+    bool stream = false;
+    FaultKind fault = FaultKind::ok;
+    int status = 0;
+    bool committed = false;
+    bool background = false;
+    bool missing_credential = false;
+    std::uint64_t resume_of = 0;
+    std::int64_t starting_after = -1;
+  };
+  void push_back(const NewAttempt& a);
   void pop_front();
   std::size_t size() const { return records_.size(); }
   bool empty() const { return records_.empty(); }
@@ -75,12 +93,16 @@ class LedgerStore {
     bool missing_credential : 1 = false;
   };
 
-  std::uint32_t intern(std::string_view s);
+  // The id of `s` in names_. `last` is the id this field had on the previous attempt: a route's
+  // attempts repeat their route, path and model, and a comparison costs less than a hash lookup.
+  std::uint32_t intern(std::string_view s, std::uint32_t& last);
   Extra& extra(Record& r);
 
   RecordBlocks<Record> records_;
   std::deque<std::string> names_;  // stable addresses: index_ keys view them
   std::unordered_map<std::string_view, std::uint32_t> index_;
+  std::uint32_t last_route_ = no_name, last_path_ = no_name, last_model_ = no_name;
+  static constexpr std::uint32_t no_name = UINT32_MAX;
 };
 
 }  // namespace llmchaos::mock

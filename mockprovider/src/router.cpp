@@ -246,8 +246,6 @@ Routed Router::handle(RawRequest&& req) {
   in.route = std::move(where->route);
   in.path = where->rest.empty() ? "/" : std::move(where->rest);
   in.method = std::move(req.method);
-  in.idempotency_key = req.header("idempotency-key");
-  in.stainless_retry_count = req.header("x-stainless-retry-count");
   in.body = std::move(req.body);
   in.headers = std::move(req.headers);
   auto planned = engine_.begin(in);

@@ -198,6 +198,7 @@ class Session : public std::enable_shared_from_this<Session>, public ClientWire 
   void arm() { stream_.expires_after(ms_duration(idle_ms_)); }
   net::awaitable<void> watchdog();
   FastHead parse_fast(RawRequest& req, bool& keep_alive);
+  Routed route(RawRequest& req);
 
   ServerCore& server_;
   beast::tcp_stream stream_;
@@ -520,6 +521,17 @@ FastHead Session::parse_fast(RawRequest& req, bool& keep_alive) {
   keep_alive = !close;
   buffer_.consume(head_len + body_len);
   return FastHead::ready;
+}
+
+// The router's plan for a request, built in place (no move of the plan into a waiting one); the
+// request's buffers come back in `req` for the next request (Router::handle).
+Routed Session::route(RawRequest& req) {
+  try {
+    return server_.router.handle(std::move(req));
+  } catch (const std::exception&) {  // a bug must cost one answer, never the server
+    server_.engine.count_event("internal_error");
+    return {json_plan(500, R"({"error":"internal error in the mock provider"})"), {}};
+  }
 }
 
 std::size_t Session::write_now(const std::array<net::const_buffer, 2>& bufs, beast::error_code& ec) {
@@ -847,13 +859,7 @@ net::awaitable<void> Session::run() {
       forward.emplace(ForwardRequest{req.method, req.target, req.headers, req.body, {}, {}, {}});
       req.target = redact_target(req.target);
     }
-    Routed routed;
-    try {
-      routed = server_.router.handle(std::move(req));
-    } catch (const std::exception&) {  // a bug must cost one answer, never the server
-      server_.engine.count_event("internal_error");
-      routed = {json_plan(500, R"({"error":"internal error in the mock provider"})"), {}};
-    }
+    Routed routed = route(req);
     std::optional<HoldSlot> hold_slot;
     if (routed.plan.action == WireAction::hold) {
       hold_slot.emplace(server_.holds, opt.max_held_connections);

@@ -118,6 +118,34 @@ TEST_CASE("the ledger records every attempt with its request facts in arrival or
   CHECK(e.ledger_all().size() == 2);
 }
 
+TEST_CASE("x-request-id wins over request-id, the first of each header counts, and a set idempotency key wins",
+          "[engine][ledger]") {
+  ManualClock clock;
+  Engine e(clock);
+  e.install("", script_of("[route.r]\n"));
+  auto req = chat();
+  req.headers = {{"request-id", "plain-1"},        {"x-request-id", "x-1"},     {"x-request-id", "x-2"},
+                 {"idempotency-key", "from-header"}, {"idempotency-key", "other"}, {"x-stainless-retry-count", "2"}};
+  const auto a = e.begin(req);
+  req.headers = {{"x-request-id", ""}, {"request-id", "plain-2"}};
+  req.idempotency_key = "set-by-caller";
+  const auto b = e.begin(req);
+  req.headers.clear();
+  req.idempotency_key.clear();
+  const auto c = e.begin(req);
+  const auto l = e.ledger("");
+  REQUIRE(l.size() == 3);
+  CHECK(l[0].request_id == "x-1");
+  CHECK(a.plan.request_id == "x-1");
+  CHECK(l[0].idempotency_key == "from-header");
+  CHECK(l[0].stainless_retry_count == "2");
+  CHECK(l[1].request_id == "plain-2");  // an empty x-request-id: request-id's
+  CHECK(l[1].idempotency_key == "set-by-caller");
+  CHECK(l[2].request_id == "req_" + std::to_string(c.seq));  // none: the mock's own
+  CHECK(c.plan.request_id == l[2].request_id);
+  CHECK(l[2].idempotency_key.empty());
+}
+
 TEST_CASE("the ledger reads back each attempt's own model, path, request id and upstream facts among many alike",
           "[engine][ledger]") {
   ManualClock clock;
