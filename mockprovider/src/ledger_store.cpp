@@ -5,13 +5,15 @@
 
 namespace llmchaos::mock {
 
-std::uint32_t LedgerStore::intern(std::string_view s, std::uint32_t& last) {
-  if (last != no_name && names_[last] == s) return last;
-  if (const auto it = index_.find(s); it != index_.end()) return last = it->second;
-  const auto id = static_cast<std::uint32_t>(names_.size());
-  const std::string_view kept = names_.emplace_back(s);
-  index_.emplace(kept, id);
-  return last = id;
+std::uint32_t LedgerStore::intern(std::string_view s, Memo& last) {
+  if (last.id != UINT32_MAX && last.name == s) return last.id;
+  auto it = index_.find(s);
+  if (it == index_.end()) {
+    const std::string_view kept = names_.emplace_back(s);
+    it = index_.emplace(kept, static_cast<std::uint32_t>(names_.size() - 1)).first;
+  }
+  last = {it->second, it->first};
+  return last.id;
 }
 
 LedgerStore::Extra& LedgerStore::extra(Record& r) {

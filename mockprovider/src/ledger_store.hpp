@@ -95,14 +95,17 @@ class LedgerStore {
 
   // The id of `s` in names_. `last` is the id this field had on the previous attempt: a route's
   // attempts repeat their route, path and model, and a comparison costs less than a hash lookup.
-  std::uint32_t intern(std::string_view s, std::uint32_t& last);
+  struct Memo {
+    std::uint32_t id = UINT32_MAX;
+    std::string_view name;  // names_[id] (stable: a deque's elements do not move)
+  };
+  std::uint32_t intern(std::string_view s, Memo& last);
   Extra& extra(Record& r);
 
   RecordBlocks<Record> records_;
   std::deque<std::string> names_;  // stable addresses: index_ keys view them
   std::unordered_map<std::string_view, std::uint32_t> index_;
-  std::uint32_t last_route_ = no_name, last_path_ = no_name, last_model_ = no_name;
-  static constexpr std::uint32_t no_name = UINT32_MAX;
+  Memo last_route_, last_path_, last_model_;
 };
 
 }  // namespace llmchaos::mock

@@ -86,9 +86,10 @@ Plan error_json(int status, std::string_view message) {
 
 Plan ok_json(json::value v) { return json_plan(200, json::serialize(v)); }
 
-// Where a provider request goes: namespace, route and the path below the route (query kept).
+// Where a provider request goes: namespace, route and the path below the route (query kept); views
+// into the request's target.
 struct Target {
-  std::string ns, route, rest;
+  std::string_view ns, route, rest;
 };
 
 // The first n segments of a path as split_path gives them (fewer when the path has fewer), without
@@ -112,12 +113,12 @@ std::optional<Target> resolve(const Engine& engine, std::string_view target) {
   if (nsegs == 0) return std::nullopt;
   const auto rest_after = [&](std::size_t n) {
     const auto end = segs[n - 1].data() + segs[n - 1].size() - target.data();
-    return std::string(target.substr(static_cast<std::size_t>(end)));
+    return target.substr(static_cast<std::size_t>(end));
   };
   // One engine lookup (one lock) for both readings: /{ns}/{route}/... first, then /{route}/....
   switch (engine.route_segments(segs[0], nsegs >= 2 && valid_name(segs[0]) ? segs[1] : std::string_view{})) {
-    case 2: return Target{std::string(segs[0]), std::string(segs[1]), rest_after(2)};
-    case 1: return Target{"", std::string(segs[0]), rest_after(1)};
+    case 2: return Target{segs[0], segs[1], rest_after(2)};
+    case 1: return Target{{}, segs[0], rest_after(1)};
     default: return std::nullopt;
   }
 }
@@ -239,12 +240,16 @@ Routed Router::handle(RawRequest&& req) {
   if (path.substr(0, admin_prefix.size()) == admin_prefix) return admin(req, path.substr(admin_prefix.size()));
   auto where = resolve(engine_, target);
   if (!where) return {unknown_route(engine_, target), {}};
-  if (where->rest == side_effect_suffix) return side_effect(engine_, where->ns, req);
+  if (where->rest == side_effect_suffix) return side_effect(engine_, std::string(where->ns), req);
 
-  IncomingRequest in;
-  in.ns = std::move(where->ns);
-  in.route = std::move(where->route);
-  in.path = where->rest.empty() ? "/" : std::move(where->rest);
+  // One request of this thread's at a time: its strings keep their buffers from one request to the next
+  // (a path below the route is longer than a string holds without allocating).
+  thread_local IncomingRequest in;
+  in.ns.assign(where->ns);
+  in.route.assign(where->route);
+  in.path.assign(where->rest.empty() ? std::string_view("/") : where->rest);
+  in.idempotency_key.clear();
+  in.stainless_retry_count.clear();
   in.method = std::move(req.method);
   in.body = std::move(req.body);
   in.headers = std::move(req.headers);
@@ -254,7 +259,12 @@ Routed Router::handle(RawRequest&& req) {
   req.method = std::move(in.method);
   req.body = std::move(in.body);
   req.headers = std::move(in.headers);
-  Routed out{std::move(planned.plan), {}, std::move(in.ns), std::move(in.route), std::move(in.path)};
+  Routed out{std::move(planned.plan), {}};
+  if (options_.report_targets) {
+    out.ns = in.ns;
+    out.route = in.route;
+    out.path = in.path;
+  }
   if (planned.seq != 0) out.seq = planned.seq;
   return out;
 }
@@ -347,7 +357,8 @@ Routed Router::admin(const RawRequest& req, std::string_view path) {
 Plan Router::reject(std::string_view target, int status) const {
   if (status == 413 || status == 503) {
     if (auto where = resolve(engine_, target)) {
-      const auto& d = dialect_spec(engine_.route_dialect(where->ns, where->route).value_or(Dialect::openai));
+      const auto dialect = engine_.route_dialect(std::string(where->ns), std::string(where->route));
+      const auto& d = dialect_spec(dialect.value_or(Dialect::openai));
       auto reply = d.error(status == 413 ? ErrorKind::too_large : ErrorKind::overloaded, {});
       return json_plan(reply.status, std::move(reply.body));
     }

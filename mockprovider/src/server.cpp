@@ -110,7 +110,8 @@ enum class FastHead {
 // Everything the server shares with its sessions.
 struct ServerCore {
   explicit ServerCore(ServerOptions o)
-      : options(std::move(o)), engine(clock, options.time_scale, options.seed), router(engine, {options.admin_token}) {
+      : options(std::move(o)), engine(clock, options.time_scale, options.seed),
+        router(engine, {options.admin_token, options.forwarder != nullptr}) {
     engine.set_ledger_limit(options.ledger_limit);
     engine.set_answers_forwarded(options.forwarder != nullptr);
     engine.set_require_auth(options.require_auth);  // proxy, cassettes: the answers are not the engine's

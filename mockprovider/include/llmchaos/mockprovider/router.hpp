@@ -25,11 +25,13 @@ struct RawRequest {
 struct Routed {
   Plan plan;
   std::optional<std::uint64_t> seq;  // set when the attempt is in the ledger (finish it later)
-  std::string ns{}, route{}, path{};  // an attempt's namespace, route and path below it (query kept)
+  std::string ns{}, route{}, path{};  // an attempt's namespace, route and path below it (query kept);
+                                      // empty unless RouterOptions::report_targets
 };
 
 struct RouterOptions {
   std::string admin_token;  // when set, admin requests need it
+  bool report_targets = true;  // Routed's ns, route and path are filled in (a forwarder needs them)
 };
 
 class Router {
