@@ -106,11 +106,13 @@ LedgerHeaders ledger_headers(const IncomingRequest& req) {
     if (!seen) into = value;
     seen = true;
   };
+  using namespace std::string_view_literals;  // compared as views: the sizes first, no strlen
   for (const auto& [k, v] : req.headers) {
-    if (k == "x-request-id") take(v, x_request_id, seen_x);
-    else if (k == "request-id") take(v, request_id, seen_plain);
-    else if (k == "idempotency-key") take(v, idempotency_key, seen_key);
-    else if (k == "x-stainless-retry-count") take(v, retry_count, seen_count);
+    const std::string_view name = k;
+    if (name == "x-request-id"sv) take(v, x_request_id, seen_x);
+    else if (name == "request-id"sv) take(v, request_id, seen_plain);
+    else if (name == "idempotency-key"sv) take(v, idempotency_key, seen_key);
+    else if (name == "x-stainless-retry-count"sv) take(v, retry_count, seen_count);
   }
   return {x_request_id.empty() ? request_id : x_request_id,
           req.idempotency_key.empty() ? idempotency_key : std::string_view(req.idempotency_key),
