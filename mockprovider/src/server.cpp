@@ -16,6 +16,7 @@
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
+#include <boost/asio/deferred.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/experimental/awaitable_operators.hpp>
 #include <boost/asio/io_context.hpp>
@@ -44,6 +45,9 @@ namespace llmchaos::mock {
 namespace {
 
 constexpr auto use_tuple = net::as_tuple(net::use_awaitable);
+// For the per-request awaits: co_await of a deferred operation runs it in the coroutine's own frame,
+// where use_awaitable builds a child awaitable frame per operation.
+constexpr auto deferred_tuple = net::as_tuple(net::deferred);
 constexpr std::size_t max_buffered_while_waiting = 64 * 1024;
 
 std::chrono::steady_clock::duration ms_duration(double ms) {
@@ -747,7 +751,7 @@ net::awaitable<void> Session::run() {
     // - after the yield, the read is a plain non-blocking recv (below), the async read only its fallback.
     if (idle_ms_ > 0) got = parse_fast(req, keep_alive);  // a pipelined request may be there already
     if (idle_ms_ > 0 && got == FastHead::need_more) {
-      co_await net::post(executor(), net::use_awaitable);  // the others first (see above)
+      co_await net::post(executor(), net::deferred);  // the others first (see above)
       // After the yield the next request is usually there: read it at once, a plain non-blocking recv,
       // rather than through async_read_some, whose immediate success is another pass through the
       // scheduler (a queued completion, its handler and the coroutine's resumption) per request.
@@ -768,7 +772,7 @@ net::awaitable<void> Session::run() {
       read_deadline_ = std::chrono::steady_clock::now() + ms_duration(idle_ms_);
       for (;;) {
         std::size_t n = 0;
-        std::tie(ec, n) = co_await stream_.socket().async_read_some(buffer_.prepare(8192), use_tuple);
+        std::tie(ec, n) = co_await stream_.socket().async_read_some(buffer_.prepare(8192), deferred_tuple);
         if (!ec) {
           buffer_.commit(n);
           got = parse_fast(req, keep_alive);
