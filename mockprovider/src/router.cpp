@@ -115,8 +115,11 @@ std::optional<Target> resolve(const Engine& engine, std::string_view target) {
     const auto end = segs[n - 1].data() + segs[n - 1].size() - target.data();
     return target.substr(static_cast<std::size_t>(end));
   };
-  // One engine lookup (one lock) for both readings: /{ns}/{route}/... first, then /{route}/....
-  switch (engine.route_segments(segs[0], nsegs >= 2 && valid_name(segs[0]) ? segs[1] : std::string_view{})) {
+  // One engine lookup (one lock) for both readings: /{ns}/{route}/... first, then /{route}/.... The
+  // first segment's check as a namespace name only when it names one (most requests have no namespace).
+  int found = engine.route_segments(segs[0], nsegs >= 2 ? segs[1] : std::string_view{});
+  if (found == 2 && !valid_name(segs[0])) found = engine.route_segments(segs[0], {});
+  switch (found) {
     case 2: return Target{segs[0], segs[1], rest_after(2)};
     case 1: return Target{{}, segs[0], rest_after(1)};
     default: return std::nullopt;
