@@ -751,7 +751,7 @@ net::awaitable<void> Session::run() {
     // - after the yield, the read is a plain non-blocking recv (below), the async read only its fallback.
     if (idle_ms_ > 0) got = parse_fast(req, keep_alive);  // a pipelined request may be there already
     if (idle_ms_ > 0 && got == FastHead::need_more) {
-      co_await net::post(executor(), net::deferred);  // the others first (see above)
+      co_await net::post(net::deferred);  // the others first (see above), on the session's own executor
       // After the yield the next request is usually there: read it at once, a plain non-blocking recv,
       // rather than through async_read_some, whose immediate success is another pass through the
       // scheduler (a queued completion, its handler and the coroutine's resumption) per request.
