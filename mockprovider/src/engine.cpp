@@ -136,9 +136,13 @@ namespace {
 Answer healthy_answer_of(const RouteScript& route, const Step& step, const ChatRequest& request, std::uint64_t seq,
                          std::vector<std::string> tokens) {
   Answer a;
+  // Built in place (a conditional over std::string and a literal would copy through a temporary).
+  const fmt::format_int digits(seq);
   a.id = dialect_spec(route.dialect).id_prefix;
-  a.id += fmt::format_int(seq).c_str();
-  a.model = step.model ? *step.model : !request.model.empty() ? request.model : "mock-model";
+  a.id.append(digits.data(), digits.size());
+  if (step.model) a.model = *step.model;
+  else if (!request.model.empty()) a.model = request.model;
+  else a.model = "mock-model";
   a.tokens = std::move(tokens);
   a.input_tokens = request.input_tokens;
   a.include_usage = request.include_usage;
