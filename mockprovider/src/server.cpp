@@ -515,7 +515,7 @@ FastHead Session::parse_fast(RawRequest& req, bool& keep_alive) {
     if (last - p < 2) return refuse();
     if (p[0] == '\r' && p[1] == '\n') break;  // the blank line
     const char* const name_pos = p;
-    p = byte_scan::run_end<byte_scan::non_token>(p, last);
+    p = byte_scan::token_end(p, last);
     const auto name_len = static_cast<std::size_t>(p - name_pos);
     if (name_len == 0 || p == last || *p != ':') return refuse();
     ++p;

@@ -93,6 +93,28 @@ const char* run_end(const char* p, const char* end) {
   return end;
 }
 
+// The end of an RFC 9110 token in [p, end) (a field name): its first byte that is not a tchar (end when
+// none). Field names are letters, digits and '-' nearly always: 16 bytes are tested for those first, a
+// third of the operations of the whole non_token test, which runs only where that stops at another tchar.
+inline const char* token_end(const char* p, const char* end) {
+#if defined(__SSE2__)
+  for (; end - p >= 16; p += 16) {
+    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+    const __m128i folded = _mm_or_si128(v, _mm_set1_epi8(0x20));  // 'A'..'Z' to 'a'..'z', no other byte into them
+    const __m128i letter =
+        _mm_and_si128(_mm_cmpgt_epi8(folded, _mm_set1_epi8('a' - 1)), _mm_cmplt_epi8(folded, _mm_set1_epi8('z' + 1)));
+    const __m128i digit = _mm_and_si128(_mm_cmpgt_epi8(v, _mm_set1_epi8('0' - 1)), _mm_cmplt_epi8(v, _mm_set1_epi8('9' + 1)));
+    const __m128i common = _mm_or_si128(_mm_or_si128(letter, digit), _mm_cmpeq_epi8(v, _mm_set1_epi8('-')));
+    if (const unsigned other = ~static_cast<unsigned>(_mm_movemask_epi8(common)) & 0xffffu; other != 0) {
+      p += __builtin_ctz(other);
+      break;
+    }
+  }
+#endif
+  if (p == end || !tchar(*p)) return p;
+  return run_end<non_token>(p, end);
+}
+
 // dst[0, 16) = src[0, 16) with 'A'..'Z' lower-cased (ascii_lower of each byte, 16 at a time).
 inline void ascii_lower16(const char* src, char* dst) {
 #if defined(__SSE2__)
