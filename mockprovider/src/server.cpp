@@ -478,6 +478,7 @@ FastHead Session::parse_fast(RawRequest& req, bool& keep_alive) {
   if (server_.options.forwarder) return FastHead::beast;  // a proxy passes every header on: Beast reads them all
   const auto data = buffer_.data();
   const std::string_view in(static_cast<const char*>(data.data()), data.size());
+  if (in.empty()) return FastHead::need_more;  // run() looks for a pipelined request first: mostly none
   const auto refuse = [&in] {
     return head_end(in) != std::string_view::npos || in.size() > fast_head_max ? FastHead::beast : FastHead::need_more;
   };
