@@ -448,10 +448,12 @@ std::size_t head_end(std::string_view in) {
   return std::string_view::npos;
 }
 
-// s = v, through append: assign's general replace (overlap and all) cost twice as much.
+// s = v (v is not in s): resized, then copied. On a kept-alive connection the request's strings mostly
+// keep their sizes (the same method, path and header names), and resize is then a comparison: assign's
+// general replace (overlap and all) cost about 70 instructions a string, clear and append 45.
 void set(std::string& s, std::string_view v) {
-  s.clear();
-  s.append(v);
+  s.resize(v.size());
+  if (!v.empty()) std::memcpy(s.data(), v.data(), v.size());
 }
 
 constexpr std::size_t fast_head_max = 8 * 1024;  // a longer head goes to Beast (which enforces header_limit)
