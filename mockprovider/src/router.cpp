@@ -6,6 +6,8 @@
 #include <array>
 #include <cctype>
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 #include <iterator>
 
 #include <boost/json.hpp>
@@ -213,18 +215,39 @@ Plan json_plan(int status, std::string body) {
 
 Router::Router(Engine& engine, RouterOptions options) : engine_(engine), options_(std::move(options)) {}
 
+namespace {
+// The names Router::reads_header says yes to: the engine's ledger headers, the admin token header, and
+// every header a dialect reads a credential from (require_auth), ordered by length, so that a name is
+// compared only with those of its own length (most fields of a request, host, content-type,
+// user-agent, meet none or one).
+struct ReadHeaders {
+  std::vector<std::string_view> names;
+  std::array<std::size_t, 65> from{};  // the names of n < 64 bytes: names[from[n], from[n + 1])
+};
+
+// Built once, out of line: reads_header itself stays a small function (it runs for every header of
+// every request).
+[[gnu::noinline]] ReadHeaders read_headers() {
+  ReadHeaders r;
+  r.names = {"x-request-id", "request-id", "idempotency-key", "x-stainless-retry-count", "authorization",
+             "x-llmchaos-admin-token"};
+  for (const Dialect d : registered_dialects())
+    for (const auto& c : dialect_spec(d).auth.headers)
+      if (std::find(r.names.begin(), r.names.end(), c.header) == r.names.end()) r.names.push_back(c.header);
+  std::stable_sort(r.names.begin(), r.names.end(), [](auto a, auto b) { return a.size() < b.size(); });
+  for (std::size_t n = 0; n < r.from.size(); ++n)
+    r.from[n] = static_cast<std::size_t>(
+        std::find_if(r.names.begin(), r.names.end(), [n](auto s) { return s.size() >= n; }) - r.names.begin());
+  return r;
+}
+}  // namespace
+
 bool Router::reads_header(std::string_view name) {
-  // The engine's ledger headers, the admin token header, and every header a dialect reads a credential
-  // from (require_auth): one list, built once (this runs for every header of every request).
-  static const std::vector<std::string_view> read = [] {
-    std::vector<std::string_view> names = {"x-request-id",  "request-id",    "idempotency-key",
-                                           "x-stainless-retry-count", "authorization", "x-llmchaos-admin-token"};
-    for (const Dialect d : registered_dialects())
-      for (const auto& c : dialect_spec(d).auth.headers)
-        if (std::find(names.begin(), names.end(), c.header) == names.end()) names.push_back(c.header);
-    return names;
-  }();
-  return std::find(read.begin(), read.end(), name) != read.end();
+  static const ReadHeaders read = read_headers();
+  if (name.size() >= 64) return std::find(read.names.begin(), read.names.end(), name) != read.names.end();
+  for (std::size_t i = read.from[name.size()]; i < read.from[name.size() + 1]; ++i)
+    if (std::memcmp(read.names[i].data(), name.data(), name.size()) == 0) return true;
+  return false;
 }
 
 Routed Router::handle(const RawRequest& req) {

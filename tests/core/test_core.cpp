@@ -155,6 +155,42 @@ TEST_CASE("byte scans stop at the first requested byte wherever it falls", "[cor
   CHECK(run_end<quote | backslash | unprintable>(edge.data(), edge.data() + 10) == edge.data() + 10);
 }
 
+// byte_scan::token_end and the non_token and space stops (the mock's request-head fast path): every
+// byte value at every position of texts shorter and longer than a block, against RFC 9110's tchar list.
+TEST_CASE("field name scans end at the first byte that is not a token character, and only there", "[core]") {
+  using namespace byte_scan;
+  const std::string_view specials = "!#$%&'*+-.^_`|~";
+  for (int c = 0; c < 256; ++c) {
+    const bool alnum = (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+    CHECK(tchar(static_cast<char>(c)) == (alnum || specials.find(static_cast<char>(c)) != std::string_view::npos));
+  }
+  for (std::size_t size : {0, 1, 15, 16, 17, 31, 33, 40})
+    for (std::size_t at = 0; at < size; ++at)
+      for (int c = 0; c < 256; ++c) {
+        std::string text(size, 'k');
+        text[0] = 'X';  // an upper-case letter and an ordinary tchar the fast test does not cover
+        if (size > 20) text[20] = '_';
+        text[at] = static_cast<char>(c);
+        const char* b = text.data();
+        const char* e = b + text.size();
+        const auto stops_at = tchar(static_cast<char>(c)) ? e : b + at;
+        INFO("size " << size << " byte " << c << " at " << at);
+        CHECK(token_end(b, e) == stops_at);
+        CHECK(run_end<non_token>(b, e) == stops_at);
+        CHECK(run_end<space>(b, e) == (c == ' ' ? b + at : e));
+      }
+}
+
+TEST_CASE("ascii_lower16 lower-cases exactly A to Z, sixteen bytes at a time", "[core]") {
+  using namespace byte_scan;
+  for (int base = 0; base < 256; base += 16) {
+    char src[16], dst[16];
+    for (int k = 0; k < 16; ++k) src[k] = static_cast<char>(base + k);
+    ascii_lower16(src, dst);
+    for (int k = 0; k < 16; ++k) CHECK(dst[k] == ascii_lower(src[k]));
+  }
+}
+
 // byte_scan::mask64: one bit per byte of a 64-byte block, for each stop set (the error-body scan reads
 // quotes and colons this way); every position must be found, at every 16-byte lane edge.
 TEST_CASE("byte scan mask64 marks exactly the stop bytes of a 64-byte block", "[core]") {

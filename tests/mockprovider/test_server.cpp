@@ -494,6 +494,25 @@ TEST_CASE("a body over the limit gets 413 in the route's dialect, bad HTTP gets 
   CHECK(s.engine().ledger("").empty());
 }
 
+TEST_CASE("request field names are read in any case, and a delimiter in a name is bad HTTP", "[server]") {
+  TestServer s;
+  s.install("", route_toml(Dialect::openai, R"({ fault = "ok" })"));
+  const auto call = chat_call(Dialect::openai, "/r", false);
+  // Upper and mixed case, one name longer than 16 bytes: the fast path lowers names 16 bytes at a time.
+  const auto read = wire_exchange(s.port(), http_request("POST", call.target, call.body,
+                                                         {{"IDEMPOTENCY-KEY", "k-1"}, {"X-Stainless-Retry-Count", "2"}}));
+  CHECK(read.status == 200);
+  const auto l = s.ledger("", 1);
+  REQUIRE(l.size() == 1);
+  CHECK(l[0].idempotency_key == "k-1");
+  CHECK(l[0].stainless_retry_count == "2");
+  for (const std::string bad : {"x(y", "a/b", "k@v", "c{d", "x y", "q?r"}) {
+    INFO(bad);
+    CHECK(wire_exchange(s.port(), http_request("POST", call.target, call.body, {{bad, "1"}})).status == 400);
+  }
+  CHECK(s.engine().ledger("").size() == 1);
+}
+
 TEST_CASE("idle and slow connections are closed after the idle timeout", "[server]") {
   mock::ServerOptions o;
   o.idle_timeout_ms = 50;

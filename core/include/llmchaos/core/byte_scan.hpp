@@ -26,13 +26,27 @@ enum Stop : unsigned {
   backslash = 2,    // '\\'
   unprintable = 4,  // below 0x20, 0x7f, or above (not printable ASCII)
   colon = 8,        // ':'
+  space = 16,       // ' '
+  non_token = 32,   // not an RFC 9110 token character (tchar): the end of an HTTP field name
 };
+
+// RFC 9110 tchar: ALPHA, DIGIT and !#$%&'*+-.^_`|~ (every visible ASCII byte but the delimiters).
+inline bool tchar(char ch) {
+  const auto c = static_cast<unsigned char>(ch);
+  if (c <= 0x20 || c >= 0x7f) return false;
+  switch (c) {
+    case '"': case '(': case ')': case ',': case '/': case ':': case ';': case '<': case '=': case '>':
+    case '?': case '@': case '[': case '\\': case ']': case '{': case '}': return false;
+    default: return true;
+  }
+}
 
 template <unsigned stops>
 bool is_stop(char ch) {
   const auto c = static_cast<unsigned char>(ch);
   return ((stops & unprintable) != 0 && (c < 0x20 || c >= 0x7f)) || ((stops & quote) != 0 && c == '"') ||
-         ((stops & backslash) != 0 && c == '\\') || ((stops & colon) != 0 && c == ':');
+         ((stops & backslash) != 0 && c == '\\') || ((stops & colon) != 0 && c == ':') ||
+         ((stops & space) != 0 && c == ' ') || ((stops & non_token) != 0 && !tchar(ch));
 }
 
 #if defined(__SSE2__)
@@ -47,6 +61,22 @@ unsigned stop_mask16(const char* p) {
   if constexpr ((stops & quote) != 0) stop = _mm_or_si128(stop, _mm_cmpeq_epi8(v, _mm_set1_epi8('"')));
   if constexpr ((stops & backslash) != 0) stop = _mm_or_si128(stop, _mm_cmpeq_epi8(v, _mm_set1_epi8('\\')));
   if constexpr ((stops & colon) != 0) stop = _mm_or_si128(stop, _mm_cmpeq_epi8(v, _mm_set1_epi8(':')));
+  if constexpr ((stops & space) != 0) stop = _mm_or_si128(stop, _mm_cmpeq_epi8(v, _mm_set1_epi8(' ')));
+  if constexpr ((stops & non_token) != 0) {
+    const auto is = [&v](char c) { return _mm_cmpeq_epi8(v, _mm_set1_epi8(c)); };
+    const auto within = [&v](char lo, char hi) {
+      return _mm_and_si128(_mm_cmpgt_epi8(v, _mm_set1_epi8(static_cast<char>(lo - 1))),
+                           _mm_cmplt_epi8(v, _mm_set1_epi8(static_cast<char>(hi + 1))));
+    };
+    // Controls, space, DEL and above (signed: 0x80 up is below 0x21 too), then the delimiters
+    // "(),/:;<=>?@[\]{} as ranges where they are adjacent.
+    __m128i d = _mm_or_si128(_mm_cmplt_epi8(v, _mm_set1_epi8(0x21)), is(0x7f));
+    d = _mm_or_si128(d, _mm_or_si128(is('"'), within('(', ')')));
+    d = _mm_or_si128(d, _mm_or_si128(is(','), is('/')));
+    d = _mm_or_si128(d, _mm_or_si128(within(':', '@'), within('[', ']')));
+    d = _mm_or_si128(d, _mm_or_si128(is('{'), is('}')));
+    stop = _mm_or_si128(stop, d);
+  }
   return static_cast<unsigned>(_mm_movemask_epi8(stop));
 }
 #endif
@@ -61,6 +91,39 @@ const char* run_end(const char* p, const char* end) {
   for (; p < end; ++p)
     if (is_stop<stops>(*p)) return p;
   return end;
+}
+
+// The end of an RFC 9110 token in [p, end) (a field name): its first byte that is not a tchar (end when
+// none). Field names are letters, digits and '-' nearly always: 16 bytes are tested for those first, a
+// third of the operations of the whole non_token test, which runs only where that stops at another tchar.
+inline const char* token_end(const char* p, const char* end) {
+#if defined(__SSE2__)
+  for (; end - p >= 16; p += 16) {
+    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+    const __m128i folded = _mm_or_si128(v, _mm_set1_epi8(0x20));  // 'A'..'Z' to 'a'..'z', no other byte into them
+    const __m128i letter =
+        _mm_and_si128(_mm_cmpgt_epi8(folded, _mm_set1_epi8('a' - 1)), _mm_cmplt_epi8(folded, _mm_set1_epi8('z' + 1)));
+    const __m128i digit = _mm_and_si128(_mm_cmpgt_epi8(v, _mm_set1_epi8('0' - 1)), _mm_cmplt_epi8(v, _mm_set1_epi8('9' + 1)));
+    const __m128i common = _mm_or_si128(_mm_or_si128(letter, digit), _mm_cmpeq_epi8(v, _mm_set1_epi8('-')));
+    if (const unsigned other = ~static_cast<unsigned>(_mm_movemask_epi8(common)) & 0xffffu; other != 0) {
+      p += __builtin_ctz(other);
+      break;
+    }
+  }
+#endif
+  if (p == end || !tchar(*p)) return p;
+  return run_end<non_token>(p, end);
+}
+
+// dst[0, 16) = src[0, 16) with 'A'..'Z' lower-cased (ascii_lower of each byte, 16 at a time).
+inline void ascii_lower16(const char* src, char* dst) {
+#if defined(__SSE2__)
+  const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src));
+  const __m128i upper = _mm_and_si128(_mm_cmpgt_epi8(v, _mm_set1_epi8('A' - 1)), _mm_cmplt_epi8(v, _mm_set1_epi8('Z' + 1)));
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(dst), _mm_or_si128(v, _mm_and_si128(upper, _mm_set1_epi8(0x20))));
+#else
+  for (int k = 0; k < 16; ++k) dst[k] = ascii_lower(src[k]);
+#endif
 }
 
 // Whether `needle` occurs in `text`. For the short texts of error bodies (a message, a quota id):
