@@ -790,22 +790,19 @@ net::awaitable<void> Session::run() {
     // `got` ends ready (req filled in), beast (Beast's parser takes over the buffered bytes), or need_more
     // with `ec` set when the read failed or timed out (the connection ends). Inline, not a coroutine of
     // its own: that would cost a frame per request.
-    // Syscalls per request are what a plain answer costs most (each is about 1 us on this kind of VM):
-    // - the read is Asio's async_read_some: it tries the socket at once and, when nothing is there, waits
-    //   on the reactor's edge-triggered registration. A non-blocking read_some followed by async_wait
-    //   cost a second recv and an epoll_ctl (async_wait re-arms the descriptor) whenever the client had
-    //   not sent its next request yet;
-    // - with nothing buffered, the read first yields once to the other ready handlers (a post: no
+    // Syscalls per request are what a plain answer costs most (each is about 1 us on this kind of VM),
+    // then passes through Asio's scheduler:
+    // - with nothing buffered, the session first yields once to the other ready handlers (a post: no
     //   syscall, the answer is already written), as nginx reads only once epoll says so: under load the
-    //   client's next request has usually arrived by then, so the try does not come back empty.
-    // bench/mock_throughput (wrk -c32): recv 1.5 -> 1.25 and epoll_ctl 0.5 -> 0 per request;
-    // - after the yield, the read is a plain non-blocking recv (below), the async read only its fallback.
+    //   client's next request has usually arrived by then;
+    // - then it reads with a plain non-blocking recv (async_read_some's immediate success would be one
+    //   more pass through the scheduler), and only when that comes back empty waits with
+    //   async_read_some on the reactor's edge-triggered registration (a read_some + async_wait cost an
+    //   epoll_ctl per wait: async_wait re-arms the descriptor).
+    // bench/mock_throughput (wrk -c32): per request recv 1.5 -> 1.0, epoll_ctl 0.5 -> 0, one scheduler pass.
     if (idle_ms_ > 0) got = parse_fast(req, keep_alive);  // a pipelined request may be there already
     if (idle_ms_ > 0 && got == FastHead::need_more) {
       co_await net::post(net::deferred);  // the others first (see above), on the session's own executor
-      // After the yield the next request is usually there: read it at once, a plain non-blocking recv,
-      // rather than through async_read_some, whose immediate success is another pass through the
-      // scheduler (a queued completion, its handler and the coroutine's resumption) per request.
       if (!stopping_) {
         const std::size_t n = stream_.socket().read_some(buffer_.prepare(8192), ec);
         if (!ec) {
