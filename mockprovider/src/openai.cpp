@@ -79,52 +79,48 @@ json::array tool_calls(const Answer& a, bool with_index) {
   return json::array{std::move(call)};
 }
 
-// The plain answer is the hot path of a load test: rendered straight into one string (the same bytes
-// as serializing the equivalent boost::json::object, member order included) rather than built as a
-// DOM first.
+// The plain answer is the hot path of a load test: rendered straight into one string sized once (the
+// same bytes as serializing the equivalent boost::json::object, member order included) rather than
+// built as a DOM first, or appended piece by piece (1,690 -> 1,280 instructions a plain answer).
 std::string render_body(const Answer& a) {
   using namespace std::string_view_literals;  // literals as views: no strlen per piece
   const int out_tokens = a.output_tokens();
-  const auto number = [](std::string& out, long long v) {
-    const fmt::format_int digits(v);
-    out.append(digits.data(), digits.size());
-  };
-  std::string body;
-  body.reserve(288 + a.id.size() + a.model.size() + a.tokens.size() * 8);
-  body += R"({"id":)"sv;
-  append_json_string(body, a.id);
-  body += R"(,"object":"chat.completion","created":)"sv;
-  number(body, created);
-  body += R"(,"model":)"sv;
-  append_json_string(body, a.model);
-  body += R"(,"choices":[{"index":0,"message":{"role":"assistant","content":)"sv;
-  if (a.tool_name.empty()) {
-    // The tokens joined, without building the joined text first when none needs an escape.
-    if (std::all_of(a.tokens.begin(), a.tokens.end(), [](const std::string& t) { return plain_json_text(t); })) {
-      body += '"';
-      for (const auto& t : a.tokens) body += t;
-      body += '"';
+  const bool tool = !a.tool_name.empty();
+  // Each string checked (and escaped when it must be) once, for both of render_sized's passes.
+  const JsonString id(a.id), model(a.model);
+  const JsonString text = tool ? JsonString(std::string_view()) : JsonString(a.tokens);
+  const JsonString call_id(tool ? std::string_view(a.tool_call_id) : std::string_view()),
+      tool_name(tool ? std::string_view(a.tool_name) : std::string_view());
+  const fmt::format_int created_digits(created), prompt(a.input_tokens), completion(out_tokens),
+      total(a.input_tokens + out_tokens);
+  return render_sized([&](auto& put) {
+    put(R"({"id":)"sv);
+    put(id);
+    put(R"(,"object":"chat.completion","created":)"sv);
+    put(created_digits);
+    put(R"(,"model":)"sv);
+    put(model);
+    put(R"(,"choices":[{"index":0,"message":{"role":"assistant","content":)"sv);
+    if (!tool) {
+      put(text);
+      put(R"(,"refusal":null})"sv);
     } else {
-      append_json_string(body, a.text());
+      put(R"(null,"refusal":null,"tool_calls":[{"id":)"sv);
+      put(call_id);
+      put(R"(,"type":"function","function":{"name":)"sv);
+      put(tool_name);
+      put(R"(,"arguments":"{}"}}]})"sv);
     }
-    body += R"(,"refusal":null})"sv;
-  } else {
-    body += R"(null,"refusal":null,"tool_calls":[{"id":)"sv;
-    append_json_string(body, a.tool_call_id);
-    body += R"(,"type":"function","function":{"name":)"sv;
-    append_json_string(body, a.tool_name);
-    body += R"(,"arguments":"{}"}}]})"sv;
-  }
-  body += R"(,"logprobs":null,"finish_reason":")"sv;
-  body += finish_reason(a);
-  body += R"("}],"usage":{"prompt_tokens":)"sv;
-  number(body, a.input_tokens);
-  body += R"(,"completion_tokens":)"sv;
-  number(body, out_tokens);
-  body += R"(,"total_tokens":)"sv;
-  number(body, a.input_tokens + out_tokens);
-  body += "}}"sv;
-  return body;
+    put(R"(,"logprobs":null,"finish_reason":")"sv);
+    put(finish_reason(a));
+    put(R"("}],"usage":{"prompt_tokens":)"sv);
+    put(prompt);
+    put(R"(,"completion_tokens":)"sv);
+    put(completion);
+    put(R"(,"total_tokens":)"sv);
+    put(total);
+    put("}}"sv);
+  });
 }
 
 StreamParts render_stream(const Answer& a) {

@@ -162,6 +162,60 @@ TEST_CASE("plain bodies carry the text, the model and the usage of each dialect"
   CHECK(g.at("usageMetadata").at("candidatesTokenCount") == 2);
 }
 
+namespace {
+// The plain Chat Completions body as boost::json serializes the equivalent object: the reference the
+// mock's direct rendering must match byte for byte.
+std::string openai_body_via_dom(const Answer& a) {
+  const bool tool = !a.tool_name.empty();
+  json::object message{{"role", "assistant"}, {"content", tool ? json::value(nullptr) : json::value(a.text())}, {"refusal", nullptr}};
+  if (tool)
+    message["tool_calls"] = json::array{json::object{{"id", a.tool_call_id},
+                                                     {"type", "function"},
+                                                     {"function", json::object{{"name", a.tool_name}, {"arguments", "{}"}}}}};
+  const auto finish = a.finish == Finish::tool_call ? "tool_calls" : a.finish == Finish::content_filter ? "content_filter" : "stop";
+  const json::object o{
+      {"id", a.id},
+      {"object", "chat.completion"},
+      {"created", 1700000000},
+      {"model", a.model},
+      {"choices", json::array{json::object{{"index", 0}, {"message", message}, {"logprobs", nullptr}, {"finish_reason", finish}}}},
+      {"usage", json::object{{"prompt_tokens", a.input_tokens},
+                             {"completion_tokens", a.output_tokens()},
+                             {"total_tokens", a.input_tokens + a.output_tokens()}}}};
+  return json::serialize(o);
+}
+}  // namespace
+
+TEST_CASE("the openai plain body is byte for byte the serialized object for every byte in every string", "[dialect][openai]") {
+  const auto& openai = dialect_spec(Dialect::openai);
+  // Every byte value at the start, middle and end of strings of the lengths that take each of the
+  // plain-text check's paths (short, one word, two words, SIMD blocks and their tails).
+  for (std::size_t len : {1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 24, 31, 33}) {
+    for (std::size_t at : {std::size_t{0}, len / 2, len - 1}) {
+      for (int byte = 0; byte < 256; ++byte) {
+        std::string s(len, 'a');
+        s[at] = static_cast<char>(byte);
+        Answer a = answer("hello there");
+        a.id = s;
+        a.model = s;
+        a.tokens = {"x ", s, " y"};
+        INFO("length " << len << " at " << at << " byte " << byte);
+        REQUIRE(openai.render_body(a) == openai_body_via_dom(a));
+        a.tool_name = s;
+        a.tool_call_id = s;
+        a.finish = Finish::tool_call;
+        REQUIRE(openai.render_body(a) == openai_body_via_dom(a));
+      }
+    }
+  }
+  Answer a = answer("a longer answer, with \"quotes\", a back\\slash,\na newline and caf\xc3\xa9 in it");
+  a.finish = Finish::content_filter;
+  a.input_tokens = 123456789;
+  CHECK(openai.render_body(a) == openai_body_via_dom(a));
+  a.tokens.clear();
+  CHECK(openai.render_body(a) == openai_body_via_dom(a));
+}
+
 TEST_CASE("a tool-call answer renders as each dialect's tool call", "[dialect]") {
   auto a = answer("ignored");
   a.tool_name = "create_ticket";
