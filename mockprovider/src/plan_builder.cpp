@@ -9,13 +9,14 @@ namespace llmchaos::mock::detail {
 namespace {
 // Status line, content type and request id: what every answer of the dialect carries.
 Plan base_plan(const FaultInput& in, FaultKind kind, bool streamed) {
+  using namespace std::string_view_literals;  // literals as views: no strlen per header
   Plan p;
   p.fault = kind;
   p.streamed = streamed;
   p.headers.reserve(streamed ? 3 : 2);
-  p.headers.emplace_back("content-type", streamed ? "text/event-stream" : "application/json");
-  if (streamed) p.headers.emplace_back("cache-control", "no-cache");
-  p.headers.emplace_back(in.dialect.request_id_header, std::string(in.request_id));
+  p.headers.emplace_back("content-type"sv, streamed ? "text/event-stream"sv : "application/json"sv);
+  if (streamed) p.headers.emplace_back("cache-control"sv, "no-cache"sv);
+  p.headers.emplace_back(in.dialect.request_id_header, in.request_id);
   p.latency_ms = scaled(in, in.step.latency_ms);
   p.inter_event_ms = scaled(in, in.step.inter_event_ms);
   p.model = in.answer.model;

@@ -113,7 +113,7 @@ struct AuthSpec {
 
 struct DialectSpec {
   Dialect id;
-  const char* request_id_header;  // the header the SDK reads the request id from
+  std::string_view request_id_header;  // the header the SDK reads the request id from
   std::string_view id_prefix;        // of the answers' ids ("chatcmpl-", "msg_", "resp-")
   std::string_view sdk_base_suffix;  // the SDK's base URL is the route's URL plus this ("/v1" for OpenAI)
   // The requests it serves below a route, "METHOD /path" ({model}: any model name); the first is the
