@@ -33,6 +33,7 @@ bool plain_json_text(std::string_view s);
 // here; nothing copied), else the serializer's text. A piece for render_sized.
 class JsonString {
  public:
+  JsonString() = default;  // a piece the render does not use (nothing checked)
   explicit JsonString(std::string_view s);
   explicit JsonString(const std::vector<std::string>& parts);
   std::size_t size() const { return size_; }
