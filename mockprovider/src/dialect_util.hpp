@@ -1,7 +1,5 @@
 #pragma once
 // Small pieces every dialect unit shares: SSE framing, request JSON reading, path splitting.
-#include <cassert>
-#include <cstring>
 #include <initializer_list>
 #include <iterator>
 #include <optional>
@@ -13,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "llmchaos/mockprovider/dialect.hpp"
+#include "sized_text.hpp"
 
 namespace llmchaos::mock::detail {
 
@@ -30,7 +29,7 @@ bool plain_json_text(std::string_view s);
 
 // A JSON string literal of one string, or of parts joined (an answer's tokens), escaped exactly as
 // boost::json::serialize escapes it: the bytes between quotes when none needs an escape (checked once,
-// here; nothing copied), else the serializer's text. A piece for render_sized.
+// here; nothing copied), else the serializer's text. A piece for render_sized (sized_text.hpp).
 class JsonString {
  public:
   JsonString() = default;  // a piece the render does not use (nothing checked)
@@ -45,33 +44,6 @@ class JsonString {
   std::string escaped_;                                // the serializer's text, when some byte needs an escape
   std::size_t size_ = 0;
 };
-
-// A text rendered from pieces (string views, JsonStrings, fmt::format_int numbers) in two passes over
-// the same `emit(put)`, which calls put(piece) for each piece in order: the first pass sums their
-// sizes, the second writes them into a string allocated once at that size. One list of pieces, so size
-// and bytes cannot disagree; a hot answer body costs no capacity check or call per piece.
-template <class Emit> std::string render_sized(const Emit& emit) {
-  struct Count {
-    std::size_t n = 0;
-    void operator()(std::string_view s) { n += s.size(); }
-    void operator()(const JsonString& s) { n += s.size(); }
-    void operator()(const fmt::format_int& d) { n += d.size(); }
-  } count;
-  emit(count);
-  std::string out(count.n, '\0');
-  struct Write {
-    char* at;
-    void operator()(std::string_view s) {
-      std::memcpy(at, s.data(), s.size());
-      at += s.size();
-    }
-    void operator()(const JsonString& s) { at = s.write(at); }
-    void operator()(const fmt::format_int& d) { (*this)(std::string_view(d.data(), d.size())); }
-  } write{out.data()};
-  emit(write);
-  assert(write.at == out.data() + out.size());
-  return out;
-}
 
 // The path without its query string, and the query.
 std::string_view path_only(std::string_view target);

@@ -203,6 +203,20 @@ TEST_CASE("error faults answer every dialect's status and body, plain and to a s
   }
 }
 
+TEST_CASE("a plain answer's head is the status line, Server, the plan's headers in order, Connection, Content-Length",
+          "[server]") {
+  TestServer s;
+  s.install("", route_toml(Dialect::openai, R"({ fault = "ok" })"));
+  const auto r = s.chat(Dialect::openai, "/r", false, {}, {{"x-request-id", "req_client"}});
+  const auto head_end = r.raw.find("\r\n\r\n");
+  REQUIRE(head_end != std::string::npos);
+  const auto body_size = r.raw.size() - head_end - 4;
+  CHECK(body_size == r.body.size());
+  CHECK(r.raw.substr(0, head_end + 4) ==
+        "HTTP/1.1 200 OK\r\nServer: llmchaos\r\ncontent-type: application/json\r\nx-request-id: req_client\r\n"
+        "Connection: close\r\nContent-Length: " + std::to_string(body_size) + "\r\n\r\n");
+}
+
 TEST_CASE("Anthropic's 529 goes out with a reason phrase", "[server]") {
   TestServer s;
   s.install("", route_toml(Dialect::anthropic, R"({ fault = "overloaded" })"));
