@@ -161,11 +161,16 @@ client::WorkflowRequest read_request(const toml::table& t, const std::string& fi
   return q;
 }
 
-std::string route_list(const mock::Script& script) {
+// The keys of a map joined by ", " (a loop, not std::views::keys: clang 14 over libstdc++ 12 rejects it).
+template <class Map>
+std::string key_list(const Map& map) {
   std::string out;
-  for (const auto& [name, r] : script.routes) out += (out.empty() ? "" : ", ") + name;
+  for (const auto& [name, value] : map) out += (out.empty() ? "" : ", ") + name;
   return out;
 }
+
+std::string route_list(const mock::Script& script) { return key_list(script.routes); }
+std::string group_list(const Case& c) { return key_list(c.groups); }
 
 bool has_window(const mock::RouteScript& route) {
   return std::any_of(route.steps.begin(), route.steps.end(), [](const mock::Step& s) { return s.until_ms.has_value(); });
@@ -381,7 +386,7 @@ LoadResult load_case_doc(toml::table doc, const std::string& file, const std::st
       for (const auto& e : c.expect_share)
         if (!c.group_of.contains(e.route))
           throw SpecError(e.pos, fmt::format("expect_share: \"{}\" is not a member of a group (groups: {})", e.route,
-                                             fmt::join(std::views::keys(c.groups), ", ")));
+                                             group_list(c)));
     });
     errors.run([&] {
       for (const auto& [route, n] : c.expect_attempts)
