@@ -6,6 +6,11 @@ namespace {
 Plan plan(const FaultInput& in) { return detail::error_plan(in, FaultKind::auth, ErrorKind::auth); }
 }  // namespace
 
-extern const FaultSpec auth_fault = {FaultKind::auth, {}, plan, "401 with the dialect's authentication error (status = 403 for a permission error)"};
+extern const FaultSpec auth_fault = {
+    .kind = FaultKind::auth,
+    .params = {},
+    .plan = plan,
+    .summary = "401 with the dialect's authentication error (status = 403 for a permission error)",
+};
 
 }  // namespace llmchaos::mock

@@ -6,6 +6,11 @@ namespace {
 Plan plan(const FaultInput& in) { return detail::error_plan(in, FaultKind::bad_request, ErrorKind::bad_request); }
 }  // namespace
 
-extern const FaultSpec bad_request_fault = {FaultKind::bad_request, {}, plan, "400, the input is too long for the model (context length exceeded)"};
+extern const FaultSpec bad_request_fault = {
+    .kind = FaultKind::bad_request,
+    .params = {},
+    .plan = plan,
+    .summary = "400, the input is too long for the model (context length exceeded)",
+};
 
 }  // namespace llmchaos::mock

@@ -14,8 +14,12 @@ Plan plan(const FaultInput& in) {
 }
 }  // namespace
 
-extern const FaultSpec connect_reset_fault = {FaultKind::connect_reset, {}, plan,
-                                              "RST after the request head, before any response byte",
-    {.in_band = InBand::always, .explore_latency = false}};
+extern const FaultSpec connect_reset_fault = {
+    .kind = FaultKind::connect_reset,
+    .params = {},
+    .plan = plan,
+    .summary = "RST after the request head, before any response byte",
+    .traits = {.in_band = InBand::always, .explore_latency = false},
+};
 
 }  // namespace llmchaos::mock

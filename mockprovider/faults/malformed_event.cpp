@@ -34,8 +34,12 @@ void draw(ExploreDraw& d) {
 }
 }  // namespace
 
-extern const FaultSpec malformed_event_fault = {FaultKind::malformed_event, params, plan,
-                                                "200, SSE with event N+1 not valid JSON, otherwise complete",
-    {.in_band = InBand::always, .breaks_stream = true, .explore_inter_event = false, .explore_draw = draw}};
+extern const FaultSpec malformed_event_fault = {
+    .kind = FaultKind::malformed_event,
+    .params = params,
+    .plan = plan,
+    .summary = "200, SSE with event N+1 not valid JSON, otherwise complete",
+    .traits = {.in_band = InBand::always, .breaks_stream = true, .explore_inter_event = false, .explore_draw = draw},
+};
 
 }  // namespace llmchaos::mock

@@ -8,8 +8,12 @@ constexpr std::string_view params[] = {"hold_ms"};
 Plan plan(const FaultInput& in) { return detail::hold_plan(in, FaultKind::no_response, false); }
 }  // namespace
 
-extern const FaultSpec no_response_fault = {FaultKind::no_response, params, plan,
-                                            "silence (hold) with nothing committed",
-    {.in_band = InBand::always, .explore_latency = false}};
+extern const FaultSpec no_response_fault = {
+    .kind = FaultKind::no_response,
+    .params = params,
+    .plan = plan,
+    .summary = "silence (hold) with nothing committed",
+    .traits = {.in_band = InBand::always, .explore_latency = false},
+};
 
 }  // namespace llmchaos::mock

@@ -15,7 +15,11 @@ Plan plan(const FaultInput& in) {
 }
 }  // namespace
 
-extern const FaultSpec no_terminator_fault = {FaultKind::no_terminator, {}, plan,
-                                              "a complete stream without the dialect's end sentinel"};
+extern const FaultSpec no_terminator_fault = {
+    .kind = FaultKind::no_terminator,
+    .params = {},
+    .plan = plan,
+    .summary = "a complete stream without the dialect's end sentinel",
+};
 
 }  // namespace llmchaos::mock

@@ -6,6 +6,11 @@ namespace {
 Plan plan(const FaultInput& in) { return detail::answer_plan(in, FaultKind::ok); }
 }  // namespace
 
-extern const FaultSpec ok_fault = {FaultKind::ok, {}, plan, "the healthy answer, plain or streamed one event per word"};
+extern const FaultSpec ok_fault = {
+    .kind = FaultKind::ok,
+    .params = {},
+    .plan = plan,
+    .summary = "the healthy answer, plain or streamed one event per word",
+};
 
 }  // namespace llmchaos::mock

@@ -10,7 +10,12 @@ void draw(ExploreDraw& d) {
 }
 }  // namespace
 
-extern const FaultSpec overloaded_fault = {FaultKind::overloaded, {}, plan, "503 before any body byte (OpenAI, Gemini UNAVAILABLE) or Anthropic 529 overloaded_error",
-    {.explore_draw = draw}};
+extern const FaultSpec overloaded_fault = {
+    .kind = FaultKind::overloaded,
+    .params = {},
+    .plan = plan,
+    .summary = "503 before any body byte (OpenAI, Gemini UNAVAILABLE) or Anthropic 529 overloaded_error",
+    .traits = {.explore_draw = draw},
+};
 
 }  // namespace llmchaos::mock

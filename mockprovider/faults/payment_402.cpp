@@ -7,6 +7,12 @@ constexpr std::string_view params[] = {"body"};  // a named real body of the dia
 Plan plan(const FaultInput& in) { return detail::error_plan(in, FaultKind::payment_402, ErrorKind::payment); }
 }  // namespace
 
-extern const FaultSpec payment_402_fault = {FaultKind::payment_402, params, plan, "402, credits exhausted (billing_error)", {}, ErrorKind::payment};
+extern const FaultSpec payment_402_fault = {
+    .kind = FaultKind::payment_402,
+    .params = params,
+    .plan = plan,
+    .summary = "402, credits exhausted (billing_error)",
+    .body = ErrorKind::payment,
+};
 
 }  // namespace llmchaos::mock

@@ -18,8 +18,12 @@ Plan plan(const FaultInput& in) {
 void draw(ExploreDraw& d) { detail::draw_cut_after_events(d); }
 }  // namespace
 
-extern const FaultSpec policy_fault = {FaultKind::policy, params, plan,
-                                       "400 content-policy refusal, or a streamed content_filter finish",
-    {.in_band = InBand::always, .breaks_stream = true, .explore_draw = draw}};
+extern const FaultSpec policy_fault = {
+    .kind = FaultKind::policy,
+    .params = params,
+    .plan = plan,
+    .summary = "400 content-policy refusal, or a streamed content_filter finish",
+    .traits = {.in_band = InBand::always, .breaks_stream = true, .explore_draw = draw},
+};
 
 }  // namespace llmchaos::mock

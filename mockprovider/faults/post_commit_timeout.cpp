@@ -9,8 +9,12 @@ constexpr std::string_view params[] = {"hold_ms"};
 Plan plan(const FaultInput& in) { return detail::hold_plan(in, FaultKind::post_commit_timeout, true); }
 }  // namespace
 
-extern const FaultSpec post_commit_timeout_fault = {FaultKind::post_commit_timeout, params, plan,
-                                                    "committed in the ledger, then silence (hold)",
-    {.in_band = InBand::always, .explore_latency = false}};
+extern const FaultSpec post_commit_timeout_fault = {
+    .kind = FaultKind::post_commit_timeout,
+    .params = params,
+    .plan = plan,
+    .summary = "committed in the ledger, then silence (hold)",
+    .traits = {.in_band = InBand::always, .explore_latency = false},
+};
 
 }  // namespace llmchaos::mock

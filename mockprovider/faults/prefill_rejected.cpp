@@ -10,7 +10,11 @@ Plan plan(const FaultInput& in) {
 }
 }  // namespace
 
-extern const FaultSpec prefill_rejected_fault = {FaultKind::prefill_rejected, {}, plan,
-                                                 "400 when the last message is an assistant prefill"};
+extern const FaultSpec prefill_rejected_fault = {
+    .kind = FaultKind::prefill_rejected,
+    .params = {},
+    .plan = plan,
+    .summary = "400 when the last message is an assistant prefill",
+};
 
 }  // namespace llmchaos::mock

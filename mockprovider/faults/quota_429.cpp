@@ -7,6 +7,12 @@ constexpr std::string_view params[] = {"body"};  // a named real body of the dia
 Plan plan(const FaultInput& in) { return detail::error_plan(in, FaultKind::quota_429, ErrorKind::quota); }
 }  // namespace
 
-extern const FaultSpec quota_429_fault = {FaultKind::quota_429, params, plan, "429 with the dialect's quota/billing body (insufficient_quota, RESOURCE_EXHAUSTED), no retry-after", {}, ErrorKind::quota};
+extern const FaultSpec quota_429_fault = {
+    .kind = FaultKind::quota_429,
+    .params = params,
+    .plan = plan,
+    .summary = "429 with the dialect's quota/billing body (insufficient_quota, RESOURCE_EXHAUSTED), no retry-after",
+    .body = ErrorKind::quota,
+};
 
 }  // namespace llmchaos::mock

@@ -19,8 +19,13 @@ void draw(ExploreDraw& d) {
 }
 }  // namespace
 
-extern const FaultSpec rate_429_fault = {FaultKind::rate_429, params, plan,
-                                         "429 rate limit with retry-after (s) and retry-after-ms",
-    {.default_retry_after_ms = default_retry_after_ms, .explore_draw = draw}, ErrorKind::rate_limit};
+extern const FaultSpec rate_429_fault = {
+    .kind = FaultKind::rate_429,
+    .params = params,
+    .plan = plan,
+    .summary = "429 rate limit with retry-after (s) and retry-after-ms",
+    .traits = {.default_retry_after_ms = default_retry_after_ms, .explore_draw = draw},
+    .body = ErrorKind::rate_limit,
+};
 
 }  // namespace llmchaos::mock

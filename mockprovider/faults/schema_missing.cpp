@@ -28,8 +28,12 @@ void draw(ExploreDraw& d) {
 }
 }  // namespace
 
-extern const FaultSpec schema_missing_fault = {FaultKind::schema_missing, params, plan,
-                                               "200, but the JSON answer lacks a required field",
-    {.in_band = InBand::under_output_contract, .explore_draw = draw}};
+extern const FaultSpec schema_missing_fault = {
+    .kind = FaultKind::schema_missing,
+    .params = params,
+    .plan = plan,
+    .summary = "200, but the JSON answer lacks a required field",
+    .traits = {.in_band = InBand::under_output_contract, .explore_draw = draw},
+};
 
 }  // namespace llmchaos::mock

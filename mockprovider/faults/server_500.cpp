@@ -6,6 +6,11 @@ namespace {
 Plan plan(const FaultInput& in) { return detail::error_plan(in, FaultKind::server_500, ErrorKind::server); }
 }  // namespace
 
-extern const FaultSpec server_500_fault = {FaultKind::server_500, {}, plan, "500 with a bare server error (no detail)"};
+extern const FaultSpec server_500_fault = {
+    .kind = FaultKind::server_500,
+    .params = {},
+    .plan = plan,
+    .summary = "500 with a bare server error (no detail)",
+};
 
 }  // namespace llmchaos::mock

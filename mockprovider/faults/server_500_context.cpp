@@ -6,6 +6,11 @@ namespace {
 Plan plan(const FaultInput& in) { return detail::error_plan(in, FaultKind::server_500_context, ErrorKind::server_context); }
 }  // namespace
 
-extern const FaultSpec server_500_context_fault = {FaultKind::server_500_context, {}, plan, "500 whose message names the input (context too long)"};
+extern const FaultSpec server_500_context_fault = {
+    .kind = FaultKind::server_500_context,
+    .params = {},
+    .plan = plan,
+    .summary = "500 whose message names the input (context too long)",
+};
 
 }  // namespace llmchaos::mock

@@ -35,8 +35,12 @@ void draw(ExploreDraw& d) {
 }
 }  // namespace
 
-extern const FaultSpec slow_fault = {FaultKind::slow, params, plan,
-                                     "the answer after a fixed latency or a p50/p95 lognormal draw",
-    {.explore_latency = false, .explore_draw = draw}};
+extern const FaultSpec slow_fault = {
+    .kind = FaultKind::slow,
+    .params = params,
+    .plan = plan,
+    .summary = "the answer after a fixed latency or a p50/p95 lognormal draw",
+    .traits = {.explore_latency = false, .explore_draw = draw},
+};
 
 }  // namespace llmchaos::mock

@@ -20,8 +20,12 @@ Plan plan(const FaultInput& in) {
 void draw(ExploreDraw& d) { d.param("first_token_ms", d.maybe(0.5) ? d.within() : d.beyond()); }
 }  // namespace
 
-extern const FaultSpec slow_first_token_fault = {FaultKind::slow_first_token, params, plan,
-                                                 "headers at once, the first event after first_token_ms",
-    {.explore_draw = draw}};
+extern const FaultSpec slow_first_token_fault = {
+    .kind = FaultKind::slow_first_token,
+    .params = params,
+    .plan = plan,
+    .summary = "headers at once, the first event after first_token_ms",
+    .traits = {.explore_draw = draw},
+};
 
 }  // namespace llmchaos::mock

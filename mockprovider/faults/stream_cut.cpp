@@ -14,8 +14,12 @@ Plan plan(const FaultInput& in) {
 void draw(ExploreDraw& d) { detail::draw_cut_after_events(d); }
 }  // namespace
 
-extern const FaultSpec stream_cut_fault = {FaultKind::stream_cut, params, plan,
-                                           "200, N content events, then the connection closes with no terminator",
-    {.in_band = InBand::always, .breaks_stream = true, .explore_draw = draw}};
+extern const FaultSpec stream_cut_fault = {
+    .kind = FaultKind::stream_cut,
+    .params = params,
+    .plan = plan,
+    .summary = "200, N content events, then the connection closes with no terminator",
+    .traits = {.in_band = InBand::always, .breaks_stream = true, .explore_draw = draw},
+};
 
 }  // namespace llmchaos::mock

@@ -17,8 +17,12 @@ Plan plan(const FaultInput& in) {
 void draw(ExploreDraw& d) { detail::draw_cut_after_events(d); }
 }  // namespace
 
-extern const FaultSpec stream_error_fault = {FaultKind::stream_error, params, plan,
-                                             "200, N content events, then an in-stream error event",
-    {.in_band = InBand::always, .breaks_stream = true, .explore_draw = draw}};
+extern const FaultSpec stream_error_fault = {
+    .kind = FaultKind::stream_error,
+    .params = params,
+    .plan = plan,
+    .summary = "200, N content events, then an in-stream error event",
+    .traits = {.in_band = InBand::always, .breaks_stream = true, .explore_draw = draw},
+};
 
 }  // namespace llmchaos::mock

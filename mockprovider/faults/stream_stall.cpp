@@ -22,8 +22,12 @@ void draw(ExploreDraw& d) {
 }
 }  // namespace
 
-extern const FaultSpec stream_stall_fault = {FaultKind::stream_stall, params, plan,
-                                             "200, N content events, silence for stall_ms, then close",
-    {.in_band = InBand::always, .breaks_stream = true, .explore_draw = draw}};
+extern const FaultSpec stream_stall_fault = {
+    .kind = FaultKind::stream_stall,
+    .params = params,
+    .plan = plan,
+    .summary = "200, N content events, silence for stall_ms, then close",
+    .traits = {.in_band = InBand::always, .breaks_stream = true, .explore_draw = draw},
+};
 
 }  // namespace llmchaos::mock

@@ -207,10 +207,22 @@ FrameRole frame_role(std::string_view event, const json::object& o) {
 }
 }  // namespace
 
-extern const DialectSpec anthropic_dialect = {Dialect::anthropic, "request-id", "msg_", "", served_paths,
-                                              parse,              render_body,        render_stream,   error,
-                                              stream_error_frame, malformed_frame,    models_body,     body_names,
-                                              nullptr,            frame_role,         "",              nullptr,
-                                              {credentials, ""}};
+extern const DialectSpec anthropic_dialect = {
+    .id = Dialect::anthropic,
+    .request_id_header = "request-id",
+    .id_prefix = "msg_",
+    .sdk_base_suffix = "",
+    .paths = served_paths,
+    .parse = parse,
+    .render_body = render_body,
+    .render_stream = render_stream,
+    .error = error,
+    .stream_error_frame = stream_error_frame,
+    .malformed_frame = malformed_frame,
+    .models_body = models_body,
+    .body_names = body_names,
+    .frame_role = frame_role,
+    .auth = {credentials, ""},
+};
 
 }  // namespace llmchaos::mock

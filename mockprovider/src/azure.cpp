@@ -209,10 +209,23 @@ constexpr Credential credentials[] = {{"api-key", ""}, {"authorization", "Bearer
 FrameRole frame_role(std::string_view event, const json::object& data) { return openai_dialect.frame_role(event, data); }
 }  // namespace
 
-extern const DialectSpec azure_dialect = {Dialect::azure, "x-request-id", "chatcmpl-", "/openai", served_paths,
-                                          parse,          render_body,    render_stream, error,
-                                          stream_error_frame, malformed_frame, models_body, body_names,
-                                          nullptr,        frame_role,     "[DONE]",      nullptr,
-                                          {credentials, ""}};
+extern const DialectSpec azure_dialect = {
+    .id = Dialect::azure,
+    .request_id_header = "x-request-id",
+    .id_prefix = "chatcmpl-",
+    .sdk_base_suffix = "/openai",
+    .paths = served_paths,
+    .parse = parse,
+    .render_body = render_body,
+    .render_stream = render_stream,
+    .error = error,
+    .stream_error_frame = stream_error_frame,
+    .malformed_frame = malformed_frame,
+    .models_body = models_body,
+    .body_names = body_names,
+    .frame_role = frame_role,
+    .done_data = "[DONE]",
+    .auth = {credentials, ""},
+};
 
 }  // namespace llmchaos::mock

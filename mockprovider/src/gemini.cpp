@@ -235,9 +235,22 @@ FrameRole frame_role(std::string_view, const json::object& o) {
 }
 }  // namespace
 
-extern const DialectSpec gemini_dialect = {Dialect::gemini, "x-request-id", "resp-", "", served_paths, parse,
-                                           render_body,     render_stream,      error,           stream_error_frame, malformed_frame, models_body,
-                                           body_names,      nullptr,            frame_role,      "",                 nullptr,
-                                           {credentials, "key"}};
+extern const DialectSpec gemini_dialect = {
+    .id = Dialect::gemini,
+    .request_id_header = "x-request-id",
+    .id_prefix = "resp-",
+    .sdk_base_suffix = "",
+    .paths = served_paths,
+    .parse = parse,
+    .render_body = render_body,
+    .render_stream = render_stream,
+    .error = error,
+    .stream_error_frame = stream_error_frame,
+    .malformed_frame = malformed_frame,
+    .models_body = models_body,
+    .body_names = body_names,
+    .frame_role = frame_role,
+    .auth = {credentials, "key"},
+};
 
 }  // namespace llmchaos::mock

@@ -283,10 +283,23 @@ FrameRole frame_role(std::string_view, const json::object& o) {
 }
 }  // namespace
 
-extern const DialectSpec openai_dialect = {Dialect::openai, "x-request-id", "chatcmpl-", "/v1", served_paths,
-                                           parse,           render_body,        render_stream,   error,
-                                           stream_error_frame, malformed_frame, models_body,     body_names,
-                                           nullptr,         frame_role,         "[DONE]",        nullptr,
-                                           {credentials, ""}};
+extern const DialectSpec openai_dialect = {
+    .id = Dialect::openai,
+    .request_id_header = "x-request-id",
+    .id_prefix = "chatcmpl-",
+    .sdk_base_suffix = "/v1",
+    .paths = served_paths,
+    .parse = parse,
+    .render_body = render_body,
+    .render_stream = render_stream,
+    .error = error,
+    .stream_error_frame = stream_error_frame,
+    .malformed_frame = malformed_frame,
+    .models_body = models_body,
+    .body_names = body_names,
+    .frame_role = frame_role,
+    .done_data = "[DONE]",
+    .auth = {credentials, ""},
+};
 
 }  // namespace llmchaos::mock

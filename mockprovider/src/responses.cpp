@@ -286,10 +286,24 @@ std::string response_id(std::string_view text) {
 }
 }  // namespace
 
-extern const DialectSpec responses_dialect = {Dialect::responses, "x-request-id", "resp_", "/v1", served_paths,
-                                              parse,              render_body,    render_stream, error,
-                                              stream_error_frame, malformed_frame, models_body,  body_names,
-                                              unknown_response,   frame_role,     "",            response_id,
-                                              {credentials, ""}};
+extern const DialectSpec responses_dialect = {
+    .id = Dialect::responses,
+    .request_id_header = "x-request-id",
+    .id_prefix = "resp_",
+    .sdk_base_suffix = "/v1",
+    .paths = served_paths,
+    .parse = parse,
+    .render_body = render_body,
+    .render_stream = render_stream,
+    .error = error,
+    .stream_error_frame = stream_error_frame,
+    .malformed_frame = malformed_frame,
+    .models_body = models_body,
+    .body_names = body_names,
+    .unknown_response = unknown_response,
+    .frame_role = frame_role,
+    .response_id = response_id,
+    .auth = {credentials, ""},
+};
 
 }  // namespace llmchaos::mock
