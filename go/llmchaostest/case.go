@@ -133,10 +133,22 @@ func (v Verdict) Failed() []Check {
 	return out
 }
 
-// Message is the verdict in words: its summary line, then each failed check on a line of its own.
+// Message is the verdict in words: which case, the verdict, the expected and observed action, then each
+// failed check with the checker's message on a line of its own.
 func (v Verdict) Message() string {
 	var b strings.Builder
-	b.WriteString(v.Summary)
+	fmt.Fprintf(&b, "case %q", v.Case)
+	if v.File != "" {
+		fmt.Fprintf(&b, " (%s)", v.File)
+	}
+	fmt.Fprintf(&b, ": %s", v.Verdict)
+	if v.UnknownReason != "" {
+		fmt.Fprintf(&b, " (%s)", v.UnknownReason)
+	}
+	fmt.Fprintf(&b, ": expected %s, observed %s", v.Expected, v.Observed)
+	if v.Reason != "" {
+		fmt.Fprintf(&b, "; %s", v.Reason)
+	}
 	for _, c := range v.Failed() {
 		fmt.Fprintf(&b, "\n  %s: %s", c.Name, c.Message)
 	}
