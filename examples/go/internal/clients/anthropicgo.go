@@ -59,6 +59,9 @@ func anthropicGoChat(ctx context.Context, route chaos.Route, env chaos.Env, h po
 		case "message_delta":
 			md := ev.AsMessageDelta()
 			a.OutputTokens, a.FinishReason = md.Usage.OutputTokens, string(md.Delta.StopReason)
+			// The stop reason ends the answer; message_stop after it is the stream's sentinel (a clean
+			// end without it is a whole answer, SPEC's no_terminator; a cut body is the watch's to see).
+			finished = finished || md.Delta.StopReason != ""
 		case "message_stop":
 			finished = true
 		}
