@@ -1,6 +1,8 @@
 // llmchaos report scorecard A.json B.json ...: several runs' JSON reports (one per target) as one
 // matrix, case x target (reports/scorecard.hpp), in Markdown (stdout, or --markdown FILE) and a
-// self-contained HTML page (--html FILE). Exit 0 written, 2 usage or a file error.
+// self-contained HTML page (--html FILE). With --changes OLD.json NEW.json: only the cases whose
+// observed actions or verdict differ between the two runs, with both timelines, in the same outputs.
+// Exit 0 written, 2 usage or a file error.
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -17,6 +19,7 @@ struct ScorecardArgs {
   std::vector<std::string> inputs;
   std::string markdown;
   std::string html;
+  bool changes = false;
 };
 
 bool write_file(const std::string& path, const std::string& text) {
@@ -44,11 +47,16 @@ int scorecard_command(const ScorecardArgs& a) {
     if (name.empty()) name = a.inputs[i];
     columns.push_back({name, &runs[i]});
   }
-  const auto md = reports::scorecard_markdown(columns);
+  if (a.changes && columns.size() != 2) {
+    std::cerr << "llmchaos report scorecard: --changes compares two reports, OLD.json NEW.json (got " << columns.size() << ")\n";
+    return 2;
+  }
+  const auto md = a.changes ? reports::changes_markdown(columns[0], columns[1]) : reports::scorecard_markdown(columns);
   bool ok = true;
   if (a.markdown.empty()) std::cout << md;
   else ok = write_file(a.markdown, md) && ok;
-  if (!a.html.empty()) ok = write_file(a.html, reports::scorecard_html(columns)) && ok;
+  if (!a.html.empty())
+    ok = write_file(a.html, a.changes ? reports::changes_html(columns[0], columns[1]) : reports::scorecard_html(columns)) && ok;
   return ok ? 0 : 2;
 }
 
@@ -61,6 +69,10 @@ void add_report_scorecard(CLI::App& report, int& exit_code) {
   sub->add_option("reports", a->inputs, "the runs' JSON reports, one per target (columns in this order)")
       ->required()
       ->check(CLI::ExistingFile);
+  sub->add_flag("--changes", a->changes,
+                "compare two runs of one suite (OLD.json NEW.json: an SDK's previous and newest version): list every "
+                "case whose observed actions, outcome or verdict differ, with both timelines; \"none changed out of N\" "
+                "when none did");
   sub->add_option("--markdown", a->markdown, "write the Markdown scorecard to this file (default: stdout)");
   sub->add_option("--html", a->html, "write the self-contained HTML scorecard to this file");
   sub->callback([a, &exit_code] { exit_code = scorecard_command(*a); });

@@ -11,14 +11,18 @@ const here = dirname(fileURLToPath(import.meta.url));
 // The SDKs, pinned in ../package.json to the same versions as tests/sdk/package.json. They resolve
 // from examples/sdk/node_modules when someone ran `npm install` there, else from tests/sdk/node_modules
 // (installed by the SDK test tier, tests/sdk/run-tests.sh): one install serves both.
+// LLMCHAOS_SDK_DIR names another folder whose node_modules alone are used (the version matrix's
+// previous majors, examples/versions/).
 export async function loadSdk(name) {
-  for (const base of [join(here, '..'), join(here, '..', '..', '..', 'tests', 'sdk')]) {
+  const bases = process.env.LLMCHAOS_SDK_DIR ? [process.env.LLMCHAOS_SDK_DIR]
+                                             : [join(here, '..'), join(here, '..', '..', '..', 'tests', 'sdk')];
+  for (const base of bases) {
     if (!existsSync(join(base, 'node_modules', ...name.split('/')))) continue;
     const require = createRequire(join(base, 'package.json'));
     const mod = await import(pathToFileURL(require.resolve(name)).href);
     return mod.default ?? mod;
   }
-  throw new Error(`cannot find the package ${name}: run \`npm ci\` in tests/sdk (or in examples/sdk)`);
+  throw new Error(`cannot find the package ${name} in ${bases.join(', ')}: run \`npm ci\` in tests/sdk (or in examples/sdk)`);
 }
 
 function envRoute(name) {
