@@ -9,6 +9,8 @@
 #include <iostream>
 #include <memory>
 
+#include <unistd.h>
+
 #include <fmt/format.h>
 
 #if defined(__GLIBC__)
@@ -26,6 +28,7 @@
 #include "llmchaos/mockprovider/dialect.hpp"
 #include "llmchaos/mockprovider/proxy.hpp"
 #include "llmchaos/mockprovider/server.hpp"
+#include "llmchaos/sessions/session_api.hpp"
 
 namespace llmchaos::app {
 namespace {
@@ -36,6 +39,7 @@ struct ServeArgs {
   std::string cassettes;          // --cassettes DIR
   std::string on_miss = "error";  // error | upstream
   mock::UpstreamOptions upstream; // --on-miss upstream
+  double session_ttl_s = 600;     // --session-ttl
 };
 
 // A long-running server must give memory back after a ledger reset. glibc raises its trim threshold
@@ -95,10 +99,22 @@ void use_cassettes(ServeArgs& args, const mock::Script& script) {
   args.server.forwarder = mock::make_cassette_forwarder({args.cassettes, args.server.time_scale}, std::move(on_miss));
 }
 
+// The session API (harness/sessions/README.md) on /__llmchaos/sessions: cases played from a team's own
+// tests, at the server's --time-scale and --seed.
+std::shared_ptr<sessions::SessionApi> session_api(mock::MockServer& server, Clock& clock, const ServeArgs& args) {
+  sessions::SessionOptions options;
+  options.time_scale = args.server.time_scale;
+  options.seed = args.server.seed;
+  options.ttl_ms = args.session_ttl_s * 1000;
+  options.id_salt = static_cast<std::uint64_t>(clock.now_ms() * 1000) ^ static_cast<std::uint64_t>(::getpid());
+  return std::make_shared<sessions::SessionApi>(server.engine(), clock, [&server] { return server.base_url(); }, options);
+}
+
 int serve(ServeArgs args) {
   keep_heap_trimming();
   StopSignals stop_signals;  // before any thread starts
 
+  SteadyClock session_clock;  // before the server: the session API it holds reads it
   std::unique_ptr<mock::MockServer> server;
   Served served;
   try {
@@ -106,6 +122,7 @@ int serve(ServeArgs args) {
     use_cassettes(args, served.script);
     server = std::make_unique<mock::MockServer>(args.server);
     server->engine().install("", served.script);
+    server->set_admin_extension(session_api(*server, session_clock, args));
     server->start();
   } catch (...) {
     return report_start_error("serve");
@@ -119,6 +136,7 @@ int serve(ServeArgs args) {
   for (const auto& [name, route] : served.script.routes)
     std::cout << fmt::format("  route {} ({}): SDK base URL {}\n", name, to_string(route.dialect),
                              mock::sdk_base_url(base + "/" + name, route.dialect));
+  std::cout << fmt::format("session API: POST {}/__llmchaos/sessions with a case (harness/sessions/README.md)\n", base);
   std::cout.flush();
 
   const char* stopped_by = stop_signals.wait();
@@ -151,6 +169,11 @@ void add_serve(CLI::App& app, int& exit_code) {
                   "PEM file of CA certificates trusted for https:// upstreams besides the system store")
       ->check(CLI::ExistingFile)
       ->needs(cassettes);
+  sub->add_option("--session-ttl", args->session_ttl_s,
+                  "seconds a session of the session API (POST /__llmchaos/sessions) lives without a call before it "
+                  "is ended (its namespace removed)")
+      ->check(finite_between(0, 604'800, /*min_open=*/true))
+      ->capture_default_str();
   sub->callback([args, &exit_code] { exit_code = serve(*args); });
 }
 

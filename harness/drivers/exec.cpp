@@ -8,7 +8,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <boost/json.hpp>
 #include <cerrno>
 #include <chrono>
 #include <cstdlib>
@@ -114,47 +113,9 @@ class ExecSession final : public CaseSession {
   ExecSession(const CaseEnv& env, const DriverOptions& options)
       : env_(env), command_(options.exec_command), opened_ms_(now_ms()) {
     base_env_ = inherited_environment();
-    auto set = [&](const std::string& key, const std::string& value) { base_env_.push_back(key + "=" + value); };
-    set("LLMCHAOS_CASE", env.c->name);
-    std::string fallbacks;
-    for (const auto& [name, endpoint] : env.endpoints) {
-      set(fmt::format("LLMCHAOS_{}_BASE_URL", env_route_name(name)), sdk_base_url(endpoint));
-      set(fmt::format("LLMCHAOS_{}_DIALECT", env_route_name(name)), std::string(to_string(endpoint.dialect)));
-    }
-    const auto& wf = env.c->policy.workflow;
-    for (const auto& f : wf.fallback) fallbacks += (fallbacks.empty() ? "" : ",") + f;
-    set("LLMCHAOS_PRIMARY", wf.primary);
-    set("LLMCHAOS_FALLBACK", fallbacks);
-    set("LLMCHAOS_ROUTES", [&] {
-      std::string all;
-      for (const auto& [name, e] : env.endpoints) all += (all.empty() ? "" : ",") + name;
-      return all;
-    }());
-    set("LLMCHAOS_POLICY_JSON", case_policy_json(env));  // the case's own budget, for a client that takes it
-    set("LLMCHAOS_TIME_SCALE", fmt::format("{}", env.time_scale));
-    // The case's [tier]: the program, started per request, keeps the windows in the state directory.
-    if (const auto& t = env.c->tier) {
-      if (t->requests_per_minute) set("LLMCHAOS_TIER_RPM", std::to_string(*t->requests_per_minute));
-      if (t->requests_per_day) set("LLMCHAOS_TIER_RPD", std::to_string(*t->requests_per_day));
-      if (t->tokens_per_minute) set("LLMCHAOS_TIER_TPM", fmt::format("{}", *t->tokens_per_minute));
-    }
-    // The case's [groups]: a group the workflow names (LLMCHAOS_PRIMARY / _FALLBACK) has no base URL of its
-    // own; its members are routes with theirs, and the program balances among them by their weights.
-    if (!env.c->groups.empty()) {
-      std::string names;
-      for (const auto& [name, members] : env.c->groups) {
-        names += (names.empty() ? "" : ",") + name;
-        std::string list;
-        for (const auto& m : members) {
-          list += (list.empty() ? "" : ",") + m;
-          set(fmt::format("LLMCHAOS_{}_WEIGHT", env_route_name(m)), fmt::format("{}", env.c->weight_of(m)));
-        }
-        set(fmt::format("LLMCHAOS_GROUP_{}", env_route_name(name)), list);
-      }
-      set("LLMCHAOS_GROUPS", names);
-    }
+    for (auto& var : exec_environment(case_facts(env))) base_env_.push_back(std::move(var));
     state_dir_ = make_state_dir();
-    set("LLMCHAOS_STATE_DIR", state_dir_);
+    base_env_.push_back("LLMCHAOS_STATE_DIR=" + state_dir_);
   }
   ~ExecSession() override {
     std::error_code ec;
@@ -165,7 +126,7 @@ class ExecSession final : public CaseSession {
 
   client::DecisionLog send(const client::WorkflowRequest& request) override {
     client::WorkflowRequest r = request;
-    r.operation_id = fmt::format("{}-r{}", env_.ns, ++sent_);
+    r.operation_id = request_operation_id(env_.ns, ++sent_);
     auto env = base_env_;
     env.push_back("LLMCHAOS_REQUEST=" + request_json(r));
     env.push_back("LLMCHAOS_OPERATION_ID=" + r.operation_id);
@@ -174,7 +135,6 @@ class ExecSession final : public CaseSession {
     // Stop before the runner's hard deadline, so the hang is ours to report (with the output).
     const double budget = env_.deadline_real_ms > 0 ? env_.deadline_real_ms * 0.9 - (now_ms() - opened_ms_) : 60'000;
     auto run = run_program(command_, env, std::max(100.0, budget));
-    const double ended_ms = now_ms();
     output_ += fmt::format("--- request {} ---\n{}", sent_, run.out.text());
     if (auto e = run.err.text(); !e.empty()) output_ += "--- stderr ---\n" + e;
     if (output_.size() > output_cap) output_ = output_.substr(0, output_cap) + "\n[... output cut]\n";
@@ -200,43 +160,13 @@ class ExecSession final : public CaseSession {
       throw UnknownVerdict("crash", fmt::format("the program was ended by signal {} ({}) (shell exit {})", code - 128,
                                                 strsignal(code - 128), code), output_);
 
-    // The optional last line {"outcome": "...", "text": "..."}; without it the exit code decides.
-    std::optional<ReportedOutcome> reported;
-    std::string text;
-    boost::json::value contract;
-    if (auto line = run.out.last_line(); !line.empty() && line.front() == '{') {
-      boost::system::error_code ec;
-      auto v = boost::json::parse(line, ec);
-      if (!ec && v.is_object()) {
-        contract = v;
-        const auto& o = v.as_object();
-        if (auto* t = o.if_contains("text"); t && t->is_string()) text = std::string(t->as_string());
-        if (auto* oc = o.if_contains("outcome"); oc && oc->is_string()) {
-          reported = parse_reported_outcome(oc->as_string());
-          if (!reported)
-            throw UnknownVerdict("error: contract", fmt::format("unknown outcome \"{}\" in the last stdout line",
-                                                                std::string_view(oc->as_string())), output_);
-        }
-      }
-    }
     auto ledger = env_.engine->ledger(env_.ns);
     std::vector<LedgerEntry> attempts(ledger.begin() + static_cast<std::ptrdiff_t>(std::min(before, ledger.size())), ledger.end());
-    if (reported && reported->limited) {  // its tier refused the request: it never ran
-      client::DecisionLog refused;
-      refused.operation_id = r.operation_id;
-      refused.limited_by = "rate_limited";
-      if (const auto* o = contract.if_object())
-        if (auto* by = o->if_contains("limited_by"); by && by->is_string() && !by->as_string().empty())
-          refused.limited_by = std::string(by->as_string());
-      return refused;
+    try {
+      return contract_log(run.out.last_line(), code == 0, r.operation_id, attempts, *env_.c);
+    } catch (const UnknownVerdict& e) {  // an unknown outcome name: shown with the program's output
+      throw UnknownVerdict(e.reason, e.what(), output_);
     }
-    auto log = outside_log(r.operation_id, reported, code == 0, std::move(text), attempts, *env_.c);
-    // The request's time as the mock saw it, first arrival to last answer: a runtime's start-up and
-    // exit (node takes seconds on a loaded machine) are not the workflow's retry budget.
-    (void)ended_ms;
-    if (!attempts.empty()) log.elapsed_ms = std::max(1.0, attempts.back().finished_at_ms - attempts.front().received_at_ms);
-    if (const auto* c = contract.if_object()) read_answer_facts(*c, log);
-    return log;
   }
   bool has_decision_log() const override { return false; }
   std::string output() const override { return output_; }

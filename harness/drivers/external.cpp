@@ -57,12 +57,6 @@ std::vector<std::string> inherited_environment() {
   return out;
 }
 
-std::string request_json(const client::WorkflowRequest& r) {
-  boost::json::object o{{"model", r.model},         {"prompt", r.prompt},   {"stream", r.stream},
-                        {"tool_call", r.tool_call}, {"prefill", r.prefill}, {"operation_id", r.operation_id}};
-  return boost::json::serialize(o);
-}
-
 std::optional<ReportedOutcome> parse_reported_outcome(std::string_view name) {
   if (auto o = parse_enum<Outcome>(name)) {
     const bool success = *o == Outcome::primary_success || *o == Outcome::retry_recovery || *o == Outcome::fallback_recovery;
@@ -121,12 +115,6 @@ void read_answer_facts(const boost::json::object& o, client::DecisionLog& log) {
   str("model", log.model);
   num("input_tokens", log.input_tokens);
   num("output_tokens", log.output_tokens);
-}
-
-std::string env_route_name(std::string_view route) {
-  std::string out;
-  for (unsigned char ch : route) out += std::isalnum(ch) ? static_cast<char>(std::toupper(ch)) : '_';
-  return out;
 }
 
 std::string sdk_base_url(const client::Endpoint& e) { return mock::sdk_base_url(e.base_url, e.dialect); }

@@ -13,11 +13,9 @@
 #include "llmchaos/client/executor.hpp"
 #include "llmchaos/core/ledger.hpp"
 #include "llmchaos/harness/case.hpp"
+#include "llmchaos/harness/exec_contract.hpp"  // request_json, env_route_name
 
 namespace llmchaos::harness::driver_units {
-
-// {"model": ..., "prompt": ..., "stream": ..., "tool_call": ..., "prefill": ..., "operation_id": ...}
-std::string request_json(const client::WorkflowRequest& request);
 
 // An outcome name (primary_success, retry_recovery, fallback_recovery, degraded, queued, fail_closed)
 // or an alias: "success" / "ok" (the ledger says which success), "error" / "failed" (fail_closed).
@@ -42,9 +40,6 @@ client::DecisionLog outside_log(const std::string& operation_id, std::optional<R
 // Optional facts of the answer a program or service reports: "route", "model", "input_tokens",
 // "output_tokens" (the contract's JSON line, or the gateway's answer).
 void read_answer_facts(const boost::json::object& o, client::DecisionLog& log);
-
-// Env-var name of a route: upper-cased, every non-alphanumeric character -> '_'.
-std::string env_route_name(std::string_view route);
 
 // The base URL a client of `dialect` is configured with for an endpoint (openai: .../v1).
 std::string sdk_base_url(const client::Endpoint& endpoint);

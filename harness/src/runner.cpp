@@ -95,8 +95,9 @@ struct Shared {
   SteadyClock clock;
 };
 
-// The same routes with nothing scripted: every attempt is healthy (the alive_after probe).
-mock::Script healthy(const mock::Script& script) {
+}  // namespace
+
+mock::Script healthy_script(const mock::Script& script) {
   mock::Script out = script;
   for (auto& [name, route] : out.routes) {
     route.steps.clear();
@@ -105,7 +106,47 @@ mock::Script healthy(const mock::Script& script) {
   return out;
 }
 
-}  // namespace
+CaseEnv case_env(const Case& c, const std::string& ns, const std::string& mock_base_url, const RunOptions& options) {
+  CaseEnv env;
+  env.c = &c;
+  env.ns = ns;
+  env.mock_base_url = mock_base_url;
+  for (const auto& [name, route] : c.script.routes)
+    env.endpoints[name] = client::Endpoint{name, route.dialect, fmt::format("{}/{}/{}", mock_base_url, ns, name)};
+  env.time_scale = options.time_scale;
+  env.seed = case_seed(options.seed, c.name);
+  env.deadline_real_ms = c.deadline_real_ms(options.time_scale, options.min_deadline_ms);
+  return env;
+}
+
+void collect_ledger(History& h, mock::Engine& engine, const std::string& ns, Clock& clock, const std::atomic<bool>& cancelled) {
+  h.ledger = engine.ledger(ns);
+  for (int i = 0; i < 200 && !cancelled && std::any_of(h.ledger.begin(), h.ledger.end(), [](const LedgerEntry& e) { return !e.finished; }); ++i) {
+    clock.sleep_ms(5);
+    h.ledger = engine.ledger(ns);
+  }
+  split_foreign(h);  // a forwarded drain, a health check: shown apart, never the requests' attempts
+  h.side_effects = engine.side_effects(ns);
+}
+
+CaseResult unknown_result(const Case& c, const std::string& reason, const std::string& message,
+                          std::vector<LedgerEntry> ledger) {
+  History h;
+  h.ledger = std::move(ledger);
+  CaseResult r = check_case(c, h, CheckOptions{});
+  r.verdict = Verdict::unknown;
+  r.unknown_reason = reason;
+  r.checks.insert(r.checks.begin(), CheckResult{"deadline", false, message});
+  return r;
+}
+
+CaseResult not_applicable_result(const Case& c, const std::string& reason) {
+  CaseResult r = check_case(c, History{}, CheckOptions{});
+  r.verdict = Verdict::na;
+  r.reason = reason;
+  r.checks = {CheckResult{c.exact_time ? "exact_time" : "capabilities", true, reason}};
+  return r;
+}
 
 namespace detail {
 
@@ -115,18 +156,10 @@ Played play_case(const Case& c, const std::string& ns, const CaseWorld& world, c
   auto& clock = world.clock;
   const double scale = options.time_scale;
 
-  CaseEnv env;
-  env.c = &c;
-  env.ns = ns;
-  env.mock_base_url = world.base_url;
-  for (const auto& [name, route] : c.script.routes)
-    env.endpoints[name] = client::Endpoint{name, route.dialect, fmt::format("{}/{}/{}", env.mock_base_url, ns, name)};
-  env.time_scale = scale;
-  env.seed = case_seed(options.seed, c.name);
+  CaseEnv env = case_env(c, ns, world.base_url, options);
   env.clock = &clock;
   env.engine = &engine;
   env.make_transport = options.make_transport ? options.make_transport : live_transport();
-  env.deadline_real_ms = c.deadline_real_ms(scale, options.min_deadline_ms);
 
   // The mock's draws for this case (slow latencies) from (--seed, case name): the same whatever --jobs
   // is, which namespace the case got, or what runs beside it; and the same as under --virtual-time.
@@ -160,16 +193,10 @@ Played play_case(const Case& c, const std::string& ns, const CaseWorld& world, c
   // An attempt the client gave up on ends in the ledger once the mock sees the close, a moment after the
   // client moved on: wait for that (bounded), so the ledger says how each attempt ended ("held, client
   // gave up at N ms"), not "unfinished". An attempt still open after the wait really is.
-  h.ledger = engine.ledger(ns);
-  for (int i = 0; i < 200 && !cancelled && std::any_of(h.ledger.begin(), h.ledger.end(), [](const LedgerEntry& e) { return !e.finished; }); ++i) {
-    clock.sleep_ms(5);
-    h.ledger = engine.ledger(ns);
-  }
-  split_foreign(h);  // a forwarded drain, a health check: shown apart, never the requests' attempts
-  h.side_effects = engine.side_effects(ns);
+  collect_ledger(h, engine, ns, clock, cancelled);
 
   if (c.checks.alive_after && !cancelled) {
-    engine.install(ns, healthy(c.script), env.seed);  // a fresh ledger; the stack keeps its breakers and pools
+    engine.install(ns, healthy_script(c.script), env.seed);  // a fresh ledger; the stack keeps its breakers and pools
     RequestRecord rec;
     const double start = clock.now_ms();
     rec.log = session->send(c.request);
@@ -195,17 +222,6 @@ CaseResult run_case(const Case& c, const std::string& ns, Shared& sh, const std:
   return result;
 }
 
-// A case that produced no history of its own (hang, crash): expectations and what the mock saw.
-CaseResult unknown_result(const Case& c, const std::string& reason, const std::string& message,
-                          std::vector<LedgerEntry> ledger) {
-  History h;
-  h.ledger = std::move(ledger);
-  CaseResult r = check_case(c, h, CheckOptions{});
-  r.verdict = Verdict::unknown;
-  r.unknown_reason = reason;
-  r.checks.insert(r.checks.begin(), CheckResult{"deadline", false, message});
-  return r;
-}
 
 // The system under test failed on its own although the provider served it (TargetFailure).
 CaseResult target_failure_result(const Case& c, const TargetFailure& e, std::vector<LedgerEntry> ledger) {
@@ -219,15 +235,6 @@ CaseResult target_failure_result(const Case& c, const TargetFailure& e, std::vec
   return r;
 }
 
-// A case a live run does not play (a capability the target declared it lacks, an exact_time case):
-// listed as n/a, not played.
-CaseResult not_applicable_result(const Case& c, const std::string& reason) {
-  CaseResult r = check_case(c, History{}, CheckOptions{});
-  r.verdict = Verdict::na;
-  r.reason = reason;
-  r.checks = {CheckResult{c.exact_time ? "exact_time" : "capabilities", true, reason}};
-  return r;
-}
 
 // Why a live run does not play a case ("" when it does): a capability the target declared it lacks,
 // or a time boundary only a virtual clock can hit (`exact_time`).

@@ -215,6 +215,14 @@ Plan json_plan(int status, std::string body) {
 
 Router::Router(Engine& engine, RouterOptions options) : engine_(engine), options_(std::move(options)) {}
 
+void Router::set_extension(std::shared_ptr<AdminExtension> extension) { extension_ = std::move(extension); }
+
+bool Router::extended(std::string_view target) const {
+  if (!extension_ || target.substr(0, admin_prefix.size()) != admin_prefix) return false;
+  const auto path = target.substr(0, target.find('?'));
+  return extension_->handles(path.substr(admin_prefix.size()));
+}
+
 namespace {
 // The names Router::reads_header says yes to: the engine's ledger headers, the admin token header, and
 // every header a dialect reads a credential from (require_auth), ordered by length, so that a name is
@@ -307,6 +315,12 @@ Routed Router::admin(const RawRequest& req, std::string_view path) {
     if (!bearer_matches(req.header("authorization"), options_.admin_token) &&
         req.header("x-llmchaos-admin-token") != options_.admin_token)
       return {error_json(401, "admin token required: send Authorization: Bearer TOKEN or x-llmchaos-admin-token"), {}};
+  }
+  if (extension_ && extension_->handles(path)) {
+    auto reply = extension_->handle(req, path);
+    Plan p = json_plan(reply.status, std::move(reply.body));
+    p.headers = {{"content-type", std::move(reply.content_type)}};
+    return {std::move(p), {}};
   }
   // /__llmchaos/X or /__llmchaos/ns/{ns}/X
   std::string ns;

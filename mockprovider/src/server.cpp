@@ -24,6 +24,7 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
+#include <boost/asio/thread_pool.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
 #include <boost/beast/core.hpp>
@@ -125,6 +126,8 @@ struct ServerCore {
   std::unordered_map<Session*, std::weak_ptr<Session>> sessions;
   std::atomic<bool> stopping{false};
   std::atomic<std::size_t> holds{0};  // sessions in a WireAction::hold
+  // Where an admin extension's requests run (MockServer::set_admin_extension): a handler may block.
+  std::optional<net::thread_pool> blocking;
   bool started = false;
   std::uint16_t port = 0;
   // Declared last: destroyed first, so frames torn down with it still find the engine and the registry.
@@ -199,6 +202,7 @@ class Session : public std::enable_shared_from_this<Session>, public ClientWire 
   net::awaitable<void> watchdog();
   FastHead parse_fast(RawRequest& req, bool& keep_alive);
   Routed route(RawRequest& req);
+  net::awaitable<Routed> route_blocking(RawRequest& req);
 
   ServerCore& server_;
   beast::tcp_stream stream_;
@@ -428,6 +432,14 @@ FastHead Session::parse_fast(RawRequest& req, bool& keep_alive) {
     buffer_.consume(read.consumed);
   }
   return read.verdict;
+}
+
+// An admin extension's request, routed on the blocking pool: its handler may wait (for a ledger to
+// settle) while the I/O threads go on serving the attempts it waits for.
+net::awaitable<Routed> Session::route_blocking(RawRequest& req) {
+  co_return co_await net::co_spawn(
+      server_.blocking->get_executor(), [this, &req]() -> net::awaitable<Routed> { co_return route(req); },
+      net::use_awaitable);
 }
 
 // The router's plan for a request, built in place (no move of the plan into a waiting one); the
@@ -764,7 +776,11 @@ net::awaitable<void> Session::run() {
       forward.emplace(ForwardRequest{req.method, req.target, req.headers, req.body, {}, {}, {}});
       req.target = redact_target(req.target);
     }
-    Routed routed = route(req);
+    // Not `c ? co_await a : b` (GCC 12's coroutine conditionals, see execute); a provider request's plan is
+    // still built in place.
+    const bool extended = server_.blocking && server_.router.extended(req.target);
+    Routed routed = extended ? Routed{} : route(req);
+    if (extended) routed = co_await route_blocking(req);
     std::optional<HoldSlot> hold_slot;
     if (routed.plan.action == WireAction::hold) {
       hold_slot.emplace(server_.holds, opt.max_held_connections);
@@ -900,6 +916,7 @@ void MockServer::stop() {
     std::unique_lock lock(im.mutex);
     im.idle_cv.wait_for(lock, std::chrono::milliseconds(500), [&] { return im.sessions.empty(); });
   }
+  if (im.blocking) im.blocking->join();  // an extension's handler ends on its own (bounded waits)
   im.ioc.stop();
   for (auto& t : im.threads) t.join();
   im.threads.clear();
@@ -913,5 +930,12 @@ std::string MockServer::base_url() const {
 }
 
 Engine& MockServer::engine() { return impl_->engine; }
+
+void MockServer::set_admin_extension(std::shared_ptr<AdminExtension> extension) {
+  auto& im = *impl_;
+  if (im.started) throw std::logic_error("MockServer::set_admin_extension after start()");
+  if (extension && !im.blocking) im.blocking.emplace(2);
+  im.router.set_extension(std::move(extension));
+}
 
 }  // namespace llmchaos::mock

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """A tiny exec-driver client: tries the primary once, then each fallback once (no retries), and prints
-the contract's last line. EXEC_CLIENT_MODE: hang (waits on a child process), crash (SIGSEGV), noline
+the contract's last line. EXEC_CLIENT_MODE: retry (each route tried twice), hang (waits on a child process), crash (SIGSEGV), noline
 (no contract line: the exit code says). The case's tier (LLMCHAOS_TIER_RPM / _RPD) is kept across the
 case's processes in LLMCHAOS_STATE_DIR: a request over it is refused ("rate_limited") unsent."""
 import json, os, re, signal, subprocess, sys, time, urllib.request
@@ -67,15 +67,17 @@ def call(route):
             "model": j.get("modelVersion", ""), "output_tokens": j.get("usageMetadata", {}).get("candidatesTokenCount", 0)}
 
 
+tries = 2 if mode == "retry" else 1  # retry: every failure retried once on its route (a quota 429 too: the bug)
 for i, route in enumerate(routes):
-    try:
-        answer = call(route)
-    except Exception as e:  # noqa: BLE001 - any failure moves on to the next route
-        print(f"{route}: {e}", file=sys.stderr)
-        continue
-    if mode != "noline":
-        print(json.dumps({"outcome": "primary_success" if i == 0 else "fallback_recovery", "route": route, **answer}))
-    sys.exit(0)
+    for _ in range(tries):
+        try:
+            answer = call(route)
+        except Exception as e:  # noqa: BLE001 - any failure moves on (retry, then the next route)
+            print(f"{route}: {e}", file=sys.stderr)
+            continue
+        if mode != "noline":
+            print(json.dumps({"outcome": "primary_success" if i == 0 else "fallback_recovery", "route": route, **answer}))
+        sys.exit(0)
 if mode != "noline":
     print(json.dumps({"outcome": "fail_closed", "text": ""}))
 sys.exit(3)

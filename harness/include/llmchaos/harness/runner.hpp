@@ -2,6 +2,7 @@
 // The runner: loads a suite, starts ONE mock provider on an ephemeral loopback port, runs every case
 // in its own namespace on a bounded worker pool, each under a hard real-time deadline (a hung case is
 // `unknown: hang` and the run goes on), and checks each history.
+#include <atomic>
 #include <cstdint>
 #include <iosfwd>
 #include <string>
@@ -62,6 +63,29 @@ struct VirtualCaseRun {
   History history;
 };
 VirtualCaseRun run_case_virtual(const Case& c, const RunOptions& options);
+
+// The environment of case `c` in namespace `ns` of the mock at `mock_base_url`: its routes' endpoints
+// there, the time scale, its seed (from the run's and its name) and its hard deadline. The clock, engine
+// and transport are the caller's to set.
+CaseEnv case_env(const Case& c, const std::string& ns, const std::string& mock_base_url, const RunOptions& options);
+
+// After a case's requests: the ledger of `ns` once every attempt has ended (a client that gave up is
+// seen closing a moment later: waits for that, at most a second), its foreign traffic split off
+// (split_foreign), and its side effects, into `history`.
+void collect_ledger(History& history, mock::Engine& engine, const std::string& ns, Clock& clock,
+                    const std::atomic<bool>& cancelled);
+
+// A case that produced no history of its own (hang, crash, a broken contract): its expectations, what the
+// mock saw, verdict unknown with `reason`, and a failed "deadline" check saying `message`.
+CaseResult unknown_result(const Case& c, const std::string& reason, const std::string& message,
+                          std::vector<LedgerEntry> ledger);
+
+// The same routes with nothing scripted: every attempt is healthy (the alive_after probe).
+mock::Script healthy_script(const mock::Script& script);
+
+// A case a live run does not play (a capability the target declared it lacks, an exact_time case):
+// listed as n/a with `reason`, not played.
+CaseResult not_applicable_result(const Case& c, const std::string& reason);
 
 // The live transport (Beast HTTP/1.1 + SSE over loopback).
 TransportFactory live_transport();

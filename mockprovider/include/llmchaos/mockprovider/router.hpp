@@ -3,12 +3,14 @@
 // provider routes (/{route}/... and /{ns}/{route}/...). The Beast session reads a request, asks the
 // router, executes the plan and reports how it ended. Fuzzers and tests call it directly.
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
+#include "llmchaos/mockprovider/admin_extension.hpp"
 #include "llmchaos/mockprovider/engine.hpp"
 #include "llmchaos/mockprovider/plan.hpp"
 
@@ -44,6 +46,10 @@ class Router {
   // Whether the router (or the engine behind it) reads this request header (lower-cased name): a
   // server may pass only those on.
   static bool reads_header(std::string_view name);
+  // The app's admin endpoints (nullptr: none). Set before the server starts.
+  void set_extension(std::shared_ptr<AdminExtension> extension);
+  // Whether `target` is an admin path of the extension: the server routes it off its I/O threads.
+  bool extended(std::string_view target) const;
   // Answers for requests the session could not read whole: 413 (body over the limit) in the dialect of
   // the route the target names (generic JSON when none), 431 (header too large), 400 (bad HTTP), 503
   // (over a limit: the route's dialect's overloaded error, generic JSON when none).
@@ -53,6 +59,7 @@ class Router {
   Routed admin(const RawRequest& req, std::string_view path);
   Engine& engine_;
   RouterOptions options_;
+  std::shared_ptr<AdminExtension> extension_;
 };
 
 // A JSON reply that is not a provider answer (admin, 404 of an unknown route).

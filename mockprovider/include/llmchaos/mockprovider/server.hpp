@@ -4,6 +4,7 @@
 #include <memory>
 #include <string>
 
+#include "llmchaos/mockprovider/admin_extension.hpp"
 #include "llmchaos/mockprovider/engine.hpp"
 
 namespace llmchaos::mock {
@@ -40,6 +41,9 @@ class MockServer {
   std::uint16_t port() const;
   std::string base_url() const;  // "http://127.0.0.1:PORT"
   Engine& engine();
+  // Adds the app's admin endpoints (admin_extension.hpp); before start(). Their requests run on a small
+  // pool of their own, off the I/O threads.
+  void set_admin_extension(std::shared_ptr<AdminExtension> extension);
 
  private:
   struct Impl;

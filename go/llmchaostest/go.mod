@@ -1,0 +1,3 @@
+module llmchaos.example/llmchaostest
+
+go 1.22
