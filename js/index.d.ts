@@ -2,7 +2,7 @@
 export interface RouteFacts { base_url: string; dialect: string }
 export interface Check { name: string; passed: boolean; message: string }
 export interface Verdict {
-  verdict: 'pass' | 'fail' | 'unknown';
+  verdict: 'pass' | 'fail' | 'unknown' | 'n/a';
   case?: string;
   file?: string;
   expected: string;
@@ -56,6 +56,8 @@ export declare class Chaos {
   case(file: string): Promise<Case>;
   run(file: string, body: (c: Case) => Promise<void> | void): Promise<Verdict>;
   report(): Promise<unknown>;
+  /** junit.xml, report.json, report.md, report.html of every case this server judged, into dir */
+  writeReports(dir: string): Promise<string>;
   stop(): Promise<void>;
 }
 export declare function startLlmchaos(options?: StartOptions): Promise<Chaos>;

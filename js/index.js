@@ -94,14 +94,16 @@ class Case {
   // Throws CaseFailed with the checker's messages unless the verdict is a pass.
   assertPassed() {
     if (!this.verdict) throw new CaseFailed(`llmchaos case "${this.name}" (${this.file}): finish() was never called: nothing was judged`);
+    if (this.verdict.verdict === 'n/a') return this.verdict;  // exact_time: only a virtual clock can judge it
     if (this.verdict.verdict !== 'pass') throw new CaseFailed(verdictMessage(this.verdict, this.name));
     return this.verdict;
   }
 }
 
 class Chaos {
-  constructor(proc, url, options) {
+  constructor(proc, url, options, binary) {
     this.proc = proc;
+    this.binary = binary;
     this.url = url;
     this.baseDir = options.baseDir || process.cwd();
     this.judged = [];
@@ -126,6 +128,20 @@ class Chaos {
   }
 
   async report() { return this.call('GET', `${SESSIONS}/report`); }
+
+  // junit.xml, report.json, report.md and report.html of every case this server judged (`report merge`).
+  async writeReports(dir) {
+    fs.mkdirSync(dir, { recursive: true });
+    const file = path.join(dir, 'sessions.json');
+    fs.writeFileSync(file, JSON.stringify(await this.report()));
+    try {
+      execFileSync(this.binary, ['report', 'merge', file, '--report-dir', dir], { stdio: 'pipe' });
+    } catch (e) {
+      if (e.status !== 1) throw new Error(`llmchaos report merge failed (${e.status}): ${String(e.stderr)}`);
+    } // exit 1: some case failed; the reports are written all the same
+    fs.rmSync(file);
+    return dir;
+  }
 
   async call(method, route, body) {
     const init = { method, headers: {} };
@@ -171,7 +187,7 @@ function startLlmchaos(options = {}) {
       if (!listening && line.startsWith('listening on ')) {
         listening = true;
         clearTimeout(timer);
-        resolve(new Chaos(proc, line.slice('listening on '.length).trim(), options));
+        resolve(new Chaos(proc, line.slice('listening on '.length).trim(), options, binary));
       }
     });
     proc.once('error', (e) => { clearTimeout(timer); reject(e); });

@@ -36,11 +36,15 @@ binary=$(run node -p 'require("llmchaostest").findBinary()')
 [[ $binary == "$app/node_modules/llmchaostest-linux-x64/bin/llmchaos" ]] || fail "the binary is not the platform package's: $binary"
 echo "binary: $binary"
 
-run npx vitest run >"$work/fixed.log" 2>&1
+run env LLMCHAOS_REPORT_DIR="$work/report" npx vitest run >"$work/fixed.log" 2>&1
 code=$?
 cat "$work/fixed.log"
 [[ $code == 0 ]] || fail "the fixed service's Vitest suite exited $code"
 grep -Eq 'Tests +5 passed' "$work/fixed.log" || fail "expected 5 passed tests"
+for f in junit.xml report.json report.md report.html; do
+  [[ -s $work/report/$f ]] || fail "chaos.writeReports wrote no $f"
+done
+grep -q 'quota 429 goes to the fallback' "$work/report/report.md" || fail "report.md does not name the quota case"
 
 CHAT_SERVICE_RULES=before run npx vitest run >"$work/before.log" 2>&1
 code=$?

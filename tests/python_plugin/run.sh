@@ -2,8 +2,8 @@
 # CTest python_plugin_example (label python): scripts/package builds the wheel around the already-built
 # binary (no second C++ build), the wheel is installed from its file into a fresh venv (the test lock,
 # pinned by hash; no source tree on sys.path, no llmchaos on PATH), and examples/apps/python's suite runs
-# through it: the fixed service passes every case and writes the four reports; the "before" rules fail
-# naming the quota case and its failed check. Exit 77 (skip) without python3-venv or the registry.
+# through it: the fixed service passes every case and writes the four reports; the plugin's own tests
+# (python/tests) pass; the "before" rules fail naming the quota case and its failed check. Exit 77 (skip) without python3-venv or the registry.
 set -uo pipefail
 llmchaos=$1 root=$2 build=$3
 work=$(mktemp -d)
@@ -42,6 +42,13 @@ for f in junit.xml report.json report.md report.html; do
   [[ -s $work/report/$f ]] || fail "--llmchaos-report wrote no $f"
 done
 grep -q 'quota 429 goes to the fallback' "$work/report/report.md" || fail "report.md does not name the quota case"
+
+# The plugin's own tests (pytester): marker ids and errors, the checker's messages, one server per xdist worker.
+(cd "$work" && env -u PYTHONPATH -u LLMCHAOS_BIN PATH="$clean_path" PYTHONDONTWRITEBYTECODE=1 \
+   "$work/venv/bin/python" -m pytest -p no:cacheprovider -q "$root/python/tests") >"$work/plugin.log" 2>&1
+code=$?
+cat "$work/plugin.log"
+[[ $code == 0 ]] || fail "python/tests (the plugin's own tests) exited $code"
 
 CHAT_SERVICE_RULES=before run >"$work/before.log" 2>&1
 code=$?

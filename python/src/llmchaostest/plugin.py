@@ -137,20 +137,33 @@ def _save_report_part(config: pytest.Config, server: Server) -> None:
         config._llmchaos_report_error = f"llmchaos: the server gave no report ({e})"  # type: ignore[attr-defined]
 
 
+def _one_run(reports: list[dict[str, Any]]) -> dict[str, Any]:
+    """Each server's report.json (one per xdist worker) as one run: the cases of all, in worker order.
+    The reader recomputes every total from the cases; the catalog is the judged cases themselves."""
+    if len(reports) == 1:
+        return reports[0]
+    run = dict(reports[0])
+    run["cases"] = [c for r in reports for c in r.get("cases", [])]
+    run["catalog"] = "sessions-" + "-".join(str(r.get("catalog", "")) for r in reports)[:200]
+    run["catalog_cases"] = len(run["cases"])
+    return run
+
+
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     config = session.config
     report = config.getoption("--llmchaos-report")
     if not report or _is_worker(config):
         return
     out = Path(report)
-    parts = sorted((out / PARTS).glob("*.json"))
+    parts = sorted(p for p in (out / PARTS).glob("*.json") if p.name != "all-servers.json")
     if not parts:
         config._llmchaos_report_note = (getattr(config, "_llmchaos_report_error", "")  # type: ignore[attr-defined]
                                         or f"llmchaos: no case was judged, no report written to {out}")
         return
     from .binary import find_binary
-    cmd = [find_binary(config.getoption("--llmchaos-bin")), "report", "merge", *map(str, parts),
-           "--report-dir", str(out)]
+    merged = out / PARTS / "all-servers.json"
+    merged.write_text(json.dumps(_one_run([json.loads(p.read_text()) for p in parts])))
+    cmd = [find_binary(config.getoption("--llmchaos-bin")), "report", "merge", str(merged), "--report-dir", str(out)]
     done = subprocess.run(cmd, capture_output=True, text=True)
     # exit 1 = some case failed: the reports are written all the same; 2 = they could not be merged
     note = f"llmchaos: reports of {len(parts)} server(s) written to {out}" if done.returncode in (0, 1) else (

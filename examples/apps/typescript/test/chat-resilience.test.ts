@@ -9,7 +9,10 @@ const casesDir = path.resolve(__dirname, '../../cases/chat');
 let chaos: Chaos;
 
 beforeAll(async () => { chaos = await startLlmchaos({ baseDir: casesDir }); });
-afterAll(async () => { await chaos?.stop(); });
+afterAll(async () => {
+  if (process.env.LLMCHAOS_REPORT_DIR) await chaos?.writeReports(process.env.LLMCHAOS_REPORT_DIR);
+  await chaos?.stop();
+});
 
 function serviceRoutes(c: Case): Route[] {
   return c.routeOrder.map((name) => ({ name, baseUrl: c.baseUrl(name), dialect: c.dialect(name) }));
