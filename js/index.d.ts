@@ -45,6 +45,10 @@ export declare class Case {
   baseUrl(route: string): string;
   dialect(route: string): string;
   finish(seen: Seen | Seen[]): Promise<Verdict>;
+  /** the case checks the client still works after it: alive(), one more request, one more finish object */
+  readonly aliveAfter: boolean;
+  /** the routes turn healthy; resolves to the probe request's Idempotency-Key */
+  alive(): Promise<string>;
   ledger(): Promise<unknown>;
   end(): Promise<void>;
   /** throws CaseFailed with the checker's messages unless the verdict is a pass */

@@ -83,6 +83,11 @@ class Case {
     return this.verdict;
   }
 
+  // [checks] alive_after: after the requests, alive() turns the routes healthy and returns the probe's
+  // Idempotency-Key; send one more request, then finish with one more object.
+  get aliveAfter() { return Boolean(this.facts.alive_after); }
+  async alive() { return (await this.chaos.call('POST', `${SESSIONS}/${this.id}/alive`)).operation_id; }
+
   ledger() { return this.chaos.call('GET', `${SESSIONS}/${this.id}`); }
 
   async end() {

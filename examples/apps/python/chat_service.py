@@ -35,6 +35,7 @@ class Seen:
     text: str = ""
     route: str = ""
     model: str = ""
+    output_tokens: int = 0  # the serving answer's usage: what a cost meter records
 
 
 @dataclass
@@ -51,18 +52,20 @@ def _post(url: str, body: dict, headers: dict, timeout_s: float) -> dict:
         return json.loads(answer.read())
 
 
-def _call(route: Route, prompt: str, timeout_s: float, request_id: str) -> tuple[str, str]:
-    """One attempt: (text, model), or urllib's HTTPError / URLError / TimeoutError."""
+def _call(route: Route, prompt: str, timeout_s: float, request_id: str) -> tuple[str, str, int]:
+    """One attempt: (text, model, output tokens), or urllib's HTTPError / URLError / TimeoutError."""
     key = {"idempotency-key": request_id} if request_id else {}
     if route.dialect == "anthropic":
         got = _post(route.base_url + "/v1/messages",
                     {"model": route.model, "max_tokens": 64, "messages": [{"role": "user", "content": prompt}]},
                     {"x-api-key": "sk-example", "anthropic-version": "2023-06-01", **key}, timeout_s)
-        return "".join(b.get("text", "") for b in got.get("content", [])), got.get("model", "")
+        return ("".join(b.get("text", "") for b in got.get("content", [])), got.get("model", ""),
+                int(got.get("usage", {}).get("output_tokens", 0)))
     got = _post(route.base_url + "/chat/completions",
                 {"model": route.model, "messages": [{"role": "user", "content": prompt}]},
                 {"authorization": "Bearer sk-example", **key}, timeout_s)
-    return got["choices"][0]["message"]["content"] or "", got.get("model", "")
+    return (got["choices"][0]["message"]["content"] or "", got.get("model", ""),
+            int(got.get("usage", {}).get("completion_tokens", 0)))
 
 
 def _failure(e: Exception) -> Failure:
@@ -81,8 +84,8 @@ def classify(prompt: str, routes: list[Route], max_attempts: int = 3, deadline_s
         while attempts < max_attempts:
             attempts += 1
             try:
-                text, model = _call(route, prompt, attempt_timeout_s, request_id)
-                return Seen("success", text, route.name, model)
+                text, model, tokens = _call(route, prompt, attempt_timeout_s, request_id)
+                return Seen("success", text, route.name, model, tokens)
             except (urllib.error.URLError, TimeoutError, OSError) as e:
                 failure = _failure(e)
             left_s = deadline_s - (time.monotonic() - start)

@@ -8,7 +8,7 @@ import * as before from './retry-rules-before';
 const rules = process.env.CHAT_SERVICE_RULES === 'before' ? before : fixed;
 
 export interface Route { name: string; baseUrl: string; dialect: string; model?: string }
-export interface Seen { outcome: 'success' | 'error'; text?: string; route?: string; model?: string }
+export interface Seen { outcome: 'success' | 'error'; text?: string; route?: string; model?: string; output_tokens?: number }
 export interface Budget { maxAttempts: number; deadlineMs: number; attemptTimeoutMs: number; requestId?: string }
 
 class HttpFailure extends Error {
@@ -32,19 +32,19 @@ async function post(url: string, body: unknown, headers: Record<string, string>,
   return JSON.parse(text);
 }
 
-async function call(route: Route, prompt: string, b: Budget): Promise<{ text: string; model: string }> {
+async function call(route: Route, prompt: string, b: Budget): Promise<{ text: string; model: string; tokens: number }> {
   const key: Record<string, string> = b.requestId ? { 'idempotency-key': b.requestId } : {};
   const model = route.model ?? 'gpt-mock';
   if (route.dialect === 'anthropic') {
     const got = await post(`${route.baseUrl}/v1/messages`,
       { model, max_tokens: 64, messages: [{ role: 'user', content: prompt }] },
       { 'x-api-key': 'sk-example', 'anthropic-version': '2023-06-01', ...key }, b.attemptTimeoutMs);
-    return { text: (got.content ?? []).map((c: any) => c.text ?? '').join(''), model: got.model ?? '' };
+    return { text: (got.content ?? []).map((c: any) => c.text ?? '').join(''), model: got.model ?? '', tokens: got.usage?.output_tokens ?? 0 };
   }
   const got = await post(`${route.baseUrl}/chat/completions`,
     { model, messages: [{ role: 'user', content: prompt }] },
     { authorization: 'Bearer sk-example', ...key }, b.attemptTimeoutMs);
-  return { text: got.choices[0].message.content ?? '', model: got.model ?? '' };
+  return { text: got.choices[0].message.content ?? '', model: got.model ?? '', tokens: got.usage?.completion_tokens ?? 0 };
 }
 
 export async function classify(prompt: string, routes: Route[], b: Budget): Promise<Seen> {
@@ -55,8 +55,8 @@ export async function classify(prompt: string, routes: Route[], b: Budget): Prom
       attempts += 1;
       let failure: HttpFailure;
       try {
-        const { text, model } = await call(route, prompt, b);
-        return { outcome: 'success', text, route: route.name, model };
+        const { text, model, tokens } = await call(route, prompt, b);
+        return { outcome: 'success', text, route: route.name, model, output_tokens: tokens };
       } catch (e) {
         failure = e instanceof HttpFailure ? e : new HttpFailure(0, String(e), null);
       }

@@ -126,6 +126,16 @@ class Case:
         self.server.judged.append(self.verdict.raw)
         return self.verdict
 
+    @property
+    def alive_after(self) -> bool:
+        """The case checks the client still works after it ([checks] alive_after): call alive(), send
+        one more request with the key it returns, and finish with one more object."""
+        return bool(self.facts.get("alive_after"))
+
+    def alive(self) -> str:
+        """POST .../alive: the routes turn healthy; returns the probe request's Idempotency-Key."""
+        return str(self.server.call("POST", f"/__llmchaos/sessions/{self.id}/alive").get("operation_id", ""))
+
     def ledger(self) -> dict[str, Any]:
         """GET /__llmchaos/sessions/{id}: the routes and the ledger so far."""
         return self.server.call("GET", f"/__llmchaos/sessions/{self.id}")
