@@ -5,6 +5,7 @@
 #include <memory>
 
 #include <boost/json.hpp>
+#include <fmt/format.h>
 
 #include "llmchaos/core/clock.hpp"
 #include "llmchaos/mockprovider/server.hpp"
