@@ -12,19 +12,9 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/llmchaos-ci-workflow.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 fail() { echo "ci_workflow: $*" >&2; exit 1; }
 
-# The `run: |` block of the step with this id (its lines, indentation removed).
-step() {
-  awk -v id="$1" '
-    $0 ~ "id: " id "$" { found = 1; next }
-    found && /^ *run: \|/ { match($0, /^ */); indent = RLENGTH; inblock = 1; next }
-    inblock {
-      match($0, /^ */)
-      if ($0 !~ /^ *$/ && RLENGTH <= indent) exit
-      print substr($0, indent + 3)
-    }' "$workflow"
-}
-shard_step=$(step llmchaos-shard)
-merge_step=$(step llmchaos-merge)
+source "$(dirname "$0")/yaml_steps.sh"
+shard_step=$(step "$workflow" llmchaos-shard)
+merge_step=$(step "$workflow" llmchaos-merge)
 [[ -n $shard_step ]] || fail "no step 'id: llmchaos-shard' with a run block in $workflow"
 [[ -n $merge_step ]] || fail "no step 'id: llmchaos-merge' with a run block in $workflow"
 matrix=$(sed -n 's/^ *shard: \[\(.*\)\]$/\1/p' "$workflow" | tr -d ' ' | tr ',' ' ')

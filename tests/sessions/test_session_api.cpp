@@ -5,10 +5,12 @@
 #include <memory>
 
 #include <boost/json.hpp>
+#include <fmt/format.h>
 
 #include "llmchaos/core/clock.hpp"
 #include "llmchaos/mockprovider/server.hpp"
 #include "llmchaos/net/http_call.hpp"
+#include "llmchaos/reports/json.hpp"
 #include "llmchaos/sessions/session_api.hpp"
 #include "test_env.hpp"
 
@@ -199,4 +201,42 @@ alive_after = true
   for (const auto& c : v.at("checks").as_array())
     if (c.at("name").as_string() == "alive_after") alive_checked = c.at("passed").as_bool();
   CHECK(alive_checked);
+}
+
+TEST_CASE("GET .../sessions/report: report.json of every session judged, its latest finish each", "[sessions][socket]") {
+  Served s;
+  auto open = [&] {
+    auto created = s.call("POST", "/__llmchaos/sessions", quota_case, {{"content-type", "application/toml"}});
+    REQUIRE(created.status == 201);
+    return body_of(created);
+  };
+  auto finish = [&](const std::string& id, const std::string& seen) {
+    REQUIRE(s.call("POST", "/__llmchaos/sessions/" + id + "/finish", seen).status == 200);
+  };
+  auto empty = s.call("GET", "/__llmchaos/sessions/report");
+  REQUIRE(empty.status == 200);
+  CHECK(reports::run_from_json(empty.body, "report").cases.empty());
+
+  auto passing = open(), failing = open();
+  const auto pass_id = str(passing.at("id")), fail_id = str(failing.at("id"));
+  CHECK(s.chat(str(passing.at("routes").at("primary").at("base_url")), str(passing.at("request").at("operation_id"))).status == 429);
+  CHECK(s.chat(str(passing.at("routes").at("backup").at("base_url")), str(passing.at("request").at("operation_id"))).status == 200);
+  finish(pass_id, R"({"outcome": "error"})");  // judged fail first, then again with what the client saw
+  finish(pass_id, R"({"outcome": "success", "route": "backup"})");
+  const auto fkey = str(failing.at("request").at("operation_id"));
+  CHECK(s.chat(str(failing.at("routes").at("primary").at("base_url")), fkey).status == 429);
+  CHECK(s.chat(str(failing.at("routes").at("primary").at("base_url")), fkey).status == 200);
+  finish(fail_id, R"({"outcome": "success", "route": "primary"})");
+
+  auto got = s.call("GET", "/__llmchaos/sessions/report");
+  REQUIRE(got.status == 200);
+  INFO(got.body);
+  auto run = reports::run_from_json(got.body, "report");
+  REQUIRE(run.cases.size() == 2);
+  CHECK(run.driver == "session");
+  CHECK(run.cases[0].verdict == harness::Verdict::pass);  // its second finish replaced the first
+  CHECK(run.cases[1].verdict == harness::Verdict::fail);
+  CHECK(run.catalog_cases == 2);
+  CHECK_FALSE(run.catalog.empty());
+  CHECK(s.call("POST", "/__llmchaos/sessions/report", "{}").status == 405);
 }

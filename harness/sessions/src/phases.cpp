@@ -41,6 +41,10 @@ std::variant<Call, ApiError> route_call(std::string_view method, std::string_vie
     return not_allowed(method, path, "POST, GET");
   }
   const std::string id(segs[1]);
+  if (segs.size() == 2 && id == "report") {  // never an id: ids are hex digits and a count
+    if (method == "GET") return Call{Op::report, {}};
+    return not_allowed(method, path, "GET");
+  }
   if (segs.size() == 2) {
     if (method == "GET") return Call{Op::show, id};
     if (method == "DELETE") return Call{Op::end, id};

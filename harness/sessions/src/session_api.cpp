@@ -9,7 +9,9 @@
 #include "llmchaos/core/ledger_json.hpp"
 #include "llmchaos/harness/exec_contract.hpp"
 #include "llmchaos/harness/runner.hpp"
+#include "llmchaos/harness/shard.hpp"
 #include "llmchaos/mockprovider/router.hpp"
+#include "llmchaos/reports/json.hpp"
 #include "llmchaos/sessions/phases.hpp"
 
 namespace json = boost::json;
@@ -32,6 +34,18 @@ struct SessionApi::Session {
 namespace {
 mock::AdminReply reply(int status, const json::value& body) { return {status, json::serialize(body)}; }
 mock::AdminReply error_reply(const ApiError& e) { return reply(e.status, json::object{{"error", e.message}}); }
+
+// A session's latest verdict replaces its earlier one; a new session's goes last.
+void remember(std::vector<std::pair<std::string, harness::CaseResult>>& judged, std::mutex& m, const std::string& id,
+              const harness::CaseResult& r) {
+  std::lock_guard lock(m);
+  for (auto& [known, earlier] : judged)
+    if (known == id) {
+      earlier = r;
+      return;
+    }
+  judged.emplace_back(id, r);
+}
 
 // The requests' records, each with its operation id (what the caller sends as Idempotency-Key).
 std::vector<harness::RequestRecord> request_records(const std::string& ns, int count) {
@@ -82,6 +96,7 @@ mock::AdminReply SessionApi::handle(const mock::RawRequest& request, std::string
   const auto& call = std::get<Call>(routed);
   if (call.op == Op::create) return create(request);
   if (call.op == Op::list) return list();
+  if (call.op == Op::report) return report();
   auto s = find(call.id);
   if (!s)
     return error_reply({404, fmt::format("no session \"{}\" (ended, expired after {:.0f} s without a call, or never created)",
@@ -187,9 +202,29 @@ mock::AdminReply SessionApi::finish(Session& s, const mock::RawRequest& request)
   }
   auto result = judge(s.c, std::move(h), std::get<std::vector<std::string>>(seen), judging);
   s.finished = true;
+  remember(judged_, mutex_, s.id, result);
   auto body = verdict_json(result);
   body["id"] = s.id;
   return reply(200, body);
+}
+
+// GET /__llmchaos/sessions/report: report.json (the `run --json` format) of every session judged so far,
+// one case each (its latest finish), as one run of the driver "session"; `report merge` writes the four
+// reports from it. Its catalog is the judged cases themselves.
+mock::AdminReply SessionApi::report() {
+  harness::RunResult run;
+  run.driver = "session";
+  run.seed = options_.seed;
+  run.time_scale = options_.time_scale;
+  {
+    std::lock_guard lock(mutex_);
+    for (const auto& [id, r] : judged_) run.cases.push_back(r);
+  }
+  std::vector<std::pair<std::string, std::string>> catalog;
+  for (const auto& c : run.cases) catalog.emplace_back(c.folder, c.name);
+  run.catalog = harness::catalog_digest(catalog);
+  run.catalog_cases = static_cast<int>(run.cases.size());
+  return reply(200, reports::to_json_value(run));
 }
 
 mock::AdminReply SessionApi::list() {

@@ -20,7 +20,7 @@
 namespace llmchaos::sessions {
 
 // ---- the endpoint ----
-enum class Op { create, show, finish, probe, end, list };
+enum class Op { create, show, finish, probe, end, list, report };
 struct Call {
   Op op = Op::show;
   std::string id;  // empty for create and list

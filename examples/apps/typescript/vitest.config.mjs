@@ -1,0 +1,1 @@
+export default { test: { testTimeout: 30000, hookTimeout: 30000 } };

@@ -1,0 +1,177 @@
+"""The pytest plugin (entry point pytest11): a session-scoped `llmchaos serve` per process (so one per
+xdist worker), the `llmchaos` fixture, the `llmchaos_cases` marker and `--llmchaos-report DIR`."""
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+from typing import Any, Iterator
+
+import pytest
+
+from .server import Server, ServerError
+from .session import Case
+
+PARTS = ".parts"  # DIR/.parts/<worker>.json: each server's report.json, merged into DIR at the end
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("llmchaos", "llmchaos fault-injection cases (llmchaostest)")
+    group.addoption("--llmchaos-bin", default=None,
+                    help="the llmchaos binary (default: the wheel's own, else LLMCHAOS_BIN, else PATH)")
+    group.addoption("--llmchaos-time-scale", default=None, type=float,
+                    help="the server's --time-scale: every delay and budget of a case is scripted ms x this "
+                         "(default: ini llmchaos_time_scale, else 1)")
+    group.addoption("--llmchaos-report", default=None, metavar="DIR",
+                    help="write junit.xml, report.json, report.md and report.html of every case judged")
+    parser.addini("llmchaos_time_scale", "default --llmchaos-time-scale", default="1")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "llmchaos_cases(folder): run the test once per case file of the folder "
+                                       "(the test takes the `llmchaos_case_path` argument)")
+    report = config.getoption("--llmchaos-report")
+    if report and not _is_worker(config):
+        parts = Path(report) / PARTS
+        parts.mkdir(parents=True, exist_ok=True)
+        for old in parts.glob("*.json"):
+            old.unlink()
+
+
+def _is_worker(config: pytest.Config) -> bool:
+    return hasattr(config, "workerinput")
+
+
+def _worker_id(config: pytest.Config) -> str:
+    return getattr(config, "workerinput", {}).get("workerid", "main")
+
+
+def _case_files(folder: Path) -> list[Path]:
+    return sorted(p for p in folder.rglob("*.toml") if p.is_file())
+
+
+def _resolve(path: str | Path, near: Path, root: Path) -> Path:
+    """A case path as written in a test: absolute, else beside the test file, else under the rootdir."""
+    p = Path(path)
+    if p.is_absolute():
+        return p
+    for base in (near, root):
+        if (base / p).exists():
+            return base / p
+    return near / p
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    marker = metafunc.definition.get_closest_marker("llmchaos_cases")
+    if marker is None:
+        return
+    if "llmchaos_case_path" not in metafunc.fixturenames:
+        raise pytest.UsageError(f"{metafunc.definition.nodeid}: @pytest.mark.llmchaos_cases needs the test to "
+                                "take the `llmchaos_case_path` argument")
+    if len(marker.args) != 1:
+        raise pytest.UsageError(f"{metafunc.definition.nodeid}: @pytest.mark.llmchaos_cases takes one folder")
+    folder = _resolve(marker.args[0], Path(metafunc.definition.path).parent, metafunc.config.rootpath)
+    files = _case_files(folder) if folder.is_dir() else []
+    if not files:
+        raise pytest.UsageError(f"{metafunc.definition.nodeid}: @pytest.mark.llmchaos_cases({marker.args[0]!r}): "
+                                f"no case files (*.toml) in {folder}")
+    ids = [f.relative_to(folder).with_suffix("").as_posix() for f in files]
+    metafunc.parametrize("llmchaos_case_path", files, ids=ids)
+
+
+@pytest.fixture(scope="session")
+def llmchaos_server(request: pytest.FixtureRequest) -> Iterator[Server]:
+    """`llmchaos serve --port 0`, one per test process (per xdist worker), stopped at the session's end."""
+    config = request.config
+    scale = config.getoption("--llmchaos-time-scale")
+    if scale is None:
+        scale = float(config.getini("llmchaos_time_scale"))
+    server = Server(binary=config.getoption("--llmchaos-bin"), time_scale=scale).start()
+    try:
+        yield server
+    finally:
+        try:
+            _save_report_part(config, server)
+        finally:
+            server.stop()
+
+
+class Chaos:
+    """The `llmchaos` fixture: `llmchaos.case(PATH)` opens a session (a context manager yielding a Case)."""
+
+    def __init__(self, server: Server, near: Path, root: Path):
+        self.server = server
+        self._near, self._root = near, root
+        self._open: list[Case] = []
+
+    @property
+    def url(self) -> str:
+        return self.server.url
+
+    def case(self, path: str | Path) -> Case:
+        opened = self.server.case(_resolve(path, self._near, self._root))
+        self._open.append(opened)
+        return opened
+
+    def _close(self) -> None:
+        for c in self._open:
+            c.end()
+
+
+@pytest.fixture
+def llmchaos(llmchaos_server: Server, request: pytest.FixtureRequest) -> Iterator[Chaos]:
+    chaos = Chaos(llmchaos_server, Path(request.node.path).parent, request.config.rootpath)
+    yield chaos
+    chaos._close()
+
+
+def _save_report_part(config: pytest.Config, server: Server) -> None:
+    report = config.getoption("--llmchaos-report")
+    if not report or not server.judged:
+        return
+    part = Path(report) / PARTS / f"{_worker_id(config)}.json"
+    part.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        part.write_text(json.dumps(server.report()))
+    except ServerError as e:
+        config._llmchaos_report_error = f"llmchaos: the server gave no report ({e})"  # type: ignore[attr-defined]
+
+
+def _one_run(reports: list[dict[str, Any]]) -> dict[str, Any]:
+    """Each server's report.json (one per xdist worker) as one run: the cases of all, in worker order.
+    The reader recomputes every total from the cases; the catalog is the judged cases themselves."""
+    if len(reports) == 1:
+        return reports[0]
+    run = dict(reports[0])
+    run["cases"] = [c for r in reports for c in r.get("cases", [])]
+    run["catalog"] = "sessions-" + "-".join(str(r.get("catalog", "")) for r in reports)[:200]
+    run["catalog_cases"] = len(run["cases"])
+    return run
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    config = session.config
+    report = config.getoption("--llmchaos-report")
+    if not report or _is_worker(config):
+        return
+    out = Path(report)
+    parts = sorted(p for p in (out / PARTS).glob("*.json") if p.name != "all-servers.json")
+    if not parts:
+        config._llmchaos_report_note = (getattr(config, "_llmchaos_report_error", "")  # type: ignore[attr-defined]
+                                        or f"llmchaos: no case was judged, no report written to {out}")
+        return
+    from .binary import find_binary
+    merged = out / PARTS / "all-servers.json"
+    merged.write_text(json.dumps(_one_run([json.loads(p.read_text()) for p in parts])))
+    cmd = [find_binary(config.getoption("--llmchaos-bin")), "report", "merge", str(merged), "--report-dir", str(out)]
+    done = subprocess.run(cmd, capture_output=True, text=True)
+    # exit 1 = some case failed: the reports are written all the same; 2 = they could not be merged
+    note = f"llmchaos: reports of {len(parts)} server(s) written to {out}" if done.returncode in (0, 1) else (
+        f"llmchaos: `{' '.join(cmd)}` failed ({done.returncode}): {done.stderr.strip()}")
+    config._llmchaos_report_note = note  # type: ignore[attr-defined]
+
+
+def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
+    note = getattr(config, "_llmchaos_report_note", None)
+    if note:
+        terminalreporter.write_line(note)
