@@ -1,0 +1,4 @@
+"""google-genai, hardened (llmchaos_py/sdk.py). Run by `llmchaos run --driver exec`, one process per request."""
+from llmchaos_py.sdk import run_hardened
+
+run_hardened("gemini")
