@@ -44,7 +44,7 @@ grep -Eq 'Tests +5 passed' "$work/fixed.log" || fail "expected 5 passed tests"
 for f in junit.xml report.json report.md report.html; do
   [[ -s $work/report/$f ]] || fail "chaos.writeReports wrote no $f"
 done
-grep -q 'quota 429 goes to the fallback' "$work/report/report.md" || fail "report.md does not name the quota case"
+grep -q 'quota 429 goes to the fallback' "$work/report/junit.xml" || fail "junit.xml does not name the quota case"
 
 CHAT_SERVICE_RULES=before run npx vitest run >"$work/before.log" 2>&1
 code=$?

@@ -234,6 +234,8 @@ TEST_CASE("GET .../sessions/report: report.json of every session judged, its lat
   auto run = reports::run_from_json(got.body, "report");
   REQUIRE(run.cases.size() == 2);
   CHECK(run.driver == "session");
+  CHECK(run.cases[0].name == "session: quota 429 falls back");  // the same case in two sessions: told apart
+  CHECK(run.cases[1].name == "session: quota 429 falls back (session " + fail_id + ")");
   CHECK(run.cases[0].verdict == harness::Verdict::pass);  // its second finish replaced the first
   CHECK(run.cases[1].verdict == harness::Verdict::fail);
   CHECK(run.catalog_cases == 2);

@@ -2,6 +2,7 @@
 #include "llmchaos/sessions/session_api.hpp"
 
 #include <atomic>
+#include <set>
 
 #include <boost/json.hpp>
 #include <fmt/format.h>
@@ -210,7 +211,8 @@ mock::AdminReply SessionApi::finish(Session& s, const mock::RawRequest& request)
 
 // GET /__llmchaos/sessions/report: report.json (the `run --json` format) of every session judged so far,
 // one case each (its latest finish), as one run of the driver "session"; `report merge` writes the four
-// reports from it. Its catalog is the judged cases themselves.
+// reports from it. Its catalog is the judged cases themselves; a case judged again in another session is
+// listed again, its name followed by "(session ID)".
 mock::AdminReply SessionApi::report() {
   harness::RunResult run;
   run.driver = "session";
@@ -218,7 +220,12 @@ mock::AdminReply SessionApi::report() {
   run.time_scale = options_.time_scale;
   {
     std::lock_guard lock(mutex_);
-    for (const auto& [id, r] : judged_) run.cases.push_back(r);
+    std::set<std::string> names;
+    for (const auto& [id, r] : judged_) {
+      run.cases.push_back(r);
+      // a case judged by several sessions: one report entry each, told apart by the session's id
+      if (!names.insert(r.name).second) run.cases.back().name += fmt::format(" (session {})", id);
+    }
   }
   std::vector<std::pair<std::string, std::string>> catalog;
   for (const auto& c : run.cases) catalog.emplace_back(c.folder, c.name);
