@@ -37,7 +37,7 @@ run --llmchaos-report "$work/report" >"$work/fixed.log" 2>&1
 code=$?
 cat "$work/fixed.log"
 [[ $code == 0 ]] || fail "the fixed service's suite exited $code"
-grep -Eq '^5 passed' "$work/fixed.log" || fail "expected 5 passed"
+grep -Eq "^5 passed" "$work/fixed.log" || fail "expected 5 passed"
 for f in junit.xml report.json report.md report.html; do
   [[ -s $work/report/$f ]] || fail "--llmchaos-report wrote no $f"
 done
