@@ -2,11 +2,14 @@
 // created over HTTP, a real provider request against its route, finish, verdict.
 #include <catch2/catch.hpp>
 
+#include <filesystem>
 #include <memory>
 
 #include <boost/json.hpp>
+#include <fmt/format.h>
 
 #include "llmchaos/core/clock.hpp"
+#include "llmchaos/core/file_text.hpp"
 #include "llmchaos/mockprovider/server.hpp"
 #include "llmchaos/net/http_call.hpp"
 #include "llmchaos/sessions/session_api.hpp"
@@ -39,8 +42,10 @@ struct Served {
   ManualClock clock;  // the sessions' clock (TTL): the test moves it
   std::unique_ptr<mock::MockServer> server;
   std::shared_ptr<sessions::SessionApi> api;
-  explicit Served(double ttl_ms = 60'000) {
-    server = std::make_unique<mock::MockServer>(mock::ServerOptions{});
+  explicit Served(double ttl_ms = 60'000, std::string admin_token = {}) {
+    mock::ServerOptions so;
+    so.admin_token = std::move(admin_token);
+    server = std::make_unique<mock::MockServer>(so);
     sessions::SessionOptions o;
     o.ttl_ms = ttl_ms;
     auto* s = server.get();
@@ -119,6 +124,17 @@ TEST_CASE("create, a real request on the route, finish: the checker's verdict", 
       if (c.at("name").as_string() == "action") action_failed = !c.at("passed").as_bool();
     CHECK(action_failed);
     CHECK_THAT(str(v.at("summary")), Catch::Contains("session: quota 429 falls back") && Catch::Contains("action: expected fallback"));
+    // The four reports of what this server judged.
+    const auto dir = std::filesystem::temp_directory_path() / fmt::format("llmchaos-session-reports-{}", s.server->port());
+    auto written = s.call("POST", "/__llmchaos/sessions/reports", json::serialize(json::object{{"dir", dir.string()}}));
+    REQUIRE(written.status == 200);
+    auto w = body_of(written);
+    CHECK(w.at("cases").as_int64() == 1);
+    CHECK(w.at("failed").as_int64() == 1);
+    CHECK(w.at("written").as_array().size() == 4);
+    CHECK_THAT(read_file_text((dir / "report.json").string()), Catch::Contains("session: quota 429 falls back"));
+    CHECK_THAT(read_file_text((dir / "junit.xml").string()), Catch::Contains("<failure"));
+    std::filesystem::remove_all(dir);
   }
 }
 
@@ -199,4 +215,11 @@ alive_after = true
   for (const auto& c : v.at("checks").as_array())
     if (c.at("name").as_string() == "alive_after") alive_checked = c.at("passed").as_bool();
   CHECK(alive_checked);
+}
+
+TEST_CASE("with an admin token the session API needs it, as every admin path", "[sessions][socket]") {
+  Served s(60'000, "t0ken");
+  CHECK(s.call("POST", "/__llmchaos/sessions", quota_case).status == 401);
+  auto created = s.call("POST", "/__llmchaos/sessions", quota_case, {{"authorization", "Bearer t0ken"}});
+  CHECK(created.status == 201);
 }

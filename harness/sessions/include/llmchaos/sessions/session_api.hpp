@@ -10,9 +10,12 @@
 #include <mutex>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "llmchaos/core/clock.hpp"
 #include "llmchaos/harness/case.hpp"
+#include "llmchaos/harness/result.hpp"
 #include "llmchaos/mockprovider/admin_extension.hpp"
 #include "llmchaos/mockprovider/engine.hpp"
 
@@ -43,6 +46,7 @@ class SessionApi final : public mock::AdminExtension {
   mock::AdminReply finish(Session& s, const mock::RawRequest& request);
   mock::AdminReply probe(Session& s);
   mock::AdminReply list();
+  mock::AdminReply write_reports(const mock::RawRequest& request);
   void end(Session& s);
 
   mock::Engine& engine_;
@@ -52,6 +56,10 @@ class SessionApi final : public mock::AdminExtension {
   mutable std::mutex mutex_;
   std::map<std::string, std::shared_ptr<Session>> sessions_;
   std::uint64_t created_ = 0;
+  // Every judged session's last verdict (id, result), first-judged order, for the reports; at most
+  // max_judged kept (the oldest dropped).
+  std::vector<std::pair<std::string, harness::CaseResult>> judged_;
+  static constexpr std::size_t max_judged = 10'000;
 };
 
 }  // namespace llmchaos::sessions
