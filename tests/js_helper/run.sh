@@ -26,8 +26,8 @@ mkdir -p "$work/apps"
 cp -r "$root/examples/apps/typescript" "$root/examples/apps/cases" "$work/apps/"
 rm -rf "$work/apps/typescript/node_modules"
 app=$work/apps/typescript
-(cd "$app" && npm ci --no-audit --no-fund --loglevel=error >/dev/null) || fail "npm ci (vitest from the lock)"
-(cd "$app" && npm install --no-save --no-audit --no-fund --loglevel=error \
+(cd "$app" && npm ci --prefer-offline --no-audit --no-fund --loglevel=error >/dev/null) || fail "npm ci (vitest from the lock)"
+(cd "$app" && npm install --no-save --prefer-offline --no-audit --no-fund --loglevel=error \
    "$dist"/llmchaostest-linux-x64-*.tgz "$dist"/llmchaostest-[0-9]*.tgz >/dev/null) || fail "installing the tarballs"
 
 clean_path=$(printf '%s' "$PATH" | tr ':' '\n' | while read -r d; do [[ -x $d/llmchaos ]] || printf '%s:' "$d"; done)
@@ -56,8 +56,8 @@ grep -q 'check no_hammering failed' "$work/before.log" || fail "the checker's fa
 # The same tarballs under Jest (CommonJS, no transform): a passing and a failing client on the quota case.
 mkdir -p "$work/jest"
 cp "$root/tests/js_helper/jest/package.json" "$root/tests/js_helper/jest/package-lock.json" "$root/tests/js_helper/jest/helper.test.js" "$work/jest/"
-(cd "$work/jest" && npm ci --no-audit --no-fund --loglevel=error >/dev/null) || fail "npm ci (jest from the lock)"
-(cd "$work/jest" && npm install --no-save --no-audit --no-fund --loglevel=error \
+(cd "$work/jest" && npm ci --prefer-offline --no-audit --no-fund --loglevel=error >/dev/null) || fail "npm ci (jest from the lock)"
+(cd "$work/jest" && npm install --no-save --prefer-offline --no-audit --no-fund --loglevel=error \
    "$dist"/llmchaostest-linux-x64-*.tgz "$dist"/llmchaostest-[0-9]*.tgz >/dev/null) || fail "installing the tarballs beside jest"
 (cd "$work/jest" && env -u LLMCHAOS_BIN PATH="$clean_path" LLMCHAOS_CASES="$work/apps/cases/chat" npx jest) >"$work/jest.log" 2>&1
 code=$?
