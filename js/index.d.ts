@@ -59,9 +59,8 @@ export declare class Chaos {
   readonly judged: Verdict[];
   case(file: string): Promise<Case>;
   run(file: string, body: (c: Case) => Promise<void> | void): Promise<Verdict>;
-  report(): Promise<unknown>;
-  /** junit.xml, report.json, report.md, report.html of every case this server judged, into dir */
-  writeReports(dir: string): Promise<string>;
+  /** junit.xml, report.json, report.md, report.html of every case this server judged, into dir (one dir per test file) */
+  writeReports(dir: string): Promise<{ written: string[]; cases: number; passed: number; failed: number; unknown: number }>;
   stop(): Promise<void>;
 }
 export declare function startLlmchaos(options?: StartOptions): Promise<Chaos>;

@@ -132,20 +132,12 @@ class Chaos {
     }
   }
 
-  async report() { return this.call('GET', `${SESSIONS}/report`); }
-
-  // junit.xml, report.json, report.md and report.html of every case this server judged (`report merge`).
+  // junit.xml, report.json, report.md and report.html of every case this server judged, into dir
+  // (POST /__llmchaos/sessions/reports). One server per test file: give each file a dir of its own.
   async writeReports(dir) {
-    fs.mkdirSync(dir, { recursive: true });
-    const file = path.join(dir, 'sessions.json');
-    fs.writeFileSync(file, JSON.stringify(await this.report()));
-    try {
-      execFileSync(this.binary, ['report', 'merge', file, '--report-dir', dir], { stdio: 'pipe' });
-    } catch (e) {
-      if (e.status !== 1) throw new Error(`llmchaos report merge failed (${e.status}): ${String(e.stderr)}`);
-    } // exit 1: some case failed; the reports are written all the same
-    fs.rmSync(file);
-    return dir;
+    const folder = path.resolve(dir);
+    fs.mkdirSync(folder, { recursive: true });
+    return this.call('POST', `${SESSIONS}/reports`, { dir: folder });
   }
 
   async call(method, route, body) {

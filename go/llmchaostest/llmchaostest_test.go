@@ -256,3 +256,43 @@ func TestUnfinishedSessionsExpire(t *testing.T) {
 		t.Fatalf("the expired session's route should be gone, got %d", code)
 	}
 }
+
+func TestSequenceFinishesWithOneSeenPerRequest(t *testing.T) {
+	needServer(t)
+	c := CaseText(t, `
+name = "llmchaostest: a sequence of two, the second retried"
+expect = "retry"
+expect_attempts = { primary = 3 }
+[workflow]
+primary = "primary"
+max_total_attempts = 2
+[route.primary]
+dialect = "openai"
+script = [{ fault = "ok" }, { fault = "overloaded" }]
+[sequence]
+count = 2
+interval_ms = 50
+`)
+	if c.Requests != 2 || len(c.OperationIDs) != 2 {
+		t.Fatalf("requests %d, operation ids %v", c.Requests, c.OperationIDs)
+	}
+	var seen []Seen
+	for i, key := range c.OperationIDs {
+		if i > 0 {
+			time.Sleep(time.Duration(c.IntervalMS * float64(time.Millisecond)))
+		}
+		status, text := chat(t, c.BaseURL("primary"), key)
+		if status != 200 { // the second request's 503: retried once on the same route
+			status, text = chat(t, c.BaseURL("primary"), key)
+		}
+		seen = append(seen, Seen{Outcome: "success", Text: text, Route: "primary"})
+	}
+	v := c.Finish(seen...)
+	if v.Attempts["primary"] != 3 || len(v.Actions) != 1 || v.Actions[0] != "retry" {
+		t.Fatalf("attempts %v actions %v: %s", v.Attempts, v.Actions, v.Message())
+	}
+	// One object for two requests is refused, naming the count.
+	if _, err := c.Judge(Seen{Outcome: "success"}); err == nil || !strings.Contains(err.Error(), "1 object(s) for 2 request(s)") {
+		t.Fatalf("a short finish should be a 400 naming the count, got %v", err)
+	}
+}

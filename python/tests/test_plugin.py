@@ -105,7 +105,7 @@ def test_no_finish(llmchaos):
     ])
 
 
-def test_one_server_per_xdist_worker_and_one_report(pytester, cases, tmp_path):
+def test_one_server_per_xdist_worker_and_one_report(pytester, cases, tmp_path, monkeypatch):
     pytest.importorskip("xdist")
     pytester.makepyfile(test_m='''
 import os
@@ -120,7 +120,7 @@ def test_each(llmchaos, llmchaos_case_path):
         f.write(os.environ.get("PYTEST_XDIST_WORKER", "main") + " " + llmchaos.url + "\\n")
 ''')
     servers = tmp_path / "servers.log"
-    pytester.monkeypatch.setenv("SERVERS_LOG", str(servers))
+    monkeypatch.setenv("SERVERS_LOG", str(servers))
     report = tmp_path / "report"
     result = pytester.runpytest("-p", "no:cacheprovider", "-n", "2", "--llmchaos-report", str(report))
     result.assert_outcomes(passed=4)

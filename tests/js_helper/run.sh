@@ -3,7 +3,7 @@
 # package carrying the already-built binary: no second C++ build), a fresh temporary project gets
 # examples/apps/typescript with vitest from its lock (npm ci) and the two tarballs, and Vitest runs the
 # example: the fixed service passes every case; the "before" rules fail naming the quota case and its
-# failed check. Exit 77 (skip) without node/npm, python3-venv (the packaging tools) or the registries.
+# failed check; tests/js_helper/jest runs the same tarballs under Jest. Exit 77 (skip) without node/npm, python3-venv (the packaging tools) or the registries.
 set -uo pipefail
 llmchaos=$1 root=$2 build=$3
 work=$(mktemp -d)
@@ -26,8 +26,8 @@ mkdir -p "$work/apps"
 cp -r "$root/examples/apps/typescript" "$root/examples/apps/cases" "$work/apps/"
 rm -rf "$work/apps/typescript/node_modules"
 app=$work/apps/typescript
-(cd "$app" && npm ci --no-audit --no-fund --loglevel=error >/dev/null) || fail "npm ci (vitest from the lock)"
-(cd "$app" && npm install --no-save --no-audit --no-fund --loglevel=error \
+(cd "$app" && npm ci --prefer-offline --no-audit --no-fund --loglevel=error >/dev/null) || fail "npm ci (vitest from the lock)"
+(cd "$app" && npm install --no-save --prefer-offline --no-audit --no-fund --loglevel=error \
    "$dist"/llmchaostest-linux-x64-*.tgz "$dist"/llmchaostest-[0-9]*.tgz >/dev/null) || fail "installing the tarballs"
 
 clean_path=$(printf '%s' "$PATH" | tr ':' '\n' | while read -r d; do [[ -x $d/llmchaos ]] || printf '%s:' "$d"; done)
@@ -44,7 +44,7 @@ grep -Eq 'Tests +5 passed' "$work/fixed.log" || fail "expected 5 passed tests"
 for f in junit.xml report.json report.md report.html; do
   [[ -s $work/report/$f ]] || fail "chaos.writeReports wrote no $f"
 done
-grep -q 'quota 429 goes to the fallback' "$work/report/report.md" || fail "report.md does not name the quota case"
+grep -q 'quota 429 goes to the fallback' "$work/report/junit.xml" || fail "junit.xml does not name the quota case"
 
 CHAT_SERVICE_RULES=before run npx vitest run >"$work/before.log" 2>&1
 code=$?
@@ -53,4 +53,16 @@ cat "$work/before.log"
 grep -q 'FAIL .*quota-429-falls-back.toml' "$work/before.log" || fail "the before suite does not fail the quota case by name"
 grep -q 'llmchaos case "quota 429 goes to the fallback, never retried"' "$work/before.log" || fail "no checker message naming the case"
 grep -q 'check no_hammering failed' "$work/before.log" || fail "the checker's failed check (no_hammering) is not named"
+# The same tarballs under Jest (CommonJS, no transform): a passing and a failing client on the quota case.
+mkdir -p "$work/jest"
+cp "$root/tests/js_helper/jest/package.json" "$root/tests/js_helper/jest/package-lock.json" "$root/tests/js_helper/jest/helper.test.js" "$work/jest/"
+(cd "$work/jest" && npm ci --prefer-offline --no-audit --no-fund --loglevel=error >/dev/null) || fail "npm ci (jest from the lock)"
+(cd "$work/jest" && npm install --no-save --prefer-offline --no-audit --no-fund --loglevel=error \
+   "$dist"/llmchaostest-linux-x64-*.tgz "$dist"/llmchaostest-[0-9]*.tgz >/dev/null) || fail "installing the tarballs beside jest"
+(cd "$work/jest" && env -u LLMCHAOS_BIN PATH="$clean_path" LLMCHAOS_CASES="$work/apps/cases/chat" npx jest) >"$work/jest.log" 2>&1
+code=$?
+cat "$work/jest.log"
+[[ $code == 0 ]] || fail "the Jest check exited $code"
+grep -Eq 'Tests: +2 passed' "$work/jest.log" || fail "expected 2 passed Jest tests"
+
 echo "js helper tier: fixed passes, before fails naming the case and its check, in $((SECONDS - start)) s"

@@ -37,11 +37,12 @@ run --llmchaos-report "$work/report" >"$work/fixed.log" 2>&1
 code=$?
 cat "$work/fixed.log"
 [[ $code == 0 ]] || fail "the fixed service's suite exited $code"
-grep -Eq '^5 passed' "$work/fixed.log" || fail "expected 5 passed"
+grep -Eq "^5 passed" "$work/fixed.log" || fail "expected 5 passed"
 for f in junit.xml report.json report.md report.html; do
   [[ -s $work/report/$f ]] || fail "--llmchaos-report wrote no $f"
 done
-grep -q 'quota 429 goes to the fallback' "$work/report/report.md" || fail "report.md does not name the quota case"
+grep -q 'quota 429 goes to the fallback' "$work/report/junit.xml" || fail "junit.xml does not name the quota case"
+grep -q '5 passed' "$work/report/report.md" || fail "report.md does not count 5 passed"
 
 # The plugin's own tests (pytester): marker ids and errors, the checker's messages, one server per xdist worker.
 (cd "$work" && env -u PYTHONPATH -u LLMCHAOS_BIN PATH="$clean_path" PYTHONDONTWRITEBYTECODE=1 \
@@ -50,7 +51,7 @@ code=$?
 cat "$work/plugin.log"
 [[ $code == 0 ]] || fail "python/tests (the plugin's own tests) exited $code"
 
-CHAT_SERVICE_RULES=before run >"$work/before.log" 2>&1
+CHAT_SERVICE_RULES=before run --llmchaos-report "$work/before-report" >"$work/before.log" 2>&1
 code=$?
 cat "$work/before.log"
 [[ $code == 1 ]] || fail "the before suite exited $code, expected 1 (tests failed)"
@@ -59,4 +60,5 @@ grep -q 'FAILED tests/test_chat_resilience.py::test_classify_under_chaos\[quota-
 grep -q 'llmchaos case "quota 429 goes to the fallback, never retried"' "$work/before.log" || fail "no checker message naming the case"
 grep -q 'check no_hammering failed' "$work/before.log" || fail "the checker's failed check (no_hammering) is not named"
 grep -Eq '^(FAILED|ERROR).*healthy-primary' "$work/before.log" && fail "the before rules must not fail the healthy case"
+grep -q 'quota 429 goes to the fallback, never retried' "$work/before-report/report.md" || fail "the before report.md does not list the failed case"
 echo "python plugin tier: fixed passes, before fails naming the case and its check, in $((SECONDS - start)) s"

@@ -35,6 +35,10 @@ TEST_CASE("session paths name their call; others are 404, other methods 405", "[
   CHECK(call("DELETE", "sessions/ab1").op == Op::end);
   CHECK(call("POST", "sessions/ab1/finish").op == Op::finish);
   CHECK(call("POST", "sessions/ab1/alive").op == Op::probe);
+  CHECK(call("POST", "sessions/reports").op == Op::reports);
+  CHECK(std::get<ApiError>(route_call("GET", "sessions/reports")).status == 405);
+  CHECK(std::get<std::string>(read_reports_body(R"({"dir": "out"})")) == "out");
+  CHECK(std::get<ApiError>(read_reports_body(R"({"folder": "out"})")).status == 400);
   CHECK(std::get<ApiError>(route_call("GET", "sessions/ab1/finish")).status == 405);
   CHECK(std::get<ApiError>(route_call("PUT", "sessions")).status == 405);
   CHECK(std::get<ApiError>(route_call("POST", "sessions/ab1/verdict")).status == 404);
@@ -106,7 +110,9 @@ TEST_CASE("judge: an outcome the contract does not know is unknown (error: contr
 
 TEST_CASE("judge: a sequence's attempts go to their request by Idempotency-Key", "[sessions]") {
   auto c = make_case(Action::none);
-  c.sequence = harness::Sequence{2, 0};
+  harness::Sequence two;
+  two.count = 2;
+  c.sequence = two;
   auto h = requests_of({entry(1, "primary", 0, FaultKind::ok, 200, 0, 1), entry(2, "primary", 1, FaultKind::server_500, 500, 2, 3, AttemptOutcome::completed, false, "op-2"),
                         entry(3, "backup", 0, FaultKind::ok, 200, 4, 5, AttemptOutcome::completed, false, "op-2")},
                        2);

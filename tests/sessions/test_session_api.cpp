@@ -2,15 +2,16 @@
 // created over HTTP, a real provider request against its route, finish, verdict.
 #include <catch2/catch.hpp>
 
+#include <filesystem>
 #include <memory>
 
 #include <boost/json.hpp>
 #include <fmt/format.h>
 
 #include "llmchaos/core/clock.hpp"
+#include "llmchaos/core/file_text.hpp"
 #include "llmchaos/mockprovider/server.hpp"
 #include "llmchaos/net/http_call.hpp"
-#include "llmchaos/reports/json.hpp"
 #include "llmchaos/sessions/session_api.hpp"
 #include "test_env.hpp"
 
@@ -41,8 +42,10 @@ struct Served {
   ManualClock clock;  // the sessions' clock (TTL): the test moves it
   std::unique_ptr<mock::MockServer> server;
   std::shared_ptr<sessions::SessionApi> api;
-  explicit Served(double ttl_ms = 60'000) {
-    server = std::make_unique<mock::MockServer>(mock::ServerOptions{});
+  explicit Served(double ttl_ms = 60'000, std::string admin_token = {}) {
+    mock::ServerOptions so;
+    so.admin_token = std::move(admin_token);
+    server = std::make_unique<mock::MockServer>(so);
     sessions::SessionOptions o;
     o.ttl_ms = ttl_ms;
     auto* s = server.get();
@@ -121,6 +124,17 @@ TEST_CASE("create, a real request on the route, finish: the checker's verdict", 
       if (c.at("name").as_string() == "action") action_failed = !c.at("passed").as_bool();
     CHECK(action_failed);
     CHECK_THAT(str(v.at("summary")), Catch::Contains("session: quota 429 falls back") && Catch::Contains("action: expected fallback"));
+    // The four reports of what this server judged.
+    const auto dir = std::filesystem::temp_directory_path() / fmt::format("llmchaos-session-reports-{}", s.server->port());
+    auto written = s.call("POST", "/__llmchaos/sessions/reports", json::serialize(json::object{{"dir", dir.string()}}));
+    REQUIRE(written.status == 200);
+    auto w = body_of(written);
+    CHECK(w.at("cases").as_int64() == 1);
+    CHECK(w.at("failed").as_int64() == 1);
+    CHECK(w.at("written").as_array().size() == 4);
+    CHECK_THAT(read_file_text((dir / "report.json").string()), Catch::Contains("session: quota 429 falls back"));
+    CHECK_THAT(read_file_text((dir / "junit.xml").string()), Catch::Contains("<failure"));
+    std::filesystem::remove_all(dir);
   }
 }
 
@@ -203,40 +217,9 @@ alive_after = true
   CHECK(alive_checked);
 }
 
-TEST_CASE("GET .../sessions/report: report.json of every session judged, its latest finish each", "[sessions][socket]") {
-  Served s;
-  auto open = [&] {
-    auto created = s.call("POST", "/__llmchaos/sessions", quota_case, {{"content-type", "application/toml"}});
-    REQUIRE(created.status == 201);
-    return body_of(created);
-  };
-  auto finish = [&](const std::string& id, const std::string& seen) {
-    REQUIRE(s.call("POST", "/__llmchaos/sessions/" + id + "/finish", seen).status == 200);
-  };
-  auto empty = s.call("GET", "/__llmchaos/sessions/report");
-  REQUIRE(empty.status == 200);
-  CHECK(reports::run_from_json(empty.body, "report").cases.empty());
-
-  auto passing = open(), failing = open();
-  const auto pass_id = str(passing.at("id")), fail_id = str(failing.at("id"));
-  CHECK(s.chat(str(passing.at("routes").at("primary").at("base_url")), str(passing.at("request").at("operation_id"))).status == 429);
-  CHECK(s.chat(str(passing.at("routes").at("backup").at("base_url")), str(passing.at("request").at("operation_id"))).status == 200);
-  finish(pass_id, R"({"outcome": "error"})");  // judged fail first, then again with what the client saw
-  finish(pass_id, R"({"outcome": "success", "route": "backup"})");
-  const auto fkey = str(failing.at("request").at("operation_id"));
-  CHECK(s.chat(str(failing.at("routes").at("primary").at("base_url")), fkey).status == 429);
-  CHECK(s.chat(str(failing.at("routes").at("primary").at("base_url")), fkey).status == 200);
-  finish(fail_id, R"({"outcome": "success", "route": "primary"})");
-
-  auto got = s.call("GET", "/__llmchaos/sessions/report");
-  REQUIRE(got.status == 200);
-  INFO(got.body);
-  auto run = reports::run_from_json(got.body, "report");
-  REQUIRE(run.cases.size() == 2);
-  CHECK(run.driver == "session");
-  CHECK(run.cases[0].verdict == harness::Verdict::pass);  // its second finish replaced the first
-  CHECK(run.cases[1].verdict == harness::Verdict::fail);
-  CHECK(run.catalog_cases == 2);
-  CHECK_FALSE(run.catalog.empty());
-  CHECK(s.call("POST", "/__llmchaos/sessions/report", "{}").status == 405);
+TEST_CASE("with an admin token the session API needs it, as every admin path", "[sessions][socket]") {
+  Served s(60'000, "t0ken");
+  CHECK(s.call("POST", "/__llmchaos/sessions", quota_case).status == 401);
+  auto created = s.call("POST", "/__llmchaos/sessions", quota_case, {{"authorization", "Bearer t0ken"}});
+  CHECK(created.status == 201);
 }

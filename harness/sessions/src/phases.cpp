@@ -41,9 +41,9 @@ std::variant<Call, ApiError> route_call(std::string_view method, std::string_vie
     return not_allowed(method, path, "POST, GET");
   }
   const std::string id(segs[1]);
-  if (segs.size() == 2 && id == "report") {  // never an id: ids are hex digits and a count
-    if (method == "GET") return Call{Op::report, {}};
-    return not_allowed(method, path, "GET");
+  if (segs.size() == 2 && id == "reports") {  // ids are hex and digits: never "reports"
+    if (method == "POST") return Call{Op::reports, {}};
+    return not_allowed(method, path, "POST");
   }
   if (segs.size() == 2) {
     if (method == "GET") return Call{Op::show, id};
@@ -227,6 +227,25 @@ json::object verdict_json(const harness::CaseResult& r) {
   if (!r.reason.empty()) out["reason"] = r.reason;
   if (!r.unknown_reason.empty()) out["unknown_reason"] = r.unknown_reason;
   return out;
+}
+
+std::variant<std::string, ApiError> read_reports_body(std::string_view body) {
+  boost::system::error_code ec;
+  auto v = json::parse(body, ec);
+  const auto* dir = !ec && v.is_object() ? v.as_object().if_contains("dir") : nullptr;
+  if (!dir || !dir->is_string() || dir->as_string().empty())
+    return ApiError{400, R"(reports: send {"dir": "PATH"}, the folder to write junit.xml, report.json, report.md and report.html into)"};
+  return std::string(dir->as_string());
+}
+
+harness::RunResult judged_run(std::vector<harness::CaseResult> cases, double time_scale, std::uint64_t seed) {
+  harness::RunResult run;
+  run.driver = "session";
+  run.time_scale = time_scale;
+  run.seed = seed;
+  for (std::size_t i = 0; i < cases.size(); ++i) cases[i].index = static_cast<int>(i);
+  run.cases = std::move(cases);
+  return run;
 }
 
 std::vector<std::string> expired(const std::map<std::string, double>& last_call_ms, double now_ms, double ttl_ms) {

@@ -1,7 +1,9 @@
 // The session API's I/O: the sessions, the engine's namespaces, the clock (phases.cpp decides).
 #include "llmchaos/sessions/session_api.hpp"
 
+#include <algorithm>
 #include <atomic>
+#include <filesystem>
 
 #include <boost/json.hpp>
 #include <fmt/format.h>
@@ -9,9 +11,8 @@
 #include "llmchaos/core/ledger_json.hpp"
 #include "llmchaos/harness/exec_contract.hpp"
 #include "llmchaos/harness/runner.hpp"
-#include "llmchaos/harness/shard.hpp"
 #include "llmchaos/mockprovider/router.hpp"
-#include "llmchaos/reports/json.hpp"
+#include "llmchaos/reports/reports.hpp"
 #include "llmchaos/sessions/phases.hpp"
 
 namespace json = boost::json;
@@ -34,18 +35,6 @@ struct SessionApi::Session {
 namespace {
 mock::AdminReply reply(int status, const json::value& body) { return {status, json::serialize(body)}; }
 mock::AdminReply error_reply(const ApiError& e) { return reply(e.status, json::object{{"error", e.message}}); }
-
-// A session's latest verdict replaces its earlier one; a new session's goes last.
-void remember(std::vector<std::pair<std::string, harness::CaseResult>>& judged, std::mutex& m, const std::string& id,
-              const harness::CaseResult& r) {
-  std::lock_guard lock(m);
-  for (auto& [known, earlier] : judged)
-    if (known == id) {
-      earlier = r;
-      return;
-    }
-  judged.emplace_back(id, r);
-}
 
 // The requests' records, each with its operation id (what the caller sends as Idempotency-Key).
 std::vector<harness::RequestRecord> request_records(const std::string& ns, int count) {
@@ -96,7 +85,7 @@ mock::AdminReply SessionApi::handle(const mock::RawRequest& request, std::string
   const auto& call = std::get<Call>(routed);
   if (call.op == Op::create) return create(request);
   if (call.op == Op::list) return list();
-  if (call.op == Op::report) return report();
+  if (call.op == Op::reports) return write_reports(request);
   auto s = find(call.id);
   if (!s)
     return error_reply({404, fmt::format("no session \"{}\" (ended, expired after {:.0f} s without a call, or never created)",
@@ -202,29 +191,16 @@ mock::AdminReply SessionApi::finish(Session& s, const mock::RawRequest& request)
   }
   auto result = judge(s.c, std::move(h), std::get<std::vector<std::string>>(seen), judging);
   s.finished = true;
-  remember(judged_, mutex_, s.id, result);
   auto body = verdict_json(result);
-  body["id"] = s.id;
-  return reply(200, body);
-}
-
-// GET /__llmchaos/sessions/report: report.json (the `run --json` format) of every session judged so far,
-// one case each (its latest finish), as one run of the driver "session"; `report merge` writes the four
-// reports from it. Its catalog is the judged cases themselves.
-mock::AdminReply SessionApi::report() {
-  harness::RunResult run;
-  run.driver = "session";
-  run.seed = options_.seed;
-  run.time_scale = options_.time_scale;
   {
     std::lock_guard lock(mutex_);
-    for (const auto& [id, r] : judged_) run.cases.push_back(r);
+    auto it = std::find_if(judged_.begin(), judged_.end(), [&](const auto& j) { return j.first == s.id; });
+    if (it != judged_.end()) it->second = std::move(result);
+    else judged_.emplace_back(s.id, std::move(result));
+    if (judged_.size() > max_judged) judged_.erase(judged_.begin());
   }
-  std::vector<std::pair<std::string, std::string>> catalog;
-  for (const auto& c : run.cases) catalog.emplace_back(c.folder, c.name);
-  run.catalog = harness::catalog_digest(catalog);
-  run.catalog_cases = static_cast<int>(run.cases.size());
-  return reply(200, reports::to_json_value(run));
+  body["id"] = s.id;
+  return reply(200, body);
 }
 
 mock::AdminReply SessionApi::list() {
@@ -232,6 +208,29 @@ mock::AdminReply SessionApi::list() {
   std::lock_guard lock(mutex_);
   for (const auto& [id, s] : sessions_) out.push_back(json::object{{"id", id}, {"namespace", s->ns}, {"case", s->c.name}});
   return reply(200, json::object{{"sessions", std::move(out)}, {"ttl_ms", options_.ttl_ms}});
+}
+
+mock::AdminReply SessionApi::write_reports(const mock::RawRequest& request) {
+  auto dir = read_reports_body(request.body);
+  if (auto* e = std::get_if<ApiError>(&dir)) return error_reply(*e);
+  std::vector<harness::CaseResult> cases;
+  {
+    std::lock_guard lock(mutex_);
+    for (const auto& [id, result] : judged_) cases.push_back(result);
+  }
+  const auto run = judged_run(std::move(cases), options_.time_scale, options_.seed);
+  json::array written;
+  try {
+    for (const auto& format : reports::formats()) {
+      const auto path = (std::filesystem::path(std::get<std::string>(dir)) / format.file_name).string();
+      reports::write_report(format, run, path);
+      written.emplace_back(path);
+    }
+  } catch (const std::exception& e) {
+    return error_reply({500, fmt::format("reports: {}", e.what())});
+  }
+  return reply(200, json::object{{"written", std::move(written)}, {"cases", run.cases.size()}, {"passed", run.passed()},
+                                 {"failed", run.failed()}, {"unknown", run.unknown()}, {"not_applicable", run.not_applicable()}});
 }
 
 void SessionApi::end(Session& s) {

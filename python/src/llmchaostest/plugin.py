@@ -3,6 +3,7 @@ xdist worker), the `llmchaos` fixture, the `llmchaos_cases` marker and `--llmcha
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 from pathlib import Path
 from typing import Any, Iterator
@@ -12,7 +13,7 @@ import pytest
 from .server import Server, ServerError
 from .session import Case
 
-PARTS = ".parts"  # DIR/.parts/<worker>.json: each server's report.json, merged into DIR at the end
+PARTS = ".parts"  # DIR/.parts/<worker>/: each server's four reports; several are merged into DIR at the end
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -33,9 +34,9 @@ def pytest_configure(config: pytest.Config) -> None:
     report = config.getoption("--llmchaos-report")
     if report and not _is_worker(config):
         parts = Path(report) / PARTS
-        parts.mkdir(parents=True, exist_ok=True)
-        for old in parts.glob("*.json"):
-            old.unlink()
+        if parts.exists():
+            shutil.rmtree(parts)
+        parts.mkdir(parents=True)
 
 
 def _is_worker(config: pytest.Config) -> bool:
@@ -129,21 +130,26 @@ def _save_report_part(config: pytest.Config, server: Server) -> None:
     report = config.getoption("--llmchaos-report")
     if not report or not server.judged:
         return
-    part = Path(report) / PARTS / f"{_worker_id(config)}.json"
-    part.parent.mkdir(parents=True, exist_ok=True)
     try:
-        part.write_text(json.dumps(server.report()))
+        server.write_reports(Path(report) / PARTS / _worker_id(config))
     except ServerError as e:
         config._llmchaos_report_error = f"llmchaos: the server gave no report ({e})"  # type: ignore[attr-defined]
 
 
 def _one_run(reports: list[dict[str, Any]]) -> dict[str, Any]:
-    """Each server's report.json (one per xdist worker) as one run: the cases of all, in worker order.
-    The reader recomputes every total from the cases; the catalog is the judged cases themselves."""
+    """Each server's report.json (one per xdist worker) as one run for `report merge`: the cases of all,
+    in worker order, a case judged on two servers listed once per server. The reader recomputes every
+    total from the cases; the catalog (which merge requires) is named after the servers' cases."""
     if len(reports) == 1:
         return reports[0]
     run = dict(reports[0])
-    run["cases"] = [c for r in reports for c in r.get("cases", [])]
+    run["cases"], names = [], set()
+    for worker, report in enumerate(reports):
+        for case in report.get("cases", []):
+            if case.get("name") in names:  # judged on two workers: one entry each
+                case = {**case, "name": f"{case.get('name')} (server {worker + 1})"}
+            names.add(case.get("name"))
+            run["cases"].append(case)
     run["catalog"] = "sessions-" + "-".join(str(r.get("catalog", "")) for r in reports)[:200]
     run["catalog_cases"] = len(run["cases"])
     return run
@@ -155,10 +161,15 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     if not report or _is_worker(config):
         return
     out = Path(report)
-    parts = sorted(p for p in (out / PARTS).glob("*.json") if p.name != "all-servers.json")
+    parts = sorted((out / PARTS).glob("*/report.json"))
     if not parts:
         config._llmchaos_report_note = (getattr(config, "_llmchaos_report_error", "")  # type: ignore[attr-defined]
                                         or f"llmchaos: no case was judged, no report written to {out}")
+        return
+    if len(parts) == 1:  # one server: its four reports are the session's
+        for written in parts[0].parent.iterdir():
+            shutil.copy(written, out / written.name)
+        config._llmchaos_report_note = f"llmchaos: reports of 1 server(s) written to {out}"  # type: ignore[attr-defined]
         return
     from .binary import find_binary
     merged = out / PARTS / "all-servers.json"

@@ -86,9 +86,12 @@ class Server:
         facts = self.call("POST", SESSIONS, {"case_path": str(path.resolve())})
         return Case(self, facts, path)
 
-    def report(self) -> dict[str, Any]:
-        """The server's report.json of every session it judged (GET /__llmchaos/sessions/report)."""
-        return self.call("GET", SESSIONS + "/report")
+    def write_reports(self, folder: str | Path) -> dict[str, Any]:
+        """junit.xml, report.json, report.md, report.html of every session this server judged, into folder
+        (POST /__llmchaos/sessions/reports); answers {"written", "cases", "passed", "failed", ...}."""
+        folder = Path(folder).resolve()
+        folder.mkdir(parents=True, exist_ok=True)
+        return self.call("POST", SESSIONS + "/reports", {"dir": str(folder)})
 
     def call(self, method: str, path: str, body: Any = None) -> Any:
         data = None if body is None else json.dumps(body).encode()

@@ -20,7 +20,7 @@
 namespace llmchaos::sessions {
 
 // ---- the endpoint ----
-enum class Op { create, show, finish, probe, end, list, report };
+enum class Op { create, show, finish, probe, end, list, reports };
 struct Call {
   Op op = Op::show;
   std::string id;  // empty for create and list
@@ -30,7 +30,8 @@ struct ApiError {
   int status = 400;
   std::string message;
 };
-// `path` below /__llmchaos/ ("sessions", "sessions/ID", "sessions/ID/finish", "sessions/ID/alive"):
+// `path` below /__llmchaos/ ("sessions", "sessions/ID", "sessions/ID/finish", "sessions/ID/alive",
+// "sessions/reports"):
 // the call, or 404 (no such endpoint) / 405 (another method on a known one).
 std::variant<Call, ApiError> route_call(std::string_view method, std::string_view path);
 
@@ -79,6 +80,12 @@ boost::json::object verdict_json(const harness::CaseResult& result);
 // One line a test failure can show: `case "NAME" (FILE): fail: expected retry, observed fallback;
 // action: ...; max_total_attempts: ...` (every failed check with its message).
 std::string verdict_summary(const harness::CaseResult& result);
+
+// ---- reports ----
+// A reports body {"dir": "PATH"}: the folder, or 400.
+std::variant<std::string, ApiError> read_reports_body(std::string_view body);
+// The run the reports show: every judged session's last verdict, in the order they were first judged.
+harness::RunResult judged_run(std::vector<harness::CaseResult> cases, double time_scale, std::uint64_t seed);
 
 // ---- expiry ----
 // The ids of the sessions whose last call is older than `ttl_ms` at `now_ms` (id -> last call).

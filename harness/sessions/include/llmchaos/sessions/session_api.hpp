@@ -46,7 +46,7 @@ class SessionApi final : public mock::AdminExtension {
   mock::AdminReply finish(Session& s, const mock::RawRequest& request);
   mock::AdminReply probe(Session& s);
   mock::AdminReply list();
-  mock::AdminReply report();
+  mock::AdminReply write_reports(const mock::RawRequest& request);
   void end(Session& s);
 
   mock::Engine& engine_;
@@ -56,8 +56,10 @@ class SessionApi final : public mock::AdminExtension {
   mutable std::mutex mutex_;
   std::map<std::string, std::shared_ptr<Session>> sessions_;
   std::uint64_t created_ = 0;
-  // every finished session's latest verdict, in the order first finished (GET .../sessions/report)
+  // Every judged session's last verdict (id, result), first-judged order, for the reports; at most
+  // max_judged kept (the oldest dropped).
   std::vector<std::pair<std::string, harness::CaseResult>> judged_;
+  static constexpr std::size_t max_judged = 10'000;
 };
 
 }  // namespace llmchaos::sessions
