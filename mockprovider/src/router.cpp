@@ -13,6 +13,7 @@
 #include <boost/json.hpp>
 #include <fmt/format.h>
 
+#include "llmchaos/core/json_text.hpp"
 #include "llmchaos/core/ledger_json.hpp"
 #include "llmchaos/core/spec_error.hpp"
 #include "llmchaos/mockprovider/dialect.hpp"
@@ -36,49 +37,6 @@ std::vector<std::string_view> split_path(std::string_view path) {
     if (end > i) out.push_back(path.substr(i, end - i));
     i = end;
   }
-  return out;
-}
-
-// Compact JSON with doubles as plain decimals to the microsecond ("5602.304", where Boost.JSON writes
-// "5.602304429000001E3"): the admin ledger's times read as milliseconds with at most 3 decimals.
-void write_json(std::string& out, const json::value& v) {
-  switch (v.kind()) {
-    case json::kind::object: {
-      out += '{';
-      bool first = true;
-      for (const auto& [k, item] : v.get_object()) {
-        if (!first) out += ',';
-        first = false;
-        out += json::serialize(json::string(k));
-        out += ':';
-        write_json(out, item);
-      }
-      out += '}';
-      break;
-    }
-    case json::kind::array: {
-      out += '[';
-      bool first = true;
-      for (const auto& item : v.get_array()) {
-        if (!first) out += ',';
-        first = false;
-        write_json(out, item);
-      }
-      out += ']';
-      break;
-    }
-    case json::kind::double_: {
-      const double d = v.get_double();
-      out += std::isfinite(d) ? fmt::format("{}", std::round(d * 1000) / 1000) : "null";
-      break;
-    }
-    default: out += json::serialize(v); break;
-  }
-}
-
-std::string json_text(const json::value& v) {
-  std::string out;
-  write_json(out, v);
   return out;
 }
 
@@ -387,9 +345,9 @@ Routed Router::admin(const RawRequest& req, std::string_view path) {
     return {ok_json(json::object{{"ok", true}}), {}};
   }
   if (what == "ledger" && m == "GET")
-    return {json_plan(200, json_text(ledger_json(all ? engine_.ledger_all() : engine_.ledger(ns)))), {}};
+    return {json_plan(200, compact_json(ledger_json(all ? engine_.ledger_all() : engine_.ledger(ns)))), {}};
   if (what == "side_effects" && m == "GET")
-    return {json_plan(200, json_text(effects_json(all ? engine_.side_effects_all() : engine_.side_effects(ns)))), {}};
+    return {json_plan(200, compact_json(effects_json(all ? engine_.side_effects_all() : engine_.side_effects(ns)))), {}};
   if (what == "side_effect" && !all) return side_effect(engine_, ns, req);
   return no_endpoint();
 }

@@ -2,6 +2,7 @@
 #include "llmchaos/sessions/phases.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 #include <boost/json.hpp>
 #include <fmt/format.h>
@@ -180,13 +181,15 @@ harness::CaseResult judge(const harness::Case& c, harness::History history, cons
 namespace {
 std::string optional_outcome(const std::optional<Outcome>& o) { return o ? std::string(to_string(*o)) : std::string(); }
 
+double to_microsecond(double ms) { return std::round(ms * 1000) / 1000; }
+
 json::array timeline_json(const harness::CaseResult& r) {
   json::array out;
   for (const auto& e : r.ledger)
     out.push_back(json::object{{"route", e.route},
                                {"attempt", e.attempt},
-                               {"at_ms", e.received_at_ms},
-                               {"ended_ms", e.finished_at_ms},
+                               {"at_ms", to_microsecond(e.received_at_ms)},
+                               {"ended_ms", to_microsecond(e.finished_at_ms)},
                                {"status", e.status},
                                {"fault", to_string(e.fault)},
                                {"ended", to_string(e.outcome)},

@@ -8,6 +8,7 @@
 #include <boost/json.hpp>
 #include <fmt/format.h>
 
+#include "llmchaos/core/json_text.hpp"
 #include "llmchaos/core/ledger_json.hpp"
 #include "llmchaos/harness/exec_contract.hpp"
 #include "llmchaos/harness/runner.hpp"
@@ -33,7 +34,7 @@ struct SessionApi::Session {
 };
 
 namespace {
-mock::AdminReply reply(int status, const json::value& body) { return {status, json::serialize(body)}; }
+mock::AdminReply reply(int status, const json::value& body) { return {status, compact_json(body, DoubleForm::shortest)}; }
 mock::AdminReply error_reply(const ApiError& e) { return reply(e.status, json::object{{"error", e.message}}); }
 
 // The requests' records, each with its operation id (what the caller sends as Idempotency-Key).
