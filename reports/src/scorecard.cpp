@@ -138,35 +138,20 @@ ScorecardChanges scorecard_changes(const harness::RunResult& before, const harne
 
 std::string changes_markdown(const ScorecardColumn& before, const ScorecardColumn& after) {
   const auto ch = scorecard_changes(*before.run, *after.run);
-  std::string out = fmt::format("## {}
-
-", md_inline(changes_title(before, after)));
-  out += fmt::format("{}: {}.
-
-| run | totals |
-| --- | --- |
-", md_inline(changes_summary(ch)),
-                     "cases whose verdict, observed actions or outcome differ between the two runs, by case name");
-  for (const auto* col : {&before, &after}) out += fmt::format("| {} | {} |
-", md_inline(col->name), totals_text(*col->run));
+  std::string out = fmt::format("## {}\n\n", md_inline(changes_title(before, after)));
+  out += fmt::format("**{}** (cases whose verdict, observed actions or outcome differ between the two runs, matched by "
+                     "case name).\n\n| run | totals |\n| --- | --- |\n",
+                     md_inline(changes_summary(ch)));
+  for (const auto* col : {&before, &after}) out += fmt::format("| {} | {} |\n", md_inline(col->name), totals_text(*col->run));
   if (ch.changed.empty()) return out;
-  out += fmt::format("
-| case | expected | {} | {} |
-| --- | --- | --- | --- |
-", md_inline(before.name), md_inline(after.name));
+  out += fmt::format("\n| case | expected | {} | {} |\n| --- | --- | --- | --- |\n", md_inline(before.name), md_inline(after.name));
   for (const auto& c : ch.changed)
-    out += fmt::format("| {} | {} | {} | {} |
-", md_inline(c.name), md_inline(expected_text(either(c))),
+    out += fmt::format("| {} | {} | {} | {} |\n", md_inline(c.name), md_inline(expected_text(either(c))),
                        md_inline(change_cell(c.before)), md_inline(change_cell(c.after)));
   for (const auto& c : ch.changed) {
-    out += fmt::format("
-### {}
-", md_inline(c.name));
+    out += fmt::format("\n### {}\n", md_inline(c.name));
     for (const auto& [col, run] : {std::pair{&before, c.before}, std::pair{&after, c.after}}) {
-      out += fmt::format("
-{}: {}
-
-", md_inline(col->name), md_inline(change_cell(run)));
+      out += fmt::format("\n{}: {}\n\n", md_inline(col->name), md_inline(change_cell(run)));
       if (run) out += md_code_block(timeline_text(*run));
     }
   }
