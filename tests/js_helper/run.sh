@@ -31,13 +31,17 @@ app=$work/apps/typescript
    "$dist"/llmchaostest-linux-x64-*.tgz "$dist"/llmchaostest-[0-9]*.tgz >/dev/null) || fail "installing the tarballs"
 
 clean_path=$(printf '%s' "$PATH" | tr ':' '\n' | while read -r d; do [[ -x $d/llmchaos ]] || printf '%s:' "$d"; done)
-run() { (cd "$app" && env -u LLMCHAOS_BIN PATH="$clean_path" "$@"); }
+# No colours: under CI=true Vitest's colour library turns them on even into a file, and the greps below read plain text.
+export NO_COLOR=1
+strip_colours() { sed 's/\x1b\[[0-9;]*m//g' "$1" >"$1.plain" && mv "$1.plain" "$1"; }
+run() { (cd "$app" && env -u LLMCHAOS_BIN -u FORCE_COLOR PATH="$clean_path" "$@"); }
 binary=$(run node -p 'require("llmchaostest").findBinary()')
 [[ $binary == "$app/node_modules/llmchaostest-linux-x64/bin/llmchaos" ]] || fail "the binary is not the platform package's: $binary"
 echo "binary: $binary"
 
 run env LLMCHAOS_REPORT_DIR="$work/report" npx vitest run >"$work/fixed.log" 2>&1
 code=$?
+strip_colours "$work/fixed.log"
 cat "$work/fixed.log"
 [[ $code == 0 ]] || fail "the fixed service's Vitest suite exited $code"
 grep -Eq 'Tests +5 passed' "$work/fixed.log" || fail "expected 5 passed tests"
@@ -48,6 +52,7 @@ grep -q 'quota 429 goes to the fallback' "$work/report/junit.xml" || fail "junit
 
 CHAT_SERVICE_RULES=before run npx vitest run >"$work/before.log" 2>&1
 code=$?
+strip_colours "$work/before.log"
 cat "$work/before.log"
 [[ $code != 0 ]] || fail "the before suite passed"
 grep -q 'FAIL .*quota-429-falls-back.toml' "$work/before.log" || fail "the before suite does not fail the quota case by name"
@@ -61,6 +66,7 @@ cp "$root/tests/js_helper/jest/package.json" "$root/tests/js_helper/jest/package
    "$dist"/llmchaostest-linux-x64-*.tgz "$dist"/llmchaostest-[0-9]*.tgz >/dev/null) || fail "installing the tarballs beside jest"
 (cd "$work/jest" && env -u LLMCHAOS_BIN PATH="$clean_path" LLMCHAOS_CASES="$work/apps/cases/chat" npx jest) >"$work/jest.log" 2>&1
 code=$?
+strip_colours "$work/jest.log"
 cat "$work/jest.log"
 [[ $code == 0 ]] || fail "the Jest check exited $code"
 grep -Eq 'Tests: +2 passed' "$work/jest.log" || fail "expected 2 passed Jest tests"
