@@ -60,6 +60,10 @@ json::value to_json_value(const LedgerEntry& e) {
   }
   if (e.background) o["background"] = true;  // only then, like the proxy's fields
   if (e.missing_credential) o["missing_credential"] = true;
+  if (e.retry_after_sent_ms) {  // only then: a reader of the older shape sees nothing new
+    o["retry_after_sent_ms"] = *e.retry_after_sent_ms;
+    o["retry_after_form"] = e.retry_after_form;
+  }
   if (e.resume_of != 0) {
     o["resume_of"] = e.resume_of;
     o["starting_after"] = e.starting_after;
@@ -97,6 +101,10 @@ LedgerEntry ledger_entry_from_json_value(const json::value& v) {
   e.upstream_ms = num_field(o, "upstream_ms");
   e.background = bool_field(o, "background");
   e.missing_credential = bool_field(o, "missing_credential");
+  if (o.contains("retry_after_sent_ms")) {
+    e.retry_after_sent_ms = num_field(o, "retry_after_sent_ms");
+    e.retry_after_form = str_field(o, "retry_after_form");
+  }
   e.resume_of = static_cast<std::uint64_t>(num_field(o, "resume_of"));
   e.starting_after = o.contains("starting_after") ? static_cast<std::int64_t>(num_field(o, "starting_after")) : -1;
   return e;

@@ -11,6 +11,7 @@
 #include <fmt/ranges.h>
 
 #include "llmchaos/mockprovider/fault_traits.hpp"
+#include "retry_hint.hpp"
 
 namespace llmchaos::harness {
 namespace {
@@ -322,12 +323,12 @@ std::optional<CheckResult> check_retry_after(const Ctx& x) {
   for (const auto& v : x.views) {
     for (std::size_t k = 0; k < v.entries.size(); ++k) {
       const auto& e = *v.entries[k];
-      const auto* s = x.step(e);
-      if (!s || !s->retry_after_ms || !mock::readable_retry_hint(s->retry_after_form)) continue;
+      const auto hint = readable_sent_hint(e, x.step(e), x.opt.time_scale);
+      if (!hint) continue;
       for (std::size_t j = k + 1; j < v.entries.size(); ++j) {
         if (x.c.logical_route(v.entries[j]->route) != x.c.logical_route(e.route)) continue;  // a group: any member
         const double gap = v.entries[j]->received_at_ms - e.finished_at_ms;
-        const double want = x.scaled(*s->retry_after_ms);
+        const double want = hint->ms;
         // Slack: the mock stamps finished_at_ms when its write completes, which can trail the client's
         // receipt of the bytes by a few ms on a loaded machine (5 ms + 5% of the retry-after).
         auto line = fmt::format("{}[{}] -> [{}]: gap {:.1f} ms, retry-after {:.1f} ms", e.route, e.attempt,
@@ -383,9 +384,9 @@ std::optional<CheckResult> check_backoff(const Ctx& x) {
         const double ceiling = std::min(cap, base * std::ldexp(1.0, std::min(n, 1000)));
         const double room = std::max(0.0, budget - (e.finished_at_ms - start) - x.scaled(x.c.policy.route(route).expected_latency_ms));
         double hint = 0;
-        if (const auto* s = x.step(e); s && s->retry_after_ms && s->retry_after_form != mock::RetryAfterForm::none) {
-          hint = x.scaled(*s->retry_after_ms);
-          if (s->retry_after_form != mock::RetryAfterForm::ms) hint = std::ceil(hint / 1000) * 1000 + 1000;
+        if (const auto h = sent_retry_hint(e, x.step(e), x.opt.time_scale)) {
+          hint = h->ms;
+          if (h->form != mock::RetryAfterForm::ms) hint = std::ceil(hint / 1000) * 1000 + 1000;
         }
         const double gap = next.received_at_ms - e.finished_at_ms;
         const double upper = std::max(hint, std::min(ceiling, room));

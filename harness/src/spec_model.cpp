@@ -3,6 +3,8 @@
 // misreads the spec, and explore shows the smallest case where it matters.
 #include "llmchaos/harness/spec_model.hpp"
 
+#include "retry_hint.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -18,7 +20,6 @@ namespace {
 // reading of each fault (the switch below, the default hint) is written from the spec text on purpose. A
 // fault trait misdeclared in faults/*.cpp then shows up as a disagreement instead of being copied here.
 // rate_429's retry hint when the script gives none (faults/README.md: 1000 ms).
-constexpr double rate_429_default_retry_after_ms = 1000;
 
 // Budgets in dollars compare with this slack: 0.012 - 0.004 - 0.004 must still pay for a 0.004 attempt.
 constexpr double cost_slack = 1e-9;
@@ -173,9 +174,7 @@ class Model {
   }
   std::optional<double> retry_after(const LedgerEntry& e, const mock::Step* step) const {
     if (e.status < 400) return std::nullopt;
-    if (step && !mock::readable_retry_hint(step->retry_after_form)) return std::nullopt;
-    if (step && step->retry_after_ms) return *step->retry_after_ms * scale_;
-    if (e.fault == FaultKind::rate_429) return rate_429_default_retry_after_ms * scale_;
+    if (const auto h = readable_sent_hint(e, step, scale_)) return h->ms;  // the hint the answer carried
     return std::nullopt;
   }
   bool side_effect_before(const std::string& op, const LedgerEntry& e) const {

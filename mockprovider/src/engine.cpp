@@ -455,6 +455,8 @@ PlannedAttempt Engine::begin(const IncomingRequest& req) {
   e.status = plan.status;
   e.planned_latency_ms = plan.action == WireAction::hold ? plan.hold_ms : plan.latency_ms;
   e.committed = plan.committed_on_arrival;
+  e.retry_hint_ms = plan.hint_ms;
+  e.retry_hint_form = plan.hint_form;
   if (plan.model.empty()) plan.model = e.model;
   if (!route.counts) {  // the metric's node is stable (never erased): looked up once per route state
     auto counts = impl_->attempts_metric.find(std::string_view(req.route));

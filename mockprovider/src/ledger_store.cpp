@@ -47,6 +47,11 @@ void LedgerStore::push_back(const NewAttempt& a) {
     x.resume_of = a.resume_of;
     x.starting_after = a.starting_after;
   }
+  if (a.retry_hint_form != RetryAfterForm::none) {  // error answers only: the hot path stays lean
+    auto& x = extra(r);
+    x.retry_hint_ms = a.retry_hint_ms;
+    x.retry_hint_form = a.retry_hint_form;
+  }
 }
 
 void LedgerStore::pop_front() { records_.pop_front(); }
@@ -106,6 +111,10 @@ LedgerEntry LedgerStore::entry(std::size_t i, const std::string& ns) const {
     e.upstream_ms = x->upstream_ms;
     e.resume_of = x->resume_of;
     e.starting_after = x->starting_after;
+    if (x->retry_hint_form != RetryAfterForm::none) {
+      e.retry_after_sent_ms = x->retry_hint_ms;
+      e.retry_after_form = to_string(x->retry_hint_form);
+    }
   }
   return e;
 }

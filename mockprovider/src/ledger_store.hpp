@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "llmchaos/core/ledger.hpp"
+#include "llmchaos/mockprovider/script.hpp"
 #include "record_blocks.hpp"
 
 namespace llmchaos::mock {
@@ -44,6 +45,8 @@ class LedgerStore {
     bool missing_credential = false;
     std::uint64_t resume_of = 0;
     std::int64_t starting_after = -1;
+    double retry_hint_ms = 0;
+    RetryAfterForm retry_hint_form = RetryAfterForm::none;  // none: no hint sent
   };
   void push_back(const NewAttempt& a);
   void pop_front();
@@ -69,6 +72,8 @@ class LedgerStore {
     double upstream_ms = 0;
     std::uint64_t resume_of = 0;
     std::int64_t starting_after = -1;
+    double retry_hint_ms = 0;
+    RetryAfterForm retry_hint_form = RetryAfterForm::none;
   };
   struct Record {
     std::uint64_t seq = 0;

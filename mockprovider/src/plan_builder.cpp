@@ -110,6 +110,8 @@ void add_retry_hint(Plan& plan, double ms, RetryAfterForm form, double unix_now_
   // Whole seconds rounded up, so a client that reads only retry-after never comes back too early.
   const auto whole_seconds = static_cast<long long>(std::ceil(ms / 1000.0));
   const auto now_s = static_cast<long long>(std::floor(unix_now_ms / 1000.0));
+  plan.hint_ms = ms;  // for the ledger: the checks judge the hint sent, not the script's key
+  plan.hint_form = form;
   switch (form) {
     case RetryAfterForm::both:
       plan.headers.emplace_back("retry-after", fmt::format("{}", whole_seconds));

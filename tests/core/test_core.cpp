@@ -118,6 +118,14 @@ TEST_CASE("ledger entries survive a JSON round trip", "[core]") {
   CHECK(back[0].outcome == AttemptOutcome::cut);
   CHECK(back[0].events_sent == 2);
   CHECK(back[0].committed);
+  CHECK_FALSE(back[0].retry_after_sent_ms);
+  CHECK(ledger_to_json({e}).find("retry_after") == std::string::npos);  // absent: older readers see nothing new
+  e.retry_after_sent_ms = 100;
+  e.retry_after_form = "retry_info";
+  back = ledger_from_json(ledger_to_json({e}));
+  REQUIRE(back[0].retry_after_sent_ms);
+  CHECK(*back[0].retry_after_sent_ms == 100);
+  CHECK(back[0].retry_after_form == "retry_info");
 }
 
 // byte_scan::run_end: 16 bytes at a time, then byte by byte; the first stop must be found wherever it

@@ -146,3 +146,27 @@ TEST_CASE("expect_rate_limited counts the requests the tier refused, within_tier
   // A minute later the window has room again.
   CHECK(find_check(check_case(tier_case(1, 0), tier_history({0, 60000}, {false, false}), exact()), "within_tier_limits")->ok);
 }
+
+TEST_CASE("backoff_bounds and retry_after_honoured judge the hint the ledger says the answer carried, not the script's key",
+          "[checker][backoff][retry_after]") {
+  // Issue 27: the script gives no retry_after_ms, the fault sends its default (1000 ms). The ledger
+  // records it; a stack that waited it out is right, one that came back sooner is not.
+  auto c = backoff_case(100, 200);
+  c.checks.retry_after_honoured = true;
+  auto with_hint = [](std::vector<double> gaps) {
+    auto h = retries_with_gaps(gaps);
+    for (auto& e : h.ledger)
+      if (e.status >= 400) {
+        e.retry_after_sent_ms = 1000;
+        e.retry_after_form = "both";
+      }
+    return h;
+  };
+  const auto waited = check_case(c, with_hint({1000, 1000}), exact());
+  CHECK(find_check(waited, "backoff_bounds")->ok);
+  CHECK(find_check(waited, "retry_after_honoured")->ok);
+  const auto early = check_case(c, with_hint({150, 1000}), exact());
+  CHECK_FALSE(find_check(early, "retry_after_honoured")->ok);
+  // Without a hint in the ledger (or the script), a 1000 ms wait is past the backoff.
+  CHECK_FALSE(find_check(check_case(c, retries_with_gaps({1000, 1000}), exact()), "backoff_bounds")->ok);
+}

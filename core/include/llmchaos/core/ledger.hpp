@@ -2,6 +2,7 @@
 // The attempt ledger: what the mock provider saw, one entry per attempt, in arrival order.
 // It is the single source of truth the checkers read (Jepsen's history).
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -47,6 +48,11 @@ struct LedgerEntry {
   // The route requires a credential (require_auth) and the request carried none: the provider refused it
   // before any work (fault `auth`, its missing-key status and body). JSON: only when true.
   bool missing_credential = false;
+  // The retry hint the answer really carried (a fault's default included, not only the script's key):
+  // its wait in scaled ms and its form (a mock::RetryAfterForm name: seconds, ms, both, http_date,
+  // retry_info, anthropic_ratelimit). Absent: the answer carried none. JSON: only when present.
+  std::optional<double> retry_after_sent_ms;
+  std::string retry_after_form;
 };
 
 // A tool side effect executed by a client against the mock's side-effect endpoint.

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "llmchaos/core/types.hpp"
+#include "llmchaos/mockprovider/script.hpp"
 
 namespace llmchaos::mock {
 
@@ -49,6 +50,9 @@ struct Plan {
 
   std::string model;                // model the answer reports
   std::string request_id;           // echoed as x-request-id / request-id
+  // The retry hint added (add_retry_hint: error plans only), for the ledger; hint_form `none`: no hint.
+  double hint_ms = 0;
+  RetryAfterForm hint_form = RetryAfterForm::none;
 };
 
 }  // namespace llmchaos::mock
