@@ -24,13 +24,14 @@ namespace fs = std::filesystem;
 namespace llmchaos::harness {
 namespace {
 
-// The SPEC section 5 invariants among the checker's checks (the expectation checks are the model's job).
-constexpr std::string_view invariant_checks[] = {"action_agreement",   "max_total_attempts", "max_elapsed_ms",
-                                                 "max_extra_cost_usd", "no_duplicate_commit", "timeline",
-                                                 "no_truncated_success"};
+// Every check `run` applies judges a generated run (issue 27: a check that fails the reference stack is a
+// finding, of the stack or of the check). Only the checks of a case's written expectation are left out:
+// a generated case states none of its own, the SPEC model is its expectation.
+constexpr std::string_view expectation_checks[] = {"action", "expect_at", "expect_outcome", "expect_attempts",
+                                                   "expect_share", "expect_rate_limited"};
 
-bool is_invariant(std::string_view name) {
-  return std::find(std::begin(invariant_checks), std::end(invariant_checks), name) != std::end(invariant_checks);
+bool judges_explore(std::string_view name) {
+  return std::find(std::begin(expectation_checks), std::end(expectation_checks), name) == std::end(expectation_checks);
 }
 
 std::uint64_t fnv(std::string_view s, std::uint64_t h = 1469598103934665603ull) {
@@ -248,7 +249,7 @@ Judged judge_schedule(const Schedule& s, const std::string& mutation) {
     j.violations.emplace_back("spec_model", std::move(d.message));
   }
   for (const auto& check : run.result.checks)
-    if (!check.ok && is_invariant(check.name)) j.violations.emplace_back(check.name, check.message);
+    if (!check.ok && judges_explore(check.name)) j.violations.emplace_back(check.name, check.message);
   if (run.result.verdict == Verdict::unknown) j.violations.emplace_back("unknown", run.result.unknown_reason);
   for (const auto& p : model) {
     (p.action ? j.points : j.not_judged) += 1;

@@ -18,6 +18,13 @@ void no_fallback(client::Policy& p) {
   }
 }
 
+// Waits ten times the backoff: only backoff_bounds sees it (the rules' actions stay right while time is
+// plentiful), so explore finds it only when it judges with the whole checker.
+void slow_backoff(client::Policy& p) {
+  p.backoff.base_ms *= 10;
+  p.backoff.cap_ms *= 10;
+}
+
 }  // namespace
 
 std::span<const Mutation> mutations() {
@@ -27,6 +34,7 @@ std::span<const Mutation> mutations() {
       Mutation{"ignore_unknown_commit", "rule 2 broken: a timeout with no byte counts as not committed",
                ignore_unknown_commit},
       Mutation{"no_fallback", "rule 5 broken: the stack never takes an approved fallback", no_fallback},
+      Mutation{"slow_backoff", "the stack waits ten times the backoff before a retry", slow_backoff},
   };
   return table;
 }

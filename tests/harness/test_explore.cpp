@@ -211,3 +211,16 @@ TEST_CASE("explore's random schedules draw every dialect the mock registers, azu
   CHECK(seen.count(Dialect::azure) == 1);
   CHECK(seen.count(Dialect::responses) == 1);
 }
+
+TEST_CASE("explore judges with the whole checker: a stack that waits past the backoff is a backoff_bounds violation",
+          "[explore]") {
+  // backoff_bounds is no SPEC invariant and the model's actions stay right: before issue 27 explore missed it.
+  Rng rng(7);
+  int found = 0;
+  for (int i = 0; i < 200 && found == 0; ++i) {
+    const auto s = random_schedule(rng, std::nullopt, "slow-" + std::to_string(i));
+    if (!judge_schedule(s, "").violations.empty()) continue;  // the reference stack must be clean on it
+    for (const auto& [kind, message] : judge_schedule(s, "slow_backoff").violations) found += kind == "backoff_bounds";
+  }
+  CHECK(found > 0);
+}
