@@ -536,6 +536,7 @@ void write_case(std::ostream& out, const CaseResult& c, std::size_t i, double ti
   if (!c.policy_name.empty()) out << " · policy " << h(c.policy_name);
   if (!c.policy_file.empty()) out << " (" << h(c.policy_file) << ")";
   for (const auto& t : c.tags) out << " · #" << h(t);
+  if (c.virtual_time) out << " · ran under virtual time";
   out << " · " << h(format_ms(c.wall_ms)) << "</span></header>\n";
   if (!c.description.empty()) out << "<p class=\"desc\">" << h(report_description(c.description)) << "</p>\n";
   out << "<p class=\"summary\">" << h(verdict_summary(c));

@@ -154,7 +154,8 @@ template <> struct table<harness::CaseResult> {
         field<&T::request_started_ms>("request_started_ms"),
         field<&T::logs>("logs"),
         field<&T::alive_log>("alive_log"),
-        field<&T::driver_output>("driver_output")};
+        field<&T::driver_output>("driver_output"),
+        field<&T::virtual_time>("virtual_time")};
     return f;
   }
 };

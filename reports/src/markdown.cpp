@@ -112,6 +112,7 @@ void write_case_detail(std::ostream& out, const CaseResult& c, bool with_timelin
   if (!c.foreign.empty())
     out << fmt::format("- foreign traffic: {} attempt(s) the mock saw that are not the case's requests (not counted)\n",
                        c.foreign.size());
+  if (c.virtual_time) out << "- ran under virtual time (an exact_time case, played on a virtual clock in this live run)\n";
   if (!c.file.empty())
     out << "- file " << code(c.file) << (c.policy_name.empty() ? "" : ", policy " + code(c.policy_name))
         << "\n";

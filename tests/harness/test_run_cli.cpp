@@ -52,32 +52,25 @@ TEST_CASE("the bundled catalog passes against the reference stack and writes eve
     INFO(f);
     CHECK(fs::file_size(fs::path(report_dir) / f) > 0);
   }
-  // Every case file of the catalog ran, and each passed; the exact_time ones only under virtual time.
+  // Every case file of the catalog ran, and each passed; the exact_time ones on a virtual clock inside the
+  // live run (the in-process driver needs no socket), and the reports say so.
   auto suite = load_suite({source_cases()}, {});
   REQUIRE(suite.errors.empty());
   const auto exact = static_cast<std::size_t>(
       std::count_if(suite.cases.begin(), suite.cases.end(), [](const Case& c) { return c.exact_time; }));
   CHECK(exact > 0);
-  CHECK(out.text.find(std::to_string(exact) + " exact_time case(s) not run (they need --virtual-time)") != std::string::npos);
+  CHECK(out.text.find(std::to_string(exact) + " exact_time case(s) played under virtual time") != std::string::npos);
   const auto recorded = baseline_from_json(slurp(baseline), baseline);
-  CHECK(recorded.size() == suite.cases.size() - exact);
-  // The cases a live run leaves out are in every report as n/a (not run), never silently missing.
-  const auto junit = slurp(report_dir + "/junit.xml");
-  std::size_t skipped = 0;
-  for (auto at = junit.find("<skipped message=\"n/a: not run: an exact_time case"); at != std::string::npos;
-       at = junit.find("<skipped message=\"n/a: not run: an exact_time case", at + 1))
-    ++skipped;
-  CHECK(skipped == exact);
+  CHECK(recorded.size() == suite.cases.size());
   const auto json = boost::json::parse(slurp(report_dir + "/report.json"));
   CHECK(json.at("totals").at("cases").to_number<std::int64_t>() == static_cast<std::int64_t>(suite.cases.size()));
-  CHECK(json.at("totals").at("not_applicable").to_number<std::int64_t>() == static_cast<std::int64_t>(exact));
-  CHECK(json.at("totals").at("passed").to_number<std::int64_t>() == static_cast<std::int64_t>(suite.cases.size() - exact));
-  const auto md = slurp(report_dir + "/report.md");
-  CHECK_THAT(md, Catch::StartsWith(fmt::format("## llmchaos: all {} cases run passed, {} not run (n/a)", suite.cases.size() - exact, exact)));
-  CHECK_THAT(md, Catch::Contains(fmt::format(" · {} n/a**", exact)));
-  const auto html = slurp(report_dir + "/report.html");
-  CHECK_THAT(html, Catch::Contains(fmt::format("<span class=\"n\">{}</span><span class=\"l\">n/a (not run)</span>", exact)));
-  CHECK_THAT(html, Catch::Contains("not run: an exact_time case sits on a time boundary only a virtual clock can hit"));
+  CHECK(json.at("totals").at("not_applicable").to_number<std::int64_t>() == 0);
+  CHECK(json.at("totals").at("passed").to_number<std::int64_t>() == static_cast<std::int64_t>(suite.cases.size()));
+  std::size_t virtual_cases = 0;
+  for (const auto& c : json.at("cases").as_array()) virtual_cases += c.at("virtual_time").as_bool();
+  CHECK(virtual_cases == exact);
+  CHECK_THAT(slurp(report_dir + "/report.md"), Catch::Contains("ran under virtual time"));
+  CHECK_THAT(slurp(report_dir + "/report.html"), Catch::Contains("ran under virtual time"));
   const auto doc = slurp(baseline);
   CHECK(doc.find("\"verdict\":\"fail\"") == std::string::npos);
   CHECK(doc.find("\"verdict\":\"unknown\"") == std::string::npos);
@@ -89,6 +82,20 @@ TEST_CASE("the bundled catalog passes against the reference stack and writes eve
   INFO(virt.text);
   CHECK(virt.code == 0);
   CHECK(baseline_from_json(slurp(virtual_baseline), virtual_baseline).size() == suite.cases.size());
+}
+
+TEST_CASE("a live in-process run plays an exact_time case on a virtual clock and says so in report.json",
+          "[cli][virtual]") {
+  TempDir dir("exact-live");
+  const auto report_dir = (dir.path / "report").string();
+  auto out = run("run '" + source_cases() + "/budget/time-exactly-fits-retry.toml' -q --time-scale 0.1 --report-dir '" +
+                 report_dir + "'");
+  INFO(out.text);
+  CHECK(out.code == 0);
+  const auto json = boost::json::parse(slurp(report_dir + "/report.json"));
+  const auto& c = json.at("cases").as_array().at(0);
+  CHECK(c.at("verdict").as_string() == "pass");
+  CHECK(c.at("virtual_time").as_bool());
 }
 
 TEST_CASE("lint and run print file errors as file:line:col and exit 2", "[cli]") {

@@ -67,6 +67,8 @@ struct CaseResult {
   double deadline_ms = 0;                    // the hard real-time deadline the case ran under
   std::vector<Action> observed_actions;      // every failure point's observed action, in order (the baseline)
   int index = -1;  // position in the whole suite before --shard (report merge restores the run order)
+  // A live in-process run played this case under a virtual clock (an exact_time case: no socket needed).
+  bool virtual_time = false;
 };
 
 struct BaselineChange {
