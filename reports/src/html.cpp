@@ -7,6 +7,7 @@
 
 #include <boost/json.hpp>
 
+#include <algorithm>
 #include <map>
 #include <optional>
 #include <ostream>
@@ -322,6 +323,8 @@ void write_summary(std::ostream& out, const harness::RunResult& run) {
   tile("fail", static_cast<std::size_t>(run.failed()), "failed", "failed");
   tile("unknown", static_cast<std::size_t>(run.unknown()), "unknown (hang or crash)", "unknown");
   if (run.not_applicable() > 0) tile("na", static_cast<std::size_t>(run.not_applicable()), "n/a (not run)", "na");
+  if (const auto v = std::count_if(run.cases.begin(), run.cases.end(), [](const auto& c) { return c.virtual_time; }))
+    tile("", static_cast<std::size_t>(v), "ran under virtual time (exact_time)", "matrix");
   out << "</div>\n";
 }
 

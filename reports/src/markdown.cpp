@@ -5,6 +5,7 @@
 // rest are counted with a pointer to report.html / report.json.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
 #include <map>
 #include <ostream>
@@ -68,6 +69,8 @@ void write_header(std::ostream& out, const harness::RunResult& run) {
   if (run.shard.sharded()) out << fmt::format(" · shard {}/{}", run.shard.index, run.shard.count);
   if (run.merged_shards > 0) out << fmt::format(" · merged from {} shards", run.merged_shards);
   out << " · llmchaos " << md_inline(run.tool_version);
+  if (const auto v = std::count_if(run.cases.begin(), run.cases.end(), [](const auto& c) { return c.virtual_time; }))
+    out << fmt::format(" · {} exact_time case(s) ran under virtual time", v);
   if (!run.label.empty()) out << " · target " << md_inline(run.label);
   out << "\n\n";
   for (const auto& w : run.warnings) out << "> **warning:** " << md_inline(w) << "\n\n";
