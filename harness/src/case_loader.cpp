@@ -70,6 +70,14 @@ Checks read_checks(const toml::table& t, const std::string& file) {
     hr.reject_unknown_keys();
     c.no_hammering = n;
   }
+  if (auto* t = r.opt_table("cooldown")) {
+    TomlReader cr(*t, file, "checks.cooldown");
+    Cooldown cd;
+    cd.slack_ms = cr.opt_number("slack_ms", 0, inf).value_or(cd.slack_ms);
+    cd.quota_window_ms = cr.opt_number("quota_window_ms", 0, inf);
+    cr.reject_unknown_keys();
+    c.cooldown = cd;
+  }
   if (r.has("max_wall_ms")) c.max_wall_ms = read_ms(r, "max_wall_ms");
   c.alive_after = r.opt_bool("alive_after").value_or(false);
   c.names_serving_route = r.opt_bool("names_serving_route").value_or(false);

@@ -11,68 +11,11 @@
 #include <fmt/ranges.h>
 
 #include "llmchaos/mockprovider/fault_traits.hpp"
+#include "checker_ctx.hpp"
 #include "retry_hint.hpp"
 
 namespace llmchaos::harness {
-namespace {
-
-constexpr double cost_epsilon = 1e-9;
-
-bool is_success(Outcome o) {
-  return o == Outcome::primary_success || o == Outcome::retry_recovery || o == Outcome::fallback_recovery;
-}
-
-struct Ctx {
-  const Case& c;
-  const History& h;
-  const CheckOptions& opt;
-  std::vector<RequestView> views;
-  std::vector<const LedgerEntry*> unmatched;
-  std::vector<PointResult> points;
-  std::map<std::uint64_t, const mock::Step*> steps;  // seq -> the step that served it
-
-  double scaled(double scripted_ms) const { return scripted_ms * opt.time_scale; }
-  // A bound from [checks] / [sequence]: scaled, plus the fixed real tolerance.
-  double bound(double scripted_ms) const { return scaled(scripted_ms) + opt.elapsed_tolerance_ms; }
-  Action observed(const PointResult& p) const { return h.has_decision_log ? p.from_log : p.from_ledger; }
-  const mock::RouteScript* route(const std::string& name) const {
-    auto it = c.script.routes.find(name);
-    return it == c.script.routes.end() ? nullptr : &it->second;
-  }
-  const mock::Step* step(const LedgerEntry& e) const {
-    auto it = steps.find(e.seq);
-    return it == steps.end() ? nullptr : it->second;
-  }
-  // The healthy answer the mock gives for this attempt (a resume's: the stored response it re-reads,
-  // the answer of the attempt that created it).
-  std::string canonical_text(const LedgerEntry& e) const {
-    if (e.resume_of != 0)
-      for (const auto& created : h.ledger)
-        if (created.seq == e.resume_of && created.resume_of == 0) return canonical_text(created);
-    if (const auto* s = step(e); s && s->text) return *s->text;
-    const auto* r = route(e.route);
-    return r ? r->default_text : std::string();
-  }
-  // The entry that served a successful delivery, by the ledger: its last attempt that did not fail,
-  // else (the stack took a failed attempt for an answer) its last attempt.
-  const LedgerEntry* serving_entry(const RequestView& v, int delivery) const {
-    const LedgerEntry *healthy = nullptr, *any = nullptr;
-    for (std::size_t i = 0; i < v.entries.size(); ++i) {
-      if (v.entry_delivery[i] != delivery) continue;
-      any = v.entries[i];
-      if (!attempt_failed(*v.entries[i], c.policy)) healthy = v.entries[i];
-    }
-    return healthy ? healthy : any;
-  }
-  double outage_end_ms() const {
-    double end = 0;
-    if (const auto* r = route(c.sequence->outage_route))
-      for (const auto& s : r->steps)
-        if (s.until_ms) end = std::max(end, scaled(*s.until_ms));
-    return end;
-  }
-};
-
+namespace detail {
 std::string entry_str(const LedgerEntry& e) {
   return fmt::format("#{} {}[{}] {} status {} {} at {:.0f}-{:.0f} ms", e.seq, e.route, e.attempt, to_string(e.fault),
                      e.status, to_string(e.outcome), e.received_at_ms, e.finished_at_ms);
@@ -87,6 +30,20 @@ std::string timeline(const Ctx& x) {
 }
 
 CheckResult result(std::string name, bool ok, std::string message) { return {std::move(name), ok, std::move(message)}; }
+
+}  // namespace detail
+
+namespace {
+using detail::Ctx;
+using detail::result;
+using detail::timeline;
+using detail::entry_str;
+
+constexpr double cost_epsilon = 1e-9;
+
+bool is_success(Outcome o) {
+  return o == Outcome::primary_success || o == Outcome::retry_recovery || o == Outcome::fallback_recovery;
+}
 
 // ---- expectations ----
 
@@ -656,6 +613,7 @@ constexpr CheckSpec all_checks[] = {
     {"max_outage_attempts", check_outage_attempts},
     {"expect_rate_limited", check_rate_limited},
     {"within_tier_limits", check_tier_windows},
+    {"cooldown_by_owner", detail::check_cooldown_by_owner},
 };
 
 }  // namespace

@@ -80,6 +80,7 @@ model = "gpt-x"
 [checks]
 retry_after_honoured = true
 no_hammering = { route = "primary", max_attempts = 2, window_ms = 1000 }
+cooldown = { quota_window_ms = 60000 }
 [sequence]
 count = 3
 interval_ms = 100
@@ -106,6 +107,9 @@ interval_ms = 100
   CHECK(c.checks.retry_after_honoured);
   REQUIRE(c.checks.no_hammering);
   CHECK(c.checks.no_hammering->max_attempts == 2);
+  REQUIRE(c.checks.cooldown);
+  CHECK(c.checks.cooldown->slack_ms == 250);  // the default
+  CHECK(c.checks.cooldown->quota_window_ms == 60000);
   REQUIRE(c.sequence);
   CHECK(c.sequence->count == 3);
   CHECK(c.sequence->outage_route == "primary");  // defaults to the workflow's primary

@@ -33,12 +33,19 @@ struct NoHammering {
   double window_ms = 1000;
 };
 
+// [checks.cooldown]: a route's cooldown after a 429 / 402, judged over the case's sequence of requests.
+struct Cooldown {
+  double slack_ms = 250;                   // a rate cooldown may end this much after its Retry-After
+  std::optional<double> quota_window_ms;   // after a quota 429 / 402: no attempt on the route this long
+};
+
 // Conduct checks a case may ask for (all times in scripted ms; the checker scales them).
 struct Checks {
   std::optional<double> no_hang_ms;
   bool no_truncated_success = false;
   bool retry_after_honoured = false;
   std::optional<NoHammering> no_hammering;
+  std::optional<Cooldown> cooldown;
   std::optional<double> max_wall_ms;
   bool alive_after = false;
   bool names_serving_route = false;
