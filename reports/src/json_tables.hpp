@@ -145,6 +145,7 @@ template <> struct table<harness::CaseResult> {
         field<&T::policy_file>("policy_file"),
         field<&T::wall_ms>("wall_ms"),
         field<&T::deadline_ms>("deadline_ms"),
+        field<&T::virtual_time>("virtual_time"),
         field<&T::points>("points"),
         field<&T::checks>("checks"),
         field<&T::attempts_by_route>("attempts_by_route"),
@@ -154,8 +155,7 @@ template <> struct table<harness::CaseResult> {
         field<&T::request_started_ms>("request_started_ms"),
         field<&T::logs>("logs"),
         field<&T::alive_log>("alive_log"),
-        field<&T::driver_output>("driver_output"),
-        field<&T::virtual_time>("virtual_time")};
+        field<&T::driver_output>("driver_output")};
     return f;
   }
 };
