@@ -194,59 +194,74 @@ void sort_errors(std::vector<SpecError>& errors) {
                errors.end());
 }
 
-LoadResult load_case_doc(toml::table doc, const std::string& file, const std::string& folder) {
+// One case document being loaded: the phases below read it in order, each keeping its errors so that
+// every broken section is reported at once, and each later phase runs only on what the earlier ones
+// could read (the *_ok flags).
+struct CaseLoad {
+  toml::table doc;
+  std::string file;
+  TomlReader top;
   Collector errors;
   Case c;
-  c.file = file;
-  c.folder = folder;
-  TomlReader top(doc, file);
-  for (auto key : case_sections) top.allow(key);
-
-  // Top-level keys first: name, expectations, the policy reference.
   std::optional<std::string> policy_ref;
   SourcePos policy_pos;
+  std::map<std::string, SourcePos> attempts_pos;
+  bool expect_ok = false, groups_ok = false, policy_ok = true, routes_ok = true, workflow_ok = false;
+
+  CaseLoad(toml::table d, const std::string& f) : doc(std::move(d)), file(f), top(doc, file) {}
+};
+
+std::vector<ExpectAt> read_expect_at(const toml::array& arr, const std::string& file) {
+  std::vector<ExpectAt> out;
+  std::set<int> points;
+  for (std::size_t i = 0; i < arr.size(); ++i) {
+    const auto& node = *arr.get(i);
+    auto* t = node.as_table();
+    if (!t) throw SpecError(pos_of(node, file), fmt::format("expect_at[{}]: expected a table", i));
+    TomlReader r(*t, file, fmt::format("expect_at[{}]", i));
+    ExpectAt at;
+    at.pos = r.pos();
+    auto point = r.opt_int("point", 1, 1'000'000);
+    if (!point) r.fail_here("missing required key \"point\"");
+    at.point = static_cast<int>(*point);
+    auto action = r.opt_enum<Action>("action");
+    if (!action) r.fail_here("missing required key \"action\"");
+    if (*action == Action::none) r.fail("action", "\"none\" is not an action at a failure point");
+    at.action = *action;
+    r.reject_unknown_keys();
+    if (!points.insert(at.point).second) r.fail("point", fmt::format("point {} is pinned twice", at.point));
+    out.push_back(at);
+  }
+  return out;
+}
+
+// Phase 1, the top-level keys: name, expectations, groups, the policy reference.
+void read_top_level(CaseLoad& x) {
+  auto& top = x.top;
+  auto& c = x.c;
+  auto& errors = x.errors;
+  for (auto key : case_sections) top.allow(key);
   errors.run([&] { c.name = top.req_string("name"); });
   errors.run([&] { c.description = top.opt_string("description").value_or(""); });
   errors.run([&] { c.tags = top.opt_string_array("tags").value_or(std::vector<std::string>{}); });
-  const bool expect_ok = errors.run([&] {
+  x.expect_ok = errors.run([&] {
     auto e = top.opt_enum<Action>("expect");
     if (!e) top.fail_here("missing required key \"expect\" (retry, fallback, queue, degrade, fail_closed, resume or none)");
     c.expect = *e;
   });
   errors.run([&] { c.expect_outcome = top.opt_enum<Outcome>("expect_outcome"); });
-  std::map<std::string, SourcePos> attempts_pos;
   errors.run([&] {
     auto* t = top.opt_table("expect_attempts");
     if (!t) return;
-    TomlReader r(*t, file, "expect_attempts");
+    TomlReader r(*t, x.file, "expect_attempts");
     for (const auto& [key, node] : *t) {
       std::string route(key.str());
       c.expect_attempts[route] = static_cast<int>(*r.opt_int(route, 0, 1'000'000));
-      attempts_pos[route] = pos_of(node, file);
+      x.attempts_pos[route] = pos_of(node, x.file);
     }
   });
   errors.run([&] {
-    auto* arr = top.opt_array("expect_at");
-    if (!arr) return;
-    std::set<int> points;
-    for (std::size_t i = 0; i < arr->size(); ++i) {
-      const auto& node = *arr->get(i);
-      auto* t = node.as_table();
-      if (!t) throw SpecError(pos_of(node, file), fmt::format("expect_at[{}]: expected a table", i));
-      TomlReader r(*t, file, fmt::format("expect_at[{}]", i));
-      ExpectAt at;
-      at.pos = r.pos();
-      auto point = r.opt_int("point", 1, 1'000'000);
-      if (!point) r.fail_here("missing required key \"point\"");
-      at.point = static_cast<int>(*point);
-      auto action = r.opt_enum<Action>("action");
-      if (!action) r.fail_here("missing required key \"action\"");
-      if (*action == Action::none) r.fail("action", "\"none\" is not an action at a failure point");
-      at.action = *action;
-      r.reject_unknown_keys();
-      if (!points.insert(at.point).second) r.fail("point", fmt::format("point {} is pinned twice", at.point));
-      c.expect_at.push_back(at);
-    }
+    if (auto* arr = top.opt_array("expect_at")) c.expect_at = read_expect_at(*arr, x.file);
   });
   errors.run([&] {
     if (auto d = top.opt_number("deadline_ms", 1, inf)) c.deadline_ms = *d;
@@ -256,184 +271,225 @@ LoadResult load_case_doc(toml::table doc, const std::string& file, const std::st
     if (auto n = top.opt_int("expect_rate_limited", 0, 1'000'000)) c.expect_rate_limited = static_cast<int>(*n);
   });
   errors.run([&] {
-    if (auto* arr = top.opt_array("expect_share")) c.expect_share = read_expect_share(*arr, file);
+    if (auto* arr = top.opt_array("expect_share")) c.expect_share = read_expect_share(*arr, x.file);
   });
-  bool groups_ok = errors.run([&] {
-    if (auto* t = top.opt_table("groups")) c.groups = read_groups(*t, file);
+  x.groups_ok = errors.run([&] {
+    if (auto* t = top.opt_table("groups")) c.groups = read_groups(*t, x.file);
     for (const auto& [name, members] : c.groups)
       for (const auto& m : members) c.group_of[m] = name;
   });
   errors.run([&] {
-    policy_ref = top.opt_string("policy");
-    policy_pos = top.pos("policy");
+    x.policy_ref = top.opt_string("policy");
+    x.policy_pos = top.pos("policy");
   });
   errors.run([&] { top.reject_unknown_keys(); });
+}
 
-  // The shared policy file: validated on its own (policy keys only), then merged under the case.
-  bool policy_ok = true;
-  if (policy_ref) {
-    policy_ok = errors.run([&] {
-      fs::path p = fs::path(file).parent_path() / *policy_ref;
-      const std::string path = p.lexically_normal().string();
-      std::error_code ec;
-      if (!fs::is_regular_file(p, ec))
-        throw SpecError(policy_pos, ec && ec != std::errc::no_such_file_or_directory
+// Phase 2, the shared policy file: validated on its own (policy keys only), then merged under the case.
+void merge_policy_file(CaseLoad& x) {
+  if (!x.policy_ref) return;
+  x.policy_ok = x.errors.run([&] {
+    fs::path p = fs::path(x.file).parent_path() / *x.policy_ref;
+    const std::string path = p.lexically_normal().string();
+    std::error_code ec;
+    if (!fs::is_regular_file(p, ec))
+      throw SpecError(x.policy_pos, ec && ec != std::errc::no_such_file_or_directory
                                         ? fmt::format("policy: cannot read \"{}\": {}", path, ec.message())
                                         : fmt::format("policy: no such file \"{}\"", path));
-      auto policy_doc = parse_toml_file(path);
-      if (is_case_document(policy_doc))
-        throw SpecError(policy_pos, fmt::format("policy: {} is a case, not a policy", *policy_ref));
-      client::policy_from_toml(policy_doc, path, /*allow_other_keys=*/false);
-      c.policy_file = path;
-      merge_missing(doc, std::move(policy_doc));
-    });
-  }
+    auto policy_doc = parse_toml_file(path);
+    if (is_case_document(policy_doc))
+      throw SpecError(x.policy_pos, fmt::format("policy: {} is a case, not a policy", *x.policy_ref));
+    client::policy_from_toml(policy_doc, path, /*allow_other_keys=*/false);
+    x.c.policy_file = path;
+    merge_missing(x.doc, std::move(policy_doc));
+  });
+}
 
-  // Routes: the mock reads the script keys, the client the policy keys, of the same tables.
-  // `weight`: a group member's share of its group (the balancer's), read below once the groups are known.
+// One [route.NAME] table: a group's (the stack's policy keys only, no script) or a route of the mock.
+void read_route(CaseLoad& x, const std::string& name, const toml::node& node, const std::vector<std::string_view>& policy_keys,
+                const std::vector<std::string_view>& member_keys) {
+  auto* t = node.as_table();
+  if (!t) throw SpecError(pos_of(node, x.file), fmt::format("route.{}: expected a table", name));
+  if (x.c.groups.contains(name)) {
+    TomlReader r(*t, x.file, "route." + name);
+    for (auto k : policy_keys) r.allow(k);
+    r.reject_unknown_keys();
+    return;
+  }
+  x.c.script.routes[name] = mock::route_script_from_toml(*t, name, x.file, member_keys);
+  if (t->contains("weight")) {
+    TomlReader r(*t, x.file, "route." + name);
+    const auto w = r.opt_number("weight", 1e-6, 1e6);
+    if (!x.c.group_of.contains(name)) r.fail("weight", "only a member of a [groups] group has a weight (its share of the group)");
+    x.c.weights[name] = *w;
+  }
+}
+
+// Phase 3, the routes: the mock reads the script keys, the client the policy keys, of the same tables.
+// `weight`: a group member's share of its group (the balancer's). Then the policy of the whole case.
+void read_routes_and_policy(CaseLoad& x) {
   std::vector<std::string_view> script_keys = keys_of(mock::route_script_keys);
   const std::vector<std::string_view> policy_keys = keys_of(client::route_policy_keys);
   std::vector<std::string_view> member_keys = policy_keys;
   member_keys.push_back("weight");
   script_keys.push_back("weight");
-  bool routes_ok = true;
-  auto* routes = doc.get("route");
+  auto* routes = x.doc.get("route");
   if (!routes) {
-    routes_ok = false;
-    errors.run([&] { top.fail_here("a case needs a [route.NAME] table for each route it uses"); });
+    x.routes_ok = false;
+    x.errors.run([&] { x.top.fail_here("a case needs a [route.NAME] table for each route it uses"); });
   } else if (!routes->is_table()) {
-    routes_ok = false;
-    errors.run([&] { throw SpecError(pos_of(*routes, file), "route: expected a table of routes"); });
+    x.routes_ok = false;
+    x.errors.run([&] { throw SpecError(pos_of(*routes, x.file), "route: expected a table of routes"); });
   } else {
     for (const auto& [key, node] : *routes->as_table()) {
       const std::string name(key.str());
-      routes_ok &= errors.run([&, &node = node] {  // init-capture: clang 14 (see merge_missing)
-        auto* t = node.as_table();
-        if (!t) throw SpecError(pos_of(node, file), fmt::format("route.{}: expected a table", name));
-        if (c.groups.contains(name)) {  // a group's route table: the stack's policy keys only, no script
-          TomlReader r(*t, file, "route." + name);
-          for (auto k : policy_keys) r.allow(k);
-          r.reject_unknown_keys();
-          return;
-        }
-        c.script.routes[name] = mock::route_script_from_toml(*t, name, file, member_keys);
-        if (t->contains("weight")) {
-          TomlReader r(*t, file, "route." + name);
-          const auto w = r.opt_number("weight", 1e-6, 1e6);
-          if (!c.group_of.contains(name)) r.fail("weight", "only a member of a [groups] group has a weight (its share of the group)");
-          c.weights[name] = *w;
-        }
-      });
+      // init-capture: clang 14 (see merge_missing)
+      x.routes_ok &= x.errors.run([&, &node = node] { read_route(x, name, node, policy_keys, member_keys); });
     }
   }
   // A group the stack sees as one route: without a [route.GROUP] of its own it has the default policy.
-  if (groups_ok && routes_ok) {
-    for (const auto& [name, members] : c.groups)
+  if (x.groups_ok && x.routes_ok) {
+    for (const auto& [name, members] : x.c.groups)
       if (!routes->as_table()->contains(name)) routes->as_table()->insert(name, toml::table{});
   }
-  const bool workflow_ok = policy_ok && errors.run([&] { c.policy = client::policy_from_toml(doc, file, true, script_keys); });
+  x.workflow_ok = x.policy_ok && x.errors.run([&] { x.c.policy = client::policy_from_toml(x.doc, x.file, true, script_keys); });
+}
 
+// Phase 4, the optional sections.
+void read_sections(CaseLoad& x) {
+  auto& top = x.top;
+  auto& c = x.c;
+  auto& errors = x.errors;
   errors.run([&] {
-    if (auto* t = top.opt_table("request")) c.request = read_request(*t, file);
+    if (auto* t = top.opt_table("request")) c.request = read_request(*t, x.file);
   });
   errors.run([&] {
-    if (auto* t = top.opt_table("checks")) c.checks = read_checks(*t, file);
+    if (auto* t = top.opt_table("checks")) c.checks = read_checks(*t, x.file);
   });
   errors.run([&] {
-    if (auto* t = top.opt_table("sequence")) c.sequence = read_sequence(*t, file);
+    if (auto* t = top.opt_table("sequence")) c.sequence = read_sequence(*t, x.file);
   });
   errors.run([&] {
-    if (auto* t = top.opt_table("tier")) c.tier = read_tier(*t, file);
+    if (auto* t = top.opt_table("tier")) c.tier = read_tier(*t, x.file);
     if (c.expect_rate_limited && !c.tier) top.fail("expect_rate_limited", "needs a [tier] with limits");
   });
+}
 
-  // Cross-checks: names that must exist, expectations that must agree.
-  if (expect_ok) {
-    errors.run([&] {
+bool named_by_workflow(const Case& c, const std::string& name) {
+  const auto& w = c.policy.workflow;
+  return name == w.primary || std::find(w.fallback.begin(), w.fallback.end(), name) != w.fallback.end();
+}
+
+void check_routes_used(const CaseLoad& x) {
+  const auto& c = x.c;
+  const auto& w = c.policy.workflow;
+  for (const auto& [name, r] : c.script.routes) {
+    if (!named_by_workflow(c, c.logical_route(name)))
+      throw SpecError(r.pos, fmt::format("route.{}: the workflow never uses this route{} (primary = \"{}\", fallback = [{}])", name,
+                                         c.group_of.contains(name) ? " nor its group " + c.group_of.at(name) : "", w.primary,
+                                         fmt::join(w.fallback, ", ")));
+  }
+}
+
+void check_groups(const CaseLoad& x) {
+  const auto& c = x.c;
+  const auto& w = c.policy.workflow;
+  const auto* t = x.doc["groups"].as_table();
+  for (const auto& [name, members] : c.groups) {
+    TomlReader r(*t, x.file, "groups");
+    if (!named_by_workflow(c, name))
+      r.fail(name, fmt::format("the workflow never uses group \"{}\" (primary = \"{}\", fallback = [{}])", name, w.primary,
+                               fmt::join(w.fallback, ", ")));
+    for (const auto& m : members) {
+      if (c.groups.contains(m)) r.fail(name, fmt::format("\"{}\" is a group (a group's members are routes)", m));
+      if (!c.script.routes.contains(m))
+        r.fail(name, fmt::format("\"{}\" is not a route (a [route.{}] with its script; routes: {})", m, m, route_list(c.script)));
+      if (named_by_workflow(c, m)) r.fail(name, fmt::format("\"{}\" is also named by the workflow (a member is reached through its group)", m));
+      // The stack classifies a group's answers in one dialect (as the gateway's [groups.NAME]).
+      if (c.script.routes.at(m).dialect != c.script.routes.at(members.front()).dialect)
+        r.fail(name, fmt::format("\"{}\" and \"{}\" speak different dialects (a group's routes speak one)", members.front(), m));
+    }
+  }
+}
+
+// Every route an expectation or a check names exists.
+void check_named_routes(CaseLoad& x) {
+  const auto& c = x.c;
+  x.errors.run([&] {
+    for (const auto& e : c.expect_share)
+      if (!c.group_of.contains(e.route))
+        throw SpecError(e.pos, fmt::format("expect_share: \"{}\" is not a member of a group (groups: {})", e.route, group_list(c)));
+  });
+  x.errors.run([&] {
+    for (const auto& [route, n] : c.expect_attempts)
+      if (!c.script.routes.contains(route) && !c.groups.contains(route))
+        throw SpecError(x.attempts_pos.at(route),
+                        fmt::format("expect_attempts.{}: unknown route (routes: {})", route, route_list(c.script)));
+  });
+  x.errors.run([&] {
+    const auto& h = c.checks.no_hammering;
+    if (h && h->route && !c.script.routes.contains(*h->route)) {
+      const auto* t = x.doc["checks"]["no_hammering"].as_table();
+      TomlReader(*t, x.file, "checks.no_hammering")
+          .fail("route", fmt::format("unknown route \"{}\" (routes: {})", *h->route, route_list(c.script)));
+    }
+  });
+}
+
+void check_sequence(CaseLoad& x) {
+  auto& c = x.c;
+  if (!c.sequence) return;
+  auto& s = *c.sequence;
+  TomlReader r(*x.doc["sequence"].as_table(), x.file, "sequence");
+  if (s.outage_route.empty()) s.outage_route = c.policy.workflow.primary;
+  const bool needs_outage = s.recovered_within_ms || s.max_outage_attempts;
+  if (c.groups.contains(s.outage_route)) {  // the primary a group: its outage is its members'
+    if (needs_outage)
+      r.fail_here(fmt::format("recovered_within_ms and max_outage_attempts need outage_route = a route of the mock (\"{}\" is a group)",
+                              s.outage_route));
+    return;
+  }
+  auto it = c.script.routes.find(s.outage_route);
+  if (it == c.script.routes.end())
+    r.fail("outage_route", fmt::format("unknown route \"{}\" (routes: {})", s.outage_route, route_list(c.script)));
+  if (needs_outage && !has_window(it->second))
+    r.fail_here(fmt::format("recovered_within_ms and max_outage_attempts need an outage: a step with until_ms in route.{}",
+                            s.outage_route));
+}
+
+// Phase 5, the cross-checks: names that must exist, expectations that must agree.
+void cross_check(CaseLoad& x) {
+  const auto& c = x.c;
+  if (x.expect_ok) {
+    x.errors.run([&] {
       for (const auto& at : c.expect_at) {
-        if (c.expect == Action::none)
-          throw SpecError(at.pos, "expect_at: the case expects no failure point (expect = \"none\")");
+        if (c.expect == Action::none) throw SpecError(at.pos, "expect_at: the case expects no failure point (expect = \"none\")");
         if (at.point == 1 && at.action != c.expect)
-          throw SpecError(at.pos, fmt::format("expect_at: point 1 is \"{}\" but expect is \"{}\"",
-                                              to_string(at.action), to_string(c.expect)));
+          throw SpecError(at.pos, fmt::format("expect_at: point 1 is \"{}\" but expect is \"{}\"", to_string(at.action),
+                                              to_string(c.expect)));
       }
     });
   }
-  if (routes_ok && workflow_ok) {
-    const auto& w = c.policy.workflow;
-    auto named = [&](const std::string& name) {
-      return name == w.primary || std::find(w.fallback.begin(), w.fallback.end(), name) != w.fallback.end();
-    };
-    errors.run([&] {
-      for (const auto& [name, r] : c.script.routes) {
-        if (!named(c.logical_route(name)))
-          throw SpecError(r.pos, fmt::format("route.{}: the workflow never uses this route{} (primary = \"{}\", "
-                                             "fallback = [{}])", name,
-                                             c.group_of.contains(name) ? " nor its group " + c.group_of.at(name) : "",
-                                             w.primary, fmt::join(w.fallback, ", ")));
-      }
-    });
-    errors.run([&] {
-      const auto* t = doc["groups"].as_table();
-      for (const auto& [name, members] : c.groups) {
-        TomlReader r(*t, file, "groups");
-        if (!named(name)) r.fail(name, fmt::format("the workflow never uses group \"{}\" (primary = \"{}\", fallback = [{}])",
-                                                   name, w.primary, fmt::join(w.fallback, ", ")));
-        for (const auto& m : members) {
-          if (c.groups.contains(m)) r.fail(name, fmt::format("\"{}\" is a group (a group's members are routes)", m));
-          if (!c.script.routes.contains(m))
-            r.fail(name, fmt::format("\"{}\" is not a route (a [route.{}] with its script; routes: {})", m, m, route_list(c.script)));
-          if (named(m)) r.fail(name, fmt::format("\"{}\" is also named by the workflow (a member is reached through its group)", m));
-          // The stack classifies a group's answers in one dialect (as the gateway's [groups.NAME]).
-          if (c.script.routes.at(m).dialect != c.script.routes.at(members.front()).dialect)
-            r.fail(name, fmt::format("\"{}\" and \"{}\" speak different dialects (a group's routes speak one)", members.front(), m));
-        }
-      }
-    });
-    errors.run([&] {
-      for (const auto& e : c.expect_share)
-        if (!c.group_of.contains(e.route))
-          throw SpecError(e.pos, fmt::format("expect_share: \"{}\" is not a member of a group (groups: {})", e.route,
-                                             group_list(c)));
-    });
-    errors.run([&] {
-      for (const auto& [route, n] : c.expect_attempts)
-        if (!c.script.routes.contains(route) && !c.groups.contains(route))
-          throw SpecError(attempts_pos[route], fmt::format("expect_attempts.{}: unknown route (routes: {})", route,
-                                                           route_list(c.script)));
-    });
-    errors.run([&] {
-      const auto& h = c.checks.no_hammering;
-      if (h && h->route && !c.script.routes.contains(*h->route)) {
-        const auto* t = doc["checks"]["no_hammering"].as_table();
-        TomlReader(*t, file, "checks.no_hammering")
-            .fail("route", fmt::format("unknown route \"{}\" (routes: {})", *h->route, route_list(c.script)));
-      }
-    });
-    errors.run([&] {
-      if (!c.sequence) return;
-      auto& s = *c.sequence;
-      TomlReader r(*doc["sequence"].as_table(), file, "sequence");
-      if (s.outage_route.empty()) s.outage_route = w.primary;
-      const bool needs_outage = s.recovered_within_ms || s.max_outage_attempts;
-      if (c.groups.contains(s.outage_route)) {  // the primary a group: its outage is its members'
-        if (needs_outage) r.fail_here(fmt::format("recovered_within_ms and max_outage_attempts need outage_route = a route "
-                                                  "of the mock (\"{}\" is a group)", s.outage_route));
-        return;
-      }
-      auto it = c.script.routes.find(s.outage_route);
-      if (it == c.script.routes.end())
-        r.fail("outage_route", fmt::format("unknown route \"{}\" (routes: {})", s.outage_route, route_list(c.script)));
-      if (needs_outage && !has_window(it->second))
-        r.fail_here(fmt::format("recovered_within_ms and max_outage_attempts need an outage: a step with until_ms "
-                                "in route.{}", s.outage_route));
-    });
-  }
+  if (!x.routes_ok || !x.workflow_ok) return;
+  x.errors.run([&] { check_routes_used(x); });
+  x.errors.run([&] { check_groups(x); });
+  check_named_routes(x);
+  x.errors.run([&] { check_sequence(x); });
+}
 
+LoadResult load_case_doc(toml::table doc, const std::string& file, const std::string& folder) {
+  CaseLoad x(std::move(doc), file);
+  x.c.file = file;
+  x.c.folder = folder;
+  read_top_level(x);
+  merge_policy_file(x);
+  read_routes_and_policy(x);
+  read_sections(x);
+  cross_check(x);
   LoadResult out;
-  out.errors = std::move(errors.errors());
+  out.errors = std::move(x.errors.errors());
   sort_errors(out.errors);
-  if (out.errors.empty()) out.value = std::move(c);
+  if (out.errors.empty()) out.value = std::move(x.c);
   return out;
 }
 
