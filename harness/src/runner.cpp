@@ -8,7 +8,9 @@
 #include <chrono>
 #include <condition_variable>
 #include <ctime>
+#include <functional>
 #include <mutex>
+#include <optional>
 #include <ostream>
 #include <set>
 #include <stdexcept>
@@ -302,13 +304,16 @@ class Progress {
 
 }  // namespace
 
-RunOutcome run_suite(const std::vector<Case>& cases, const RunOptions& options) {
+namespace {
+
+// Phase 1: the driver, checked and prepared; its warnings and capabilities noted in the run.
+std::pair<const Driver*, DriverOptions> prepare_driver(const RunOptions& options, RunResult& run) {
   const Driver* driver = find_driver(options.driver);
   if (!driver) throw std::invalid_argument(fmt::format("unknown driver \"{}\" (drivers: {})", options.driver, driver_names()));
   if (auto problem = driver->validate(options.driver_options); !problem.empty())
     throw std::invalid_argument(fmt::format("--driver {}: {}", options.driver, problem));
-  RunOutcome out;
-  auto& run = out.result;
+  if (options.virtual_time && options.driver != "inproc")  // only a stack in this process talks through the virtual transport
+    throw std::invalid_argument(fmt::format("--virtual-time drives the in-process stack (--driver inproc), not {}", options.driver));
   DriverOptions driver_options = options.driver_options;
   if (driver->prepare)
     if (auto problem = driver->prepare(driver_options, options.time_scale, run.warnings); !problem.empty())
@@ -320,7 +325,127 @@ RunOutcome run_suite(const std::vector<Case>& cases, const RunOptions& options) 
     for (const auto& cap : *driver_options.capabilities) list += (list.empty() ? "" : ", ") + cap;
     run.settings.push_back(Setting{"capabilities", list.empty() ? "none" : list});
   }
+  return {driver, std::move(driver_options)};
+}
 
+// The one pool of both modes: `jobs` workers (this thread one of them) take the cases in order.
+void for_each_case(std::size_t count, int jobs, const std::function<void(std::size_t)>& play) {
+  std::atomic<std::size_t> next{0};
+  auto worker = [&] {
+    for (std::size_t i = next++; i < count; i = next++) play(i);
+  };
+  std::vector<std::thread> pool;
+  for (int k = 1; k < jobs; ++k) pool.emplace_back(worker);
+  worker();
+  for (auto& t : pool) t.join();
+}
+
+// A live run: one mock server for every case; each case on a thread of its own under its hard deadline,
+// abandoned (its verdict unknown) when it hangs.
+class LiveRun {
+ public:
+  LiveRun(const Driver* driver, const RunOptions& options, const DriverOptions& driver_options) : shared_(std::make_shared<Shared>()) {
+    mock::ServerOptions so;
+    so.time_scale = options.time_scale;
+    so.threads = 2;
+    shared_->mock = std::make_unique<mock::MockServer>(so);
+    shared_->mock->start();
+    shared_->driver = driver;
+    shared_->options = options;
+    shared_->options.driver_options = driver_options;
+  }
+
+  CaseResult play(const Case& kase, std::size_t index) {
+    const auto& options = shared_->options;
+    const auto& capabilities = options.driver_options.capabilities;
+    if (kase.exact_time && options.driver == "inproc" && missing_capability(kase, capabilities).empty()) {
+      // Only a virtual clock hits the case's boundary, and the in-process stack needs no socket:
+      // play it on one inside the live run (issue 27) rather than report it n/a.
+      auto r = virtual_result(kase, options);
+      r.virtual_time = true;
+      return r;
+    }
+    if (auto missing = not_run_live(kase, capabilities); !missing.empty()) return not_applicable_result(kase, missing);
+    return play_on_thread(std::make_shared<const Case>(kase), fmt::format("case{}", index + 1));
+  }
+
+  // Stopping the mock cancels its holds, so abandoned cases can end; wait a little for them. Returns
+  // how many were left running (detached: they still hold the shared state, freed by the last one).
+  int finish() {
+    shared_->mock->stop();
+    int left = 0;
+    for (auto& [t, job_ref] : abandoned_) {
+      auto& job = job_ref;  // a lambda cannot capture a structured binding under clang 14 (the fuzz build)
+      std::unique_lock lock(job->mutex);
+      if (job->cv.wait_for(lock, std::chrono::seconds(3), [&job] { return job->done; })) {
+        lock.unlock();
+        t.join();
+      } else {
+        t.detach();
+        ++left;
+      }
+    }
+    return left;
+  }
+
+ private:
+  static CaseResult verdict_of(const Case& c, const std::string& ns, Shared& sh, const std::atomic<bool>& cancelled) {
+    try {
+      return run_case(c, ns, sh, cancelled);
+    } catch (const UnknownVerdict& e) {  // the driver saw the system under test hang or crash
+      auto r = unknown_result(c, e.reason, e.what(), sh.mock->engine().ledger(ns));
+      r.driver_output = e.output;
+      return r;
+    } catch (const TargetFailure& e) {  // the target's own error after a healthy upstream answer
+      return target_failure_result(c, e, sh.mock->engine().ledger(ns));
+    } catch (const std::exception& e) {
+      return unknown_result(c, fmt::format("crash: {}", e.what()), fmt::format("the case threw: {}", e.what()),
+                            sh.mock->engine().ledger(ns));
+    }
+  }
+
+  // The case thread may outlive this call (a hang): it owns its case and shares the run's state.
+  CaseResult play_on_thread(std::shared_ptr<const Case> c, const std::string& ns) {
+    auto job = std::make_shared<CaseJob>();
+    std::thread t([job, c, ns, sh = shared_] {
+      auto r = verdict_of(*c, ns, *sh, job->cancelled);
+      std::lock_guard lock(job->mutex);
+      job->result = std::move(r);
+      job->done = true;
+      job->cv.notify_all();
+    });
+    const auto& options = shared_->options;
+    const double deadline = c->deadline_real_ms(options.time_scale, options.min_deadline_ms);
+    std::unique_lock lock(job->mutex);
+    const bool done = job->cv.wait_for(lock, std::chrono::duration<double, std::milli>(deadline), [&] { return job->done; });
+    CaseResult r;
+    if (done) {
+      lock.unlock();
+      t.join();
+      r = std::move(*job->result);
+    } else {
+      job->cancelled = true;
+      lock.unlock();
+      r = unknown_result(*c, "hang", fmt::format("no verdict within the hard deadline of {:.0f} ms", deadline),
+                         shared_->mock->engine().ledger(ns));
+      std::lock_guard al(abandoned_mutex_);
+      abandoned_.emplace_back(std::move(t), job);
+    }
+    r.deadline_ms = deadline;
+    return r;
+  }
+
+  std::shared_ptr<Shared> shared_;
+  std::mutex abandoned_mutex_;
+  std::vector<std::pair<std::thread, std::shared_ptr<CaseJob>>> abandoned_;
+};
+
+}  // namespace
+
+RunOutcome run_suite(const std::vector<Case>& cases, const RunOptions& options) {
+  RunOutcome out;
+  auto& run = out.result;
+  auto [driver, driver_options] = prepare_driver(options, run);
   run.seed = options.seed;
   run.driver = options.driver;
   run.time_scale = options.time_scale;
@@ -329,123 +454,18 @@ RunOutcome run_suite(const std::vector<Case>& cases, const RunOptions& options) 
   const int jobs = std::max(1, std::min<int>(options.jobs > 0 ? options.jobs : static_cast<int>(std::thread::hardware_concurrency()),
                                              static_cast<int>(cases.size())));
   Progress progress(options, static_cast<int>(cases.size()));
-
-  if (options.virtual_time) {
-    // Each case in its own virtual world (virtual_run.cpp): no mock server, no per-case thread, no
-    // deadline (a wait advances the virtual clock, so nothing blocks). Only a stack in this process can
-    // talk through the virtual transport.
-    if (options.driver != "inproc")
-      throw std::invalid_argument(fmt::format("--virtual-time drives the in-process stack (--driver inproc), not {}", options.driver));
-    SteadyClock wall;
-    std::atomic<std::size_t> next{0};
-    auto worker = [&] {
-      for (std::size_t i = next++; i < cases.size(); i = next++) {
-        run.cases[i] = virtual_result(cases[i], options);
-        progress.finished(run.cases[i]);
-      }
-    };
-    std::vector<std::thread> pool;
-    for (int k = 1; k < jobs; ++k) pool.emplace_back(worker);
-    worker();
-    for (auto& t : pool) t.join();
-    progress.end();
-    run.duration_ms = wall.now_ms();
-    return out;
-  }
-
-  mock::ServerOptions so;
-  so.time_scale = options.time_scale;
-  so.threads = 2;
-  auto shared = std::make_shared<Shared>();
-  shared->mock = std::make_unique<mock::MockServer>(so);
-  shared->mock->start();
-  shared->driver = driver;
-  shared->options = options;
-  shared->options.driver_options = driver_options;
-  auto* mock = shared->mock.get();
-  const auto& clock = shared->clock;
-  const double run_start = clock.now_ms();
-  std::atomic<std::size_t> next{0};
-  std::mutex abandoned_mutex;
-  std::vector<std::pair<std::thread, std::shared_ptr<CaseJob>>> abandoned;
-
-  auto worker = [&] {
-    for (std::size_t i = next++; i < cases.size(); i = next++) {
-      if (cases[i].exact_time && options.driver == "inproc" &&
-          missing_capability(cases[i], driver_options.capabilities).empty()) {
-        // Only a virtual clock hits the case's boundary, and the in-process stack needs no socket:
-        // play it on one inside the live run (issue 27) rather than report it n/a.
-        run.cases[i] = virtual_result(cases[i], options);
-        run.cases[i].virtual_time = true;
-        progress.finished(run.cases[i]);
-        continue;
-      }
-      if (auto missing = not_run_live(cases[i], driver_options.capabilities); !missing.empty()) {
-        run.cases[i] = not_applicable_result(cases[i], missing);
-        progress.finished(run.cases[i]);
-        continue;
-      }
-      auto job = std::make_shared<CaseJob>();
-      auto c = std::make_shared<const Case>(cases[i]);  // the case thread may outlive this loop
-      const std::string ns = fmt::format("case{}", i + 1);
-      std::thread t([job, c, ns, sh = shared] {
-        std::optional<CaseResult> r;
-        try {
-          r = run_case(*c, ns, *sh, job->cancelled);
-        } catch (const UnknownVerdict& e) {  // the driver saw the system under test hang or crash
-          r = unknown_result(*c, e.reason, e.what(), sh->mock->engine().ledger(ns));
-          r->driver_output = e.output;
-        } catch (const TargetFailure& e) {  // the target's own error after a healthy upstream answer
-          r = target_failure_result(*c, e, sh->mock->engine().ledger(ns));
-        } catch (const std::exception& e) {
-          r = unknown_result(*c, fmt::format("crash: {}", e.what()), fmt::format("the case threw: {}", e.what()),
-                             sh->mock->engine().ledger(ns));
-        }
-        std::lock_guard lock(job->mutex);
-        job->result = std::move(r);
-        job->done = true;
-        job->cv.notify_all();
-      });
-      const double deadline = c->deadline_real_ms(options.time_scale, options.min_deadline_ms);
-      std::unique_lock lock(job->mutex);
-      const bool done = job->cv.wait_for(lock, std::chrono::duration<double, std::milli>(deadline), [&] { return job->done; });
-      if (done) {
-        lock.unlock();
-        t.join();
-        run.cases[i] = std::move(*job->result);
-      } else {
-        job->cancelled = true;
-        lock.unlock();
-        run.cases[i] = unknown_result(*c, "hang",
-                                      fmt::format("no verdict within the hard deadline of {:.0f} ms", deadline),
-                                      mock->engine().ledger(ns));
-        std::lock_guard al(abandoned_mutex);
-        abandoned.emplace_back(std::move(t), job);
-      }
-      run.cases[i].deadline_ms = deadline;
-      progress.finished(run.cases[i]);
-    }
-  };
-  std::vector<std::thread> pool;
-  for (int k = 0; k < jobs; ++k) pool.emplace_back(worker);
-  for (auto& t : pool) t.join();
+  // Virtual time: each case in its own virtual world (virtual_run.cpp), no mock server, no per-case
+  // thread, no deadline (a wait advances the virtual clock, so nothing blocks).
+  std::optional<LiveRun> live;
+  if (!options.virtual_time) live.emplace(driver, options, driver_options);
+  SteadyClock wall;
+  for_each_case(cases.size(), jobs, [&](std::size_t i) {
+    run.cases[i] = live ? live->play(cases[i], i) : virtual_result(cases[i], options);
+    progress.finished(run.cases[i]);
+  });
   progress.end();
-  run.duration_ms = clock.now_ms() - run_start;
-
-  // Stopping the mock cancels its holds, so abandoned cases can end; wait a little for them.
-  mock->stop();
-  for (auto& [t, job_ref] : abandoned) {
-    auto& job = job_ref;  // a lambda cannot capture a structured binding under clang 14 (the fuzz build)
-    std::unique_lock lock(job->mutex);
-    if (job->cv.wait_for(lock, std::chrono::seconds(3), [&job] { return job->done; })) {
-      lock.unlock();
-      t.join();
-    } else {
-      t.detach();
-      ++out.abandoned;
-    }
-  }
-  // A detached case thread still holds `shared`: the last holder frees the server, options and clock.
+  run.duration_ms = wall.now_ms();
+  if (live) out.abandoned = live->finish();
   return out;
 }
 
