@@ -7,6 +7,7 @@
 #include <iostream>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 
 #include <fmt/format.h>
@@ -59,29 +60,35 @@ void note_changes(const harness::RunResult& before, const harness::RunResult& af
       changed.insert(after.cases[i].name);
 }
 
-int run_command(RunArgs& a) {
+// Phase 1: the options only this command checks (usage errors, before a file is read).
+bool check_options(RunArgs& a) {
   if (a.paths.empty()) a.paths.push_back("cases");
   if (a.capabilities_given) {
     try {
       a.run.driver_options.capabilities = harness::parse_capabilities(a.capabilities);
     } catch (const std::invalid_argument& e) {
       std::cerr << "llmchaos run: --target-capabilities: " << e.what() << "\n";
-      return 2;
+      return false;
     }
   }
   if (!a.run.driver_options.mutation.empty() && a.run.driver != "inproc") {
     std::cerr << "llmchaos run: --mutate breaks the in-process stack (--driver inproc) only\n";
-    return 2;
+    return false;
   }
+  return true;
+}
+
+// Phase 2: the suite, every error of every file shown; the exact_time cases announced.
+std::optional<harness::SuiteLoad> load_cases(const RunArgs& a) {
   auto suite = harness::load_suite(a.paths, a.filters);
   for (const auto& e : suite.errors) std::cerr << e.what() << "\n";
   if (!suite.errors.empty()) {
     std::cerr << fmt::format("llmchaos run: {} error(s) in the case files; nothing was run\n", suite.errors.size());
-    return 2;
+    return std::nullopt;
   }
   if (suite.cases.empty()) {
     std::cerr << "llmchaos run: no case to run" << (a.filters.empty() ? "" : " (none matches --filter)") << "\n";
-    return 2;
+    return std::nullopt;
   }
   // A case on an exact time boundary means something only on a virtual clock (cases/README.md): a live
   // run with the exec or http driver does not play it, and its reports list it as n/a (not run).
@@ -96,22 +103,32 @@ int run_command(RunArgs& a) {
       std::cout << fmt::format("{} exact_time case(s) not run (they need --virtual-time): {}\n", exact.size(),
                                fmt::join(exact, "; "));
   }
+  return suite;
+}
 
-  // --shard: the whole suite names the catalog; this run plays its part, each case keeping its place.
-  std::vector<std::pair<std::string, std::string>> catalog;
+// The part of the suite this run plays (--shard: each case keeps its place in the whole catalog).
+struct Picked {
+  std::vector<harness::Case> cases;
+  std::vector<std::size_t> index;                           // each picked case's place in the suite
+  std::vector<std::pair<std::string, std::string>> catalog;  // the whole suite: (folder, name)
+  harness::Shard shard;
+};
+
+// Phase 3: the shard's cases.
+std::optional<Picked> pick_cases(const RunArgs& a, harness::SuiteLoad& suite) {
+  Picked p;
   std::vector<std::string> names;
   for (const auto& c : suite.cases) {
-    catalog.emplace_back(c.folder, c.name);
+    p.catalog.emplace_back(c.folder, c.name);
     names.push_back(c.name);
   }
-  harness::Shard shard;
   if (!a.shard.empty()) {
     const auto parsed = harness::parse_shard(a.shard);
     if (!parsed) {
       std::cerr << fmt::format("llmchaos run: --shard {}: expected K/N with 1 <= K <= N (e.g. 2/4)\n", a.shard);
-      return 2;
+      return std::nullopt;
     }
-    shard = *parsed;
+    p.shard = *parsed;
   }
   std::map<std::string, double> durations;
   if (!a.durations.empty()) {
@@ -119,61 +136,78 @@ int run_command(RunArgs& a) {
       for (const auto& c : reports::read_json_report(a.durations).cases) durations[c.name] = c.wall_ms;
     } catch (const std::exception& e) {
       std::cerr << e.what() << "\n";
-      return 2;
+      return std::nullopt;
     }
   }
-  const auto picked = harness::shard_cases(names, shard, durations);
-  std::vector<harness::Case> cases;
-  cases.reserve(picked.size());
-  for (std::size_t i : picked) cases.push_back(std::move(suite.cases[i]));
-  if (!a.outputs.load_baseline()) return 2;
+  p.index = harness::shard_cases(names, p.shard, durations);
+  p.cases.reserve(p.index.size());
+  for (std::size_t i : p.index) p.cases.push_back(std::move(suite.cases[i]));
+  return p;
+}
 
+struct Played {
+  harness::RunOutcome outcome;
+  double total_ms = 0;
+  std::set<std::string> changed;  // --repeat: cases whose verdict or actions differ between runs
+};
+
+// Phase 4: the cases, --repeat times.
+std::optional<Played> play(RunArgs& a, const std::vector<harness::Case>& cases) {
   if (!a.quiet) {
     a.run.progress = &std::cerr;
     a.run.progress_tty = isatty(STDERR_FILENO) != 0;
   }
-  harness::RunOutcome outcome;
-  double total_ms = 0;
-  std::set<std::string> changed;
+  Played p;
   try {
     for (int k = 0; k < a.repeat; ++k) {
-      auto previous = std::move(outcome.result);
-      outcome = harness::run_suite(cases, a.run);
-      total_ms += outcome.result.duration_ms;
-      if (k > 0) note_changes(previous, outcome.result, changed);
+      auto previous = std::move(p.outcome.result);
+      p.outcome = harness::run_suite(cases, a.run);
+      p.total_ms += p.outcome.result.duration_ms;
+      if (k > 0) note_changes(previous, p.outcome.result, p.changed);
     }
-  } catch (const std::invalid_argument& e) {
-    std::cerr << "llmchaos run: " << e.what() << "\n";
-    return 2;
   } catch (const std::exception& e) {
     std::cerr << "llmchaos run: " << e.what() << "\n";
-    return 2;
+    return std::nullopt;
   }
-  auto& run = outcome.result;
+  return p;
+}
+
+// Phase 5: the run's facts for the reports, the reports, the gate.
+int report(RunArgs& a, const Picked& picked, Played& played) {
+  auto& run = played.outcome.result;
   run.label = a.label;
   auto settings = target_settings(a);
   settings.insert(settings.end(), run.settings.begin(), run.settings.end());
   run.settings = std::move(settings);
-
-  run.shard = shard;
-  run.catalog = harness::catalog_digest(catalog);
-  run.catalog_cases = static_cast<int>(catalog.size());
-  for (std::size_t i = 0; i < run.cases.size() && i < picked.size(); ++i) run.cases[i].index = static_cast<int>(picked[i]);
-  if (shard.sharded())
-    std::cout << fmt::format("shard {}: {} of the suite's {} case(s)\n", harness::shard_label(shard), run.cases.size(),
-                             catalog.size());
-
+  run.shard = picked.shard;
+  run.catalog = harness::catalog_digest(picked.catalog);
+  run.catalog_cases = static_cast<int>(picked.catalog.size());
+  for (std::size_t i = 0; i < run.cases.size() && i < picked.index.size(); ++i) run.cases[i].index = static_cast<int>(picked.index[i]);
+  if (picked.shard.sharded())
+    std::cout << fmt::format("shard {}: {} of the suite's {} case(s)\n", harness::shard_label(picked.shard), run.cases.size(),
+                             picked.catalog.size());
   std::string repeat_text;
   if (a.repeat > 1) {
     const double n = static_cast<double>(a.repeat) * static_cast<double>(run.cases.size());
-    repeat_text = fmt::format("repeat: {} runs, {:.0f} cases in {:.3f} s: {:.0f} cases/s{}\n", a.repeat, n, total_ms / 1000,
-                              total_ms > 0 ? n * 1000 / total_ms : 0.0, a.run.virtual_time ? " (virtual time)" : "");
-    for (const auto& name : changed) repeat_text += fmt::format("  changed between runs: {}\n", name);
+    repeat_text = fmt::format("repeat: {} runs, {:.0f} cases in {:.3f} s: {:.0f} cases/s{}\n", a.repeat, n, played.total_ms / 1000,
+                              played.total_ms > 0 ? n * 1000 / played.total_ms : 0.0, a.run.virtual_time ? " (virtual time)" : "");
+    for (const auto& name : played.changed) repeat_text += fmt::format("  changed between runs: {}\n", name);
   }
-  const int code = a.outputs.finish(run, "run", repeat_text, !changed.empty());
-  if (outcome.abandoned > 0) {
+  return a.outputs.finish(run, "run", repeat_text, !played.changed.empty());
+}
+
+int run_command(RunArgs& a) {
+  if (!check_options(a)) return 2;
+  auto suite = load_cases(a);
+  if (!suite) return 2;
+  auto picked = pick_cases(a, *suite);
+  if (!picked || !a.outputs.load_baseline()) return 2;
+  auto played = play(a, picked->cases);
+  if (!played) return 2;
+  const int code = report(a, *picked, *played);
+  if (played->outcome.abandoned > 0) {
     // A hung case thread is still blocked somewhere: do not wait for it (CI never hangs).
-    std::cerr << fmt::format("llmchaos run: {} hung case(s) abandoned\n", outcome.abandoned);
+    std::cerr << fmt::format("llmchaos run: {} hung case(s) abandoned\n", played->outcome.abandoned);
     std::cout.flush();
     std::cerr.flush();
     std::_Exit(code);
