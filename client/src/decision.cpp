@@ -204,51 +204,34 @@ class Inputs {
 };
 
 // The rules; writes what they looked at to `inputs` and the verdict to `d`.
-void apply_rules(const DecisionInput& in, Inputs& inputs, Decision& d) {
-  const Owner owner = in.failure.owner;
-  const CommitState commit = in.failure.commit;
-  auto done = [&](Action action, int rule, std::string_view text) {
-    d.action = action;
-    d.rule = rule;
-    d.rule_text = text;
-  };
+void settle(Decision& d, Action action, int rule, std::string_view text) {
+  d.action = action;
+  d.rule = rule;
+  d.rule_text = text;
+}
 
-  inputs("owner", to_string(owner))("commit", to_string(commit));
-  if (owner == Owner::none) return done(Action::none, 0, "0: not a failure");
-
-  // 0. A cut background response goes on where it broke: the provider's resume duplicates nothing.
-  if (in.resumable_cut) {
-    inputs.flag("resumable_cut", true)("attempts_left", in.attempts_left)("time_left_ms", in.time_left_ms);
-    inputs.raw(" (expected_ms=");
-    inputs.number(in.current.expected_latency_ms);
-    inputs.raw(')');
-    // A resume is an attempt of the budget like any other, its price included (the gate before every
-    // attempt checks the cost left too).
-    const bool attempt = in.attempts_left > 0, time = in.time_left_ms >= in.current.expected_latency_ms,
-               cost = in.cost_left_usd >= in.current.cost_usd;
-    if (attempt && time && cost) {
-      d.target_route = in.current.route;
-      return done(Action::resume, 0, "0: a cut background response with a known id and sequence: resume");
-    }
-    inputs("resume", !attempt ? "no(no attempts left)" : !time ? "no(latency > time left)" : "no(cost > cost left)");
+// 0. A cut background response goes on where it broke: the provider's resume duplicates nothing.
+bool rule_resume(const DecisionInput& in, Inputs& inputs, Decision& d) {
+  if (!in.resumable_cut) return false;
+  inputs.flag("resumable_cut", true)("attempts_left", in.attempts_left)("time_left_ms", in.time_left_ms);
+  inputs.raw(" (expected_ms=");
+  inputs.number(in.current.expected_latency_ms);
+  inputs.raw(')');
+  // A resume is an attempt of the budget like any other, its price included (the gate before every
+  // attempt checks the cost left too).
+  const bool attempt = in.attempts_left > 0, time = in.time_left_ms >= in.current.expected_latency_ms,
+             cost = in.cost_left_usd >= in.current.cost_usd;
+  if (attempt && time && cost) {
+    d.target_route = in.current.route;
+    settle(d, Action::resume, 0, "0: a cut background response with a known id and sequence: resume");
+    return true;
   }
+  inputs("resume", !attempt ? "no(no attempts left)" : !time ? "no(latency > time left)" : "no(cost > cost left)");
+  return false;
+}
 
-  // 1. The request or the credentials are wrong; a refusal must not be routed to a laxer model.
-  if (owner == Owner::request || owner == Owner::auth || owner == Owner::policy)
-    return done(Action::fail_closed, 1, "1: owner is request/auth/policy: fix the request or the credentials");
-
-  // 2. Work may already have happened: reconcile outside automatic branching.
-  if (commit == CommitState::committed || commit == CommitState::unknown)
-    return done(Action::fail_closed, 2, "2: commit state is committed/unknown: reconcile, do not replay");
-
-  // 3. Nobody knows whose fault it is: wait for it rather than hammer or switch.
-  if (owner == Owner::unknown) {
-    inputs.flag("queue_allowed", in.queue_allowed);
-    return in.queue_allowed ? done(Action::queue, 3, "3: owner unknown: queue")
-                            : done(Action::fail_closed, 3, "3: owner unknown and queueing not allowed: fail closed");
-  }
-
-  // 4. Retry the same route.
+// 4. Retry the same route.
+bool rule_retry(const DecisionInput& in, Inputs& inputs, Decision& d) {
   const double retry_after = in.failure.retry_after_ms.value_or(0);
   inputs("attempts_left", in.attempts_left)("time_left_ms", in.time_left_ms)("cost_left_usd", in.cost_left_usd)(
       "retry_after_ms", retry_after)("current", in.current.route);
@@ -261,36 +244,76 @@ void apply_rules(const DecisionInput& in, Inputs& inputs, Decision& d) {
   if (retry_no.empty()) {
     d.target_route = in.current.route;
     d.wait_ms = retry_after;
-    return done(Action::retry, 4, "4: transient/rate failure, retry fits the budget, breaker closed");
+    settle(d, Action::retry, 4, "4: transient/rate failure, retry fits the budget, breaker closed");
+    return true;
   }
-  if (retryable_owner(owner)) {
+  if (retryable_owner(in.failure.owner)) {
     inputs("retry", "no(");
     inputs.raw(retry_no);
     inputs.raw(')');
   }
+  return false;
+}
 
-  // 5. Fall back to the first approved, healthy route that fits the budget.
-  if (fallback_owner(owner)) {
-    inputs("fallbacks", "[");
-    bool first = true;
-    for (const auto& r : in.fallbacks) {
-      const auto no = fallback_blocker(in, r);
-      if (!first) inputs.raw(',');
-      first = false;
-      inputs.raw(r.route);
-      inputs.raw(':');
-      inputs.raw(no.empty() ? "fits" : no);
-      if (no.empty()) {
-        inputs.raw(']');
-        d.target_route = r.route;
-        return done(Action::fallback, 5, "5: fallback to the first approved, healthy route that fits the budget");
-      }
+// 5. Fall back to the first approved, healthy route that fits the budget.
+bool rule_fallback(const DecisionInput& in, Inputs& inputs, Decision& d) {
+  if (!fallback_owner(in.failure.owner)) return false;
+  inputs("fallbacks", "[");
+  bool first = true;
+  for (const auto& r : in.fallbacks) {
+    const auto no = fallback_blocker(in, r);
+    if (!first) inputs.raw(',');
+    first = false;
+    inputs.raw(r.route);
+    inputs.raw(':');
+    inputs.raw(no.empty() ? "fits" : no);
+    if (no.empty()) {
+      inputs.raw(']');
+      d.target_route = r.route;
+      settle(d, Action::fallback, 5, "5: fallback to the first approved, healthy route that fits the budget");
+      return true;
     }
-    inputs.raw(']');
   }
+  inputs.raw(']');
+  return false;
+}
+
+// 7. A full queue is no outlet (rules 3 and 6 would queue): the last one the policy allows.
+void rule_queue_full(const DecisionInput& in, Decision& d) {
+  in.degrade_allowed ? settle(d, Action::degrade, 7, "7: the queue is full; degrade approved")
+                     : settle(d, Action::fail_closed, 7, "7: the queue is full; degrade not approved -> fail_closed");
+}
+
+void apply_rules(const DecisionInput& in, Inputs& inputs, Decision& d) {
+  const Owner owner = in.failure.owner;
+  const CommitState commit = in.failure.commit;
+  auto done = [&](Action action, int rule, std::string_view text) { settle(d, action, rule, text); };
+
+  inputs("owner", to_string(owner))("commit", to_string(commit));
+  if (owner == Owner::none) return done(Action::none, 0, "0: not a failure");
+  if (rule_resume(in, inputs, d)) return;
+
+  // 1. The request or the credentials are wrong; a refusal must not be routed to a laxer model.
+  if (owner == Owner::request || owner == Owner::auth || owner == Owner::policy)
+    return done(Action::fail_closed, 1, "1: owner is request/auth/policy: fix the request or the credentials");
+
+  // 2. Work may already have happened: reconcile outside automatic branching.
+  if (commit == CommitState::committed || commit == CommitState::unknown)
+    return done(Action::fail_closed, 2, "2: commit state is committed/unknown: reconcile, do not replay");
+
+  // 3. Nobody knows whose fault it is: wait for it rather than hammer or switch.
+  if (owner == Owner::unknown) {
+    inputs.flag("queue_allowed", in.queue_allowed);
+    if (in.queue_allowed && in.queue_full) return rule_queue_full(in, d);
+    return in.queue_allowed ? done(Action::queue, 3, "3: owner unknown: queue")
+                            : done(Action::fail_closed, 3, "3: owner unknown and queueing not allowed: fail closed");
+  }
+
+  if (rule_retry(in, inputs, d) || rule_fallback(in, inputs, d)) return;
 
   // 6. Wait in the queue (any owner that reaches this rule, as SPEC 3 orders it).
   inputs.flag("queue_allowed", in.queue_allowed).flag("degrade_allowed", in.degrade_allowed);
+  if (in.queue_allowed && in.queue_full) return rule_queue_full(in, d);
   if (in.queue_allowed)
     return done(Action::queue, 6, "6: no retry or fallback fits: queue");
 

@@ -270,14 +270,8 @@ class Delivery {
                        s_.breaker(route).would_allow(now)};
   }
 
-  // One failure point: ask the decision, log it, and carry the action out.
-  // `resume_at`: where the failed attempt's background response can be resumed (rule 0's input);
-  // `text` / `shown_tokens`: the response's text so far and the tokens this attempt made visible.
-  void decide_and_apply(const Classification& c, int attempt, bool breaker_open,
-                        std::optional<ResumePoint> resume_at = std::nullopt, const std::string& text = {},
-                        int shown_tokens = 0) {
+  DecisionInput decision_input(const Classification& c, bool breaker_open, bool resumable_cut, double now) {
     const auto& wf = s_.policy.workflow;
-    const double now = s_.clock.now_ms();
     const BudgetView view = budget_.view(now);
     DecisionInput in;
     in.failure = c;
@@ -289,10 +283,34 @@ class Delivery {
     for (const auto& fb : wf.fallback)
       if (fb != route_ && !tried_.count(fb)) in.fallbacks.push_back(option(fb, now));
     in.queue_allowed = wf.queue_allowed;
+    in.queue_full = s_.queue.full();
     in.degrade_allowed = wf.degrade_allowed;
-    in.resumable_cut = resume_at.has_value();
-    Decision d = decide(in);
+    in.resumable_cut = resumable_cut;
+    return in;
+  }
 
+  // The request into the queue, with the budget it spent; false when the queue is full.
+  bool enqueue(const Classification& c, double now) {
+    QueuedRequest item{req_, spent_, now, log_.delivery, std::string(c.reason)};
+    // The caller's token callback refers to the caller's state (a gateway's connection, its
+    // answer id) and returns with this call: a redelivery later has no caller to stream to.
+    item.request.on_token = nullptr;
+    return s_.queue.push(std::move(item));
+  }
+
+  // One failure point: ask the decision, log it, and carry the action out.
+  // `resume_at`: where the failed attempt's background response can be resumed (rule 0's input);
+  // `text` / `shown_tokens`: the response's text so far and the tokens this attempt made visible.
+  void decide_and_apply(const Classification& c, int attempt, bool breaker_open,
+                        std::optional<ResumePoint> resume_at = std::nullopt, const std::string& text = {},
+                        int shown_tokens = 0) {
+    const double now = s_.clock.now_ms();
+    DecisionInput in = decision_input(c, breaker_open, resume_at.has_value(), now);
+    Decision d = decide(in);
+    if (d.action == Action::queue && !enqueue(c, now)) {  // filled since it was asked (another delivery's)
+      in.queue_full = true;
+      d = decide(in);
+    }
     FailurePoint fp;
     fp.point = static_cast<int>(log_.failures.size()) + 1;
     fp.attempt = attempt;
@@ -301,7 +319,6 @@ class Delivery {
     fp.rule = d.rule;
     fp.rule_text = d.rule_text;
     fp.inputs = d.inputs;
-
     switch (d.action) {
       case Action::resume:
         fp.next_route = route_;
@@ -311,24 +328,8 @@ class Delivery {
         resumed_visible_ += shown_tokens;
         kind_ = AttemptKind::retry;  // the budget counts a resume as a retry of the same route
         return;
-      case Action::retry: {
-        std::optional<double> retry_after = d.wait_ms > 0 ? std::optional<double>(d.wait_ms) : c.retry_after_ms;
-        double wait = s_.backoff.delay(retries_on_route_, s_.rng, retry_after).ms;
-        // The jitter may not push the retry past the time the decision checked; retry-after stays.
-        const double room = view.time_left_ms - s_.policy.route(route_).expected_latency_ms;
-        if (wait > room) wait = std::max(retry_after.value_or(0.0), room);
-        wait = std::max(wait, 0.0);
-        // A retry asks for the answer anew (a POST), even after a resume: the stored response is not
-        // read again, and its text so far is not the new answer's.
-        forget_resume();
-        fp.next_route = route_;
-        fp.wait_ms = wait;
-        log_.failures.push_back(fp);
-        s_.clock.sleep_ms(wait);
-        ++retries_on_route_;
-        kind_ = AttemptKind::retry;
-        return;
-      }
+      case Action::retry:
+        return retry(d, c, fp, in.time_left_ms);
       case Action::fallback:
         forget_resume();  // another route holds no stored response of this one
         fp.next_route = d.target_route;
@@ -339,28 +340,37 @@ class Delivery {
         retries_on_route_ = 0;
         kind_ = AttemptKind::fallback;
         return;
-      case Action::queue: {
-        QueuedRequest item{req_, spent_, now, log_.delivery, std::string(c.reason)};
-        // The caller's token callback refers to the caller's state (a gateway's connection, its
-        // answer id) and returns with this call: a redelivery later has no caller to stream to.
-        item.request.on_token = nullptr;
-        if (s_.queue.push(std::move(item))) {
-          log_.failures.push_back(fp);
-          finish(Outcome::queued);
-          return;
-        }
-        // A full queue is no outlet: take the next one the policy allows (rule 7).
-        fp.action = wf.degrade_allowed ? Action::degrade : Action::fail_closed;
-        fp.rule = 7;
-        fp.rule_text = wf.degrade_allowed ? "7: the queue is full; degrade approved"
-                                          : "7: the queue is full; degrade not approved -> fail_closed";
-        break;
-      }
+      case Action::queue:
+        log_.failures.push_back(fp);
+        return finish(Outcome::queued);
       default:
-        break;
+        return end_without_answer(fp);
     }
+  }
+
+  void retry(const Decision& d, const Classification& c, FailurePoint& fp, double time_left_ms) {
+    std::optional<double> retry_after = d.wait_ms > 0 ? std::optional<double>(d.wait_ms) : c.retry_after_ms;
+    double wait = s_.backoff.delay(retries_on_route_, s_.rng, retry_after).ms;
+    // The jitter may not push the retry past the time the decision checked; retry-after stays.
+    const double room = time_left_ms - s_.policy.route(route_).expected_latency_ms;
+    if (wait > room) wait = std::max(retry_after.value_or(0.0), room);
+    wait = std::max(wait, 0.0);
+    // A retry asks for the answer anew (a POST), even after a resume: the stored response is not
+    // read again, and its text so far is not the new answer's.
+    forget_resume();
+    fp.next_route = route_;
+    fp.wait_ms = wait;
+    log_.failures.push_back(fp);
+    s_.clock.sleep_ms(wait);
+    ++retries_on_route_;
+    kind_ = AttemptKind::retry;
+  }
+
+  // degrade or fail_closed: the request ends here.
+  void end_without_answer(const FailurePoint& fp) {
     log_.failures.push_back(fp);
     if (fp.action == Action::degrade) {
+      const auto& wf = s_.policy.workflow;
       log_.answered = true;
       log_.text = wf.degrade_text;
       if (req_.on_token) req_.on_token(wf.degrade_text);

@@ -17,6 +17,11 @@ std::optional<QueuedRequest> RequestQueue::pop() {
   return item;
 }
 
+bool RequestQueue::full() const {
+  std::lock_guard lock(mutex_);
+  return items_.size() >= capacity_;
+}
+
 std::size_t RequestQueue::size() const {
   std::lock_guard lock(mutex_);
   return items_.size();

@@ -488,3 +488,32 @@ TEST_CASE("rule 0 needs a resumable cut: the same committed cut of a stored-noth
   ok.resumable_cut = true;
   CHECK(decide(ok).action == Action::none);
 }
+
+TEST_CASE("rule 7: a full queue is no outlet, at rule 3 and at rule 6, decided by decide() itself", "[decision]") {
+  // Rule 6's case: a quota failure no fallback takes (none left); rule 3's: owner unknown.
+  auto at_rule_6 = roomy(failure(Owner::quota));
+  at_rule_6.fallbacks.clear();
+  for (auto in : {at_rule_6, roomy(failure(Owner::unknown))}) {
+    INFO(to_string(in.failure.owner));
+    in.queue_allowed = true;
+    CHECK(decide(in).action == Action::queue);  // room in the queue
+    in.queue_full = true;
+    in.degrade_allowed = true;
+    auto d = decide(in);
+    CHECK(d.action == Action::degrade);
+    CHECK(d.rule == 7);
+    CHECK(d.rule_text == "7: the queue is full; degrade approved");
+    in.degrade_allowed = false;
+    d = decide(in);
+    CHECK(d.action == Action::fail_closed);
+    CHECK(d.rule == 7);
+    CHECK(d.rule_text == "7: the queue is full; degrade not approved -> fail_closed");
+  }
+  // A full queue changes nothing when a retry or a fallback fits, or when queueing is not allowed.
+  auto retried = roomy(failure(Owner::rate));
+  retried.queue_allowed = retried.queue_full = true;
+  CHECK(decide(retried).action == Action::retry);
+  auto not_queueing = at_rule_6;
+  not_queueing.queue_full = true;
+  CHECK(decide(not_queueing).rule_text == "7: no retry, fallback or queue, degrade not approved: fail closed");
+}

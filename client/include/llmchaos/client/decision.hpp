@@ -29,6 +29,7 @@ struct DecisionInput {
   bool current_breaker_open = false;
   std::vector<RouteOption> fallbacks; // approved candidates in order, excluding routes already tried as needed
   bool queue_allowed = false;
+  bool queue_full = false;  // the queue cannot take the request: no outlet, rule 7 decides
   bool degrade_allowed = false;
   // Added (SPEC 3 rule 0): the failure is a cut of a background response (the stream broke off, the
   // provider goes on) whose id and last sequence number are known, so it can be resumed.

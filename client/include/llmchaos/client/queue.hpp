@@ -27,6 +27,7 @@ class RequestQueue {
  public:
   explicit RequestQueue(std::size_t capacity = 10000) : capacity_(capacity) {}
   bool push(QueuedRequest item);  // false when full (the caller must take another outlet)
+  bool full() const;  // a push now would fail (the decision's rule 7 input)
   std::optional<QueuedRequest> pop();
   std::size_t size() const;
   std::vector<std::string> operation_ids() const;  // in queue order
