@@ -18,7 +18,7 @@
 #include <boost/asio/awaitable.hpp>
 #include <boost/json.hpp>
 
-#include "forward_hook.hpp"
+#include "llmchaos/mockprovider/forward_hook.hpp"
 #include "llmchaos/mockprovider/dialect.hpp"
 #include "llmchaos/mockprovider/stream_edit.hpp"
 

@@ -19,7 +19,8 @@
 #include <fmt/format.h>
 
 #include "answer_delivery.hpp"
-#include "forward_hook.hpp"
+#include "llmchaos/mockprovider/forward_hook.hpp"
+#include "proxy_forwarder.hpp"
 #include "upstream_connection.hpp"
 #include "llmchaos/core/atomic_file.hpp"
 #include "llmchaos/core/byte_scan.hpp"
@@ -118,7 +119,7 @@ class ConnectionPool {
   std::vector<Idle> idle_;
 };
 
-class UpstreamForwarder final : public Forwarder {
+class UpstreamForwarder final : public ProxyForwarder {
  public:
   explicit UpstreamForwarder(UpstreamOptions options) : options_(std::move(options)) {
     if (!options_.upstream.empty()) default_ = parse_upstream_url(options_.upstream);
