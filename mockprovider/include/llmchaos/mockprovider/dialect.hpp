@@ -143,7 +143,7 @@ struct DialectSpec {
   // does not hold. nullptr for the others (they never parse a retrieve).
   ErrorReply (*unknown_response)(std::string_view id) = nullptr;
   // What a frame of this dialect's stream is, read from a real upstream's stream by `llmchaos proxy` and
-  // from a recorded one by `serve --cassettes` (stream_edit.hpp, frame_role): `frame_role` gets the
+  // from a recorded one by `serve --cassettes` (proxy/stream_edit.hpp): `frame_role` gets the
   // frame's SSE event name ("" when none) and its data, a JSON object without an `error` member (data
   // that is not a JSON object, or that carries `error`, is an injected frame in every dialect, and data
   // that is empty a structure frame); `done_data` is a data line that ends the stream by itself (the

@@ -24,9 +24,9 @@
 #include "upstream_connection.hpp"
 #include "llmchaos/core/atomic_file.hpp"
 #include "llmchaos/core/byte_scan.hpp"
-#include "llmchaos/mockprovider/cassette.hpp"
-#include "llmchaos/mockprovider/proxy.hpp"
-#include "llmchaos/mockprovider/stream_edit.hpp"
+#include "llmchaos/proxy/cassette.hpp"
+#include "llmchaos/proxy/proxy.hpp"
+#include "llmchaos/proxy/stream_edit.hpp"
 
 namespace net = boost::asio;
 namespace beast = boost::beast;

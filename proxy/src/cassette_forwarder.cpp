@@ -14,7 +14,7 @@
 #include "llmchaos/mockprovider/forward_hook.hpp"
 #include "proxy_forwarder.hpp"
 #include "llmchaos/core/file_text.hpp"
-#include "llmchaos/mockprovider/cassette.hpp"
+#include "llmchaos/proxy/cassette.hpp"
 
 namespace net = boost::asio;
 

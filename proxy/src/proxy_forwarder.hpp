@@ -6,7 +6,7 @@
 #include <string_view>
 
 #include "llmchaos/mockprovider/forward_hook.hpp"
-#include "llmchaos/mockprovider/proxy.hpp"
+#include "llmchaos/proxy/proxy.hpp"
 
 namespace llmchaos::mock {
 
