@@ -1,7 +1,7 @@
 // llmchaos lint: check case, policy and cassette files without running them. Every error as
 // file:line:col: message; exit 2 on any error (or a path that does not exist), 0 otherwise. An empty file
 // or a folder without a .toml or .cassette.json file is a warning ("no case or policy here").
-// Cassettes (KEY.cassette.json, mockprovider/CASSETTES.md) are found in the folders given and checked by
+// Cassettes (KEY.cassette.json, proxy/CASSETTES.md) are found in the folders given and checked by
 // mockprovider's reader: JSON errors at file:line:col, an unknown format, a missing or mistyped field, a key
 // that is not the request's hash.
 #include <filesystem>
@@ -12,7 +12,7 @@
 
 #include "commands.hpp"
 #include "llmchaos/harness/case.hpp"
-#include "llmchaos/mockprovider/cassette.hpp"
+#include "llmchaos/proxy/cassette.hpp"
 
 namespace llmchaos::app {
 namespace {

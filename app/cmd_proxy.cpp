@@ -1,5 +1,5 @@
 // llmchaos proxy: the mock provider's routes, namespaces, script format, ledger and admin API in front
-// of a real upstream (mockprovider/proxy.hpp). Prints "listening on http://HOST:PORT" first (flushed),
+// of a real upstream (proxy/proxy.hpp). Prints "listening on http://HOST:PORT" first (flushed),
 // then each route with its upstream; serves until SIGINT or SIGTERM. Nothing it prints or writes names
 // a credential.
 #include <iostream>
@@ -12,7 +12,7 @@
 #include "server_cli.hpp"
 #include "stop_signals.hpp"
 #include "llmchaos/core/spec_error.hpp"
-#include "llmchaos/mockprovider/proxy.hpp"
+#include "llmchaos/proxy/proxy.hpp"
 #include "llmchaos/mockprovider/server.hpp"
 
 namespace llmchaos::app {
@@ -71,7 +71,7 @@ void add_proxy(CLI::App& app, int& exit_code) {
                   "fault script (TOML with [route.NAME] tables, each with an optional upstream = \"URL\")");
   sub->add_option("--record", args->upstream.record_dir,
                   "write each exchange whose 2xx answer was read whole as a cassette DIR/KEY.cassette.json "
-                  "(mockprovider/CASSETTES.md; credentials left out)");
+                  "(proxy/CASSETTES.md; credentials left out)");
   sub->add_option("--upstream-ca", args->upstream.ca_file,
                   "PEM file of CA certificates trusted for https:// upstreams besides the system store")
       ->check(CLI::ExistingFile);

@@ -2,7 +2,7 @@
 // then one line saying what it serves and the SDK base URL of each route; serves until SIGINT or
 // SIGTERM, then stops within a second (held connections included). --script takes a fault script or a
 // case file (its [route.*] tables, as `llmchaos run` plays them; the rest of the case is not served).
-// --cassettes DIR: the healthy answers are recorded ones (mockprovider/CASSETTES.md), faults applied to
+// --cassettes DIR: the healthy answers are recorded ones (proxy/CASSETTES.md), faults applied to
 // them as `llmchaos proxy` applies them to real traffic; a miss is a 501 naming the request's key, or with
 // --on-miss upstream the request goes to --upstream and its answer is recorded into DIR.
 #include <filesystem>
@@ -24,9 +24,9 @@
 #include "llmchaos/core/spec_error.hpp"
 #include "llmchaos/core/toml_reader.hpp"
 #include "llmchaos/harness/case.hpp"
-#include "llmchaos/mockprovider/cassette.hpp"
+#include "llmchaos/proxy/cassette.hpp"
 #include "llmchaos/mockprovider/dialect.hpp"
-#include "llmchaos/mockprovider/proxy.hpp"
+#include "llmchaos/proxy/proxy.hpp"
 #include "llmchaos/mockprovider/server.hpp"
 #include "llmchaos/sessions/session_api.hpp"
 
@@ -154,7 +154,7 @@ void add_serve(CLI::App& app, int& exit_code) {
   sub->add_option("--script", args->script,
                   "fault script (TOML with [route.NAME] tables), or a case file: its [route.*] tables are served");
   auto* cassettes = sub->add_option("--cassettes", args->cassettes,
-                                    "serve recorded answers (DIR/KEY.cassette.json, mockprovider/CASSETTES.md) as the "
+                                    "serve recorded answers (DIR/KEY.cassette.json, proxy/CASSETTES.md) as the "
                                     "routes' healthy answers, with their recorded timing (scaled by --time-scale)");
   sub->add_option("--on-miss", args->on_miss,
                   "a request without a cassette: error (501 naming its key) or upstream (forward to --upstream and "

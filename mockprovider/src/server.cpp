@@ -31,11 +31,10 @@
 #include <boost/beast/http.hpp>
 #include <fmt/format.h>
 
-#include "forward_hook.hpp"
+#include "llmchaos/mockprovider/forward_hook.hpp"
 #include "sized_text.hpp"
 #include "llmchaos/core/byte_scan.hpp"
 #include "llmchaos/mockprovider/fast_head.hpp"
-#include "llmchaos/mockprovider/proxy.hpp"
 #include "llmchaos/mockprovider/router.hpp"
 
 namespace net = boost::asio;
@@ -774,7 +773,7 @@ net::awaitable<void> Session::run() {
     std::optional<ForwardRequest> forward;
     if (opt.forwarder) {
       forward.emplace(ForwardRequest{req.method, req.target, req.headers, req.body, {}, {}, {}});
-      req.target = redact_target(req.target);
+      req.target = opt.forwarder->ledger_target(req.target);
     }
     // Not `c ? co_await a : b` (GCC 12's coroutine conditionals, see execute); a provider request's plan is
     // still built in place.
@@ -791,7 +790,7 @@ net::awaitable<void> Session::run() {
     }
     active_seq_ = routed.seq;
     Executed done;
-    if (forward && routed.seq && forwards(routed.plan)) {
+    if (forward && routed.seq && opt.forwarder->forwards_plan(routed.plan)) {
       forward->ns = std::move(routed.ns);
       forward->route = std::move(routed.route);
       forward->path = std::move(routed.path);

@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <string_view>
 
-#include "llmchaos/mockprovider/cassette.hpp"
+#include "llmchaos/proxy/cassette.hpp"
 
 using namespace llmchaos;
 

@@ -20,5 +20,5 @@ llmchaos_add_fuzz_replay(fuzz_case_loader llmchaos::harness)
 target_compile_definitions(replay_fuzz_case_loader PRIVATE
                            LLMCHAOS_FUZZ_CASE_FILE="${PROJECT_SOURCE_DIR}/cases/faults/openai/fuzz.toml")
 llmchaos_add_fuzz_replay(fuzz_trace llmchaos::experiments)
-llmchaos_add_fuzz_replay(fuzz_cassette llmchaos::mockprovider)
+llmchaos_add_fuzz_replay(fuzz_cassette llmchaos::proxy)
 llmchaos_add_fuzz_replay(fuzz_eventstream llmchaos::core)

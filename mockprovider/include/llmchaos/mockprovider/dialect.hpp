@@ -13,13 +13,22 @@
 
 #include "llmchaos/core/types.hpp"
 #include "llmchaos/mockprovider/plan.hpp"
-#include "llmchaos/mockprovider/stream_edit.hpp"
 
 namespace boost::json {
 class object;
 }
 
 namespace llmchaos::mock {
+
+// What a frame of a dialect's stream is: each dialect's grammar says it (DialectSpec::frame_role); the
+// proxy's stream edit (proxy/stream_edit.hpp) reads real and recorded streams by it.
+enum class FrameRole {
+  structure,   // no visible content, anywhere in the stream: role chunk, message_start, ping, block start/stop
+  content,     // a visible content token or a tool call delta
+  closing,     // ends the content: OpenAI's finish chunk and usage chunk, Anthropic's message_delta
+  terminator,  // the end sentinel: [DONE], message_stop, Gemini's frame with finishReason
+  injected,    // not part of a healthy answer: an error event, data that is not JSON
+};
 
 // What the mock needs to know about a provider request.
 struct ChatRequest {
@@ -134,7 +143,7 @@ struct DialectSpec {
   // does not hold. nullptr for the others (they never parse a retrieve).
   ErrorReply (*unknown_response)(std::string_view id) = nullptr;
   // What a frame of this dialect's stream is, read from a real upstream's stream by `llmchaos proxy` and
-  // from a recorded one by `serve --cassettes` (stream_edit.hpp, frame_role): `frame_role` gets the
+  // from a recorded one by `serve --cassettes` (proxy/stream_edit.hpp): `frame_role` gets the
   // frame's SSE event name ("" when none) and its data, a JSON object without an `error` member (data
   // that is not a JSON object, or that carries `error`, is an injected frame in every dialect, and data
   // that is empty a structure frame); `done_data` is a data line that ends the stream by itself (the

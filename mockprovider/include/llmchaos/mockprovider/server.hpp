@@ -9,7 +9,7 @@
 
 namespace llmchaos::mock {
 
-class Forwarder;  // proxy.hpp
+class Forwarder;  // forward_hook.hpp
 
 struct ServerOptions {
   std::string bind = "127.0.0.1";
@@ -25,7 +25,7 @@ struct ServerOptions {
   double idle_timeout_ms = 30000;  // slow or idle connections are closed
   int threads = 1;
   std::size_t ledger_limit = 0;    // ledger entries kept per namespace (oldest dropped); 0 = unlimited
-  std::shared_ptr<Forwarder> forwarder;  // `llmchaos proxy` (make_upstream_forwarder); null: a mock provider
+  std::shared_ptr<Forwarder> forwarder;  // `llmchaos proxy`, `serve --cassettes` (make_upstream_forwarder, make_cassette_forwarder); null: a mock provider
   bool require_auth = false;       // routes without `require_auth` in their script check the credential (--require-auth)
 };
 

@@ -1,6 +1,6 @@
 // A streamed plan read as an edit of the healthy stream, and that edit applied to a real upstream's
 // frames (stream_edit.hpp). Pure functions.
-#include "llmchaos/mockprovider/stream_edit.hpp"
+#include "llmchaos/proxy/stream_edit.hpp"
 
 namespace llmchaos::mock {
 

@@ -3,8 +3,8 @@
 #include <catch2/catch.hpp>
 
 #include "llmchaos/mockprovider/fault.hpp"
-#include "llmchaos/mockprovider/proxy.hpp"
-#include "llmchaos/mockprovider/stream_edit.hpp"
+#include "llmchaos/proxy/proxy.hpp"
+#include "llmchaos/proxy/stream_edit.hpp"
 
 using namespace llmchaos;
 using namespace llmchaos::mock;

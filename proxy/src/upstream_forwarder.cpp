@@ -19,13 +19,14 @@
 #include <fmt/format.h>
 
 #include "answer_delivery.hpp"
-#include "forward_hook.hpp"
+#include "llmchaos/mockprovider/forward_hook.hpp"
+#include "proxy_forwarder.hpp"
 #include "upstream_connection.hpp"
 #include "llmchaos/core/atomic_file.hpp"
 #include "llmchaos/core/byte_scan.hpp"
-#include "llmchaos/mockprovider/cassette.hpp"
-#include "llmchaos/mockprovider/proxy.hpp"
-#include "llmchaos/mockprovider/stream_edit.hpp"
+#include "llmchaos/proxy/cassette.hpp"
+#include "llmchaos/proxy/proxy.hpp"
+#include "llmchaos/proxy/stream_edit.hpp"
 
 namespace net = boost::asio;
 namespace beast = boost::beast;
@@ -118,7 +119,7 @@ class ConnectionPool {
   std::vector<Idle> idle_;
 };
 
-class UpstreamForwarder final : public Forwarder {
+class UpstreamForwarder final : public ProxyForwarder {
  public:
   explicit UpstreamForwarder(UpstreamOptions options) : options_(std::move(options)) {
     if (!options_.upstream.empty()) default_ = parse_upstream_url(options_.upstream);

@@ -4,7 +4,7 @@
 #include <fmt/format.h>
 
 #include "llmchaos/core/toml_reader.hpp"
-#include "llmchaos/mockprovider/proxy.hpp"
+#include "llmchaos/proxy/proxy.hpp"
 
 namespace llmchaos::mock {
 namespace {

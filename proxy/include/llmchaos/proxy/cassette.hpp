@@ -1,7 +1,7 @@
 #pragma once
 // Cassettes: one recorded exchange with an upstream per file (`llmchaos proxy --record DIR`), replayed
 // as a route's healthy answer (`llmchaos serve --cassettes DIR`). The file format is a public contract,
-// documented in mockprovider/CASSETTES.md (format 1). Pure functions and plain data only: the proxy's
+// documented in proxy/CASSETTES.md (format 1). Pure functions and plain data only: the proxy's
 // forwarder records (src/upstream_forwarder.cpp), the cassette forwarder replays
 // (src/cassette_forwarder.cpp).
 #include <memory>
@@ -13,11 +13,11 @@
 
 #include "llmchaos/core/spec_error.hpp"
 #include "llmchaos/core/types.hpp"
-#include "llmchaos/mockprovider/stream_edit.hpp"
+#include "llmchaos/proxy/stream_edit.hpp"
 
 namespace llmchaos::mock {
 
-class Forwarder;  // src/forward_hook.hpp
+class Forwarder;  // mockprovider/forward_hook.hpp
 
 inline constexpr int cassette_format = 1;
 inline constexpr std::string_view cassette_suffix = ".cassette.json";

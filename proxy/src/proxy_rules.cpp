@@ -4,7 +4,7 @@
 #include <iterator>
 
 #include "llmchaos/core/byte_scan.hpp"
-#include "llmchaos/mockprovider/proxy.hpp"
+#include "llmchaos/proxy/proxy.hpp"
 
 namespace llmchaos::mock {
 

@@ -14,8 +14,8 @@
 #include <fmt/format.h>
 
 #include "cli_run.hpp"
-#include "llmchaos/mockprovider/cassette.hpp"
-#include "llmchaos/mockprovider/proxy.hpp"
+#include "llmchaos/proxy/cassette.hpp"
+#include "llmchaos/proxy/proxy.hpp"
 #include "server_fixture.hpp"
 
 using namespace llmchaos;

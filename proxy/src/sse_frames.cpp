@@ -4,7 +4,7 @@
 #include <boost/json.hpp>
 
 #include "llmchaos/mockprovider/dialect.hpp"
-#include "llmchaos/mockprovider/stream_edit.hpp"
+#include "llmchaos/proxy/stream_edit.hpp"
 
 namespace json = boost::json;
 

@@ -13,7 +13,7 @@
 
 namespace llmchaos::mock {
 
-class Forwarder;  // src/forward_hook.hpp: what the server's session hands a forwarded attempt to
+class Forwarder;  // mockprovider/forward_hook.hpp: what the server's session hands a forwarded attempt to
 
 struct UpstreamOptions {
   std::string upstream;                         // base URL of every route without its own (`--upstream`)

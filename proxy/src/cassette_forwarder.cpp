@@ -11,9 +11,10 @@
 #include <fmt/format.h>
 
 #include "answer_delivery.hpp"
-#include "forward_hook.hpp"
+#include "llmchaos/mockprovider/forward_hook.hpp"
+#include "proxy_forwarder.hpp"
 #include "llmchaos/core/file_text.hpp"
-#include "llmchaos/mockprovider/cassette.hpp"
+#include "llmchaos/proxy/cassette.hpp"
 
 namespace net = boost::asio;
 
@@ -49,7 +50,7 @@ struct CassetteSource {
   }
 };
 
-class CassetteForwarder final : public Forwarder {
+class CassetteForwarder final : public ProxyForwarder {
  public:
   CassetteForwarder(CassetteOptions options, std::shared_ptr<Forwarder> on_miss)
       : options_(std::move(options)), on_miss_(std::move(on_miss)) {}

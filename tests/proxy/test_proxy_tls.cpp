@@ -8,7 +8,8 @@
 #include <filesystem>
 #include <fmt/format.h>
 
-#include "llmchaos/mockprovider/proxy.hpp"
+#include "llmchaos/proxy/proxy.hpp"
+#include "one_shot_upstream.hpp"
 #include "server_fixture.hpp"
 
 using namespace llmchaos;

@@ -9,10 +9,6 @@
 
 #include <boost/json.hpp>
 
-namespace boost::asio::ssl {
-class context;
-}
-
 #include "llmchaos/core/types.hpp"
 
 namespace llmchaos::test {
@@ -38,23 +34,6 @@ WireReply wire_exchange(std::uint16_t port, const std::string& request, double t
 // "METHOD target HTTP/1.1" with Host, Content-Length and Connection: close.
 std::string http_request(const std::string& method, const std::string& target, const std::string& body = {},
                          const std::vector<std::pair<std::string, std::string>>& headers = {});
-
-// The other end for the proxy tests: a one-request upstream on 127.0.0.1:0. It accepts one connection (over
-// TLS when given a server context), keeps the raw request (its head and Content-Length body), answers the
-// given bytes as they are, and closes.
-class OneShotUpstream {
- public:
-  explicit OneShotUpstream(std::string answer, boost::asio::ssl::context* tls = nullptr);
-  ~OneShotUpstream();
-  OneShotUpstream(const OneShotUpstream&) = delete;
-  OneShotUpstream& operator=(const OneShotUpstream&) = delete;
-  std::string base_url() const;  // "http://127.0.0.1:PORT" ("https://" with TLS)
-  std::string request() const;   // the raw request, once the exchange is over
-
- private:
-  struct Impl;
-  std::unique_ptr<Impl> impl_;
-};
 
 // One SSE event as a client sees it.
 struct SseEvent {

@@ -1,5 +1,5 @@
 #pragma once
-// Private to the mock provider: a provider's answer (a real upstream's, or a cassette's) delivered to the
+// Private to the proxy: a provider's answer (a real upstream's, or a cassette's) delivered to the
 // client under a plan. The plan decides; this only follows it:
 //   - a committed hold (post_commit_timeout): the answer is read whole and dropped, the client gets nothing;
 //   - a streamed plan on an SSE answer: the frames go through the plan's stream edit (stream_edit.hpp) one
@@ -18,9 +18,9 @@
 #include <boost/asio/awaitable.hpp>
 #include <boost/json.hpp>
 
-#include "forward_hook.hpp"
+#include "llmchaos/mockprovider/forward_hook.hpp"
 #include "llmchaos/mockprovider/dialect.hpp"
-#include "llmchaos/mockprovider/stream_edit.hpp"
+#include "llmchaos/proxy/stream_edit.hpp"
 
 namespace llmchaos::mock::detail {
 

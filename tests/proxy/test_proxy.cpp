@@ -9,8 +9,9 @@
 #include <thread>
 
 #include "llmchaos/core/ledger.hpp"
-#include "llmchaos/mockprovider/proxy.hpp"
+#include "llmchaos/proxy/proxy.hpp"
 #include "llmchaos/net/http_call.hpp"
+#include "one_shot_upstream.hpp"
 #include "server_fixture.hpp"
 
 using namespace llmchaos;

@@ -17,19 +17,12 @@
 #include <vector>
 
 #include "llmchaos/core/types.hpp"
+#include "llmchaos/mockprovider/dialect.hpp"
 #include "llmchaos/mockprovider/plan.hpp"
 
 namespace llmchaos::mock {
 
-// What a frame of a dialect's stream is.
-enum class FrameRole {
-  structure,   // no visible content, anywhere in the stream: role chunk, message_start, ping, block start/stop
-  content,     // a visible content token or a tool call delta
-  closing,     // ends the content: OpenAI's finish chunk and usage chunk, Anthropic's message_delta
-  terminator,  // the end sentinel: [DONE], message_stop, Gemini's frame with finishReason
-  injected,    // not part of a healthy answer: an error event, data that is not JSON
-};
-
+// A frame's role (FrameRole, dialect.hpp): the dialect's own reading of its event name and JSON data.
 FrameRole frame_role(Dialect dialect, std::string_view frame);
 
 // Splits a byte stream into SSE events (each ending with a blank line, LF or CRLF), as they arrive.

@@ -1,5 +1,5 @@
 // A cassette built from an exchange as it is read (cassette.hpp). Pure: the forwarder stamps the times.
-#include "llmchaos/mockprovider/cassette.hpp"
+#include "llmchaos/proxy/cassette.hpp"
 
 namespace llmchaos::mock {
 

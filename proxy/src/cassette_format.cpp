@@ -1,4 +1,4 @@
-// The cassette file (format 1, mockprovider/CASSETTES.md): written as JSON with one frame per line, read
+// The cassette file (format 1, proxy/CASSETTES.md): written as JSON with one frame per line, read
 // back with every error at file:line:col. Pure functions, except lint_cassette_file's one read.
 #include <sys/stat.h>
 
@@ -6,7 +6,7 @@
 #include <fmt/format.h>
 
 #include "llmchaos/core/file_text.hpp"
-#include "llmchaos/mockprovider/cassette.hpp"
+#include "llmchaos/proxy/cassette.hpp"
 
 namespace json = boost::json;
 

@@ -1,7 +1,9 @@
 #pragma once
-// Private to the mock provider (server.cpp and the upstream forwarder): how a session hands an attempt
-// to a forwarder and what the forwarder may do on the client's connection. Asio types: never include it
-// from a public header.
+// The server's one seam toward a forwarder (`llmchaos proxy`'s upstream, `serve --cassettes`; both are
+// proxy/'s, wired in by app/): how a session hands an attempt to it and what the forwarder may do on the
+// client's connection. The mock never names the proxy: a server without a forwarder (ServerOptions)
+// is the mock provider, and its request path makes no call through here. Asio types: include it only
+// from sources, never from another public header (server.hpp declares Forwarder).
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -58,6 +60,11 @@ struct ForwardRequest {
 class Forwarder {
  public:
   virtual ~Forwarder() = default;
+  // Whether `plan` lets the request reach the provider (then forward() executes it); the other plans are
+  // the server's own answers, as in `serve`.
+  virtual bool forwards_plan(const Plan& plan) const = 0;
+  // The request target as the router, and so the ledger, may see it: the credentials it carries masked.
+  virtual std::string ledger_target(std::string_view target) const = 0;
   // Executes `plan` (forwards(plan) is true) by forwarding the request; `seq` is its ledger entry.
   virtual boost::asio::awaitable<Executed> forward(ClientWire& client, const ForwardRequest& request, const Plan& plan,
                                                    bool keep_alive, Engine& engine, std::uint64_t seq) = 0;

@@ -6,8 +6,8 @@
 #include <fmt/format.h>
 #include <openssl/evp.h>
 
-#include "llmchaos/mockprovider/cassette.hpp"
-#include "llmchaos/mockprovider/proxy.hpp"
+#include "llmchaos/proxy/cassette.hpp"
+#include "llmchaos/proxy/proxy.hpp"
 
 namespace json = boost::json;
 

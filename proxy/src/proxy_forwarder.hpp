@@ -1,0 +1,19 @@
+#pragma once
+// What every forwarder of the proxy (the upstream's, the cassettes') answers the server alike: which
+// plans reach the provider and the target the ledger sees are the proxy's rules (proxy.hpp), whoever
+// supplies the answer.
+#include <string>
+#include <string_view>
+
+#include "llmchaos/mockprovider/forward_hook.hpp"
+#include "llmchaos/proxy/proxy.hpp"
+
+namespace llmchaos::mock {
+
+class ProxyForwarder : public Forwarder {
+ public:
+  bool forwards_plan(const Plan& plan) const final { return forwards(plan); }
+  std::string ledger_target(std::string_view target) const final { return redact_target(target); }
+};
+
+}  // namespace llmchaos::mock

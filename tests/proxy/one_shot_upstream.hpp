@@ -1,0 +1,29 @@
+#pragma once
+// tests/proxy's stand-in upstream (plain or TLS).
+#include <memory>
+#include <string>
+
+namespace boost::asio::ssl {
+class context;
+}
+
+namespace llmchaos::test {
+
+// The other end for the proxy tests: a one-request upstream on 127.0.0.1:0. It accepts one connection (over
+// TLS when given a server context), keeps the raw request (its head and Content-Length body), answers the
+// given bytes as they are, and closes.
+class OneShotUpstream {
+ public:
+  explicit OneShotUpstream(std::string answer, boost::asio::ssl::context* tls = nullptr);
+  ~OneShotUpstream();
+  OneShotUpstream(const OneShotUpstream&) = delete;
+  OneShotUpstream& operator=(const OneShotUpstream&) = delete;
+  std::string base_url() const;  // "http://127.0.0.1:PORT" ("https://" with TLS)
+  std::string request() const;   // the raw request, once the exchange is over
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace llmchaos::test
