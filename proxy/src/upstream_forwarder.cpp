@@ -4,7 +4,9 @@
 // to its end with a 2xx status is written as a cassette (cassette.hpp), atomically.
 // Credentials are passed on untouched and never written: the ledger sees a redacted target only, a
 // cassette the headers less secret_header() ones, and no header is logged.
+#include <array>
 #include <chrono>
+#include <iterator>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -14,6 +16,7 @@
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/use_awaitable.hpp>
+#include <boost/asio/write.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <fmt/format.h>
@@ -144,13 +147,39 @@ class UpstreamForwarder final : public ProxyForwarder {
   std::shared_ptr<boost::asio::ssl::context> tls_;
 };
 
+using ResponseParser = http::response_parser<http::buffer_body>;
+
+// Parses the next structured element of the upstream's answer (the head, a piece of body, a chunk's
+// framing) from `buffer`, reading from the stream only when the buffer holds too little: Beast's parser
+// fed by hand, without its composed read operations (they cost more than the parsing: bench/proxy).
+// An answer framed by the connection's close ends at EOF.
+template <class Stream>
+net::awaitable<beast::error_code> parse_some(Stream& stream, beast::flat_buffer& buffer, ResponseParser& parser, double timeout_ms) {
+  beast::error_code ec;
+  for (;;) {
+    if (buffer.size() > 0) {
+      buffer.consume(parser.put(buffer.data(), ec));
+      if (ec != http::error::need_more) co_return ec == http::error::need_buffer ? beast::error_code() : ec;
+      ec = {};
+    }
+    upstream_expires_after(stream, timeout_ms);
+    auto [rec, n] = co_await stream.async_read_some(buffer.prepare(16 * 1024), use_tuple);
+    buffer.commit(n);
+    if (rec == net::error::eof && !parser.is_done() && parser.got_some()) {
+      parser.put_eof(ec);
+      co_return ec;
+    }
+    if (rec) co_return rec;
+  }
+}
+
 // The upstream's body as a Source of answer_delivery.hpp: read piece by piece as it arrives (and handed
 // to the recorder, if any, with its time after the head).
 template <class Stream>
 struct UpstreamSource {
   Stream& stream;
   beast::flat_buffer& buffer;
-  http::response_parser<http::buffer_body>& parser;
+  ResponseParser& parser;
   double timeout_ms;
   CassetteRecorder* recorder;
   Clock::time_point head_at;
@@ -161,10 +190,7 @@ struct UpstreamSource {
     while (!parser.is_done()) {
       parser.get().body().data = piece.data();
       parser.get().body().size = piece.size();
-      upstream_expires_after(stream, timeout_ms);
-      auto [ec, n] = co_await http::async_read_some(stream, buffer, parser, use_tuple);
-      if (ec == http::error::need_buffer) ec = {};
-      if (ec) co_return false;
+      if (co_await parse_some(stream, buffer, parser, timeout_ms)) co_return false;
       const std::size_t got = piece.size() - parser.get().body().size;
       if (got == 0) continue;
       const std::string_view bytes(piece.data(), got);
@@ -175,6 +201,21 @@ struct UpstreamSource {
     co_return true;
   }
 };
+
+// The request as the client sent it, on the upstream's path, credentials untouched: one head written
+// with the body in one gathered write (no serializer).
+std::string request_head(const ForwardRequest& req, const UpstreamUrl& url) {
+  std::string head = fmt::format("{} {}{} HTTP/1.1\r\n", req.method, url.prefix, upstream_path(req));
+  for (const auto& [name, value] : req.headers)
+    if (!hop_header(name)) fmt::format_to(std::back_inserter(head), "{}: {}\r\n", name, value);
+  // SSE frames are read, so never compressed; keep-alive is HTTP/1.1's default, the connection goes
+  // back to the pool when the answer is read whole.
+  fmt::format_to(std::back_inserter(head), "Host: {}\r\nAccept-Encoding: identity\r\n", url.host_header());
+  const bool body_expected = req.method == "POST" || req.method == "PUT" || req.method == "PATCH";
+  if (!req.body.empty() || body_expected) fmt::format_to(std::back_inserter(head), "Content-Length: {}\r\n", req.body.size());
+  head += "\r\n";
+  return head;
+}
 
 // A connection from the pool (`pooled`) may have been closed by the upstream while it was idle (`stale`: the
 // request is sent again on a new one); one whose answer was read whole and may stay open is `reusable`.
@@ -191,17 +232,10 @@ struct Reuse {
 template <class Stream>
 [[gnu::noinline]] net::awaitable<void> exchange(Exchange& x, Stream& stream, const ForwardRequest& req, const UpstreamUrl& url,
                               Dialect dialect, double read_timeout_ms, CassetteRecorder* recorder, Reuse& reuse) {
-  // The request as the client sent it, on the upstream's path; credentials untouched.
-  http::request<http::string_body> up{http::string_to_verb(req.method), url.prefix + upstream_path(req), 11};
-  for (const auto& [name, value] : req.headers)
-    if (!hop_header(name)) up.insert(name, value);
-  up.set(http::field::host, url.host_header());
-  up.set(http::field::accept_encoding, "identity");  // SSE frames are read, so never compressed
-  up.keep_alive(true);  // the connection goes back to the pool when the answer is read whole
-  up.body() = req.body;
-  up.prepare_payload();
+  const std::string head_bytes = request_head(req, url);
+  const std::array<net::const_buffer, 2> request{net::buffer(head_bytes), net::buffer(req.body)};
   upstream_expires_after(stream, read_timeout_ms);
-  auto [wec, wn] = co_await http::async_write(stream, up, use_tuple);
+  auto [wec, wn] = co_await net::async_write(stream, request, use_tuple);
   if (wec && reuse.pooled) {  // a kept connection the upstream closed meanwhile: the caller connects anew
     reuse.stale = true;
     co_return;
@@ -213,11 +247,11 @@ template <class Stream>
   }
 
   beast::flat_buffer buffer;
-  http::response_parser<http::buffer_body> parser;
+  ResponseParser parser;
   parser.body_limit(boost::none);
-  upstream_expires_after(stream, read_timeout_ms);
-  auto [hec, hn] = co_await http::async_read_header(stream, buffer, parser, use_tuple);
-  if (hec && hec != beast::error::timeout && reuse.pooled && buffer.size() == 0) {
+  beast::error_code hec;
+  while (!hec && !parser.is_header_done()) hec = co_await parse_some(stream, buffer, parser, read_timeout_ms);
+  if (hec && hec != beast::error::timeout && reuse.pooled && !parser.got_some() && buffer.size() == 0) {
     reuse.stale = true;  // closed (EOF, RST, a TLS close) without a byte of answer: the request was never read
     co_return;
   }
