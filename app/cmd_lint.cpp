@@ -21,7 +21,7 @@ namespace fs = std::filesystem;
 
 bool is_cassette(const fs::path& p) {
   const auto name = p.filename().string();
-  return name.size() > mock::cassette_suffix.size() && name.ends_with(mock::cassette_suffix);
+  return name.size() > proxy::cassette_suffix.size() && name.ends_with(proxy::cassette_suffix);
 }
 
 // The cassettes of the paths (sorted), and the paths left for the case and policy lint: a folder holding
@@ -63,7 +63,7 @@ int lint(const std::vector<std::string>& paths, bool quiet) {
   harness::LintReport report;
   if (!split.others.empty() || split.cassettes.empty()) report = harness::lint_paths(split.others);
   for (const auto& c : split.cassettes) {
-    auto errors = mock::lint_cassette_file(c);
+    auto errors = proxy::lint_cassette_file(c);
     report.errors.insert(report.errors.end(), errors.begin(), errors.end());
     ++report.files;
   }

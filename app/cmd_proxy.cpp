@@ -20,22 +20,22 @@ namespace {
 
 struct ProxyArgs {
   mock::ServerOptions server;
-  mock::UpstreamOptions upstream;
+  proxy::UpstreamOptions upstream;
   std::string script;
 };
 
 int proxy(ProxyArgs args) {
   StopSignals stop_signals;  // before any thread starts
   std::unique_ptr<mock::MockServer> server;
-  mock::ProxyScript script;
+  proxy::ProxyScript script;
   try {
-    if (!args.script.empty()) script = mock::load_proxy_script(args.script);
+    if (!args.script.empty()) script = proxy::load_proxy_script(args.script);
     for (const auto& [name, url] : script.upstreams) args.upstream.routes[name] = url;
     for (const auto& [name, route] : script.script.routes)
       if (!script.upstreams.count(name) && args.upstream.upstream.empty())
         throw std::invalid_argument(fmt::format("{}: route \"{}\" has no upstream: give it `upstream = \"URL\"` or pass --upstream",
                                                 args.script, name));
-    args.server.forwarder = mock::make_upstream_forwarder(args.upstream);
+    args.server.forwarder = proxy::make_upstream_forwarder(args.upstream);
     server = std::make_unique<mock::MockServer>(args.server);
     server->engine().install("", script.script);
     server->start();

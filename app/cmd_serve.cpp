@@ -38,7 +38,7 @@ struct ServeArgs {
   std::string script;
   std::string cassettes;          // --cassettes DIR
   std::string on_miss = "error";  // error | upstream
-  mock::UpstreamOptions upstream; // --on-miss upstream
+  proxy::UpstreamOptions upstream; // --on-miss upstream
   double session_ttl_s = 600;     // --session-ttl
 };
 
@@ -65,7 +65,7 @@ Served load_served(const std::string& path, ServeArgs& args) {
   if (path.empty()) return {{}, "serving no routes yet: install a script with PUT /__llmchaos/script"};
   if (!harness::is_case_document(parse_toml_file(path))) {
     if (args.cassettes.empty()) return {mock::load_script_file(path), fmt::format("serving the fault script {}", path)};
-    auto proxy_script = mock::load_proxy_script(path);
+    auto proxy_script = proxy::load_proxy_script(path);
     for (const auto& [name, url] : proxy_script.upstreams) args.upstream.routes[name] = url;
     return {std::move(proxy_script.script), fmt::format("serving the fault script {}", path)};
   }
@@ -89,14 +89,14 @@ void use_cassettes(ServeArgs& args, const mock::Script& script) {
     if (script.routes.empty() && args.upstream.upstream.empty())
       throw std::invalid_argument("--on-miss upstream needs --upstream URL");
     args.upstream.record_dir = args.cassettes;
-    on_miss = mock::make_upstream_forwarder(args.upstream);
+    on_miss = proxy::make_upstream_forwarder(args.upstream);
   } else {
     std::error_code ec;
     if (!std::filesystem::is_directory(args.cassettes, ec))
       throw std::invalid_argument(fmt::format("--cassettes {}: not a folder (with --on-miss error every request would miss)",
                                               args.cassettes));
   }
-  args.server.forwarder = mock::make_cassette_forwarder({args.cassettes, args.server.time_scale}, std::move(on_miss));
+  args.server.forwarder = proxy::make_cassette_forwarder({args.cassettes, args.server.time_scale}, std::move(on_miss));
 }
 
 // The session API (harness/sessions/README.md) on /__llmchaos/sessions: cases played from a team's own

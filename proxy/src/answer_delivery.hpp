@@ -22,7 +22,17 @@
 #include "llmchaos/mockprovider/dialect.hpp"
 #include "llmchaos/proxy/stream_edit.hpp"
 
-namespace llmchaos::mock::detail {
+namespace llmchaos::proxy::detail {
+
+// The mock's vocabulary (the forward hook, plans, dialects) this delivery is written in.
+using mock::ClientWire;
+using mock::Executed;
+using mock::HeaderList;
+using mock::Plan;
+using mock::StreamEnd;
+using mock::WaitEnd;
+using mock::WireAction;
+using mock::dialect_spec;
 
 using DeliveryClock = std::chrono::steady_clock;
 
@@ -316,4 +326,4 @@ template <class Source>
 }
 #pragma GCC diagnostic pop
 
-}  // namespace llmchaos::mock::detail
+}  // namespace llmchaos::proxy::detail

@@ -10,7 +10,7 @@
 
 namespace json = boost::json;
 
-namespace llmchaos::mock {
+namespace llmchaos::proxy {
 namespace {
 
 std::string quoted(std::string_view s) { return json::serialize(json::string(s)); }
@@ -240,4 +240,4 @@ std::vector<SpecError> lint_cassette_file(const std::string& path) {
   return errors;
 }
 
-}  // namespace llmchaos::mock
+}  // namespace llmchaos::proxy

@@ -18,7 +18,17 @@
 
 namespace net = boost::asio;
 
-namespace llmchaos::mock {
+namespace llmchaos::proxy {
+
+// The mock's vocabulary (plans, the forward hook, dialects, scripts) the proxy is written in.
+using mock::ClientWire;
+using mock::Engine;
+using mock::Executed;
+using mock::ForwardRequest;
+using mock::Forwarder;
+using mock::HeaderList;
+using mock::Plan;
+using mock::WaitEnd;
 namespace {
 
 using detail::ms_since;
@@ -144,4 +154,4 @@ std::shared_ptr<Forwarder> make_cassette_forwarder(CassetteOptions options, std:
   return std::make_shared<CassetteForwarder>(std::move(options), std::move(on_miss));
 }
 
-}  // namespace llmchaos::mock
+}  // namespace llmchaos::proxy

@@ -11,7 +11,7 @@
 
 namespace json = boost::json;
 
-namespace llmchaos::mock {
+namespace llmchaos::proxy {
 namespace {
 
 // The members of a request body that shape the answer, in every dialect.
@@ -92,4 +92,4 @@ std::string cassette_key(Dialect dialect, std::string_view method, std::string_v
 
 std::string cassette_file_name(std::string_view key) { return std::string(key) + std::string(cassette_suffix); }
 
-}  // namespace llmchaos::mock
+}  // namespace llmchaos::proxy

@@ -1,7 +1,7 @@
 // A cassette built from an exchange as it is read (cassette.hpp). Pure: the forwarder stamps the times.
 #include "llmchaos/proxy/cassette.hpp"
 
-namespace llmchaos::mock {
+namespace llmchaos::proxy {
 
 CassetteRecorder::CassetteRecorder(Cassette request) : cassette_(std::move(request)) {}
 
@@ -27,4 +27,4 @@ void CassetteRecorder::on_end(double at_ms) {
   complete_ = true;
 }
 
-}  // namespace llmchaos::mock
+}  // namespace llmchaos::proxy

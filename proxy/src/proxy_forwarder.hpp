@@ -8,12 +8,12 @@
 #include "llmchaos/mockprovider/forward_hook.hpp"
 #include "llmchaos/proxy/proxy.hpp"
 
-namespace llmchaos::mock {
+namespace llmchaos::proxy {
 
-class ProxyForwarder : public Forwarder {
+class ProxyForwarder : public mock::Forwarder {
  public:
-  bool forwards_plan(const Plan& plan) const final { return forwards(plan); }
+  bool forwards_plan(const mock::Plan& plan) const final { return forwards(plan); }
   std::string ledger_target(std::string_view target) const final { return redact_target(target); }
 };
 
-}  // namespace llmchaos::mock
+}  // namespace llmchaos::proxy

@@ -6,7 +6,11 @@
 #include "llmchaos/core/byte_scan.hpp"
 #include "llmchaos/proxy/proxy.hpp"
 
-namespace llmchaos::mock {
+namespace llmchaos::proxy {
+
+// The mock's vocabulary (plans, the forward hook, dialects, scripts) the proxy is written in.
+using mock::Plan;
+using mock::WireAction;
 
 bool forwards(const Plan& plan) {
   switch (plan.action) {
@@ -51,4 +55,4 @@ std::string redact_target(std::string_view target) {
   return out;
 }
 
-}  // namespace llmchaos::mock
+}  // namespace llmchaos::proxy

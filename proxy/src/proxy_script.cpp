@@ -6,7 +6,11 @@
 #include "llmchaos/core/toml_reader.hpp"
 #include "llmchaos/proxy/proxy.hpp"
 
-namespace llmchaos::mock {
+namespace llmchaos::proxy {
+
+// The mock's vocabulary (plans, the forward hook, dialects, scripts) the proxy is written in.
+using mock::RouteScript;
+using mock::script_from_toml;
 namespace {
 
 // The synthetic answer of a proxied route is never sent: it only sizes the plans. It is longer than every
@@ -53,4 +57,4 @@ ProxyScript parse_proxy_script(std::string_view text, const std::string& source_
   return from_toml(parse_toml(text, source_name), source_name);
 }
 
-}  // namespace llmchaos::mock
+}  // namespace llmchaos::proxy

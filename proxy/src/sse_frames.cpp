@@ -8,7 +8,11 @@
 
 namespace json = boost::json;
 
-namespace llmchaos::mock {
+namespace llmchaos::proxy {
+
+// The mock's vocabulary (plans, the forward hook, dialects, scripts) the proxy is written in.
+using mock::FrameRole;
+using mock::dialect_spec;
 namespace {
 
 struct Event {
@@ -93,4 +97,4 @@ std::string SseSplitter::rest() {
   return out;
 }
 
-}  // namespace llmchaos::mock
+}  // namespace llmchaos::proxy

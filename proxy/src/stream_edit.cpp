@@ -2,7 +2,11 @@
 // frames (stream_edit.hpp). Pure functions.
 #include "llmchaos/proxy/stream_edit.hpp"
 
-namespace llmchaos::mock {
+namespace llmchaos::proxy {
+
+// The mock's vocabulary (plans, the forward hook, dialects, scripts) the proxy is written in.
+using mock::FrameRole;
+using mock::Plan;
 
 StreamEdit stream_edit(Dialect dialect, const Plan& plan) {
   StreamEdit e;
@@ -94,4 +98,4 @@ StreamEditor::Output StreamEditor::on_end() {
   return out;
 }
 
-}  // namespace llmchaos::mock
+}  // namespace llmchaos::proxy

@@ -13,7 +13,7 @@
 namespace net = boost::asio;
 namespace beast = boost::beast;
 
-namespace llmchaos::mock {
+namespace llmchaos::proxy {
 namespace {
 constexpr auto use_tuple = net::as_tuple(net::use_awaitable);
 
@@ -136,4 +136,4 @@ net::awaitable<std::unique_ptr<UpstreamConnection>> connect_upstream(net::any_io
 void upstream_expires_after(beast::tcp_stream& stream, double ms) { stream.expires_after(ms_duration(ms)); }
 void upstream_expires_after(TlsStream& stream, double ms) { beast::get_lowest_layer(stream).expires_after(ms_duration(ms)); }
 
-}  // namespace llmchaos::mock
+}  // namespace llmchaos::proxy

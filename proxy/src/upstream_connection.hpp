@@ -11,7 +11,7 @@
 #include <boost/beast/core/tcp_stream.hpp>
 #include <boost/beast/ssl/ssl_stream.hpp>
 
-namespace llmchaos::mock {
+namespace llmchaos::proxy {
 
 // "http://host[:port][/prefix]" or "https://...". The request's path below its route is appended to prefix.
 struct UpstreamUrl {
@@ -48,4 +48,4 @@ boost::asio::awaitable<std::unique_ptr<UpstreamConnection>> connect_upstream(boo
 void upstream_expires_after(boost::beast::tcp_stream& stream, double ms);
 void upstream_expires_after(TlsStream& stream, double ms);
 
-}  // namespace llmchaos::mock
+}  // namespace llmchaos::proxy

@@ -35,7 +35,16 @@ namespace net = boost::asio;
 namespace beast = boost::beast;
 namespace http = beast::http;
 
-namespace llmchaos::mock {
+namespace llmchaos::proxy {
+
+// The mock's vocabulary (plans, the forward hook, dialects, scripts) the proxy is written in.
+using mock::ClientWire;
+using mock::Engine;
+using mock::Executed;
+using mock::ForwardRequest;
+using mock::Forwarder;
+using mock::HeaderList;
+using mock::Plan;
 namespace {
 
 constexpr auto use_tuple = net::as_tuple(net::use_awaitable);
@@ -338,4 +347,4 @@ std::shared_ptr<Forwarder> make_upstream_forwarder(UpstreamOptions options) {
   return std::make_shared<UpstreamForwarder>(std::move(options));
 }
 
-}  // namespace llmchaos::mock
+}  // namespace llmchaos::proxy

@@ -115,12 +115,12 @@ TEST_CASE("lint refuses broken cassettes with file:line:col and exit 2, hostile 
   write(dir / "bad" / "empty.cassette.json", "");
   write(dir / "bad" / "fields.cassette.json", "{\"format\": 1, \"key\": 7, \"request\": [], \"response\": {\"status\": 200}}");
   // A good one: what the recorder writes for a request, named by its key.
-  mock::Cassette c;
+  proxy::Cassette c;
   c.request_body = R"({"model":"m","stream":false})";
   c.path = "/v1/chat/completions";
-  c.key = mock::cassette_key(c.dialect, c.method, c.path, c.request_body);
+  c.key = proxy::cassette_key(c.dialect, c.method, c.path, c.request_body);
   c.body = "{}";
-  write(dir / "good" / mock::cassette_file_name(c.key), mock::cassette_json(c));
+  write(dir / "good" / proxy::cassette_file_name(c.key), proxy::cassette_json(c));
 
   auto bad = spawn({bin(), "lint", (dir / "bad").string()});
   const auto text = read_line(bad.err, true);

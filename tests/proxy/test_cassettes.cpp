@@ -48,28 +48,28 @@ std::vector<fs::path> cassettes_in(const fs::path& dir) {
   return out;
 }
 
-mock::Cassette read_cassette(const fs::path& p) { return mock::parse_cassette(slurp(p), p.string()); }
+proxy::Cassette read_cassette(const fs::path& p) { return proxy::parse_cassette(slurp(p), p.string()); }
 
 // A proxy recording into `dir`, in front of `upstream_base` (the upstream's "/r").
 mock::ServerOptions recording_proxy(const std::string& upstream_base, const std::string& dir) {
-  mock::UpstreamOptions up;
+  proxy::UpstreamOptions up;
   up.upstream = upstream_base;
   up.record_dir = dir;
   up.connect_timeout_ms = 2000;
   mock::ServerOptions o;
-  o.forwarder = mock::make_upstream_forwarder(up);
+  o.forwarder = proxy::make_upstream_forwarder(up);
   return o;
 }
 
 // `serve --cassettes dir` (on a miss: 501, or the upstream forwarder `on_miss`).
 mock::ServerOptions replaying(const std::string& dir, std::shared_ptr<mock::Forwarder> on_miss = nullptr) {
   mock::ServerOptions o;
-  o.forwarder = mock::make_cassette_forwarder({dir, 1.0}, std::move(on_miss));
+  o.forwarder = proxy::make_cassette_forwarder({dir, 1.0}, std::move(on_miss));
   return o;
 }
 
 void install_proxy_script(TestServer& s, Dialect d, const std::string& steps) {
-  s.engine().install("", mock::parse_proxy_script(script_toml(d, steps), "script.toml").script);
+  s.engine().install("", proxy::parse_proxy_script(script_toml(d, steps), "script.toml").script);
 }
 
 std::vector<std::pair<std::string, std::string>> credentials() {
@@ -87,40 +87,40 @@ std::vector<std::string> texts(Dialect d, const WireReply& r) {
 
 TEST_CASE("the cassette key ignores ids, member order and credentials, and tells the stream flag and the messages apart",
           "[cassette]") {
-  const auto base = mock::cassette_key(Dialect::openai, "POST", "/v1/chat/completions",
+  const auto base = proxy::cassette_key(Dialect::openai, "POST", "/v1/chat/completions",
                                        R"({"model":"m","messages":[{"role":"user","content":"hi"}],"stream":true})");
   CHECK(base.size() == 64);
-  CHECK(mock::cassette_key(Dialect::openai, "POST", "/v1/chat/completions",
+  CHECK(proxy::cassette_key(Dialect::openai, "POST", "/v1/chat/completions",
                            R"({"stream":true,"user":"u-1","metadata":{"id":"x"},"messages":[{"content":"hi","role":"user"}],"model":"m"})") ==
         base);
-  CHECK(mock::cassette_key(Dialect::openai, "POST", "/v1/chat/completions",
+  CHECK(proxy::cassette_key(Dialect::openai, "POST", "/v1/chat/completions",
                            R"({"model":"m","messages":[{"role":"user","content":"hi"}],"stream":false})") != base);
-  CHECK(mock::cassette_key(Dialect::openai, "POST", "/v1/chat/completions",
+  CHECK(proxy::cassette_key(Dialect::openai, "POST", "/v1/chat/completions",
                            R"({"model":"m","messages":[{"role":"user","content":"ho"}],"stream":true})") != base);
-  CHECK(mock::cassette_key(Dialect::anthropic, "POST", "/v1/chat/completions",
+  CHECK(proxy::cassette_key(Dialect::anthropic, "POST", "/v1/chat/completions",
                            R"({"model":"m","messages":[{"role":"user","content":"hi"}],"stream":true})") != base);
   // Gemini: the key= parameter is a credential, alt=sse shapes the answer.
-  const auto g = mock::cassette_key(Dialect::gemini, "POST", "/v1beta/models/g:streamGenerateContent?alt=sse&key=A", "{}");
-  CHECK(mock::cassette_key(Dialect::gemini, "POST", "/v1beta/models/g:streamGenerateContent?key=B&alt=sse", "{}") == g);
-  CHECK(mock::cassette_key(Dialect::gemini, "POST", "/v1beta/models/g:streamGenerateContent?alt=sse&KEY=C", "{}") == g);
-  CHECK(mock::cassette_key(Dialect::gemini, "POST", "/v1beta/models/g:streamGenerateContent", "{}") != g);
+  const auto g = proxy::cassette_key(Dialect::gemini, "POST", "/v1beta/models/g:streamGenerateContent?alt=sse&key=A", "{}");
+  CHECK(proxy::cassette_key(Dialect::gemini, "POST", "/v1beta/models/g:streamGenerateContent?key=B&alt=sse", "{}") == g);
+  CHECK(proxy::cassette_key(Dialect::gemini, "POST", "/v1beta/models/g:streamGenerateContent?alt=sse&KEY=C", "{}") == g);
+  CHECK(proxy::cassette_key(Dialect::gemini, "POST", "/v1beta/models/g:streamGenerateContent", "{}") != g);
   // A body that is not JSON still has a key (the whole body).
-  CHECK(mock::cassette_key(Dialect::openai, "POST", "/x", "not json") != mock::cassette_key(Dialect::openai, "POST", "/x", "not json!"));
+  CHECK(proxy::cassette_key(Dialect::openai, "POST", "/x", "not json") != proxy::cassette_key(Dialect::openai, "POST", "/x", "not json!"));
 }
 
 TEST_CASE("a cassette written is read back as it was", "[cassette]") {
-  mock::Cassette c;
+  proxy::Cassette c;
   c.dialect = Dialect::anthropic;
   c.path = "/v1/messages";
   c.request_body = R"({"model":"claude-x","stream":true})";
-  c.key = mock::cassette_key(c.dialect, c.method, c.path, c.request_body);
+  c.key = proxy::cassette_key(c.dialect, c.method, c.path, c.request_body);
   c.request_headers = {{"content-type", "application/json"}};
   c.headers = {{"content-type", "text/event-stream"}, {"request-id", "req_1"}};
   c.head_ms = 1.5;
   c.streamed = true;
   c.frames = {{0.25, "event: message_start\ndata: {\"a\":\"\\u00e9\\n\"}\n\n"}, {30.125, "event: message_stop\r\ndata: {}\r\n\r\n"}};
   c.end_ms = 31;
-  const auto back = mock::parse_cassette(mock::cassette_json(c), "c.json");
+  const auto back = proxy::parse_cassette(proxy::cassette_json(c), "c.json");
   CHECK(back.key == c.key);
   CHECK(back.dialect == c.dialect);
   CHECK(back.request_headers == c.request_headers);
@@ -135,7 +135,7 @@ TEST_CASE("a cassette written is read back as it was", "[cassette]") {
 TEST_CASE("a broken cassette is refused with file:line:col, and hostile input never crashes", "[cassette]") {
   const auto error_of = [](const std::string& text) {
     try {
-      mock::parse_cassette(text, "c.json");
+      proxy::parse_cassette(text, "c.json");
     } catch (const SpecErrors& e) {
       return std::string(e.all().front().what());
     } catch (const SpecError& e) {
@@ -152,10 +152,10 @@ TEST_CASE("a broken cassette is refused with file:line:col, and hostile input ne
   CHECK(error_of("{} x") == "c.json:1:4: invalid JSON: text after the cassette's object");
   CHECK(error_of(std::string(200000, '[')).find("c.json:1:33: invalid JSON: too deep") == 0);
   CHECK(error_of(std::string("\xff\xfe\x00{", 4)).find("c.json:1:1: invalid JSON") == 0);
-  CHECK(error_of(std::string(mock::cassette_size_limit + 1, ' ')).find("larger than the limit") != std::string::npos);
-  mock::Cassette c;
+  CHECK(error_of(std::string(proxy::cassette_size_limit + 1, ' ')).find("larger than the limit") != std::string::npos);
+  proxy::Cassette c;
   c.key = "k";
-  auto text = mock::cassette_json(c);
+  auto text = proxy::cassette_json(c);
   text.replace(text.find("\"status\": 200"), 13, "\"status\": \"ok\"");
   CHECK(error_of(text).find("response.status: expected an HTTP status") != std::string::npos);
 }
@@ -179,7 +179,7 @@ TEST_CASE("recording then replaying the healthy answers gives byte-identical fra
   const auto files = cassettes_in(recorded.path);
   REQUIRE(files.size() == 1);
   const auto rec = read_cassette(files[0]);
-  CHECK(mock::lint_cassette_file(files[0].string()).empty());
+  CHECK(proxy::lint_cassette_file(files[0].string()).empty());
 
   // serve --cassettes recorded <- proxy --record rerecorded: the replay as a client sees it, stamped the same way.
   TestServer replay(replaying(recorded.path.string()));
@@ -257,7 +257,7 @@ TEST_CASE("faults before the answer are the mock's own with cassettes, and a mis
   CHECK(replay.chat(Dialect::openai, "/r", true).status == 429);
   const auto miss = replay.chat(Dialect::openai, "/r", true);
   const auto call = chat_call(Dialect::openai, "/r", true);
-  const auto expected = mock::cassette_key(Dialect::openai, "POST", "/v1/chat/completions", call.body);
+  const auto expected = proxy::cassette_key(Dialect::openai, "POST", "/v1/chat/completions", call.body);
   CHECK(miss.status == 501);
   CHECK(miss.header("x-llmchaos-cassette") == expected);
   CHECK(miss.json().at("error").at("message").as_string().find("no cassette for this request: key " + expected) == 0);
@@ -272,10 +272,10 @@ TEST_CASE("on-miss upstream forwards a missing request, records it, and replays 
   TempDir dir("cassette-hybrid");
   TestServer upstream;
   upstream.install("", script_toml(d, R"({ fault = "ok" })"));
-  mock::UpstreamOptions up;
+  proxy::UpstreamOptions up;
   up.upstream = upstream.server.base_url() + "/r";
   up.record_dir = dir.path.string();
-  TestServer hybrid(replaying(dir.path.string(), mock::make_upstream_forwarder(up)));
+  TestServer hybrid(replaying(dir.path.string(), proxy::make_upstream_forwarder(up)));
   install_proxy_script(hybrid, d, R"({ fault = "ok", times = 2 })");
   const auto first = hybrid.chat(d, "/r", true, {}, credentials());
   CHECK(first.complete);

@@ -26,20 +26,20 @@ std::string script_toml(Dialect d, const std::string& steps, const std::string& 
          "script = [" + steps + "]\n";
 }
 
-mock::ServerOptions proxy_options(const mock::ProxyScript& script, const std::string& default_upstream = {}) {
-  mock::UpstreamOptions up;
+mock::ServerOptions proxy_options(const proxy::ProxyScript& script, const std::string& default_upstream = {}) {
+  proxy::UpstreamOptions up;
   up.upstream = default_upstream;
   up.routes = script.upstreams;
   up.connect_timeout_ms = 2000;
   mock::ServerOptions o;
-  o.forwarder = mock::make_upstream_forwarder(up);
+  o.forwarder = proxy::make_upstream_forwarder(up);
   return o;
 }
 
 // `serve` as the upstream (always ok unless told), the proxy in front of it with `steps` on route r.
 struct Proxied {
   Proxied(Dialect d, const std::string& steps, const std::string& upstream_steps = R"({ fault = "ok" })")
-      : script(mock::parse_proxy_script(script_toml(d, steps, "upstream = \"" + upstream_base() + "/r\"\n"),
+      : script(proxy::parse_proxy_script(script_toml(d, steps, "upstream = \"" + upstream_base() + "/r\"\n"),
                                         "proxy.toml")),
         proxy(proxy_options(script)) {
     upstream.install("", script_toml(d, upstream_steps));
@@ -47,7 +47,7 @@ struct Proxied {
   }
   std::string upstream_base() { return upstream.server.base_url(); }
   TestServer upstream;
-  mock::ProxyScript script;
+  proxy::ProxyScript script;
   TestServer proxy;
 };
 
@@ -243,7 +243,7 @@ TEST_CASE("credentials reach the upstream untouched and never the ledger, the ad
   OneShotUpstream raw(chunked_sse({"data: {\"candidates\":[{\"content\":{\"parts\":[{\"text\":\"hi \"}],\"role\":\"model\"}}]}\r\n\r\n",
                                "data: {\"candidates\":[{\"content\":{\"parts\":[{\"text\":\"\"}],\"role\":\"model\"},"
                                "\"finishReason\":\"STOP\"}]}\r\n\r\n"}));
-  const auto script = mock::parse_proxy_script(script_toml(Dialect::gemini, R"({ fault = "ok" })"), "proxy.toml");
+  const auto script = proxy::parse_proxy_script(script_toml(Dialect::gemini, R"({ fault = "ok" })"), "proxy.toml");
   TestServer proxy(proxy_options(script, raw.base_url()));
   proxy.engine().install("", script.script);
   const auto r = proxy.send("POST", "/r/v1beta/models/gemini-x:streamGenerateContent?alt=sse&key=" + key,
@@ -273,7 +273,7 @@ TEST_CASE("an upstream that cannot be reached is a 502 naming it, and a route wi
     TestServer gone;
     closed_port = gone.port();
   }
-  const auto script = mock::parse_proxy_script(script_toml(Dialect::openai, R"({ fault = "ok" })"), "proxy.toml");
+  const auto script = proxy::parse_proxy_script(script_toml(Dialect::openai, R"({ fault = "ok" })"), "proxy.toml");
   TestServer unreachable(proxy_options(script, "http://127.0.0.1:" + std::to_string(closed_port)));
   unreachable.engine().install("", script.script);
   const auto r = unreachable.chat(Dialect::openai, "/r", true);
@@ -294,7 +294,7 @@ TEST_CASE("the proxy keeps its upstream connection open, and one the upstream cl
   upstream_options.idle_timeout_ms = 100;  // the upstream closes a connection idle this long
   TestServer upstream(upstream_options);
   upstream.install("", script_toml(Dialect::openai, R"({ fault = "ok", times = 5 })"));
-  const auto script = mock::parse_proxy_script(script_toml(Dialect::openai, R"({ fault = "ok", times = 5 })"), "proxy.toml");
+  const auto script = proxy::parse_proxy_script(script_toml(Dialect::openai, R"({ fault = "ok", times = 5 })"), "proxy.toml");
   TestServer proxy(proxy_options(script, upstream.server.base_url() + "/r"));
   proxy.engine().install("", script.script);
   CHECK(proxy.chat(Dialect::openai, "/r", false).status == 200);

@@ -57,12 +57,12 @@ std::string script(Dialect d, const std::string& steps) {
 }
 
 mock::ServerOptions options(const std::string& upstream, const std::string& ca_file) {
-  mock::UpstreamOptions up;
+  proxy::UpstreamOptions up;
   up.upstream = upstream;
   up.ca_file = ca_file;
   up.connect_timeout_ms = 3000;
   mock::ServerOptions o;
-  o.forwarder = mock::make_upstream_forwarder(up);
+  o.forwarder = proxy::make_upstream_forwarder(up);
   return o;
 }
 }  // namespace
@@ -75,7 +75,7 @@ TEST_CASE("a TLS upstream trusted through the CA file is proxied, with the strea
   }
   TlsUpstream upstream(dir);
   TestServer proxy(options(upstream.base_url(), (dir / "cert.pem").string()));
-  proxy.engine().install("", mock::parse_proxy_script(script(Dialect::openai, R"({ fault = "stream_cut", cut_after_events = 2 })"),
+  proxy.engine().install("", proxy::parse_proxy_script(script(Dialect::openai, R"({ fault = "stream_cut", cut_after_events = 2 })"),
                                                       "p.toml").script);
   const auto r = proxy.chat(Dialect::openai, "/r", true, {}, {{"authorization", "Bearer sk-tls-test"}});
   CHECK(r.status == 200);
@@ -99,7 +99,7 @@ TEST_CASE("a TLS upstream whose certificate is not trusted is a 502 naming the f
   }
   TlsUpstream upstream(dir);
   TestServer proxy(options(upstream.base_url(), ""));
-  proxy.engine().install("", mock::parse_proxy_script(script(Dialect::openai, R"({ fault = "ok" })"), "p.toml").script);
+  proxy.engine().install("", proxy::parse_proxy_script(script(Dialect::openai, R"({ fault = "ok" })"), "p.toml").script);
   const auto r = proxy.chat(Dialect::openai, "/r", true);
   CHECK(r.status == 502);
   CHECK(r.body.find("TLS handshake failed") != std::string::npos);
@@ -108,8 +108,8 @@ TEST_CASE("a TLS upstream whose certificate is not trusted is a 502 naming the f
 }
 
 TEST_CASE("a CA file that cannot be read is refused when the proxy is made, naming it", "[proxy][tls]") {
-  mock::UpstreamOptions up;
+  proxy::UpstreamOptions up;
   up.upstream = "https://127.0.0.1:1";
   up.ca_file = "/nonexistent/ca.pem";
-  CHECK_THROWS_WITH(mock::make_upstream_forwarder(up), Catch::Contains("/nonexistent/ca.pem"));
+  CHECK_THROWS_WITH(proxy::make_upstream_forwarder(up), Catch::Contains("/nonexistent/ca.pem"));
 }

@@ -21,21 +21,21 @@ namespace {
 // `llmchaos proxy` (the upstream forwarder, recording into `record_dir` when given) or `serve --cassettes
 // dir`, each with `steps` on route r of the responses dialect.
 mock::ServerOptions proxy_to(const std::string& upstream, const std::string& record_dir = {}) {
-  mock::UpstreamOptions up;
+  proxy::UpstreamOptions up;
   up.upstream = upstream;
   up.record_dir = record_dir;
   up.connect_timeout_ms = 2000;
   mock::ServerOptions o;
-  o.forwarder = mock::make_upstream_forwarder(up);
+  o.forwarder = proxy::make_upstream_forwarder(up);
   return o;
 }
 mock::ServerOptions cassettes_in(const std::string& dir) {
   mock::ServerOptions o;
-  o.forwarder = mock::make_cassette_forwarder({dir, 1.0}, nullptr);
+  o.forwarder = proxy::make_cassette_forwarder({dir, 1.0}, nullptr);
   return o;
 }
 void install_proxied(TestServer& s, const std::string& steps) {
-  s.engine().install("", mock::parse_proxy_script(route_toml(Dialect::responses, steps), "proxy.toml").script);
+  s.engine().install("", proxy::parse_proxy_script(route_toml(Dialect::responses, steps), "proxy.toml").script);
 }
 
 }  // namespace
@@ -157,8 +157,8 @@ TEST_CASE("proxy --record records a background create and its resume, and serve 
   int cassettes = 0, gets = 0;
   for (const auto& e : std::filesystem::directory_iterator(dir.path)) {
     ++cassettes;
-    CHECK(mock::lint_cassette_file(e.path().string()).empty());
-    gets += mock::parse_cassette(slurp(e.path()), e.path().string()).method == "GET" ? 1 : 0;
+    CHECK(proxy::lint_cassette_file(e.path().string()).empty());
+    gets += proxy::parse_cassette(slurp(e.path()), e.path().string()).method == "GET" ? 1 : 0;
   }
   CHECK(cassettes == 2);
   CHECK(gets == 1);

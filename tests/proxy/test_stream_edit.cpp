@@ -8,6 +8,7 @@
 
 using namespace llmchaos;
 using namespace llmchaos::mock;
+using namespace llmchaos::proxy;
 
 namespace {
 const Dialect all_dialects[] = {Dialect::openai, Dialect::anthropic, Dialect::gemini, Dialect::responses, Dialect::azure};

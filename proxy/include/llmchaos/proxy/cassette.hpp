@@ -16,8 +16,10 @@
 #include "llmchaos/proxy/stream_edit.hpp"
 
 namespace llmchaos::mock {
-
 class Forwarder;  // mockprovider/forward_hook.hpp
+}  // namespace llmchaos::mock
+
+namespace llmchaos::proxy {
 
 inline constexpr int cassette_format = 1;
 inline constexpr std::string_view cassette_suffix = ".cassette.json";
@@ -90,6 +92,6 @@ struct CassetteOptions {
   std::string dir;
   double time_scale = 1.0;
 };
-std::shared_ptr<Forwarder> make_cassette_forwarder(CassetteOptions options, std::shared_ptr<Forwarder> on_miss);
+std::shared_ptr<mock::Forwarder> make_cassette_forwarder(CassetteOptions options, std::shared_ptr<mock::Forwarder> on_miss);
 
-}  // namespace llmchaos::mock
+}  // namespace llmchaos::proxy

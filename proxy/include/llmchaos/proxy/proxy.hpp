@@ -12,8 +12,10 @@
 #include "llmchaos/mockprovider/script.hpp"
 
 namespace llmchaos::mock {
-
 class Forwarder;  // mockprovider/forward_hook.hpp: what the server's session hands a forwarded attempt to
+}  // namespace llmchaos::mock
+
+namespace llmchaos::proxy {
 
 struct UpstreamOptions {
   std::string upstream;                         // base URL of every route without its own (`--upstream`)
@@ -26,12 +28,12 @@ struct UpstreamOptions {
 
 // Throws std::invalid_argument naming a URL that is not http:// or https://, std::runtime_error naming a
 // CA file that cannot be read.
-std::shared_ptr<Forwarder> make_upstream_forwarder(UpstreamOptions options);
+std::shared_ptr<mock::Forwarder> make_upstream_forwarder(UpstreamOptions options);
 
 // Whether a plan lets the request reach the provider: the healthy answer's plans (ok, stream faults,
 // slow and latency steps) and a committed hold (post_commit_timeout). Error answers, resets and
 // uncommitted holds are the proxy's own, as in `serve`: the upstream is not called.
-bool forwards(const Plan& plan);
+bool forwards(const mock::Plan& plan);
 
 // Credentials: request headers that are passed on to the upstream but never written anywhere, query
 // parameters that carry a key (Gemini's `key=`; any case), and a request target with those masked.
@@ -41,10 +43,10 @@ std::string redact_target(std::string_view target);
 
 // A proxy script: the `[route.NAME]` tables of a fault script, each with an optional `upstream = "URL"`.
 struct ProxyScript {
-  Script script;
+  mock::Script script;
   std::map<std::string, std::string> upstreams;
 };
 ProxyScript load_proxy_script(const std::string& path);
 ProxyScript parse_proxy_script(std::string_view text, const std::string& source_name);
 
-}  // namespace llmchaos::mock
+}  // namespace llmchaos::proxy

@@ -20,10 +20,10 @@
 #include "llmchaos/mockprovider/dialect.hpp"
 #include "llmchaos/mockprovider/plan.hpp"
 
-namespace llmchaos::mock {
+namespace llmchaos::proxy {
 
 // A frame's role (FrameRole, dialect.hpp): the dialect's own reading of its event name and JSON data.
-FrameRole frame_role(Dialect dialect, std::string_view frame);
+mock::FrameRole frame_role(Dialect dialect, std::string_view frame);
 
 // Splits a byte stream into SSE events (each ending with a blank line, LF or CRLF), as they arrive.
 class SseSplitter {
@@ -52,14 +52,14 @@ struct StreamEdit {
 };
 
 // The edit `plan` (a streamed plan of dialect `dialect`) makes to the healthy stream.
-StreamEdit stream_edit(Dialect dialect, const Plan& plan);
+StreamEdit stream_edit(Dialect dialect, const mock::Plan& plan);
 
 // Applies an edit to the real frames one by one.
 class StreamEditor {
  public:
   StreamEditor(Dialect dialect, StreamEdit edit);
   struct Output {
-    std::vector<SseFrame> frames;  // to write now, in order (content = a real content frame)
+    std::vector<mock::SseFrame> frames;  // to write now, in order (content = a real content frame)
     bool stop = false;             // the edited stream ends here: the plan's end (abort, stall, complete) applies
   };
   Output on_frame(std::string_view frame);
@@ -76,4 +76,4 @@ class StreamEditor {
   bool stopped_ = false;
 };
 
-}  // namespace llmchaos::mock
+}  // namespace llmchaos::proxy
