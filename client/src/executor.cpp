@@ -10,6 +10,7 @@
 #include "llmchaos/client/backoff.hpp"
 #include "llmchaos/client/breaker.hpp"
 #include "llmchaos/client/classifier.hpp"
+#include "llmchaos/client/cooldown.hpp"
 #include "llmchaos/client/dialect_codec.hpp"
 #include "llmchaos/client/journal.hpp"
 #include "llmchaos/client/queue.hpp"
@@ -55,6 +56,7 @@ struct StackState {
   Transport& transport;
   Backoff backoff;
   std::map<std::string, CircuitBreaker> breakers;
+  RouteCooldowns cooldowns;
   RequestQueue queue;
   std::unique_ptr<AttemptJournal> journal = std::make_unique<AttemptJournal>();
 };
@@ -94,6 +96,10 @@ class Delivery {
         stop_before_send("no cost left in the budget for route " + route_);
         break;
       }
+      if (const double cool = s_.cooldowns.remaining_ms(route_, s_.clock.now_ms()); cool > 0) {
+        skip_cooling_route(cool);
+        continue;
+      }
       auto& breaker = s_.breaker(route_);
       if (!breaker.allow_request(s_.clock.now_ms())) {
         Classification c;
@@ -113,6 +119,16 @@ class Delivery {
   void journal(JournalState state, int attempt, const std::string& route, const std::string& detail) {
     JournalEntry e{req_.operation_id, state, attempt, route, s_.clock.now_ms() - budget_.start_ms(), detail};
     s_.journal->append(e, log_.journal);
+  }
+
+  // The route keeps a quota cooldown from an earlier failure: no attempt is sent, and the decision
+  // sees the quota failure the provider stated (rule 5: the fallback serves meanwhile).
+  void skip_cooling_route(double remaining_ms) {
+    Classification c;
+    c.owner = Owner::quota;
+    c.commit = tool_committed_ ? CommitState::committed : CommitState::none;
+    c.reason = fmt::format("route {} keeps a quota cooldown for {:.0f} ms: attempt not sent", route_, remaining_ms);
+    decide_and_apply(c, -1, false);
   }
 
   // The commit point: journaled once, before the first visible byte or side effect.
@@ -210,6 +226,7 @@ class Delivery {
 
     if (c.owner != Owner::none) {
       breaker.on_failure(c.owner, end);
+      s_.cooldowns.on_failure(route_, c.owner, rp.quota_cooldown_ms, end);
       // SPEC 3 rule 0's input: the stream of a stored response broke off where the provider goes on.
       const bool cut = res.event == TransportEvent::stream_closed || res.event == TransportEvent::stream_idle_timeout;
       std::optional<ResumePoint> at;
@@ -266,8 +283,8 @@ class Delivery {
 
   RouteOption option(const std::string& route, double now) {
     const auto& rp = s_.policy.route(route);
-    return RouteOption{route, rp.expected_latency_ms, rp.cost_per_attempt_usd, rp.approved,
-                       s_.breaker(route).would_allow(now)};
+    const bool healthy = s_.breaker(route).would_allow(now) && s_.cooldowns.remaining_ms(route, now) <= 0;
+    return RouteOption{route, rp.expected_latency_ms, rp.cost_per_attempt_usd, rp.approved, healthy};
   }
 
   // One failure point: ask the decision, log it, and carry the action out.

@@ -75,4 +75,88 @@ std::optional<CheckResult> check_cooldown_by_owner(const Ctx& x) {
                             : fmt::format("{}; timeline: {}", fmt::join(bad, "; "), timeline(x)));
 }
 
+namespace {
+
+// The caller gave up on this attempt while the provider was healthy, only slow (its own attempt timeout).
+bool abandoned_by_caller(const LedgerEntry& e) {
+  const bool healthy_fault = e.fault == FaultKind::ok || e.fault == FaultKind::slow || e.fault == FaultKind::slow_first_token;
+  return e.outcome == AttemptOutcome::client_closed && healthy_fault;
+}
+
+// The first attempt of each request, in arrival order (a request the mock never saw has none).
+std::vector<const LedgerEntry*> first_attempts(const Ctx& x) {
+  std::vector<const LedgerEntry*> firsts;
+  for (const auto& v : x.views)
+    if (!v.entries.empty()) firsts.push_back(v.entries.front());
+  std::sort(firsts.begin(), firsts.end(), [](auto* a, auto* b) { return a->seq < b->seq; });
+  return firsts;
+}
+
+// The primary's last abandoned attempt before seq `before`, unless the provider failed it since (a
+// failure of its own word may cool it): the attempt that must not keep the next request away.
+const LedgerEntry* abandoned_since_provider_spoke(const Ctx& x, std::uint64_t before) {
+  const LedgerEntry* abandoned = nullptr;
+  for (const auto& e : x.h.ledger) {
+    if (e.seq >= before || x.c.logical_route(e.route) != x.c.policy.workflow.primary) continue;
+    if (abandoned_by_caller(e))
+      abandoned = &e;
+    else if (attempt_failed(e, x.c.policy))
+      abandoned = nullptr;
+  }
+  return abandoned;
+}
+
+}  // namespace
+
+// An attempt the caller abandoned (its own timeout, the provider healthy but slow) says nothing about
+// the route's capacity: the next request still starts on the primary, not on a fallback.
+std::optional<CheckResult> check_caller_timeout_no_cooldown(const Ctx& x) {
+  const auto& cd = x.c.checks.cooldown;
+  if (!cd || !cd->caller_timeout_no_cooldown) return std::nullopt;
+  const auto& primary = x.c.policy.workflow.primary;
+  std::vector<std::string> bad;
+  int judged = 0;
+  const auto firsts = first_attempts(x);
+  for (std::size_t i = 1; i < firsts.size(); ++i) {
+    const auto* gave_up = abandoned_since_provider_spoke(x, firsts[i]->seq);
+    if (!gave_up) continue;
+    ++judged;
+    if (x.c.logical_route(firsts[i]->route) != primary)
+      bad.push_back(fmt::format("the caller abandoned #{} on {} at {:.0f} ms (provider healthy, slow), and the next "
+                                "request started on {} (#{} at {:.0f} ms): its own timeout cooled the route",
+                                gave_up->seq, primary, gave_up->finished_at_ms, firsts[i]->route, firsts[i]->seq,
+                                firsts[i]->received_at_ms));
+  }
+  if (judged == 0) return result("caller_timeout_no_cooldown", true, "no request followed an attempt the caller abandoned");
+  return result("caller_timeout_no_cooldown", bad.empty(),
+                bad.empty() ? fmt::format("{} request(s) after an abandoned attempt started on {}", judged, primary)
+                            : fmt::format("{}; timeline: {}", fmt::join(bad, "; "), timeline(x)));
+}
+
+// When a failure point's action is fallback, the fallback attempt starts at once: the retry backoff and
+// the failed route's Retry-After are the failed route's, not the fallback's (SPEC 3 rule 5).
+std::optional<CheckResult> check_fallback_without_waiting(const Ctx& x) {
+  const auto& cd = x.c.checks.cooldown;
+  if (!cd || !cd->fallback_within_ms) return std::nullopt;
+  const double bound = x.bound(*cd->fallback_within_ms);
+  std::vector<std::string> bad;
+  int fallbacks = 0;
+  for (const auto& v : x.views)
+    for (std::size_t i = 0; i + 1 < v.entries.size(); ++i) {
+      const auto &failed = *v.entries[i], &next = *v.entries[i + 1];
+      const bool fallback = v.entry_delivery[i] == v.entry_delivery[i + 1] &&
+                            x.c.logical_route(failed.route) != x.c.logical_route(next.route);
+      if (!fallback) continue;
+      ++fallbacks;
+      const double gap = next.received_at_ms - failed.finished_at_ms;
+      if (gap > bound)
+        bad.push_back(fmt::format("#{} on {} started {:.0f} ms after #{} on {} failed (bound {:.0f} ms)", next.seq,
+                                  next.route, gap, failed.seq, failed.route, bound));
+    }
+  if (fallbacks == 0) return result("fallback_without_waiting", true, "no fallback was taken");
+  return result("fallback_without_waiting", bad.empty(),
+                bad.empty() ? fmt::format("{} fallback(s), each started within {:.0f} ms", fallbacks, bound)
+                            : fmt::format("{}; timeline: {}", fmt::join(bad, "; "), timeline(x)));
+}
+
 }  // namespace llmchaos::harness::detail
