@@ -19,4 +19,14 @@ double RouteCooldowns::remaining_ms(const std::string& route, double now_ms) con
   return it == end_ms_.end() ? 0 : std::max(0.0, it->second - now_ms);
 }
 
+std::optional<double> RouteCooldowns::all_cooling_for(const std::vector<std::string>& routes, double now_ms) const {
+  std::optional<double> soonest;
+  for (const auto& route : routes) {
+    const double left = remaining_ms(route, now_ms);
+    if (left <= 0) return std::nullopt;
+    soonest = std::min(soonest.value_or(left), left);
+  }
+  return soonest;
+}
+
 }  // namespace llmchaos::client

@@ -403,11 +403,18 @@ class Delivery {
     finish(Outcome::fail_closed);
   }
 
+  std::vector<std::string> workflow_routes() const {
+    std::vector<std::string> routes{s_.policy.workflow.primary};
+    routes.insert(routes.end(), s_.policy.workflow.fallback.begin(), s_.policy.workflow.fallback.end());
+    return routes;
+  }
+
   void finish(Outcome outcome) {
     const double now = s_.clock.now_ms();
     log_.outcome = outcome;
     log_.elapsed_ms = budget_.elapsed_ms(now);
     log_.extra_cost_usd = budget_.extra_cost_usd();
+    if (outcome == Outcome::fail_closed) log_.retry_after_ms = s_.cooldowns.all_cooling_for(workflow_routes(), now);
     journal(JournalState::acknowledged, -1, log_.route, std::string(to_string(outcome)));
     done_ = true;
   }

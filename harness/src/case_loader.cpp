@@ -77,6 +77,7 @@ Checks read_checks(const toml::table& t, const std::string& file) {
     cd.quota_window_ms = cr.opt_number("quota_window_ms", 0, inf);
     cd.caller_timeout_no_cooldown = cr.opt_bool("caller_timeout_no_cooldown").value_or(false);
     cd.fallback_within_ms = cr.opt_number("fallback_within_ms", 0, inf);
+    cd.retry_after_forwarded = cr.opt_bool("retry_after_forwarded").value_or(false);
     cr.reject_unknown_keys();
     c.cooldown = cd;
   }

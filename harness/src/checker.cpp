@@ -616,6 +616,7 @@ constexpr CheckSpec all_checks[] = {
     {"cooldown_by_owner", detail::check_cooldown_by_owner},
     {"caller_timeout_no_cooldown", detail::check_caller_timeout_no_cooldown},
     {"fallback_without_waiting", detail::check_fallback_without_waiting},
+    {"retry_after_forwarded", detail::check_retry_after_forwarded},
 };
 
 }  // namespace

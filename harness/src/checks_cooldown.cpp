@@ -27,7 +27,26 @@ struct RouteCooldown {
   double rate_end = -1;   // end of the longest Retry-After seen so far (a later longer one extends it)
   double quota_end = -1;  // end of the quota window
   bool rate_due = false;  // a rate cooldown ended and the route has not been tried since
+  double end() const { return std::max(rate_end, quota_end); }
 };
+
+// The cooldown an attempt's answer sets on its route's state (a rate 429 with a readable hint: that
+// hint; a quota 429 / 402: the case's quota window). Returns whether it set one.
+bool cool_by(const Ctx& x, const LedgerEntry& e, RouteCooldown& st) {
+  const auto& cd = *x.c.checks.cooldown;
+  bool cooled = false;
+  if (e.fault == FaultKind::rate_429)
+    if (auto hint = sent_hint_ms(x, e)) {
+      st.rate_end = std::max(st.rate_end, e.finished_at_ms + *hint);
+      st.rate_due = true;
+      cooled = true;
+    }
+  if (quota_like(e.fault) && cd.quota_window_ms) {
+    st.quota_end = std::max(st.quota_end, e.finished_at_ms + x.scaled(*cd.quota_window_ms));
+    cooled = true;
+  }
+  return cooled;
+}
 
 }  // namespace
 
@@ -58,16 +77,7 @@ std::optional<CheckResult> check_cooldown_by_owner(const Ctx& x) {
       bad.push_back(fmt::format("{}: #{} at {:.0f} ms, inside the quota window ending at {:.0f} ms", e.route, e.seq,
                                 e.received_at_ms, st.quota_end));
     st.rate_due = false;
-    if (e.fault == FaultKind::rate_429)
-      if (auto hint = sent_hint_ms(x, e)) {
-        st.rate_end = std::max(st.rate_end, e.finished_at_ms + *hint);
-        st.rate_due = true;
-        ++cooled;
-      }
-    if (quota_like(e.fault) && cd->quota_window_ms) {
-      st.quota_end = e.finished_at_ms + x.scaled(*cd->quota_window_ms);
-      ++cooled;
-    }
+    if (cool_by(x, e, st)) ++cooled;
   }
   if (cooled == 0) return result("cooldown_by_owner", true, "no attempt set a cooldown");
   return result("cooldown_by_owner", bad.empty(),
@@ -156,6 +166,56 @@ std::optional<CheckResult> check_fallback_without_waiting(const Ctx& x) {
   if (fallbacks == 0) return result("fallback_without_waiting", true, "no fallback was taken");
   return result("fallback_without_waiting", bad.empty(),
                 bad.empty() ? fmt::format("{} fallback(s), each started within {:.0f} ms", fallbacks, bound)
+                            : fmt::format("{}; timeline: {}", fmt::join(bad, "; "), timeline(x)));
+}
+
+namespace {
+
+// The soonest end among the workflow's routes' cooldowns as the ledger's answers finished by `at_ms` set
+// them; nothing when one of the routes is free at `at_ms`.
+std::optional<double> every_route_cooling_until(const Ctx& x, double at_ms) {
+  std::map<std::string, RouteCooldown> state;
+  for (const auto& e : x.h.ledger)
+    if (e.finished_at_ms <= at_ms) cool_by(x, e, state[x.c.logical_route(e.route)]);
+  std::vector<std::string> routes{x.c.policy.workflow.primary};
+  routes.insert(routes.end(), x.c.policy.workflow.fallback.begin(), x.c.policy.workflow.fallback.end());
+  std::optional<double> soonest;
+  for (const auto& route : routes) {
+    const double end = state[route].end();
+    if (end <= at_ms) return std::nullopt;
+    soonest = std::min(soonest.value_or(end), end);
+  }
+  return soonest;
+}
+
+}  // namespace
+
+// A request the target answered itself while every route was cooling carries a Retry-After that points
+// no earlier than the soonest route's cooldown end: a caller that waits it out is served. Judged where the
+// driver sees the target's answer (inproc: the stack's log; http: the target's 429 and its Retry-After).
+std::optional<CheckResult> check_retry_after_forwarded(const Ctx& x) {
+  const auto& cd = x.c.checks.cooldown;
+  if (!cd || !cd->retry_after_forwarded || !x.h.has_decision_log) return std::nullopt;
+  std::vector<std::string> bad;
+  int judged = 0;
+  for (std::size_t i = 0; i < x.h.requests.size(); ++i) {
+    const auto& req = x.h.requests[i];
+    const double end = req.started_ms + req.wall_ms;
+    const auto soonest = req.log.answered ? std::nullopt : every_route_cooling_until(x, end);
+    if (!soonest) continue;
+    ++judged;
+    const auto& wait = req.log.retry_after_ms;
+    if (!wait)
+      bad.push_back(fmt::format("request {} was refused at {:.0f} ms while every route was cooling (the soonest free at "
+                                "{:.0f} ms), with no Retry-After", i + 1, end, *soonest));
+    else if (end + *wait + 5 < *soonest)
+      bad.push_back(fmt::format("request {} was refused at {:.0f} ms with a Retry-After of {:.0f} ms, before the soonest "
+                                "cooldown end at {:.0f} ms", i + 1, end, *wait, *soonest));
+  }
+  if (judged == 0) return result("retry_after_forwarded", true, "no request was refused while every route was cooling");
+  return result("retry_after_forwarded", bad.empty(),
+                bad.empty() ? fmt::format("{} refusal(s) while every route was cooling, each with a Retry-After past "
+                                          "the soonest cooldown end", judged)
                             : fmt::format("{}; timeline: {}", fmt::join(bad, "; "), timeline(x)));
 }
 

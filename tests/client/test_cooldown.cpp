@@ -33,3 +33,13 @@ TEST_CASE("cooldown: a later failure extends a cooldown, a shorter window never 
   cd.on_failure("primary", Owner::quota, 2'000, 1000);
   CHECK(cd.remaining_ms("primary", 1000) == 9000);
 }
+
+TEST_CASE("cooldown: every route cooling -> the wait until the soonest is free", "[cooldown]") {
+  RouteCooldowns cd;
+  cd.on_failure("primary", Owner::quota, 60'000, 0);
+  CHECK_FALSE(cd.all_cooling_for({"primary", "backup"}, 1000));  // backup is free
+  cd.on_failure("backup", Owner::quota, 30'000, 500);
+  REQUIRE(cd.all_cooling_for({"primary", "backup"}, 1000));
+  CHECK(*cd.all_cooling_for({"primary", "backup"}, 1000) == 29'500);
+  CHECK_FALSE(cd.all_cooling_for({"primary", "backup"}, 30'500));
+}

@@ -162,3 +162,53 @@ TEST_CASE("fallback_without_waiting: the fallback starts within the bound, not a
              Catch::Contains("no fallback was taken"));
   CHECK_FALSE(find_check(check_case(cooldown_case(2000), fallback_after(2000), opt), "fallback_without_waiting"));
 }
+
+namespace {
+
+// Both routes answer a quota 429 (the quota window: 60 s), and the stack refuses the request at 25 ms,
+// telling the caller to wait `wait` ms (none: no Retry-After).
+History every_route_quota(std::optional<double> wait) {
+  std::vector<LedgerEntry> ledger{entry(1, "primary", 0, FaultKind::quota_429, 429, 0, 10),
+                                  entry(2, "backup", 0, FaultKind::quota_429, 429, 10, 20)};
+  auto l = log({attempt(0, "primary", Owner::quota), attempt(1, "backup", Owner::quota)},
+               {point(0, "primary", Action::fallback, 5), point(1, "backup", Action::fail_closed, 7)}, Outcome::fail_closed);
+  l.retry_after_ms = wait;
+  auto h = history(ledger, l);
+  h.requests.front().wall_ms = 25;
+  return h;
+}
+
+Case forwarded_case() {
+  auto c = make_case(Action::fallback);
+  c.checks.cooldown = Cooldown{};
+  c.checks.cooldown->quota_window_ms = 60'000;
+  c.checks.cooldown->retry_after_forwarded = true;
+  return c;
+}
+
+}  // namespace
+
+TEST_CASE("retry_after_forwarded: a refusal while every route cools points past the soonest end", "[checker][cooldown]") {
+  const auto c = forwarded_case();
+  const auto ok = check_case(c, every_route_quota(59'985), {});  // 25 + 59985 = 60010: primary's end
+  REQUIRE(find_check(ok, "retry_after_forwarded"));
+  CHECK(find_check(ok, "retry_after_forwarded")->ok);
+  const auto early = check_case(c, every_route_quota(1000), {});
+  CHECK_FALSE(find_check(early, "retry_after_forwarded")->ok);
+  CHECK_THAT(find_check(early, "retry_after_forwarded")->message,
+             Catch::Contains("Retry-After of 1000 ms, before the soonest cooldown end at 60010 ms"));
+  const auto none = check_case(c, every_route_quota(std::nullopt), {});
+  CHECK_FALSE(find_check(none, "retry_after_forwarded")->ok);
+  CHECK_THAT(find_check(none, "retry_after_forwarded")->message, Catch::Contains("with no Retry-After"));
+}
+
+TEST_CASE("retry_after_forwarded: judged only while every route cools, and where the answer is seen", "[checker][cooldown]") {
+  auto c = forwarded_case();
+  auto h = every_route_quota(std::nullopt);
+  h.ledger.back().fault = FaultKind::server_500;  // backup failed, but does not cool
+  h.ledger.back().status = 500;
+  CHECK_THAT(find_check(check_case(c, h, {}), "retry_after_forwarded")->message, Catch::Contains("no request was refused"));
+  auto blind = every_route_quota(std::nullopt);
+  blind.has_decision_log = false;  // exec: the target's own answer is not seen
+  CHECK_FALSE(find_check(check_case(c, blind, {}), "retry_after_forwarded"));
+}

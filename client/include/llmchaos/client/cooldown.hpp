@@ -7,7 +7,9 @@
 // attempt timeout, owner transient) says nothing about the route's capacity and never does.
 // Pure state over times passed in (read from the injected Clock); not thread-safe (one owner serialises).
 #include <map>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "llmchaos/core/types.hpp"
 
@@ -22,6 +24,9 @@ class RouteCooldowns {
   void on_failure(const std::string& route, Owner owner, double quota_window_ms, double now_ms);
   // The ms the route stays cool from `now_ms` (0: free).
   double remaining_ms(const std::string& route, double now_ms) const;
+  // When every one of `routes` is cooling: the ms until the soonest of them is free (what a caller told
+  // "every route is cooling" should wait, its Retry-After); else nothing.
+  std::optional<double> all_cooling_for(const std::vector<std::string>& routes, double now_ms) const;
 
  private:
   std::map<std::string, double> end_ms_;  // route -> end of its cooldown

@@ -42,6 +42,9 @@ struct Cooldown {
   bool caller_timeout_no_cooldown = false;
   // fallback_without_waiting: a fallback attempt starts this soon after the failure it follows.
   std::optional<double> fallback_within_ms;
+  // retry_after_forwarded: a request refused while every route cools carries a Retry-After no earlier
+  // than the soonest cooldown end.
+  bool retry_after_forwarded = false;
 };
 
 // Conduct checks a case may ask for (all times in scripted ms; the checker scales them).
