@@ -754,3 +754,39 @@ TEST_CASE("loopback: a bare 500 is queued and its redelivery reuses the key and 
   auto l = live.ledger(2, {log.operation_id});
   CHECK(LiveStack::on(l, "primary") == 2);
 }
+
+TEST_CASE("executor: a quota cooldown keeps the route out across requests, then the route serves again", "[executor][cooldown]") {
+  Fixture f;
+  f.policy.routes["primary"].quota_cooldown_ms = 60'000;
+  f.transport.script["primary"] = {error(429, openai_quota)};
+  auto& stack = f.make();
+  CHECK(stack.execute({}).route == "backup");
+  f.clock.sleep_ms(1000);
+  const auto during = stack.execute({});  // primary cooling: skipped, nothing sent
+  REQUIRE(during.failures.size() == 1);
+  CHECK(during.failures[0].attempt == -1);
+  CHECK(during.failures[0].action == Action::fallback);
+  CHECK_THAT(during.failures[0].inputs, Catch::Contains("backup"));
+  CHECK(during.route == "backup");
+  CHECK(f.transport.attempts_on("primary") == 1);
+  f.clock.sleep_ms(60'000);
+  CHECK(stack.execute({}).route == "primary");
+  CHECK(f.transport.attempts_on("primary") == 2);
+}
+
+TEST_CASE("executor: a timeout cools nothing; every route cooling fails closed with the soonest wait", "[executor][cooldown]") {
+  Fixture f;
+  f.policy.workflow.replay_safe = true;
+  for (const char* r : {"primary", "backup"}) f.policy.routes[r].quota_cooldown_ms = 30'000;
+  f.transport.script["primary"] = {event(TransportEvent::timeout_no_byte, 0, {}, 5000)};
+  auto& stack = f.make();
+  CHECK(stack.execute({}).route == "primary");  // the caller's own timeout, then a retry of the same route
+  f.transport.script["primary"] = {error(429, openai_quota)};
+  f.transport.script["backup"] = {error(429, openai_quota)};
+  const auto refused = stack.execute({});
+  CHECK(refused.outcome == Outcome::fail_closed);
+  REQUIRE(refused.retry_after_ms);
+  CHECK(*refused.retry_after_ms == Approx(30'000 - 10).margin(1));  // the primary's cooldown, 10 ms older
+  f.clock.sleep_ms(40'000);
+  CHECK_FALSE(stack.execute({}).retry_after_ms);  // both free again: served
+}
