@@ -121,13 +121,16 @@ class Delivery {
     s_.journal->append(e, log_.journal);
   }
 
-  // The route keeps a quota cooldown from an earlier failure: no attempt is sent, and the decision
-  // sees the quota failure the provider stated (rule 5: the fallback serves meanwhile).
+  // The route keeps a cooldown from an earlier failure: no attempt is sent, and the decision sees the
+  // failure the provider stated: quota (rule 5: the fallback serves meanwhile) or rate, its wait what
+  // is left of the Retry-After (rule 4 waits it out when it fits, else rule 5).
   void skip_cooling_route(double remaining_ms) {
     Classification c;
-    c.owner = Owner::quota;
+    c.owner = s_.cooldowns.cooled_by(route_);
     c.commit = tool_committed_ ? CommitState::committed : CommitState::none;
-    c.reason = fmt::format("route {} keeps a quota cooldown for {:.0f} ms: attempt not sent", route_, remaining_ms);
+    if (c.owner == Owner::rate) c.retry_after_ms = remaining_ms;
+    c.reason = fmt::format("route {} keeps a {} cooldown for {:.0f} ms: attempt not sent", route_, to_string(c.owner),
+                           remaining_ms);
     decide_and_apply(c, -1, false);
   }
 
@@ -226,7 +229,7 @@ class Delivery {
 
     if (c.owner != Owner::none) {
       breaker.on_failure(c.owner, end);
-      s_.cooldowns.on_failure(route_, c.owner, rp.quota_cooldown_ms, end);
+      s_.cooldowns.on_failure(route_, {c.owner, c.retry_after_ms}, {rp.quota_cooldown_ms, rp.rate_cooldown}, end);
       // SPEC 3 rule 0's input: the stream of a stored response broke off where the provider goes on.
       const bool cut = res.event == TransportEvent::stream_closed || res.event == TransportEvent::stream_idle_timeout;
       std::optional<ResumePoint> at;
@@ -283,8 +286,15 @@ class Delivery {
 
   RouteOption option(const std::string& route, double now) {
     const auto& rp = s_.policy.route(route);
-    const bool healthy = s_.breaker(route).would_allow(now) && s_.cooldowns.remaining_ms(route, now) <= 0;
-    return RouteOption{route, rp.expected_latency_ms, rp.cost_per_attempt_usd, rp.approved, healthy};
+    return RouteOption{route, rp.expected_latency_ms, rp.cost_per_attempt_usd, rp.approved,
+                       s_.breaker(route).would_allow(now)};
+  }
+  // A fallback candidate is unhealthy while it cools too (the current route's cooldown is the retry's
+  // wait, rule 4, not a reason to leave it).
+  RouteOption fallback_option(const std::string& route, double now) {
+    RouteOption o = option(route, now);
+    o.healthy = o.healthy && s_.cooldowns.remaining_ms(route, now) <= 0;
+    return o;
   }
 
   // One failure point: ask the decision, log it, and carry the action out.
@@ -304,7 +314,7 @@ class Delivery {
     in.current = option(route_, now);
     in.current_breaker_open = breaker_open;
     for (const auto& fb : wf.fallback)
-      if (fb != route_ && !tried_.count(fb)) in.fallbacks.push_back(option(fb, now));
+      if (fb != route_ && !tried_.count(fb)) in.fallbacks.push_back(fallback_option(fb, now));
     in.queue_allowed = wf.queue_allowed;
     in.degrade_allowed = wf.degrade_allowed;
     in.resumable_cut = resume_at.has_value();

@@ -790,3 +790,26 @@ TEST_CASE("executor: a timeout cools nothing; every route cooling fails closed w
   f.clock.sleep_ms(40'000);
   CHECK_FALSE(stack.execute({}).retry_after_ms);  // both free again: served
 }
+
+TEST_CASE("executor: with rate_cooldown a Retry-After outlives its request: fall back, or wait the rest", "[executor][cooldown]") {
+  Fixture f;
+  f.policy.workflow.max_elapsed_ms = 2500;
+  f.policy.routes["primary"].rate_cooldown = true;
+  f.transport.script["primary"] = {error(429, openai_rate, {{"retry-after-ms", "3000"}})};
+  auto& stack = f.make();
+  CHECK(stack.execute({}).route == "backup");  // 3 s + 0.8 s do not fit in 2.5 s: rule 5
+  f.clock.sleep_ms(1000);
+  const auto second = stack.execute({});  // 2 s of cooldown left + 0.8 s: still no fit, nothing sent
+  REQUIRE(second.failures.size() == 1);
+  CHECK(second.failures[0].attempt == -1);
+  CHECK(second.failures[0].action == Action::fallback);
+  CHECK(second.route == "backup");
+  CHECK(f.transport.attempts_on("primary") == 1);
+  f.clock.sleep_ms(1000);
+  const auto third = stack.execute({});  // 1 s left: rule 4 waits it out, then the primary serves
+  REQUIRE(third.failures.size() == 1);
+  CHECK(third.failures[0].action == Action::retry);
+  CHECK(third.failures[0].wait_ms == Approx(980).margin(1));
+  CHECK(third.route == "primary");
+  CHECK(f.transport.sent.back().endpoint.route == "primary");
+}
