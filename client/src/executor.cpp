@@ -10,6 +10,7 @@
 #include "llmchaos/client/backoff.hpp"
 #include "llmchaos/client/breaker.hpp"
 #include "llmchaos/client/classifier.hpp"
+#include "llmchaos/client/cooldown.hpp"
 #include "llmchaos/client/dialect_codec.hpp"
 #include "llmchaos/client/journal.hpp"
 #include "llmchaos/client/queue.hpp"
@@ -55,6 +56,7 @@ struct StackState {
   Transport& transport;
   Backoff backoff;
   std::map<std::string, CircuitBreaker> breakers;
+  RouteCooldowns cooldowns;
   RequestQueue queue;
   std::unique_ptr<AttemptJournal> journal = std::make_unique<AttemptJournal>();
 };
@@ -94,6 +96,10 @@ class Delivery {
         stop_before_send("no cost left in the budget for route " + route_);
         break;
       }
+      if (const double cool = s_.cooldowns.remaining_ms(route_, s_.clock.now_ms()); cool > 0) {
+        skip_cooling_route(cool);
+        continue;
+      }
       auto& breaker = s_.breaker(route_);
       if (!breaker.allow_request(s_.clock.now_ms())) {
         Classification c;
@@ -113,6 +119,19 @@ class Delivery {
   void journal(JournalState state, int attempt, const std::string& route, const std::string& detail) {
     JournalEntry e{req_.operation_id, state, attempt, route, s_.clock.now_ms() - budget_.start_ms(), detail};
     s_.journal->append(e, log_.journal);
+  }
+
+  // The route keeps a cooldown from an earlier failure: no attempt is sent, and the decision sees the
+  // failure the provider stated: quota (rule 5: the fallback serves meanwhile) or rate, its wait what
+  // is left of the Retry-After (rule 4 waits it out when it fits, else rule 5).
+  void skip_cooling_route(double remaining_ms) {
+    Classification c;
+    c.owner = s_.cooldowns.cooled_by(route_);
+    c.commit = tool_committed_ ? CommitState::committed : CommitState::none;
+    if (c.owner == Owner::rate) c.retry_after_ms = remaining_ms;
+    c.reason = fmt::format("route {} keeps a {} cooldown for {:.0f} ms: attempt not sent", route_, to_string(c.owner),
+                           remaining_ms);
+    decide_and_apply(c, -1, false);
   }
 
   // The commit point: journaled once, before the first visible byte or side effect.
@@ -210,6 +229,7 @@ class Delivery {
 
     if (c.owner != Owner::none) {
       breaker.on_failure(c.owner, end);
+      s_.cooldowns.on_failure(route_, {c.owner, c.retry_after_ms}, {rp.quota_cooldown_ms, rp.rate_cooldown}, end);
       // SPEC 3 rule 0's input: the stream of a stored response broke off where the provider goes on.
       const bool cut = res.event == TransportEvent::stream_closed || res.event == TransportEvent::stream_idle_timeout;
       std::optional<ResumePoint> at;
@@ -269,6 +289,13 @@ class Delivery {
     return RouteOption{route, rp.expected_latency_ms, rp.cost_per_attempt_usd, rp.approved,
                        s_.breaker(route).would_allow(now)};
   }
+  // A fallback candidate is unhealthy while it cools too (the current route's cooldown is the retry's
+  // wait, rule 4, not a reason to leave it).
+  RouteOption fallback_option(const std::string& route, double now) {
+    RouteOption o = option(route, now);
+    o.healthy = o.healthy && s_.cooldowns.remaining_ms(route, now) <= 0;
+    return o;
+  }
 
   DecisionInput decision_input(const Classification& c, bool breaker_open, bool resumable_cut, double now) {
     const auto& wf = s_.policy.workflow;
@@ -281,7 +308,7 @@ class Delivery {
     in.current = option(route_, now);
     in.current_breaker_open = breaker_open;
     for (const auto& fb : wf.fallback)
-      if (fb != route_ && !tried_.count(fb)) in.fallbacks.push_back(option(fb, now));
+      if (fb != route_ && !tried_.count(fb)) in.fallbacks.push_back(fallback_option(fb, now));
     in.queue_allowed = wf.queue_allowed;
     in.queue_full = s_.queue.full();
     in.degrade_allowed = wf.degrade_allowed;
@@ -396,11 +423,18 @@ class Delivery {
     finish(Outcome::fail_closed);
   }
 
+  std::vector<std::string> workflow_routes() const {
+    std::vector<std::string> routes{s_.policy.workflow.primary};
+    routes.insert(routes.end(), s_.policy.workflow.fallback.begin(), s_.policy.workflow.fallback.end());
+    return routes;
+  }
+
   void finish(Outcome outcome) {
     const double now = s_.clock.now_ms();
     log_.outcome = outcome;
     log_.elapsed_ms = budget_.elapsed_ms(now);
     log_.extra_cost_usd = budget_.extra_cost_usd();
+    if (outcome == Outcome::fail_closed) log_.retry_after_ms = s_.cooldowns.all_cooling_for(workflow_routes(), now);
     journal(JournalState::acknowledged, -1, log_.route, std::string(to_string(outcome)));
     done_ = true;
   }

@@ -79,6 +79,8 @@ RoutePolicy read_route(const toml::table& t, const std::string& name, const std:
   p.expected_latency_ms = read_time(r, "expected_latency_ms", p.expected_latency_ms);
   p.cost_per_attempt_usd = r.opt_number("cost_per_attempt_usd", 0, inf).value_or(p.cost_per_attempt_usd);
   p.approved = r.opt_bool("approved").value_or(p.approved);
+  p.quota_cooldown_ms = read_time(r, "quota_cooldown_ms", p.quota_cooldown_ms);
+  p.rate_cooldown = r.opt_bool("rate_cooldown").value_or(p.rate_cooldown);
   if (auto* breaker = r.opt_table("breaker")) p.breaker = read_breaker(*breaker, file, context + ".breaker");
   if (strict) {
     for (auto key : extra_route_keys) r.allow(key);  // owned by another loader (the mock's script keys)
@@ -104,6 +106,7 @@ Policy Policy::scaled(double time_scale) const {
   for (auto& [name, route] : p.routes) {
     route.expected_latency_ms *= time_scale;
     route.breaker.open_ms *= time_scale;
+    route.quota_cooldown_ms *= time_scale;
   }
   return p;
 }

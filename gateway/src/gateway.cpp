@@ -106,7 +106,14 @@ std::vector<int> unsent_points(const client::DecisionLog& log) {
   return out;
 }
 
-// The OpenAI-shaped error of a request the stack fail-closed: 503 when the last failure point sent no
+// A wait as the caller reads it: retry-after in whole seconds (at least 1) and retry-after-ms exactly.
+void add_retry_after(HeaderList& h, double wait_ms) {
+  h.emplace_back("retry-after", std::to_string(std::max<long>(1, static_cast<long>(std::ceil(wait_ms / 1000)))));
+  h.emplace_back("retry-after-ms", std::to_string(static_cast<long>(std::ceil(wait_ms))));
+}
+
+// The OpenAI-shaped error of a request the stack fail-closed: 429 when every route was cooling (the
+// caller is told when the soonest is free: add_retry_after), 503 when the last failure point sent no
 // attempt (breaker open, budget spent), else 502 naming the upstream failure.
 WireError fail_closed_error(const client::DecisionLog& log) {
   WireError e;
@@ -123,6 +130,12 @@ WireError fail_closed_error(const client::DecisionLog& log) {
   e.type = nothing_sent ? "service_unavailable" : "upstream_error";
   e.message = fmt::format("the gateway failed closed{}{}", last ? ": " + last->rule_text : "", reason.empty() ? "" : "; " + reason);
   if (e.code.empty()) e.code = "fail_closed";
+  if (log.retry_after_ms) {
+    e.status = 429;
+    e.type = "requests";
+    e.code = "all_routes_cooling";
+    e.message += fmt::format("; every route is cooling, the soonest is free in {:.0f} ms", std::ceil(*log.retry_after_ms));
+  }
   return e;
 }
 
@@ -413,8 +426,7 @@ bool Gateway::Impl::chat(const http::request<http::string_body>& req, tcp::socke
     HeaderList h = rejection_headers();
     std::string message = fmt::format("rate limit reached for {} of tier {}", verdict.limit, tier.name);
     if (const double wait_ms = verdict.wait_ms * config.time_scale; std::isfinite(wait_ms)) {
-      h.emplace_back("retry-after", std::to_string(std::max<long>(1, static_cast<long>(std::ceil(wait_ms / 1000)))));
-      h.emplace_back("retry-after-ms", std::to_string(static_cast<long>(std::ceil(wait_ms))));
+      add_retry_after(h, wait_ms);
       message += fmt::format("; retry in {:.0f} ms", std::ceil(wait_ms));
     } else {
       message += "; the request alone exceeds the tier's tokens per minute";
@@ -493,6 +505,7 @@ bool Gateway::Impl::chat(const http::request<http::string_body>& req, tcp::socke
     json::object body{{"id", id.id}, {"object", "llmchaos.queued"}, {"status", "queued"}, {"operation_id", log.operation_id}};
     write_plain(socket, 202, json::serialize(body), "application/json", headers, keep_alive);
   } else {
+    if (log.retry_after_ms) add_retry_after(headers, *log.retry_after_ms);  // the stack's ms are real (its policy is scaled)
     write_error(socket, fail_closed_error(log), headers, keep_alive);
   }
   return keep_alive;

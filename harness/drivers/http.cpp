@@ -26,6 +26,7 @@
 
 #include "drivers.hpp"
 #include "external.hpp"
+#include "llmchaos/client/classifier.hpp"
 #include "llmchaos/client/http_transport.hpp"
 #include "llmchaos/client/points_header.hpp"
 #include "llmchaos/core/file_text.hpp"
@@ -303,6 +304,8 @@ class HttpSession final : public CaseSession {
                                       attempts.size(), attempts.back().route),
                           output());
     auto log = outside_log(ar.operation_id, reported, ok, ok ? res.text : std::string(), attempts, *env_.c);
+    // The target's own 429 (every route cooling): the wait it told the caller, for retry_after_forwarded.
+    if (res.status == 429) log.retry_after_ms = client::retry_after_from_headers(res.headers);
     attribute(log, attempts);
 
     const std::string where = fmt::format("request {}", sent_);

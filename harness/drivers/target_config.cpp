@@ -50,6 +50,9 @@ std::string case_policy_toml(const CaseEnv& env) {
     const auto& r = p.route(name);
     out += fmt::format("expected_latency_ms = {}\ncost_per_attempt_usd = {}\napproved = {}\n", number(r.expected_latency_ms),
                        number(r.cost_per_attempt_usd), r.approved);
+    // Only when kept: the configs of other cases keep their text.
+    if (r.quota_cooldown_ms > 0) out += fmt::format("quota_cooldown_ms = {}\n", number(r.quota_cooldown_ms));
+    if (r.rate_cooldown) out += "rate_cooldown = true\n";
     const auto& b = r.breaker;
     out += fmt::format("breaker = {{ failure_threshold = {}, success_threshold = {}, open_ms = {}, half_open_max_probes = {} }}\n",
                        b.failure_threshold, b.success_threshold, number(b.open_ms), b.half_open_max_probes);

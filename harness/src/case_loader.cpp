@@ -75,6 +75,9 @@ Checks read_checks(const toml::table& t, const std::string& file) {
     Cooldown cd;
     cd.slack_ms = cr.opt_number("slack_ms", 0, inf).value_or(cd.slack_ms);
     cd.quota_window_ms = cr.opt_number("quota_window_ms", 0, inf);
+    cd.caller_timeout_no_cooldown = cr.opt_bool("caller_timeout_no_cooldown").value_or(false);
+    cd.fallback_within_ms = cr.opt_number("fallback_within_ms", 0, inf);
+    cd.retry_after_forwarded = cr.opt_bool("retry_after_forwarded").value_or(false);
     cr.reject_unknown_keys();
     c.cooldown = cd;
   }

@@ -27,7 +27,26 @@ struct RouteCooldown {
   double rate_end = -1;   // end of the longest Retry-After seen so far (a later longer one extends it)
   double quota_end = -1;  // end of the quota window
   bool rate_due = false;  // a rate cooldown ended and the route has not been tried since
+  double end() const { return std::max(rate_end, quota_end); }
 };
+
+// The cooldown an attempt's answer sets on its route's state (a rate 429 with a readable hint: that
+// hint; a quota 429 / 402: the case's quota window). Returns whether it set one.
+bool cool_by(const Ctx& x, const LedgerEntry& e, RouteCooldown& st) {
+  const auto& cd = *x.c.checks.cooldown;
+  bool cooled = false;
+  if (e.fault == FaultKind::rate_429)
+    if (auto hint = sent_hint_ms(x, e)) {
+      st.rate_end = std::max(st.rate_end, e.finished_at_ms + *hint);
+      st.rate_due = true;
+      cooled = true;
+    }
+  if (quota_like(e.fault) && cd.quota_window_ms) {
+    st.quota_end = std::max(st.quota_end, e.finished_at_ms + x.scaled(*cd.quota_window_ms));
+    cooled = true;
+  }
+  return cooled;
+}
 
 }  // namespace
 
@@ -58,20 +77,145 @@ std::optional<CheckResult> check_cooldown_by_owner(const Ctx& x) {
       bad.push_back(fmt::format("{}: #{} at {:.0f} ms, inside the quota window ending at {:.0f} ms", e.route, e.seq,
                                 e.received_at_ms, st.quota_end));
     st.rate_due = false;
-    if (e.fault == FaultKind::rate_429)
-      if (auto hint = sent_hint_ms(x, e)) {
-        st.rate_end = std::max(st.rate_end, e.finished_at_ms + *hint);
-        st.rate_due = true;
-        ++cooled;
-      }
-    if (quota_like(e.fault) && cd->quota_window_ms) {
-      st.quota_end = e.finished_at_ms + x.scaled(*cd->quota_window_ms);
-      ++cooled;
-    }
+    if (cool_by(x, e, st)) ++cooled;
   }
   if (cooled == 0) return result("cooldown_by_owner", true, "no attempt set a cooldown");
   return result("cooldown_by_owner", bad.empty(),
                 bad.empty() ? fmt::format("{} cooldown(s) kept by their owner's length", cooled)
+                            : fmt::format("{}; timeline: {}", fmt::join(bad, "; "), timeline(x)));
+}
+
+namespace {
+
+// The caller gave up on this attempt while the provider was healthy, only slow (its own attempt timeout).
+bool abandoned_by_caller(const LedgerEntry& e) {
+  const bool healthy_fault = e.fault == FaultKind::ok || e.fault == FaultKind::slow || e.fault == FaultKind::slow_first_token;
+  return e.outcome == AttemptOutcome::client_closed && healthy_fault;
+}
+
+// The first attempt of each request, in arrival order (a request the mock never saw has none).
+std::vector<const LedgerEntry*> first_attempts(const Ctx& x) {
+  std::vector<const LedgerEntry*> firsts;
+  for (const auto& v : x.views)
+    if (!v.entries.empty()) firsts.push_back(v.entries.front());
+  std::sort(firsts.begin(), firsts.end(), [](auto* a, auto* b) { return a->seq < b->seq; });
+  return firsts;
+}
+
+// The primary's last abandoned attempt before seq `before`, unless the provider failed it since (a
+// failure of its own word may cool it): the attempt that must not keep the next request away.
+const LedgerEntry* abandoned_since_provider_spoke(const Ctx& x, std::uint64_t before) {
+  const LedgerEntry* abandoned = nullptr;
+  for (const auto& e : x.h.ledger) {
+    if (e.seq >= before || x.c.logical_route(e.route) != x.c.policy.workflow.primary) continue;
+    if (abandoned_by_caller(e))
+      abandoned = &e;
+    else if (attempt_failed(e, x.c.policy))
+      abandoned = nullptr;
+  }
+  return abandoned;
+}
+
+}  // namespace
+
+// An attempt the caller abandoned (its own timeout, the provider healthy but slow) says nothing about
+// the route's capacity: the next request still starts on the primary, not on a fallback.
+std::optional<CheckResult> check_caller_timeout_no_cooldown(const Ctx& x) {
+  const auto& cd = x.c.checks.cooldown;
+  if (!cd || !cd->caller_timeout_no_cooldown) return std::nullopt;
+  const auto& primary = x.c.policy.workflow.primary;
+  std::vector<std::string> bad;
+  int judged = 0;
+  const auto firsts = first_attempts(x);
+  for (std::size_t i = 1; i < firsts.size(); ++i) {
+    const auto* gave_up = abandoned_since_provider_spoke(x, firsts[i]->seq);
+    if (!gave_up) continue;
+    ++judged;
+    if (x.c.logical_route(firsts[i]->route) != primary)
+      bad.push_back(fmt::format("the caller abandoned #{} on {} at {:.0f} ms (provider healthy, slow), and the next "
+                                "request started on {} (#{} at {:.0f} ms): its own timeout cooled the route",
+                                gave_up->seq, primary, gave_up->finished_at_ms, firsts[i]->route, firsts[i]->seq,
+                                firsts[i]->received_at_ms));
+  }
+  if (judged == 0) return result("caller_timeout_no_cooldown", true, "no request followed an attempt the caller abandoned");
+  return result("caller_timeout_no_cooldown", bad.empty(),
+                bad.empty() ? fmt::format("{} request(s) after an abandoned attempt started on {}", judged, primary)
+                            : fmt::format("{}; timeline: {}", fmt::join(bad, "; "), timeline(x)));
+}
+
+// When a failure point's action is fallback, the fallback attempt starts at once: the retry backoff and
+// the failed route's Retry-After are the failed route's, not the fallback's (SPEC 3 rule 5).
+std::optional<CheckResult> check_fallback_without_waiting(const Ctx& x) {
+  const auto& cd = x.c.checks.cooldown;
+  if (!cd || !cd->fallback_within_ms) return std::nullopt;
+  const double bound = x.bound(*cd->fallback_within_ms);
+  std::vector<std::string> bad;
+  int fallbacks = 0;
+  for (const auto& v : x.views)
+    for (std::size_t i = 0; i + 1 < v.entries.size(); ++i) {
+      const auto &failed = *v.entries[i], &next = *v.entries[i + 1];
+      const bool fallback = v.entry_delivery[i] == v.entry_delivery[i + 1] &&
+                            x.c.logical_route(failed.route) != x.c.logical_route(next.route);
+      if (!fallback) continue;
+      ++fallbacks;
+      const double gap = next.received_at_ms - failed.finished_at_ms;
+      if (gap > bound)
+        bad.push_back(fmt::format("#{} on {} started {:.0f} ms after #{} on {} failed (bound {:.0f} ms)", next.seq,
+                                  next.route, gap, failed.seq, failed.route, bound));
+    }
+  if (fallbacks == 0) return result("fallback_without_waiting", true, "no fallback was taken");
+  return result("fallback_without_waiting", bad.empty(),
+                bad.empty() ? fmt::format("{} fallback(s), each started within {:.0f} ms", fallbacks, bound)
+                            : fmt::format("{}; timeline: {}", fmt::join(bad, "; "), timeline(x)));
+}
+
+namespace {
+
+// The soonest end among the workflow's routes' cooldowns as the ledger's answers finished by `at_ms` set
+// them; nothing when one of the routes is free at `at_ms`.
+std::optional<double> every_route_cooling_until(const Ctx& x, double at_ms) {
+  std::map<std::string, RouteCooldown> state;
+  for (const auto& e : x.h.ledger)
+    if (e.finished_at_ms <= at_ms) cool_by(x, e, state[x.c.logical_route(e.route)]);
+  std::vector<std::string> routes{x.c.policy.workflow.primary};
+  routes.insert(routes.end(), x.c.policy.workflow.fallback.begin(), x.c.policy.workflow.fallback.end());
+  std::optional<double> soonest;
+  for (const auto& route : routes) {
+    const double end = state[route].end();
+    if (end <= at_ms) return std::nullopt;
+    soonest = std::min(soonest.value_or(end), end);
+  }
+  return soonest;
+}
+
+}  // namespace
+
+// A request the target answered itself while every route was cooling carries a Retry-After that points
+// no earlier than the soonest route's cooldown end: a caller that waits it out is served. Judged where the
+// driver sees the target's answer (inproc: the stack's log; http: the target's 429 and its Retry-After).
+std::optional<CheckResult> check_retry_after_forwarded(const Ctx& x) {
+  const auto& cd = x.c.checks.cooldown;
+  if (!cd || !cd->retry_after_forwarded || !x.h.has_decision_log) return std::nullopt;
+  std::vector<std::string> bad;
+  int judged = 0;
+  for (std::size_t i = 0; i < x.h.requests.size(); ++i) {
+    const auto& req = x.h.requests[i];
+    const double end = req.started_ms + req.wall_ms;
+    const auto soonest = req.log.answered ? std::nullopt : every_route_cooling_until(x, end);
+    if (!soonest) continue;
+    ++judged;
+    const auto& wait = req.log.retry_after_ms;
+    if (!wait)
+      bad.push_back(fmt::format("request {} was refused at {:.0f} ms while every route was cooling (the soonest free at "
+                                "{:.0f} ms), with no Retry-After", i + 1, end, *soonest));
+    else if (end + *wait + 5 < *soonest)
+      bad.push_back(fmt::format("request {} was refused at {:.0f} ms with a Retry-After of {:.0f} ms, before the soonest "
+                                "cooldown end at {:.0f} ms", i + 1, end, *wait, *soonest));
+  }
+  if (judged == 0) return result("retry_after_forwarded", true, "no request was refused while every route was cooling");
+  return result("retry_after_forwarded", bad.empty(),
+                bad.empty() ? fmt::format("{} refusal(s) while every route was cooling, each with a Retry-After past "
+                                          "the soonest cooldown end", judged)
                             : fmt::format("{}; timeline: {}", fmt::join(bad, "; "), timeline(x)));
 }
 

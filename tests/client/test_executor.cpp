@@ -754,3 +754,62 @@ TEST_CASE("loopback: a bare 500 is queued and its redelivery reuses the key and 
   auto l = live.ledger(2, {log.operation_id});
   CHECK(LiveStack::on(l, "primary") == 2);
 }
+
+TEST_CASE("executor: a quota cooldown keeps the route out across requests, then the route serves again", "[executor][cooldown]") {
+  Fixture f;
+  f.policy.routes["primary"].quota_cooldown_ms = 60'000;
+  f.transport.script["primary"] = {error(429, openai_quota)};
+  auto& stack = f.make();
+  CHECK(stack.execute({}).route == "backup");
+  f.clock.sleep_ms(1000);
+  const auto during = stack.execute({});  // primary cooling: skipped, nothing sent
+  REQUIRE(during.failures.size() == 1);
+  CHECK(during.failures[0].attempt == -1);
+  CHECK(during.failures[0].action == Action::fallback);
+  CHECK_THAT(during.failures[0].inputs, Catch::Contains("backup"));
+  CHECK(during.route == "backup");
+  CHECK(f.transport.attempts_on("primary") == 1);
+  f.clock.sleep_ms(60'000);
+  CHECK(stack.execute({}).route == "primary");
+  CHECK(f.transport.attempts_on("primary") == 2);
+}
+
+TEST_CASE("executor: a timeout cools nothing; every route cooling fails closed with the soonest wait", "[executor][cooldown]") {
+  Fixture f;
+  f.policy.workflow.replay_safe = true;
+  for (const char* r : {"primary", "backup"}) f.policy.routes[r].quota_cooldown_ms = 30'000;
+  f.transport.script["primary"] = {event(TransportEvent::timeout_no_byte, 0, {}, 5000)};
+  auto& stack = f.make();
+  CHECK(stack.execute({}).route == "primary");  // the caller's own timeout, then a retry of the same route
+  f.transport.script["primary"] = {error(429, openai_quota)};
+  f.transport.script["backup"] = {error(429, openai_quota)};
+  const auto refused = stack.execute({});
+  CHECK(refused.outcome == Outcome::fail_closed);
+  REQUIRE(refused.retry_after_ms);
+  CHECK(*refused.retry_after_ms == Approx(30'000 - 10).margin(1));  // the primary's cooldown, 10 ms older
+  f.clock.sleep_ms(40'000);
+  CHECK_FALSE(stack.execute({}).retry_after_ms);  // both free again: served
+}
+
+TEST_CASE("executor: with rate_cooldown a Retry-After outlives its request: fall back, or wait the rest", "[executor][cooldown]") {
+  Fixture f;
+  f.policy.workflow.max_elapsed_ms = 2500;
+  f.policy.routes["primary"].rate_cooldown = true;
+  f.transport.script["primary"] = {error(429, openai_rate, {{"retry-after-ms", "3000"}})};
+  auto& stack = f.make();
+  CHECK(stack.execute({}).route == "backup");  // 3 s + 0.8 s do not fit in 2.5 s: rule 5
+  f.clock.sleep_ms(1000);
+  const auto second = stack.execute({});  // 2 s of cooldown left + 0.8 s: still no fit, nothing sent
+  REQUIRE(second.failures.size() == 1);
+  CHECK(second.failures[0].attempt == -1);
+  CHECK(second.failures[0].action == Action::fallback);
+  CHECK(second.route == "backup");
+  CHECK(f.transport.attempts_on("primary") == 1);
+  f.clock.sleep_ms(1000);
+  const auto third = stack.execute({});  // 1 s left: rule 4 waits it out, then the primary serves
+  REQUIRE(third.failures.size() == 1);
+  CHECK(third.failures[0].action == Action::retry);
+  CHECK(third.failures[0].wait_ms == Approx(980).margin(1));
+  CHECK(third.route == "primary");
+  CHECK(f.transport.sent.back().endpoint.route == "primary");
+}

@@ -43,6 +43,7 @@ half_open_max_probes = 1
 [route.backup]
 expected_latency_ms = 2000
 approved = true
+quota_cooldown_ms = 60000
 )";
 
 Policy load(const std::string& text, bool allow_other_keys = true, std::vector<std::string_view> extra = {}) {
@@ -131,6 +132,8 @@ TEST_CASE("scaled multiplies every time value and nothing else", "[policy]") {
   CHECK(s.route("primary").expected_latency_ms == Approx(8));
   CHECK(s.route("primary").breaker.open_ms == Approx(300));
   CHECK(s.route("backup").expected_latency_ms == Approx(20));
+  CHECK(s.route("backup").quota_cooldown_ms == Approx(600));
+  CHECK(s.route("primary").quota_cooldown_ms == 0);  // default: no quota cooldown kept
   CHECK(s.workflow.max_total_attempts == 3);
   CHECK(s.workflow.max_extra_cost_usd == 0.012);
   CHECK(s.route("primary").cost_per_attempt_usd == 0.004);

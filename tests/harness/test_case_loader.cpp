@@ -80,7 +80,7 @@ model = "gpt-x"
 [checks]
 retry_after_honoured = true
 no_hammering = { route = "primary", max_attempts = 2, window_ms = 1000 }
-cooldown = { quota_window_ms = 60000 }
+cooldown = { quota_window_ms = 60000, caller_timeout_no_cooldown = true, fallback_within_ms = 50, retry_after_forwarded = true }
 [sequence]
 count = 3
 interval_ms = 100
@@ -110,6 +110,9 @@ interval_ms = 100
   REQUIRE(c.checks.cooldown);
   CHECK(c.checks.cooldown->slack_ms == 250);  // the default
   CHECK(c.checks.cooldown->quota_window_ms == 60000);
+  CHECK(c.checks.cooldown->caller_timeout_no_cooldown);
+  CHECK(c.checks.cooldown->fallback_within_ms == 50);
+  CHECK(c.checks.cooldown->retry_after_forwarded);
   REQUIRE(c.sequence);
   CHECK(c.sequence->count == 3);
   CHECK(c.sequence->outage_route == "primary");  // defaults to the workflow's primary

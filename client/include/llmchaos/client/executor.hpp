@@ -76,6 +76,9 @@ struct DecisionLog {
   // Set when a tier limit in front of the stack refused the request, so the stack never ran it (no
   // attempt, no failure point, not answered): the binding limit ("requests_per_minute", ...).
   std::string limited_by;
+  // Set when the stack failed closed while every route of the workflow was cooling (cooldown.hpp): the
+  // wait until the soonest is free. A caller's answer carries it as its Retry-After (the gateway's 429).
+  std::optional<double> retry_after_ms;
 };
 
 // The output contract: the required fields missing from a JSON-object answer (every field when the

@@ -37,6 +37,14 @@ struct NoHammering {
 struct Cooldown {
   double slack_ms = 250;                   // a rate cooldown may end this much after its Retry-After
   std::optional<double> quota_window_ms;   // after a quota 429 / 402: no attempt on the route this long
+  // caller_timeout_no_cooldown: an attempt the caller abandoned on a healthy, slow provider does not
+  // send the next request elsewhere.
+  bool caller_timeout_no_cooldown = false;
+  // fallback_without_waiting: a fallback attempt starts this soon after the failure it follows.
+  std::optional<double> fallback_within_ms;
+  // retry_after_forwarded: a request refused while every route cools carries a Retry-After no earlier
+  // than the soonest cooldown end.
+  bool retry_after_forwarded = false;
 };
 
 // Conduct checks a case may ask for (all times in scripted ms; the checker scales them).
