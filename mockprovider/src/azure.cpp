@@ -10,6 +10,7 @@
 // chunk grammar, the model backend's errors, the in-stream error chunk, [DONE]) is the openai unit's,
 // reached through its functions: this unit adds Azure's layer and copies nothing.
 #include <cmath>
+#include <optional>
 
 #include "chat_completions.hpp"
 #include "dialect_util.hpp"
@@ -84,13 +85,25 @@ json::object choice_results(const Answer& a, bool content, bool finish) {
   return content ? categories(false) : json::object{};
 }
 
+// The OpenAI text re-read to annotate it. A requested deployment name that is not UTF-8 makes that text
+// unreadable JSON (Boost.JSON writes a string's bytes as they are): then it goes out unannotated, never
+// a throw out of the render (fuzz_mock_request found it).
+std::optional<json::value> reread(std::string_view openai_json) {
+  boost::system::error_code ec;
+  auto v = json::parse(openai_json, ec);
+  if (ec || !v.is_object()) return std::nullopt;
+  return v;
+}
+
 std::string render_body(const Answer& a) {
-  auto v = json::parse(openai_dialect.render_body(a));
-  auto& o = v.as_object();
+  auto text = openai_dialect.render_body(a);
+  auto v = reread(text);
+  if (!v) return text;
+  auto& o = v->as_object();
   o["prompt_filter_results"] = prompt_filter_results();
   for (auto& choice : o["choices"].as_array())
     choice.as_object()["content_filter_results"] = choice_results(a, true, true);
-  return json::serialize(v);
+  return json::serialize(*v);
 }
 
 // The openai chunk of a frame, annotated: each choice gains its content_filter_results.
@@ -98,12 +111,13 @@ void annotate(SseFrame& f, const Answer& a, bool finish) {
   std::string_view data = f.bytes;
   data.remove_prefix(std::string_view("data: ").size());
   while (!data.empty() && data.back() == '\n') data.remove_suffix(1);
-  auto v = json::parse(data);
-  auto* choices = v.as_object().if_contains("choices");
+  auto v = reread(data);
+  if (!v) return;
+  auto* choices = v->as_object().if_contains("choices");
   if (!choices || choices->as_array().empty()) return;  // the usage chunk carries no choice
   for (auto& choice : choices->as_array())
     choice.as_object()["content_filter_results"] = choice_results(a, f.content, finish);
-  f = sse_data(v, f.content);
+  f = sse_data(*v, f.content);
 }
 
 StreamParts render_stream(const Answer& a) {
