@@ -211,6 +211,7 @@ extern const DialectSpec anthropic_dialect = {
     .id = Dialect::anthropic,
     .request_id_header = "request-id",
     .id_prefix = "msg_",
+    .tool_call_id_prefix = "toolu_",
     .sdk_base_suffix = "",
     .paths = served_paths,
     .parse = parse,

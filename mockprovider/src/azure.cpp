@@ -227,6 +227,7 @@ extern const DialectSpec azure_dialect = {
     .id = Dialect::azure,
     .request_id_header = "x-request-id",
     .id_prefix = "chatcmpl-",
+    .tool_call_id_prefix = "call_",
     .sdk_base_suffix = "/openai",
     .paths = served_paths,
     .parse = parse,

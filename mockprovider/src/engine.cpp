@@ -138,7 +138,8 @@ Answer healthy_answer_of(const RouteScript& route, const Step& step, const ChatR
   Answer a;
   // Built in place (a conditional over std::string and a literal would copy through a temporary).
   const fmt::format_int digits(seq);
-  a.id = dialect_spec(route.dialect).id_prefix;
+  const auto& dialect = dialect_spec(route.dialect);
+  a.id = dialect.id_prefix;
   a.id.append(digits.data(), digits.size());
   if (step.model) a.model = *step.model;
   else if (!request.model.empty()) a.model = request.model;
@@ -148,7 +149,7 @@ Answer healthy_answer_of(const RouteScript& route, const Step& step, const ChatR
   a.include_usage = request.include_usage;
   if (!request.tools.empty() && !request.tools.front().empty() && !request.last_is_tool_result) {
     a.tool_name = request.tools.front();
-    a.tool_call_id = fmt::format("{}{}", route.dialect == Dialect::anthropic ? "toolu_" : "call_", seq);
+    a.tool_call_id = fmt::format("{}{}", dialect.tool_call_id_prefix, seq);
     a.finish = Finish::tool_call;
   }
   return a;
@@ -181,30 +182,181 @@ void store_response(Namespace& ns, const Answer& answer, std::uint64_t seq) {
   if (ns.stored.emplace(answer.id, Stored{answer, seq}).second) ns.stored_order.push_back(answer.id);
 }
 
+// What every plan of one attempt shares; the planners vary only the step and the answer. The one place
+// a FaultInput is built, by name.
+struct AttemptContext {
+  const DialectSpec& dialect;
+  const ChatRequest& request;
+  std::string_view request_id;
+  double time_scale;
+  Rng& rng;
+  double unix_now_ms;
+
+  FaultInput fault_input(const Step& step, const Answer& answer) const {
+    return {.step = step,
+            .request = request,
+            .dialect = dialect,
+            .answer = answer,
+            .request_id = request_id,
+            .time_scale = time_scale,
+            .rng = rng,
+            .unix_now_ms = unix_now_ms};
+  }
+  Plan fault_plan(const Step& step, const Answer& answer) const {
+    return fault_spec(step.fault).plan(fault_input(step, answer));
+  }
+};
+
+// "req_<seq>": the answer's request id when the client sent none (the ledger rebuilds it instead of
+// storing it). Built in place: no allocation per attempt.
+class DefaultRequestId {
+ public:
+  explicit DefaultRequestId(std::uint64_t seq) {
+    const fmt::format_int digits(seq);
+    std::copy(digits.data(), digits.data() + digits.size(), text_.begin() + prefix_size);
+    size_ = prefix_size + digits.size();
+  }
+  std::string_view view() const { return {text_.data(), size_}; }
+
+ private:
+  static constexpr std::size_t prefix_size = 4;
+  std::array<char, prefix_size + 20> text_{'r', 'e', 'q', '_'};
+  std::size_t size_ = 0;
+};
+
+// Runs `make_plan` over the attempt's healthy answer, lent the route's cached split (give_back).
+template <class MakePlan>
+Plan over_healthy_answer(RouteState& route, const Step& step, const AttemptContext& at, std::uint64_t seq,
+                         MakePlan&& make_plan) {
+  Answer answer = healthy_answer_cached(route, step, at.request, seq);
+  Plan plan = make_plan(answer);
+  give_back(route, answer);
+  return plan;
+}
+
 // The plan of a retrieve of a stored response: the step's fault over the stored answer, as for any
 // attempt. A resume (stream, starting_after N) keeps the frames after sequence N: a dialect that stores
 // responses numbers its frames from 0 in order, so frame i is sequence i. On a resume the stream
 // faults' cut_after_events count the content events the resume itself sends (default 1). When the
 // answer comes from elsewhere (`upstream_frames`: the proxy's upstream already sends only the frames
-// after N), the plan keeps every frame of `base.answer`, so its edit counts the resume's own events.
-Plan retrieve_plan(const FaultInput& base, const Retrieve& r, bool upstream_frames) {
-  if (!r.stream || r.starting_after < 0) return fault_spec(base.step.fault).plan(base);
-  const auto parts = base.dialect.render_stream(base.answer);
+// after N), the plan keeps every frame of `answer`, so its edit counts the resume's own events.
+Plan retrieve_plan(const AttemptContext& at, const Step& scripted, const Answer& answer, const Retrieve& r,
+                   bool upstream_frames) {
+  if (!r.stream || r.starting_after < 0) return at.fault_plan(scripted, answer);
+  const auto parts = at.dialect.render_stream(answer);
   const auto kept_from =
       upstream_frames ? std::size_t{0} : static_cast<std::size_t>(std::min<std::int64_t>(r.starting_after, 1 << 30)) + 1;
   const auto head = parts.head.size();
   const auto shown = kept_from > head ? std::min(kept_from - head, parts.content.size()) : std::size_t{0};
-  Step step = base.step;
+  Step step = scripted;
   if (step.cut_after_events || fault_traits(step.fault).breaks_stream)
     step.cut_after_events = static_cast<int>(shown) + step.cut_after_events.value_or(1);
-  const FaultInput in{step, base.request, base.dialect, base.answer, base.request_id, base.time_scale, base.rng,
-                      base.unix_now_ms};
-  Plan plan = fault_spec(step.fault).plan(in);
+  Plan plan = at.fault_plan(step, answer);
   if (plan.streamed && plan.action == WireAction::respond) {
     const auto drop = std::min(kept_from, plan.frames.size());
     plan.frames.erase(plan.frames.begin(), plan.frames.begin() + static_cast<std::ptrdiff_t>(drop));
   }
   return plan;
+}
+
+// --- One planner per path of Engine::begin ------------------------------------------------------
+
+Plan unknown_route_plan(const IncomingRequest& req) {
+  return json_plan(404, fmt::format(R"({{"error":{{"message":"no route \"{}\" in namespace \"{}\"","type":"not_found_error"}}}})",
+                                    req.route, req.ns));
+}
+
+// GET /v1/models where the dialect has a list: not an attempt.
+std::optional<Plan> models_list_plan(const DialectSpec& dialect, const ParsedRequest& parsed) {
+  if (!parsed.models_list || parsed.error != RequestError::none) return std::nullopt;
+  const auto body = dialect.models_body(parsed.chat.model.empty() ? "mock-model" : parsed.chat.model);
+  if (body.empty()) return std::nullopt;
+  Plan plan = json_plan(200, body);
+  plan.headers.emplace_back(dialect.request_id_header, "req_models");
+  return plan;
+}
+
+// A request the provider refuses before any work (no key, bad JSON, a wrong path): ledgered, but it
+// takes no script step.
+Plan refusal_plan(RouteState& route, const AttemptContext& at, std::uint64_t seq, FaultKind fault, ErrorKind error,
+                  std::string_view error_detail = {}) {
+  Step step;
+  step.fault = fault;
+  return over_healthy_answer(route, step, at, seq, [&](const Answer& answer) {
+    return detail::error_plan(at.fault_input(step, answer), fault, error, error_detail);
+  });
+}
+
+// A retrieve of an id the mock does not hold: the dialect's own 404.
+Plan unknown_response_plan(const AttemptContext& at, std::string_view id) {
+  auto reply = at.dialect.unknown_response(id);
+  Plan plan = json_plan(reply.status, std::move(reply.body));
+  plan.fault = FaultKind::bad_request;
+  plan.headers.emplace_back(at.dialect.request_id_header, at.request_id);
+  return plan;
+}
+
+// The upstream holds the response (an id it issued): the plan is sized on the route's synthetic answer
+// and forwarded, whether or not the create passed here (an unknown id is the upstream's 404).
+Plan forwarded_retrieve_plan(RouteState& route, const AttemptContext& at, const Step& step, const Retrieve& retrieve,
+                             std::uint64_t seq) {
+  return over_healthy_answer(route, step, at, seq, [&](Answer& answer) {
+    answer.background = true;
+    return retrieve_plan(at, step, answer, retrieve, true);
+  });
+}
+
+// A retrieve is an attempt: it takes its step, so a script can fault a resume like any attempt.
+Plan retrieve_attempt_plan(RouteState& route, Namespace& ns, const AttemptContext& at, const Retrieve& retrieve,
+                           LedgerStore::NewAttempt& e, bool answers_forwarded) {
+  e.starting_after = retrieve.starting_after;
+  const auto it = ns.stored.find(retrieve.id);
+  const Stored* stored = it == ns.stored.end() ? nullptr : &it->second;
+  const Step& step = select_step(route, e.received_at_ms, at.time_scale);
+  if (stored) {
+    e.resume_of = stored->seq;
+    e.model = stored->answer.model;
+  }
+  if (answers_forwarded) return forwarded_retrieve_plan(route, at, step, retrieve, e.seq);
+  if (!stored) return unknown_response_plan(at, retrieve.id);
+  return retrieve_plan(at, step, stored->answer, retrieve, false);
+}
+
+// The common case: the script's next step over the healthy answer.
+Plan scripted_attempt_plan(RouteState& route, Namespace& ns, const AttemptContext& at, const ParsedRequest& parsed,
+                           const LedgerStore::NewAttempt& e, bool answers_forwarded) {
+  const Step& step = select_step(route, e.received_at_ms, at.time_scale);
+  return over_healthy_answer(route, step, at, e.seq, [&](Answer& answer) {
+    answer.background = e.background;
+    Plan plan = at.fault_plan(step, answer);
+    if (parsed.chat.json_array_stream) detail::as_json_array(plan);
+    // The provider stores a background response once it accepted the request; it goes on generating it
+    // whatever becomes of the stream (a cut, a stall), so the stored answer is the whole one.
+    const bool accepted = (plan.action == WireAction::respond && plan.status / 100 == 2) || plan.committed_on_arrival;
+    // Forwarded answers carry the upstream's ids: the forwarder reports the one it saw (note_response).
+    if (answer.background && accepted && !answers_forwarded) store_response(ns, answer, e.seq);
+    return plan;
+  });
+}
+
+// The ledger entry of an attempt as it arrives; the planners and record_attempt fill in the rest.
+LedgerStore::NewAttempt new_ledger_entry(const IncomingRequest& req, const ParsedRequest& parsed,
+                                         const LedgerHeaders& headers, RouteState& route, std::uint64_t seq,
+                                         double received_at_ms) {
+  LedgerStore::NewAttempt e;
+  e.seq = seq;
+  e.route = req.route;
+  e.path = req.path;
+  e.request_id = headers.request_id;
+  e.dialect = route.script.dialect;
+  e.attempt = route.attempts++;
+  e.received_at_ms = received_at_ms;
+  e.stream = parsed.chat.stream;
+  e.model = parsed.chat.model;
+  e.idempotency_key = headers.idempotency_key;
+  e.stainless_retry_count = headers.stainless_retry_count;
+  e.background = parsed.chat.background && dialect_spec(route.script.dialect).stores_responses;
+  return e;
 }
 }  // namespace
 
@@ -254,6 +406,20 @@ struct Engine::Impl {
       decltype(spare_pending){}.swap(spare_pending);
     }
   }
+  // The route's state and its namespace's node; both null when either is unknown.
+  std::pair<NamespaceEntry*, RouteState*> find_route(std::string_view ns, std::string_view route) {
+    const auto n = namespaces.find(ns);
+    if (n == namespaces.end()) return {nullptr, nullptr};
+    const auto r = n->second.routes.find(route);
+    if (r == n->second.routes.end()) return {nullptr, nullptr};
+    return {&*n, &r->second};
+  }
+  // The plan of an attempt: one planner per path (credential refused, bad request, retrieve, scripted).
+  Plan plan_attempt(const IncomingRequest& req, RouteState& route, Namespace& ns, const AttemptContext& at,
+                    const ParsedRequest& parsed, LedgerStore::NewAttempt& e);
+  // Completes the attempt's ledger entry from its plan, counts it in flight and ledgers it.
+  void record_attempt(NamespaceEntry& entry, RouteState& route, std::string_view route_name,
+                      LedgerStore::NewAttempt& e, Plan& plan);
   void reset_locked(const std::string& ns, Namespace& n) {
     forget_pending(ns);
     for (auto& [name, r] : n.routes) r = RouteState{std::move(r.script)};
@@ -345,112 +511,44 @@ std::vector<std::string> Engine::routes(const std::string& ns) const {
 
 PlannedAttempt Engine::begin(const IncomingRequest& req) {
   std::lock_guard lock(impl_->mutex);
-  auto nit = impl_->namespaces.find(req.ns);
-  Namespace* ns = nit == impl_->namespaces.end() ? nullptr : &nit->second;
-  RouteState* found = nullptr;
-  if (ns)
-    if (auto rit = ns->routes.find(req.route); rit != ns->routes.end()) found = &rit->second;
-  if (!found)
-    return {0, json_plan(404, fmt::format(R"({{"error":{{"message":"no route \"{}\" in namespace \"{}\"","type":"not_found_error"}}}})",
-                                          req.route, req.ns))};
-  auto& route = *found;
-  const auto& dialect = dialect_spec(route.script.dialect);
+  const auto [entry, route] = impl_->find_route(req.ns, req.route);
+  if (!route) return {0, unknown_route_plan(req)};
+  const auto& dialect = dialect_spec(route->script.dialect);
   const auto parsed = dialect.parse(req.method, req.path, req.body);
-  if (parsed.models_list && parsed.error == RequestError::none) {
-    const auto body = dialect.models_body(parsed.chat.model.empty() ? "mock-model" : parsed.chat.model);
-    if (!body.empty()) {
-      Plan p = json_plan(200, body);
-      p.headers.emplace_back(dialect.request_id_header, "req_models");
-      return {0, std::move(p)};
-    }
-  }
+  if (auto models = models_list_plan(dialect, parsed)) return {0, std::move(*models)};
 
+  Namespace& ns = entry->second;
   const auto seq = impl_->next_seq++;
   const auto headers = ledger_headers(req);
-  // Without a client's id the answer's is "req_<seq>", which the ledger rebuilds instead of storing.
-  fmt::format_int seq_digits(seq);
-  std::array<char, 4 + 20> default_id{'r', 'e', 'q', '_'};
-  std::copy(seq_digits.data(), seq_digits.data() + seq_digits.size(), default_id.begin() + 4);
-  const std::string_view request_id =
-      headers.request_id.empty() ? std::string_view(default_id.data(), 4 + seq_digits.size()) : headers.request_id;
+  const DefaultRequestId default_request_id(seq);
+  const AttemptContext at{.dialect = dialect,
+                          .request = parsed.chat,
+                          .request_id = headers.request_id.empty() ? default_request_id.view() : headers.request_id,
+                          .time_scale = impl_->time_scale,
+                          .rng = ns.rng,
+                          .unix_now_ms = impl_->unix_now_ms()};
+  // Views: parsed, req and the stored answer outlive it.
+  auto e = new_ledger_entry(req, parsed, headers, *route, seq, impl_->clock.now_ms() - ns.installed_at_ms);
+  Plan plan = impl_->plan_attempt(req, *route, ns, at, parsed, e);
+  impl_->record_attempt(*entry, *route, req.route, e, plan);
+  return {seq, std::move(plan)};
+}
 
-  LedgerStore::NewAttempt e;  // views: parsed, req and the stored answer outlive it
-  e.seq = seq;
-  e.route = req.route;
-  e.path = req.path;
-  e.request_id = headers.request_id;
-  e.dialect = route.script.dialect;
-  e.attempt = route.attempts++;
-  e.received_at_ms = impl_->clock.now_ms() - ns->installed_at_ms;
-  e.stream = parsed.chat.stream;
-  e.model = parsed.chat.model;
-  e.idempotency_key = headers.idempotency_key;
-  e.stainless_retry_count = headers.stainless_retry_count;
-
-  e.background = parsed.chat.background && dialect.unknown_response != nullptr;
-
-  Plan plan;
-  if (route.script.require_auth.value_or(impl_->require_auth) && !has_credential(dialect, req.headers, req.path)) {
-    // The provider checks the key before anything else: the refusal takes no script step.
+Plan Engine::Impl::plan_attempt(const IncomingRequest& req, RouteState& route, Namespace& ns, const AttemptContext& at,
+                                const ParsedRequest& parsed, LedgerStore::NewAttempt& e) {
+  if (route.script.require_auth.value_or(require_auth) && !has_credential(at.dialect, req.headers, req.path)) {
+    // The provider checks the key before anything else.
     e.missing_credential = true;
-    Step step;
-    step.fault = FaultKind::auth;
-    Answer answer = healthy_answer_cached(route, step, parsed.chat, seq);
-    const FaultInput in{step, parsed.chat, dialect, answer, request_id, impl_->time_scale, ns->rng, impl_->unix_now_ms()};
-    plan = detail::error_plan(in, FaultKind::auth, ErrorKind::missing_key);
-    give_back(route, answer);
-  } else if (parsed.retrieve && parsed.error == RequestError::none) {
-    // A retrieve is an attempt: it takes its step, so a script can fault a resume like any attempt.
-    e.starting_after = parsed.retrieve->starting_after;
-    const auto it = ns->stored.find(parsed.retrieve->id);
-    const Stored* stored = it == ns->stored.end() ? nullptr : &it->second;
-    const Step& step = select_step(route, e.received_at_ms, impl_->time_scale);
-    if (impl_->answers_forwarded) {
-      // The upstream holds the response (an id it issued): the plan is sized on the route's synthetic
-      // answer and forwarded, whether or not the create passed here (an unknown id is the upstream's 404).
-      if (stored) {
-        e.resume_of = stored->seq;
-        e.model = stored->answer.model;
-      }
-      Answer answer = healthy_answer_cached(route, step, parsed.chat, seq);
-      answer.background = true;
-      const FaultInput in{step, parsed.chat, dialect, answer, request_id, impl_->time_scale, ns->rng, impl_->unix_now_ms()};
-      plan = retrieve_plan(in, *parsed.retrieve, true);
-      give_back(route, answer);
-    } else if (!stored) {
-      auto reply = dialect.unknown_response(parsed.retrieve->id);
-      plan = json_plan(reply.status, std::move(reply.body));
-      plan.fault = FaultKind::bad_request;
-      plan.headers.emplace_back(dialect.request_id_header, request_id);
-    } else {
-      e.resume_of = stored->seq;
-      e.model = stored->answer.model;
-      const FaultInput in{step, parsed.chat, dialect, stored->answer, request_id, impl_->time_scale, ns->rng,
-                          impl_->unix_now_ms()};
-      plan = retrieve_plan(in, *parsed.retrieve, false);
-    }
-  } else if (parsed.error != RequestError::none) {
-    // A request the provider would refuse before any work: ledgered, but it takes no script step.
-    Step step;
-    step.fault = FaultKind::bad_request;
-    Answer answer = healthy_answer_cached(route, step, parsed.chat, seq);
-    const FaultInput in{step, parsed.chat, dialect, answer, request_id, impl_->time_scale, ns->rng, impl_->unix_now_ms()};
-    plan = detail::error_plan(in, FaultKind::bad_request, error_kind(parsed.error), parsed.detail);
-    give_back(route, answer);
-  } else {
-    const Step& step = select_step(route, e.received_at_ms, impl_->time_scale);
-    Answer answer = healthy_answer_cached(route, step, parsed.chat, seq);
-    answer.background = e.background;
-    const FaultInput in{step, parsed.chat, dialect, answer, request_id, impl_->time_scale, ns->rng, impl_->unix_now_ms()};
-    plan = fault_spec(step.fault).plan(in);
-    if (parsed.chat.json_array_stream) detail::as_json_array(plan);
-    // The provider stores a background response once it accepted the request; it goes on generating it
-    // whatever becomes of the stream (a cut, a stall), so the stored answer is the whole one.
-    const bool accepted = (plan.action == WireAction::respond && plan.status / 100 == 2) || plan.committed_on_arrival;
-    // Forwarded answers carry the upstream's ids: the forwarder reports the one it saw (note_response).
-    if (answer.background && accepted && !impl_->answers_forwarded) store_response(*ns, answer, seq);
-    give_back(route, answer);
+    return refusal_plan(route, at, e.seq, FaultKind::auth, ErrorKind::missing_key);
   }
+  if (parsed.error != RequestError::none)
+    return refusal_plan(route, at, e.seq, FaultKind::bad_request, error_kind(parsed.error), parsed.detail);
+  if (parsed.retrieve) return retrieve_attempt_plan(route, ns, at, *parsed.retrieve, e, answers_forwarded);
+  return scripted_attempt_plan(route, ns, at, parsed, e, answers_forwarded);
+}
+
+void Engine::Impl::record_attempt(NamespaceEntry& entry, RouteState& route, std::string_view route_name,
+                                  LedgerStore::NewAttempt& e, Plan& plan) {
   e.fault = plan.fault;
   e.status = plan.status;
   e.planned_latency_ms = plan.action == WireAction::hold ? plan.hold_ms : plan.latency_ms;
@@ -459,18 +557,17 @@ PlannedAttempt Engine::begin(const IncomingRequest& req) {
   e.retry_hint_form = plan.hint_form;
   if (plan.model.empty()) plan.model = e.model;
   if (!route.counts) {  // the metric's node is stable (never erased): looked up once per route state
-    auto counts = impl_->attempts_metric.find(std::string_view(req.route));
-    if (counts == impl_->attempts_metric.end()) counts = impl_->attempts_metric.emplace(req.route, RouteCounts{}).first;
+    auto counts = attempts_metric.find(route_name);
+    if (counts == attempts_metric.end()) counts = attempts_metric.emplace(route_name, RouteCounts{}).first;
     route.counts = &counts->second;
   }
-  impl_->add_pending(seq, {&*nit, ns->dropped + ns->ledger.size(), route.counts, plan.fault,
-                           plan.commits_when_sent});
-  ns->ledger.push_back(e);
-  if (impl_->ledger_limit && ns->ledger.size() > impl_->ledger_limit) {
-    ns->ledger.pop_front();
-    ++ns->dropped;
+  Namespace& ns = entry.second;
+  add_pending(e.seq, {&entry, ns.dropped + ns.ledger.size(), route.counts, plan.fault, plan.commits_when_sent});
+  ns.ledger.push_back(e);
+  if (ledger_limit && ns.ledger.size() > ledger_limit) {
+    ns.ledger.pop_front();
+    ++ns.dropped;
   }
-  return {seq, std::move(plan)};
 }
 
 void Engine::finish(std::uint64_t seq, AttemptOutcome outcome, int events_sent, int status) {

@@ -239,6 +239,7 @@ extern const DialectSpec gemini_dialect = {
     .id = Dialect::gemini,
     .request_id_header = "x-request-id",
     .id_prefix = "resp-",
+    .tool_call_id_prefix = "call_",
     .sdk_base_suffix = "",
     .paths = served_paths,
     .parse = parse,
@@ -251,6 +252,7 @@ extern const DialectSpec gemini_dialect = {
     .body_names = body_names,
     .frame_role = frame_role,
     .auth = {credentials, "key"},
+    .retry_hint_in_body = true,
 };
 
 }  // namespace llmchaos::mock

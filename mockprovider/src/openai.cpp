@@ -287,6 +287,7 @@ extern const DialectSpec openai_dialect = {
     .id = Dialect::openai,
     .request_id_header = "x-request-id",
     .id_prefix = "chatcmpl-",
+    .tool_call_id_prefix = "call_",
     .sdk_base_suffix = "/v1",
     .paths = served_paths,
     .parse = parse,

@@ -290,6 +290,7 @@ extern const DialectSpec responses_dialect = {
     .id = Dialect::responses,
     .request_id_header = "x-request-id",
     .id_prefix = "resp_",
+    .tool_call_id_prefix = "call_",
     .sdk_base_suffix = "/v1",
     .paths = served_paths,
     .parse = parse,
@@ -304,6 +305,7 @@ extern const DialectSpec responses_dialect = {
     .frame_role = frame_role,
     .response_id = response_id,
     .auth = {credentials, ""},
+    .stores_responses = true,
 };
 
 }  // namespace llmchaos::mock

@@ -133,7 +133,8 @@ RouteScript route_script_from_toml(const toml::table& t, const std::string& rout
                                         to_string(rs.steps.back().fault), *body,
                                         names.empty() ? std::string("none") : fmt::format("{}", fmt::join(names, ", "))));
         }
-        if (rs.steps.back().retry_after_form == RetryAfterForm::retry_info && rs.dialect != Dialect::gemini)
+        if (rs.steps.back().retry_after_form == RetryAfterForm::retry_info &&
+            !dialect_spec(rs.dialect).retry_hint_in_body)
           throw SpecError(pos_of(*step->get("retry_after_form"), file),
                           fmt::format("{}.retry_after_form: \"retry_info\" is Gemini's body hint; this route's dialect is {}",
                                       where, to_string(rs.dialect)));

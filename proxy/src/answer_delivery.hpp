@@ -315,8 +315,8 @@ template <class Source>
 // (x.response_id) as it passes.
 template <class Source>
 [[gnu::noinline]] boost::asio::awaitable<void> deliver(Exchange& x, const AnswerHead& head, Source& source, Dialect dialect) {
-  if (const auto read_id = dialect_spec(dialect).response_id; read_id && head.status / 100 == 2) {
-    ResponseIdReader reader(read_id, head.sse);
+  if (const auto& spec = dialect_spec(dialect); spec.stores_responses && head.status / 100 == 2) {
+    ResponseIdReader reader(spec.response_id, head.sse);
     ResponseIdWatch<Source> watched{source, reader};
     co_await deliver_answer(x, head, watched, dialect);
     x.response_id = reader.id();

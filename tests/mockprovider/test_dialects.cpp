@@ -49,6 +49,12 @@ TEST_CASE("a dialect names its id prefix, SDK base path and the paths it serves,
   for (Dialect d : registered_dialects()) {
     const auto& spec = dialect_spec(d);
     CHECK(spec.id == d);
+    CHECK(spec.tool_call_id_prefix == (d == Dialect::anthropic ? "toolu_" : "call_"));
+    // A dialect that stores responses answers an unknown id and reads the id an answer names.
+    CHECK(spec.stores_responses == (d == Dialect::responses));
+    CHECK((spec.unknown_response != nullptr) == spec.stores_responses);
+    CHECK((spec.response_id != nullptr) == spec.stores_responses);
+    CHECK(spec.retry_hint_in_body == (d == Dialect::gemini));
     REQUIRE_FALSE(spec.paths.empty());
     for (std::string_view line : spec.paths) {
       INFO(line);

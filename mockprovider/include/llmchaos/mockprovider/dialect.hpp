@@ -124,6 +124,7 @@ struct DialectSpec {
   Dialect id;
   std::string_view request_id_header;  // the header the SDK reads the request id from
   std::string_view id_prefix;        // of the answers' ids ("chatcmpl-", "msg_", "resp-")
+  std::string_view tool_call_id_prefix;  // of a tool call's id in an answer ("call_", Anthropic's "toolu_")
   std::string_view sdk_base_suffix;  // the SDK's base URL is the route's URL plus this ("/v1" for OpenAI)
   // The requests it serves below a route, "METHOD /path" ({model}: any model name); the first is the
   // completion request. For docs and tests: `parse` is the truth.
@@ -158,6 +159,12 @@ struct DialectSpec {
   // Where the provider reads the API key (provider-wire.md): what a route with `require_auth` checks
   // before any work, answering error(ErrorKind::missing_key) to a request that carries none.
   AuthSpec auth = {};
+  // The provider stores background responses (Responses API `background: true`): the engine keeps a
+  // create's answer for a later retrieve. Such a dialect also has `unknown_response` and `response_id`.
+  bool stores_responses = false;
+  // The provider can send the retry hint in its error body alone (Gemini's RetryInfo): only its routes
+  // may script `retry_after_form = "retry_info"`.
+  bool retry_hint_in_body = false;
 };
 
 // The one table of dialects.
