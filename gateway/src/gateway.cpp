@@ -31,6 +31,7 @@
 #include "llmchaos/client/limiter.hpp"
 #include "llmchaos/client/points_header.hpp"
 #include "llmchaos/core/clock.hpp"
+#include "admission.hpp"
 #include "openai_wire.hpp"
 #include "upstreams.hpp"
 
@@ -64,8 +65,6 @@ struct KeyCounters {
   std::string tier;
   long requests = 0, answered = 0, failed = 0, queued = 0, rate_limited = 0;
 };
-
-std::string masked(const std::string& key) { return key.size() <= 6 ? "***" : key.substr(0, 6) + "***"; }
 
 // The outcome a stream's headers announce with its first token, before the stack has decided.
 std::string provisional_action(const std::vector<AttemptTrace>& trace, const std::string& primary) {
@@ -172,6 +171,17 @@ struct Gateway::Impl {
   void serve_connection(std::shared_ptr<tcp::socket> socket);
   bool handle(const http::request<http::string_body>& req, tcp::socket& socket);
   bool chat(const http::request<http::string_body>& req, tcp::socket& socket);
+  // chat's phases after admit(): each one job (admission.hpp has the pure one).
+  bool refuse(tcp::socket& socket, const Refusal& refusal, const std::string& key, bool keep_alive);
+  AnswerId answer_id(const client::WorkflowRequest& wr);
+  struct StackRun {
+    client::DecisionLog log;
+    std::vector<AttemptTrace> trace;  // the attempts' upstreams
+  };
+  // Through the chain's stack, one request at a time; the chain's breakers are copied for /stats.
+  StackRun run_stack(Chain& chain, const client::WorkflowRequest& wr);
+  void copy_breakers(Chain& chain);  // the caller holds stack_mutex and stats_mutex
+  void record_answer(const std::string& key, const client::DecisionLog& log);
   bool drain(const http::request<http::string_body>& req, tcp::socket& socket);
   std::string stats_json();
   std::string metrics_text();
@@ -290,6 +300,67 @@ std::string bearer_key(const http::request<http::string_body>& req) {
   return std::string(auth.substr(prefix.size()));
 }
 
+// The upstream that served the answer: the last attempt that succeeded ("" when none did).
+std::string serving_upstream(const std::vector<AttemptTrace>& trace) {
+  for (auto it = trace.rbegin(); it != trace.rend(); ++it)
+    if (it->ok && !it->upstream.empty()) return it->upstream;
+  return {};
+}
+
+// The headers of an answer once the stack has decided: the decision, its failure points, the operation.
+HeaderList answer_headers(const client::DecisionLog& log, const std::vector<AttemptTrace>& trace, const std::string& quality) {
+  HeaderList headers = decision_headers(to_string(log.outcome), log.attempts.size(), log.route, serving_upstream(trace), quality);
+  headers.emplace_back("x-llmchaos-actions", failure_actions(log));
+  if (auto unsent = unsent_points(log); !unsent.empty()) headers.emplace_back("x-llmchaos-unsent-points", fmt::format("{}", fmt::join(unsent, ",")));
+  headers.emplace_back(client::points_header_name, client::encode_points_header(log.failures));  // grammar: points_header.hpp
+  headers.emplace_back("x-llmchaos-operation-id", log.operation_id);
+  return headers;
+}
+
+// A stream's tokens go out as they arrive; the first one sends the headers, whose outcome is only
+// provisional then (provisional_action over the attempts so far).
+void relay_tokens(client::WorkflowRequest& wr, SseWriter& sse, const AnswerId& id, const UpstreamTransport& upstreams,
+                  const std::string& primary, const std::string& quality) {
+  wr.on_token = [&sse, &id, &upstreams, &primary, &quality](std::string_view token) {
+    const bool first = !sse.started();
+    if (first) {
+      const auto trace = upstreams.trace();
+      sse.start(decision_headers(provisional_action(trace, primary), trace.size(), trace.empty() ? "" : trace.back().route,
+                                 trace.empty() ? "" : trace.back().upstream, quality));
+    }
+    sse.send(content_frame(id, token, first));
+  };
+}
+
+// The end of a stream that started or has an answer; false when the client left.
+bool finish_stream(SseWriter& sse, const AnswerId& id, const client::DecisionLog& log, const HeaderList& headers) {
+  if (!sse.started()) sse.start(headers);  // answered without a visible token (e.g. an empty answer)
+  if (log.answered) {
+    sse.send(finish_frame(id, "stop"));
+    sse.send(usage_frame(id, log, to_string(log.outcome), static_cast<int>(log.attempts.size())));
+    sse.send(done_frame());
+  } else {
+    // Tokens went out, then the stack failed closed: an in-stream error and no [DONE], so no client
+    // mistakes the cut answer for a whole one.
+    sse.send(error_frame(fail_closed_error(log)));
+  }
+  sse.end();
+  return !sse.broken();
+}
+
+// A whole answer: 200 with the completion, 202 when the stack queued it, else the fail-closed error.
+void write_answer(tcp::socket& socket, const AnswerId& id, const client::DecisionLog& log, HeaderList headers, bool keep_alive) {
+  if (log.answered) {
+    write_plain(socket, 200, completion_body(id, log), "application/json", headers, keep_alive);
+  } else if (log.outcome == Outcome::queued) {
+    json::object body{{"id", id.id}, {"object", "llmchaos.queued"}, {"status", "queued"}, {"operation_id", log.operation_id}};
+    write_plain(socket, 202, json::serialize(body), "application/json", headers, keep_alive);
+  } else {
+    if (log.retry_after_ms) add_retry_after(headers, *log.retry_after_ms);  // the stack's ms are real (its policy is scaled)
+    write_error(socket, fail_closed_error(log), headers, keep_alive);
+  }
+}
+
 }  // namespace
 
 void Gateway::Impl::accept_loop() {
@@ -376,139 +447,80 @@ bool Gateway::Impl::handle(const http::request<http::string_body>& req, tcp::soc
   return keep_alive;
 }
 
+// A chat request's phases: admit (admission.hpp, pure), then through the stack, the counters, the
+// headers and the answer; a refusal is counted and answered at once.
 bool Gateway::Impl::chat(const http::request<http::string_body>& req, tcp::socket& socket) {
   const bool keep_alive = req.keep_alive();
-  auto reject = [&](const std::string& reason, const WireError& e, HeaderList headers, KeyCounters* key) {
-    std::lock_guard lock(stats_mutex);
-    ++rejected[reason];
-    if (key && reason == "rate_limited") ++key->rate_limited;
-    write_error(socket, e, std::move(headers), keep_alive);
-    return keep_alive;
-  };
+  const ChatArrival arrival{bearer_key(req), req.body(), std::string(req["x-llmchaos-quality"])};
+  auto admission = admit(arrival, config, limiter, limiter_now());
+  if (const auto* refusal = std::get_if<Refusal>(&admission)) return refuse(socket, *refusal, arrival.key, keep_alive);
+  auto& admitted = std::get<Admitted>(admission);
+  auto& wr = admitted.request.workflow;
+  if (auto idem = req["idempotency-key"]; !idem.empty()) wr.operation_id = std::string(idem);
+  const AnswerId id = answer_id(wr);
+  Chain& chain = chains.at(admitted.quality);
+  SseWriter sse(socket, keep_alive);
+  if (wr.stream) relay_tokens(wr, sse, id, upstreams, chain.routes.front(), admitted.quality);
 
-  // 1. The key and its tier.
-  const std::string key = bearer_key(req);
-  auto key_it = config.keys.find(key);
-  if (key_it == config.keys.end())
-    return reject("unauthorized",
-                  WireError{401, key.empty() ? "missing API key: send 'Authorization: Bearer KEY'"
-                                             : "incorrect API key provided: " + masked(key),
-                            "invalid_request_error", "", "invalid_api_key"},
-                  rejection_headers(), nullptr);
-  const Tier& tier = config.tiers.at(key_it->second);
-  KeyCounters* counters = nullptr;
+  const auto run = run_stack(chain, wr);
+  limiter.settle(admitted.key, admitted.estimated_tokens, run.log.input_tokens + run.log.output_tokens, limiter_now());
+  record_answer(admitted.key, run.log);
+  HeaderList headers = answer_headers(run.log, run.trace, admitted.quality);
+
+  if (wr.stream && (sse.started() || run.log.answered)) {
+    const bool intact = finish_stream(sse, id, run.log, headers);
+    return keep_alive && intact;
+  }
+  write_answer(socket, id, run.log, std::move(headers), keep_alive);
+  return keep_alive;
+}
+
+bool Gateway::Impl::refuse(tcp::socket& socket, const Refusal& refusal, const std::string& key, bool keep_alive) {
   {
     std::lock_guard lock(stats_mutex);
-    counters = &key_counters[masked(key)];
+    ++rejected[refusal.reason];
+    if (refusal.reason == "rate_limited") ++key_counters[masked(key)].rate_limited;  // a known key's
   }
+  HeaderList headers = rejection_headers();
+  if (refusal.retry_after_ms) add_retry_after(headers, *refusal.retry_after_ms);
+  write_error(socket, refusal.error, std::move(headers), keep_alive);
+  return keep_alive;
+}
 
-  // 2. The body.
-  WireError bad;
-  auto parsed = parse_chat_request(req.body(), bad);
-  if (!parsed) return reject("bad_request", bad, rejection_headers(), nullptr);
+// The caller's Idempotency-Key names the answer when it sent one, else a number of this gateway's.
+AnswerId Gateway::Impl::answer_id(const client::WorkflowRequest& wr) {
+  return AnswerId{"chatcmpl-" + (wr.operation_id.empty() ? fmt::format("{:016x}", ++answer_ids) : wr.operation_id),
+                  static_cast<long>(std::time(nullptr)), wr.model};
+}
 
-  // 3. The quality chain: the request's header, else the tier's, else the gateway's default.
-  std::string quality(req["x-llmchaos-quality"]);
-  if (quality.empty()) quality = tier.quality;
-  if (quality.empty()) quality = config.default_quality;
-  if (quality.empty()) quality = "default";
-  auto chain_it = chains.find(quality);
-  if (chain_it == chains.end())
-    return reject("bad_request", WireError{400, "unknown quality \"" + quality + "\"", "invalid_request_error", "x-llmchaos-quality", "unknown_quality"},
-                  rejection_headers(), nullptr);
-  Chain& chain = chain_it->second;
-
-  // 4. The tier's limits (thread-safe, before the stack's lock: a rejection never waits).
-  auto& wr = parsed->workflow;
-  const double estimate = client::estimate_tokens(wr.prompt) + parsed->max_tokens;
-  const auto verdict = limiter.try_acquire(key, limiter_now(), estimate);
-  if (!verdict.allowed) {
-    HeaderList h = rejection_headers();
-    std::string message = fmt::format("rate limit reached for {} of tier {}", verdict.limit, tier.name);
-    if (const double wait_ms = verdict.wait_ms * config.time_scale; std::isfinite(wait_ms)) {
-      add_retry_after(h, wait_ms);
-      message += fmt::format("; retry in {:.0f} ms", std::ceil(wait_ms));
-    } else {
-      message += "; the request alone exceeds the tier's tokens per minute";
-    }
-    return reject("rate_limited", WireError{429, message, verdict.limit == "tokens_per_minute" ? "tokens" : "requests", "", "rate_limit_exceeded"},
-                  std::move(h), counters);
-  }
-
-  // 5. Through the chain's stack, one request at a time.
-  if (auto idem = req["idempotency-key"]; !idem.empty()) wr.operation_id = std::string(idem);
-  AnswerId id{"chatcmpl-" + (wr.operation_id.empty() ? fmt::format("{:016x}", ++answer_ids) : wr.operation_id),
-              static_cast<long>(std::time(nullptr)), wr.model};
-  SseWriter sse(socket, keep_alive);
-  bool first_token = true;
-  if (wr.stream)
-    wr.on_token = [&](std::string_view token) {
-      if (!sse.started()) {
-        const auto trace = upstreams.trace();
-        sse.start(decision_headers(provisional_action(trace, chain.routes.front()), trace.size(),
-                                   trace.empty() ? "" : trace.back().route, trace.empty() ? "" : trace.back().upstream, quality));
-      }
-      sse.send(content_frame(id, token, first_token));
-      first_token = false;
-    };
+Gateway::Impl::StackRun Gateway::Impl::run_stack(Chain& chain, const client::WorkflowRequest& wr) {
+  StackRun run;
   ++in_flight;
-  client::DecisionLog log;
-  std::vector<AttemptTrace> trace;
   {
     std::lock_guard lock(stack_mutex);
     upstreams.begin_request();
-    log = chain.stack->execute(wr);
-    trace = upstreams.trace();
+    run.log = chain.stack->execute(wr);
+    run.trace = upstreams.trace();
     std::lock_guard stats_lock(stats_mutex);
-    for (auto& [route, breaker] : chain.breakers)
-      if (const auto* b = chain.stack->breaker(route)) breaker = *b;
+    copy_breakers(chain);
   }
   --in_flight;
-  limiter.settle(key, estimate, log.input_tokens + log.output_tokens, limiter_now());
+  return run;
+}
 
-  const std::string action(to_string(log.outcome));
-  std::string upstream;
-  for (auto it = trace.rbegin(); it != trace.rend() && upstream.empty(); ++it)
-    if (it->ok) upstream = it->upstream;
-  {
-    std::lock_guard lock(stats_mutex);
-    ++requests;
-    ++outcomes[action];
-    ++counters->requests;
-    if (log.outcome == Outcome::queued) ++counters->queued;
-    else ++(log.answered ? counters->answered : counters->failed);
-  }
-  HeaderList headers = decision_headers(action, log.attempts.size(), log.route, upstream, quality);
-  headers.emplace_back("x-llmchaos-actions", failure_actions(log));
-  if (auto unsent = unsent_points(log); !unsent.empty()) headers.emplace_back("x-llmchaos-unsent-points", fmt::format("{}", fmt::join(unsent, ",")));
-  headers.emplace_back(client::points_header_name, client::encode_points_header(log.failures));  // grammar: points_header.hpp
-  headers.emplace_back("x-llmchaos-operation-id", log.operation_id);
+void Gateway::Impl::copy_breakers(Chain& chain) {
+  for (auto& [route, breaker] : chain.breakers)
+    if (const auto* b = chain.stack->breaker(route)) breaker = *b;
+}
 
-  // 6. The answer.
-  if (wr.stream && (sse.started() || log.answered)) {
-    if (!sse.started()) sse.start(headers);  // answered without a visible token (e.g. an empty answer)
-    if (log.answered) {
-      sse.send(finish_frame(id, "stop"));
-      sse.send(usage_frame(id, log, action, static_cast<int>(log.attempts.size())));
-      sse.send(done_frame());
-    } else {
-      // Tokens went out, then the stack failed closed: an in-stream error and no [DONE], so no client
-      // mistakes the cut answer for a whole one.
-      sse.send(error_frame(fail_closed_error(log)));
-    }
-    sse.end();
-    return keep_alive && !sse.broken();
-  }
-  if (log.answered) {
-    write_plain(socket, 200, completion_body(id, log), "application/json", headers, keep_alive);
-  } else if (log.outcome == Outcome::queued) {
-    json::object body{{"id", id.id}, {"object", "llmchaos.queued"}, {"status", "queued"}, {"operation_id", log.operation_id}};
-    write_plain(socket, 202, json::serialize(body), "application/json", headers, keep_alive);
-  } else {
-    if (log.retry_after_ms) add_retry_after(headers, *log.retry_after_ms);  // the stack's ms are real (its policy is scaled)
-    write_error(socket, fail_closed_error(log), headers, keep_alive);
-  }
-  return keep_alive;
+void Gateway::Impl::record_answer(const std::string& key, const client::DecisionLog& log) {
+  std::lock_guard lock(stats_mutex);
+  ++requests;
+  ++outcomes[std::string(to_string(log.outcome))];
+  auto& counters = key_counters[masked(key)];
+  ++counters.requests;
+  if (log.outcome == Outcome::queued) ++counters.queued;
+  else ++(log.answered ? counters.answered : counters.failed);
 }
 
 // Redeliver what every stack queued (each redelivery on the budget its request already spent).
@@ -541,8 +553,7 @@ bool Gateway::Impl::drain(const http::request<http::string_body>& req, tcp::sock
         ++outcomes[std::string(to_string(log.outcome))];
       }
       std::lock_guard stats_lock(stats_mutex);
-      for (auto& [route, breaker] : chain.breakers)
-        if (const auto* b = chain.stack->breaker(route)) breaker = *b;
+      copy_breakers(chain);
     }
   }
   write_plain(socket, 200, json::serialize(json::object{{"redelivered", std::move(out)}}), "application/json", {}, keep_alive);

@@ -120,6 +120,18 @@ std::string points_from_json(const boost::json::value& v, std::vector<client::Fa
   return {};
 }
 
+// The outcome a reply stands for, from what the target reported and how the reply ended.
+std::optional<ReportedOutcome> settled_outcome(std::optional<ReportedOutcome> reported, int status, bool complete, bool stream) {
+  // A stream's head (and its provisional action) went out with the first token: a stream that then
+  // broke is what the caller saw, a failure.
+  if (!complete && status == 200) reported = ReportedOutcome{Outcome::fail_closed, false};
+  if (status == 202 && !reported) reported = ReportedOutcome{Outcome::queued, false};
+  // The same head named a primary success before the stream could break: one resumed afterwards
+  // (SPEC 3 rule 0, a cut background response) is still a success, which the ledger names.
+  if (status == 200 && complete && stream && reported && reported->outcome == Outcome::primary_success) reported->outcome.reset();
+  return reported;
+}
+
 // The service started for one case: its config and output in a temp folder, its process group
 // killed when the case ends.
 class TargetProcess {
@@ -239,91 +251,29 @@ class HttpSession final : public CaseSession {
     target_url_ = net::parse_url(url);  // throws on anything but http://host:port[/prefix]
   }
 
+  // One request's phases: post it, a tier's own refusal, the reported outcome, the target's own failure,
+  // the log from the ledger, the reported failure points, the answer's facts.
   client::DecisionLog send(const client::WorkflowRequest& request) override {
-    client::AttemptRequest ar;
-    ar.endpoint = client::Endpoint{"target", Dialect::openai, base_url_};
-    ar.stream = request.stream;
-    ar.model = request.model;
-    ar.prompt = request.prompt;
-    ar.tool_call = request.tool_call;
-    ar.prefill = request.prefill;
-    ar.operation_id = fmt::format("{}-r{}", env_.ns, ++sent_);
-    ar.timeout_ms = std::max(100.0, budget_ms());
+    const auto ar = attempt_request(request);
     const std::size_t before = env_.engine->ledger(env_.ns).size();
     const double start = now_ms();
     auto res = transport_.send(ar, *env_.clock, [](std::string_view) {});
     const double wall = now_ms() - start;
-    note(fmt::format("request {}: {} {} action={} attempts={} route={}{}", sent_, res.status,
-                     res.event == client::TransportEvent::none ? "" : std::string(llmchaos::to_string(res.event)),
-                     header(res, "x-llmchaos-action"), header(res, "x-llmchaos-attempts"), header(res, "x-llmchaos-route"),
-                     res.error.empty() ? "" : " error: " + res.error));
-    if (res.status == 202) queued_ = true;
-    if (res.status == 0) {
-      if (res.event == client::TransportEvent::timeout_no_byte)
-        no_answer(fmt::format("the target did not answer request {} within {:.0f} ms", sent_, ar.timeout_ms), true);
-      no_answer(fmt::format("request {} to {}: {}", sent_, base_url_, res.error), false);
-    }
-    const std::string action = header(res, "x-llmchaos-action");
-    // A 429 the target answered itself, no attempt sent, in a case with a [tier]: its tier refused it.
-    if (res.status == 429 && env_.c->tier && attempts_since(before, ar.operation_id).empty()) {
-      client::DecisionLog refused;
-      refused.operation_id = ar.operation_id;
-      refused.limited_by = "rate_limited";
-      for (std::string_view limit : {"requests_per_minute", "requests_per_day", "tokens_per_minute"})
-        if (res.body.find(limit) != std::string::npos) refused.limited_by = limit;
-      refused.elapsed_ms = wall;
-      return refused;
-    }
-    if (action == "rejected")  // auth, body or a tier limit the case did not ask for: the harness's setup is wrong
-      throw UnknownVerdict("error: target", fmt::format("the target rejected request {} with {}: {}", sent_, res.status, res.body), output());
-
-    std::optional<ReportedOutcome> reported;
-    if (!action.empty()) {
-      reported = parse_reported_outcome(action);
-      if (!reported)
-        throw UnknownVerdict("error: contract", fmt::format("unknown x-llmchaos-action \"{}\"", action), output());
+    note_reply(res, ar.timeout_ms);
+    if (auto refused = tier_refusal(res, ar.operation_id, before)) {
+      refused->elapsed_ms = wall;
+      return *refused;
     }
     const bool complete = res.event == client::TransportEvent::none || res.event == client::TransportEvent::missing_terminator;
-    // A stream's head (and its provisional action) went out with the first token: a stream that then
-    // broke is what the caller saw, a failure.
-    if (!complete && res.status == 200) reported = ReportedOutcome{Outcome::fail_closed, false};
-    if (res.status == 202 && !reported) reported = ReportedOutcome{Outcome::queued, false};
+    const auto reported = settled_outcome(reported_action(res), res.status, complete, ar.stream);
     const bool ok = res.status == 200 && complete;
-    // The same head named a primary success before the stream could break: one resumed afterwards
-    // (SPEC 3 rule 0, a cut background response) is still a success, which the ledger names.
-    if (ok && ar.stream && reported && reported->outcome == Outcome::primary_success) reported->outcome.reset();
-
     auto attempts = attempts_since(before, ar.operation_id);
-    // The target's own error (a 5xx, a broken stream) after the upstream served it whole: the target
-    // failed, not the provider; never a correct fail_closed.
-    if ((res.status >= 500 || (res.status == 200 && !complete)) && healthy_last(attempts, before, ar.operation_id))
-      throw TargetFailure("target error after a healthy upstream answer",
-                          fmt::format("request {}: the target answered {}{} although the mock's last attempt ({} attempt(s) "
-                                      "this request) was a complete 200 on route \"{}\"",
-                                      sent_, res.status, complete ? "" : fmt::format(" and the stream broke ({})", llmchaos::to_string(res.event)),
-                                      attempts.size(), attempts.back().route),
-                          output());
+    check_target_failure(res, complete, attempts, before, ar.operation_id);
     auto log = outside_log(ar.operation_id, reported, ok, ok ? res.text : std::string(), attempts, *env_.c);
     // The target's own 429 (every route cooling): the wait it told the caller, for retry_after_forwarded.
     if (res.status == 429) log.retry_after_ms = client::retry_after_from_headers(res.headers);
     attribute(log, attempts);
-
-    const std::string where = fmt::format("request {}", sent_);
-    ReportedPoints points;
-    std::optional<int> first_unsent;  // within this request
-    if (auto list = header_if(res, client::points_header_name)) {
-      points.emplace();
-      if (auto error = client::decode_points_header(*list, *points); !error.empty())
-        throw UnknownVerdict("error: contract", where + ": " + error, output());
-      for (const auto& fp : *points)
-        if (fp.attempt < 0 && !first_unsent) first_unsent = fp.point;
-    } else if (auto unsent = client::split_header_list(header(res, "x-llmchaos-unsent-points"), ','); !unsent.empty()) {
-      first_unsent = parse_int(unsent.front());
-    }
-    const auto points_here =
-        static_cast<int>(points ? points->size() : client::split_header_list(header(res, "x-llmchaos-actions"), ',').size());
-    take_points(log, std::move(points), first_unsent ? std::optional<int>(points_before_ + *first_unsent) : std::nullopt, where);
-    points_before_ += points_here;
+    take_reported_points(log, res);
     if (log.answered) {
       if (auto route = header(res, "x-llmchaos-route"); !route.empty()) log.route = route;
       log.model = res.model;
@@ -411,6 +361,93 @@ class HttpSession final : public CaseSession {
   }
 
  private:
+  // The workflow request as the target's OpenAI chat request, numbered within the case.
+  client::AttemptRequest attempt_request(const client::WorkflowRequest& request) {
+    client::AttemptRequest ar;
+    ar.endpoint = client::Endpoint{"target", Dialect::openai, base_url_};
+    ar.stream = request.stream;
+    ar.model = request.model;
+    ar.prompt = request.prompt;
+    ar.tool_call = request.tool_call;
+    ar.prefill = request.prefill;
+    ar.operation_id = fmt::format("{}-r{}", env_.ns, ++sent_);
+    ar.timeout_ms = std::max(100.0, budget_ms());
+    return ar;
+  }
+
+  // Notes the reply; a reply that never came ends the case (no_answer).
+  void note_reply(const client::AttemptResult& res, double timeout_ms) {
+    note(fmt::format("request {}: {} {} action={} attempts={} route={}{}", sent_, res.status,
+                     res.event == client::TransportEvent::none ? "" : std::string(llmchaos::to_string(res.event)),
+                     header(res, "x-llmchaos-action"), header(res, "x-llmchaos-attempts"), header(res, "x-llmchaos-route"),
+                     res.error.empty() ? "" : " error: " + res.error));
+    if (res.status == 202) queued_ = true;
+    if (res.status == 0) {
+      if (res.event == client::TransportEvent::timeout_no_byte)
+        no_answer(fmt::format("the target did not answer request {} within {:.0f} ms", sent_, timeout_ms), true);
+      no_answer(fmt::format("request {} to {}: {}", sent_, base_url_, res.error), false);
+    }
+  }
+
+  // A 429 the target answered itself, no attempt sent, in a case with a [tier]: its tier refused it.
+  std::optional<client::DecisionLog> tier_refusal(const client::AttemptResult& res, const std::string& operation_id,
+                                                  std::size_t before) const {
+    if (res.status != 429 || !env_.c->tier || !attempts_since(before, operation_id).empty()) return std::nullopt;
+    client::DecisionLog refused;
+    refused.operation_id = operation_id;
+    refused.limited_by = "rate_limited";
+    for (std::string_view limit : {"requests_per_minute", "requests_per_day", "tokens_per_minute"})
+      if (res.body.find(limit) != std::string::npos) refused.limited_by = limit;
+    return refused;
+  }
+
+  // The outcome the target's x-llmchaos-action names (none: it names none); a rejection or an unknown
+  // action ends the case as the harness's or the target's error.
+  std::optional<ReportedOutcome> reported_action(const client::AttemptResult& res) const {
+    const std::string action = header(res, "x-llmchaos-action");
+    if (action == "rejected")  // auth, body or a tier limit the case did not ask for: the harness's setup is wrong
+      throw UnknownVerdict("error: target", fmt::format("the target rejected request {} with {}: {}", sent_, res.status, res.body), output());
+    if (action.empty()) return std::nullopt;
+    auto reported = parse_reported_outcome(action);
+    if (!reported) throw UnknownVerdict("error: contract", fmt::format("unknown x-llmchaos-action \"{}\"", action), output());
+    return reported;
+  }
+
+  // The target's own error (a 5xx, a broken stream) after the upstream served it whole: the target
+  // failed, not the provider; never a correct fail_closed. `attempts` may be read again meanwhile
+  // (healthy_last waits for the mock's last record).
+  void check_target_failure(const client::AttemptResult& res, bool complete, std::vector<LedgerEntry>& attempts,
+                            std::size_t before, const std::string& operation_id) const {
+    if ((res.status >= 500 || (res.status == 200 && !complete)) && healthy_last(attempts, before, operation_id))
+      throw TargetFailure("target error after a healthy upstream answer",
+                          fmt::format("request {}: the target answered {}{} although the mock's last attempt ({} attempt(s) "
+                                      "this request) was a complete 200 on route \"{}\"",
+                                      sent_, res.status, complete ? "" : fmt::format(" and the stream broke ({})", llmchaos::to_string(res.event)),
+                                      attempts.size(), attempts.back().route),
+                          output());
+  }
+
+  // The failure points the reply's headers report (x-llmchaos-points, else only where the first unsent
+  // one is), placed after every point of the case's earlier requests.
+  void take_reported_points(client::DecisionLog& log, const client::AttemptResult& res) {
+    const std::string where = fmt::format("request {}", sent_);
+    ReportedPoints points;
+    std::optional<int> first_unsent;  // within this request
+    if (auto list = header_if(res, client::points_header_name)) {
+      points.emplace();
+      if (auto error = client::decode_points_header(*list, *points); !error.empty())
+        throw UnknownVerdict("error: contract", where + ": " + error, output());
+      for (const auto& fp : *points)
+        if (fp.attempt < 0 && !first_unsent) first_unsent = fp.point;
+    } else if (auto unsent = client::split_header_list(header(res, "x-llmchaos-unsent-points"), ','); !unsent.empty()) {
+      first_unsent = parse_int(unsent.front());
+    }
+    const auto points_here =
+        static_cast<int>(points ? points->size() : client::split_header_list(header(res, "x-llmchaos-actions"), ',').size());
+    take_points(log, std::move(points), first_unsent ? std::optional<int>(points_before_ + *first_unsent) : std::nullopt, where);
+    points_before_ += points_here;
+  }
+
   // Stop before the runner's hard deadline, so a hang is ours to report (with the output).
   double budget_ms() const {
     return env_.deadline_real_ms > 0 ? env_.deadline_real_ms * 0.9 - (now_ms() - opened_ms_) : 60'000;

@@ -155,6 +155,44 @@ Routed method_not_allowed(std::string_view method, std::string_view path, std::s
   return {std::move(p), {}};
 }
 
+Routed no_admin_endpoint(std::string_view path) {
+  return {error_json(404, fmt::format("no admin endpoint {}{}", admin_prefix, path)), {}};
+}
+
+// A namespace no script was installed in (or deleted): 404, not an empty answer.
+Routed unknown_namespace(const std::string& name) {
+  return {error_json(404, fmt::format("no namespace \"{}\" (install one with PUT {}ns/{}/script)", name, admin_prefix, name)),
+          {}};
+}
+
+// Every endpoint and the methods it answers; another method on it is 405.
+struct AdminEndpoint {
+  std::string_view name, methods;
+  bool per_ns_only;
+};
+constexpr AdminEndpoint admin_endpoints[] = {{"script", "PUT, POST", false},  {"reset", "POST", false},
+                                             {"ledger", "GET", false},        {"side_effects", "GET", false},
+                                             {"side_effect", "POST", true}};
+
+// nullptr when `what` names no endpoint (of every namespace when `all`).
+const AdminEndpoint* find_admin_endpoint(std::string_view what, bool all) {
+  for (const auto& e : admin_endpoints)
+    if (e.name == what && (!all || !e.per_ns_only)) return &e;
+  return nullptr;
+}
+
+}  // namespace
+
+// /__llmchaos/X (every namespace), /__llmchaos/ns/{ns}/X, /__llmchaos/ns/{ns} (the namespace itself).
+AdminPath parse_admin_path(const std::vector<std::string_view>& segs) {
+  if (segs.size() == 1) return {AdminPath::Kind::endpoint, "", segs[0], true};
+  if (segs.size() == 3 && segs[0] == "ns" && valid_name(segs[1])) return {AdminPath::Kind::endpoint, std::string(segs[1]), segs[2], false};
+  if (segs.size() == 2 && segs[0] == "ns" && valid_name(segs[1])) return {AdminPath::Kind::namespace_itself, std::string(segs[1]), {}, false};
+  return {};
+}
+
+namespace {
+
 }  // namespace
 
 std::string RawRequest::header(std::string_view name) const {
@@ -261,6 +299,8 @@ Routed Router::handle(RawRequest&& req) {
   return out;
 }
 
+// An admin request's phases: health (open to probes), the token, the app's extension, then where the
+// path points (parse_admin_path), the endpoint and its method, and the endpoint's own work.
 Routed Router::admin(const RawRequest& req, std::string_view path) {
   const auto segs = split_path(path);
   const auto& m = req.method;
@@ -269,87 +309,69 @@ Routed Router::admin(const RawRequest& req, std::string_view path) {
     if (m != "GET" && m != "HEAD") return method_not_allowed(m, path, "GET, HEAD");
     return {ok_json(json::object{{"status", "ok"}}), {}};
   }
-  if (!options_.admin_token.empty()) {
-    if (!bearer_matches(req.header("authorization"), options_.admin_token) &&
-        req.header("x-llmchaos-admin-token") != options_.admin_token)
-      return {error_json(401, "admin token required: send Authorization: Bearer TOKEN or x-llmchaos-admin-token"), {}};
-  }
+  if (!admin_token_accepted(req))
+    return {error_json(401, "admin token required: send Authorization: Bearer TOKEN or x-llmchaos-admin-token"), {}};
   if (extension_ && extension_->handles(path)) {
     auto reply = extension_->handle(req, path);
     Plan p = json_plan(reply.status, std::move(reply.body));
     p.headers = {{"content-type", std::move(reply.content_type)}};
     return {std::move(p), {}};
   }
-  // /__llmchaos/X or /__llmchaos/ns/{ns}/X
-  std::string ns;
-  std::string_view what;
-  bool all = false;  // the top-level ledger, side_effects and reset cover every namespace
-  const auto no_endpoint = [&] {
-    return Routed{error_json(404, fmt::format("no admin endpoint {}{}", admin_prefix, path)), {}};
-  };
-  // A namespace no script was installed in (or deleted): 404, not an empty answer.
-  const auto unknown_ns = [&](const std::string& name) {
-    return Routed{error_json(404, fmt::format("no namespace \"{}\" (install one with PUT {}ns/{}/script)", name,
-                                              admin_prefix, name)),
-                  {}};
-  };
-  if (segs.size() == 1) {
-    what = segs[0];
-    all = true;
-  } else if (segs.size() == 3 && segs[0] == "ns" && valid_name(segs[1])) {
-    ns = std::string(segs[1]);
-    what = segs[2];
-  } else if (segs.size() == 2 && segs[0] == "ns" && valid_name(segs[1])) {
+  const AdminPath where = parse_admin_path(segs);
+  if (where.kind == AdminPath::Kind::none) return no_admin_endpoint(path);
+  if (where.kind == AdminPath::Kind::namespace_itself) {
     if (m != "DELETE") return method_not_allowed(m, path, "DELETE");
-    if (engine_.routes(std::string(segs[1])).empty()) return unknown_ns(std::string(segs[1]));
-    engine_.remove(std::string(segs[1]));
+    if (engine_.routes(where.ns).empty()) return unknown_namespace(where.ns);
+    engine_.remove(where.ns);
     return {ok_json(json::object{{"ok", true}}), {}};
-  } else {
-    return no_endpoint();
   }
-  // Every endpoint and the methods it answers; another method on it is 405.
-  struct Endpoint {
-    std::string_view name, methods;
-    bool per_ns_only;
-  };
-  static constexpr Endpoint endpoints[] = {{"script", "PUT, POST", false},  {"reset", "POST", false},
-                                           {"ledger", "GET", false},        {"side_effects", "GET", false},
-                                           {"side_effect", "POST", true}};
-  const auto* endpoint = std::find_if(std::begin(endpoints), std::end(endpoints), [&](const Endpoint& e) {
-    return e.name == what && (!all || !e.per_ns_only);
-  });
-  if (endpoint == std::end(endpoints)) return no_endpoint();
+  const auto* endpoint = find_admin_endpoint(where.what, where.all);
+  if (!endpoint) return no_admin_endpoint(path);
   if (!method_listed(endpoint->methods, m)) return method_not_allowed(m, path, endpoint->methods);
-  if (!all && what != "script" && engine_.routes(ns).empty()) return unknown_ns(ns);
+  if (!where.all && where.what != "script" && engine_.routes(where.ns).empty()) return unknown_namespace(where.ns);
+  if (auto routed = run_admin_endpoint(req, where)) return std::move(*routed);
+  return no_admin_endpoint(path);
+}
 
-  if (what == "script" && (m == "PUT" || m == "POST")) {
-    try {
-      auto script = parse_script_text(req.body, ns.empty() ? "script" : "script of namespace " + ns);
-      json::array names;
-      for (const auto& [name, r] : script.routes) names.push_back(json::string(name));
-      engine_.install(ns, std::move(script));
-      return {ok_json(json::object{{"ok", true}, {"ns", ns}, {"routes", std::move(names)}}), {}};
-    } catch (const SpecErrors& e) {  // every error, one per line
-      std::string all;
-      for (const auto& one : e.all()) all += (all.empty() ? "" : "\n") + std::string(one.what());
-      return {error_json(400, all), {}};
-    } catch (const SpecError& e) {
-      return {error_json(400, e.what()), {}};
-    }
-  }
-  if (what == "reset" && m == "POST") {
+bool Router::admin_token_accepted(const RawRequest& req) const {
+  return options_.admin_token.empty() || bearer_matches(req.header("authorization"), options_.admin_token) ||
+         req.header("x-llmchaos-admin-token") == options_.admin_token;
+}
+
+std::optional<Routed> Router::run_admin_endpoint(const RawRequest& req, const AdminPath& where) {
+  const auto& m = req.method;
+  const auto& ns = where.ns;
+  const bool all = where.all;
+  if (where.what == "script" && (m == "PUT" || m == "POST")) return install_script(ns, req.body);
+  if (where.what == "reset" && m == "POST") {
     if (all)
       engine_.reset_all();
     else
       engine_.reset(ns);
-    return {ok_json(json::object{{"ok", true}}), {}};
+    return Routed{ok_json(json::object{{"ok", true}}), {}};
   }
-  if (what == "ledger" && m == "GET")
-    return {json_plan(200, compact_json(ledger_json(all ? engine_.ledger_all() : engine_.ledger(ns)))), {}};
-  if (what == "side_effects" && m == "GET")
-    return {json_plan(200, compact_json(effects_json(all ? engine_.side_effects_all() : engine_.side_effects(ns)))), {}};
-  if (what == "side_effect" && !all) return side_effect(engine_, ns, req);
-  return no_endpoint();
+  if (where.what == "ledger" && m == "GET")
+    return Routed{json_plan(200, compact_json(ledger_json(all ? engine_.ledger_all() : engine_.ledger(ns)))), {}};
+  if (where.what == "side_effects" && m == "GET")
+    return Routed{json_plan(200, compact_json(effects_json(all ? engine_.side_effects_all() : engine_.side_effects(ns)))), {}};
+  if (where.what == "side_effect" && !all) return side_effect(engine_, ns, req);
+  return std::nullopt;
+}
+
+Routed Router::install_script(const std::string& ns, const std::string& text) {
+  try {
+    auto script = parse_script_text(text, ns.empty() ? "script" : "script of namespace " + ns);
+    json::array names;
+    for (const auto& [name, r] : script.routes) names.push_back(json::string(name));
+    engine_.install(ns, std::move(script));
+    return {ok_json(json::object{{"ok", true}, {"ns", ns}, {"routes", std::move(names)}}), {}};
+  } catch (const SpecErrors& e) {  // every error, one per line
+    std::string all;
+    for (const auto& one : e.all()) all += (all.empty() ? "" : "\n") + std::string(one.what());
+    return {error_json(400, all), {}};
+  } catch (const SpecError& e) {
+    return {error_json(400, e.what()), {}};
+  }
 }
 
 Plan Router::reject(std::string_view target, int status) const {

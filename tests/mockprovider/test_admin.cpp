@@ -162,3 +162,21 @@ TEST_CASE("the router answers without a socket: namespaced and default routes, u
   CHECK_FALSE(routed.seq.has_value());
   CHECK(router.reject("/ns/other/v1/messages", 413).body.find("request_too_large") != std::string::npos);
 }
+
+TEST_CASE("parse_admin_path: an endpoint of every namespace, of one, the namespace itself, or none") {
+  using Kind = mock::AdminPath::Kind;
+  const auto top = mock::parse_admin_path({"ledger"});
+  CHECK(top.kind == Kind::endpoint);
+  CHECK(top.all);
+  CHECK(top.what == "ledger");
+  const auto scoped = mock::parse_admin_path({"ns", "case-1", "script"});
+  CHECK(scoped.kind == Kind::endpoint);
+  CHECK_FALSE(scoped.all);
+  CHECK(scoped.ns == "case-1");
+  CHECK(scoped.what == "script");
+  const auto itself = mock::parse_admin_path({"ns", "case-1"});
+  CHECK(itself.kind == Kind::namespace_itself);
+  CHECK(itself.ns == "case-1");
+  CHECK(mock::parse_admin_path({"ns", "bad name", "ledger"}).kind == Kind::none);
+  CHECK(mock::parse_admin_path({"a", "b", "c", "d"}).kind == Kind::none);
+}

@@ -36,6 +36,17 @@ struct RouterOptions {
   bool report_targets = true;  // Routed's ns, route and path are filled in (a forwarder needs them)
 };
 
+// Where an admin path (below /__llmchaos/) points: an endpoint of every namespace (all) or of one, or
+// the namespace itself (DELETE); none: no admin endpoint.
+struct AdminPath {
+  enum class Kind { none, endpoint, namespace_itself };
+  Kind kind = Kind::none;
+  std::string ns;         // "" when all
+  std::string_view what;  // the endpoint's name, a view into the path
+  bool all = false;       // the top-level ledger, side_effects and reset cover every namespace
+};
+AdminPath parse_admin_path(const std::vector<std::string_view>& segments);
+
 class Router {
  public:
   Router(Engine& engine, RouterOptions options);
@@ -57,6 +68,10 @@ class Router {
 
  private:
   Routed admin(const RawRequest& req, std::string_view path);
+  bool admin_token_accepted(const RawRequest& req) const;  // true when no token is set
+  // The endpoint's answer; nullopt when `where` names it with a method it does not serve.
+  std::optional<Routed> run_admin_endpoint(const RawRequest& req, const AdminPath& where);
+  Routed install_script(const std::string& ns, const std::string& text);
   Engine& engine_;
   RouterOptions options_;
   std::shared_ptr<AdminExtension> extension_;
