@@ -141,12 +141,9 @@ class Delivery {
     journal(JournalState::committed, attempt, route_, detail);
   }
 
-  void attempt(CircuitBreaker& breaker) {
+  // What the transport is asked for: this request on the current route, within the time left.
+  AttemptRequest attempt_request(const Endpoint& endpoint, double now) {
     const auto& wf = s_.policy.workflow;
-    const auto& rp = s_.policy.route(route_);
-    const Endpoint& endpoint = s_.endpoint(route_);
-    const double now = s_.clock.now_ms();
-
     AttemptRequest ar;
     ar.endpoint = endpoint;
     ar.stream = req_.stream;
@@ -160,44 +157,31 @@ class Delivery {
     ar.resume = resume_;
     // The attempt may not outlive the request's time budget.
     ar.timeout_ms = std::min(wf.attempt_timeout_ms, budget_.time_left_ms(now));
+    ar.attempt_number = static_cast<int>(spent_.size());  // across deliveries: the workflow's attempt index
+    return ar;
+  }
 
+  // The attempt counted in the budget and journaled as started; its record begun.
+  AttemptRecord start_attempt(const Endpoint& endpoint, double now) {
+    const auto& rp = s_.policy.route(route_);
     AttemptRecord rec;
     rec.index = static_cast<int>(log_.attempts.size());
     rec.route = route_;
     rec.route_attempt = route_attempts_[route_]++;
     rec.kind = kind_;
-    ar.attempt_number = static_cast<int>(spent_.size());  // across deliveries: the workflow's attempt index
     budget_.record_attempt(kind_, rp.cost_per_attempt_usd);
     spent_.emplace_back(kind_, rp.cost_per_attempt_usd);
     journal(JournalState::started, rec.index, route_, std::string(to_string(endpoint.dialect)));
-
-    int visible = 0;
-    auto on_token = [&](std::string_view token) {
-      if (buffer_output_) return;  // held until the answer meets the output contract
-      commit(rec.index, "token");
-      ++visible;
-      if (req_.on_token) req_.on_token(token);
-    };
     rec.start_ms = now - budget_.start_ms();
-    AttemptResult res = s_.transport.send(ar, s_.clock, on_token);
-    // A resumed stream starts after the frame that named the response: the id is the resume's, and
-    // the response's text so far is what the caller saw before the cut plus this attempt's (the output
-    // contract, the answer and a further resume all read the whole of it).
-    if (resume_) {
-      if (res.response_id.empty()) res.response_id = resume_->response_id;
-      if (res.last_sequence < 0) res.last_sequence = resume_->last_sequence;
-      res.text = resumed_text_ + res.text;
-    }
-    const double end = s_.clock.now_ms();
-    rec.end_ms = end - budget_.start_ms();
-    rec.status = res.status;
-    rec.event = res.event;
-    rec.events = res.events;
-    rec.visible_tokens = visible;
-    rec.tool_call = res.tool_call;
+    return rec;
+  }
 
+  // What the wire showed, classified (SPEC 2), the output contract checked on a whole answer; the
+  // record gets the owner, the commit state and the reason.
+  Classification classify_attempt(const AttemptResult& res, int visible, Dialect dialect, AttemptRecord& rec) {
+    const auto& wf = s_.policy.workflow;
     Observation obs;
-    obs.dialect = endpoint.dialect;
+    obs.dialect = dialect;
     obs.status = res.status;
     obs.body = res.body;
     obs.headers = res.headers;
@@ -224,6 +208,40 @@ class Delivery {
       c.reason += fields;
     }
     if (!res.error.empty() && rec.reason != res.error) rec.reason += "; " + res.error;
+    return c;
+  }
+
+  void attempt(CircuitBreaker& breaker) {
+    const auto& wf = s_.policy.workflow;
+    const auto& rp = s_.policy.route(route_);
+    const Endpoint& endpoint = s_.endpoint(route_);
+    const double now = s_.clock.now_ms();
+    AttemptRequest ar = attempt_request(endpoint, now);
+    AttemptRecord rec = start_attempt(endpoint, now);
+    int visible = 0;
+    auto on_token = [&](std::string_view token) {
+      if (buffer_output_) return;  // held until the answer meets the output contract
+      commit(rec.index, "token");
+      ++visible;
+      if (req_.on_token) req_.on_token(token);
+    };
+    AttemptResult res = s_.transport.send(ar, s_.clock, on_token);
+    // A resumed stream starts after the frame that named the response: the id is the resume's, and
+    // the response's text so far is what the caller saw before the cut plus this attempt's (the output
+    // contract, the answer and a further resume all read the whole of it).
+    if (resume_) {
+      if (res.response_id.empty()) res.response_id = resume_->response_id;
+      if (res.last_sequence < 0) res.last_sequence = resume_->last_sequence;
+      res.text = resumed_text_ + res.text;
+    }
+    const double end = s_.clock.now_ms();
+    rec.end_ms = end - budget_.start_ms();
+    rec.status = res.status;
+    rec.event = res.event;
+    rec.events = res.events;
+    rec.visible_tokens = visible;
+    rec.tool_call = res.tool_call;
+    const Classification c = classify_attempt(res, visible, endpoint.dialect, rec);
     log_.attempts.push_back(rec);
     const int index = rec.index;
 
@@ -245,6 +263,7 @@ class Delivery {
     }
     answer(res, index);
   }
+
 
   // The model asked for the workflow's tool: run the side effect (the commit point), then send the
   // result back on the same route for the final answer.
