@@ -200,6 +200,8 @@ class Session : public std::enable_shared_from_this<Session>, public ClientWire 
   void arm() { stream_.expires_after(ms_duration(idle_ms_)); }
   net::awaitable<void> watchdog();
   FastHead parse_fast(RawRequest& req, bool& keep_alive);
+  net::awaitable<bool> read_with_beast(RawRequest& req, bool& keep_alive);
+  void take_headers(const http::request<http::string_body>& msg, RawRequest& req) const;
   Routed route(RawRequest& req);
   net::awaitable<Routed> route_blocking(RawRequest& req);
 
@@ -637,6 +639,82 @@ net::awaitable<void> Session::drain() {
 // aligned_delete, a matched pair), inlined into accept_loop, as a mismatched free: a false
 // -Wmismatched-new-delete (it appeared when the proxy's forwarding branch grew the frame), silenced for
 // this one function.
+// The Beast way, for whatever the fast head reader left alone (the bytes already buffered included): a
+// proxy's request (every header kept), a body, Expect: 100-continue, anything over a limit (answered
+// 413/414/431/400 here). True with `req` filled in; false when the connection ends.
+net::awaitable<bool> Session::read_with_beast(RawRequest& req, bool& keep_alive) {
+  const auto& opt = server_.options;
+  http::request_parser<http::string_body> parser;
+  parser.header_limit(static_cast<std::uint32_t>(opt.header_limit));
+  parser.body_limit(opt.body_limit);
+  arm();
+  beast::error_code ec;
+  std::size_t n = 0;
+  std::tie(ec, n) = co_await http::async_read_header(stream_, buffer_, parser, use_tuple);
+  if (!ec && static_cast<std::size_t>(std::distance(parser.get().begin(), parser.get().end())) > opt.max_header_count) {
+    server_.engine.count_event("too_many_headers");
+    co_await send_reject({}, 431);
+    co_return false;
+  }
+  if (!ec && !parser.is_done() && beast::iequals(parser.get()[http::field::expect], "100-continue")) {
+    http::response<http::empty_body> go_on{http::status::continue_, 11};
+    arm();
+    std::tie(ec, n) = co_await http::async_write(stream_, go_on, use_tuple);
+  }
+  if (!ec && !parser.is_done()) {
+    arm();
+    std::tie(ec, n) = co_await http::async_read(stream_, buffer_, parser, use_tuple);
+  }
+  if (ec) {
+    if (stopping_) co_return false;
+    if (ec == http::error::body_limit) {
+      server_.engine.count_event("body_too_large");
+      co_await send_reject(parser.get().target(), 413);
+    } else if (ec == http::error::header_limit && parser.get().target().empty()) {
+      // Beast stores the target once the request line is whole: none yet means the request line, i.e.
+      // the URL, alone is over the limit: 414, not 431.
+      server_.engine.count_event("uri_too_long");
+      co_await send_reject({}, 414);
+    } else if (ec == http::error::header_limit) {
+      server_.engine.count_event("header_too_large");
+      co_await send_reject({}, 431);
+    } else if (ec.category() == http::make_error_code(http::error::bad_target).category() &&
+               ec != http::error::end_of_stream && ec != http::error::partial_message) {
+      server_.engine.count_event("bad_http");
+      co_await send_reject({}, 400);
+    } else {
+      fail(ec, "read");
+    }
+    co_return false;
+  }
+  auto& msg = parser.get();
+  req.method = std::string(msg.method_string());
+  req.target = std::string(msg.target());
+  take_headers(msg, req);
+  req.body = std::move(msg.body());
+  keep_alive = msg.keep_alive();
+  co_return true;
+}
+
+// The request's headers into `req`: every one for a proxy (it passes them on), else only those the
+// router reads, lower-cased (the rest would cost for nothing).
+void Session::take_headers(const http::request<http::string_body>& msg, RawRequest& req) const {
+  req.headers.clear();
+  for (const auto& f : msg) {
+    const auto raw = f.name_string();
+    if (server_.options.forwarder) {
+      auto& [name, value] = req.headers.emplace_back(std::string(raw), std::string(f.value()));
+      for (auto& c : name) c = ascii_lower(c);
+      continue;
+    }
+    std::array<char, 32> lower;
+    if (raw.size() > lower.size()) continue;  // longer than any header the router reads
+    for (std::size_t i = 0; i < raw.size(); ++i) lower[i] = ascii_lower(raw[i]);
+    const std::string_view name(lower.data(), raw.size());
+    if (Router::reads_header(name)) req.headers.emplace_back(std::string(name), std::string(f.value()));
+  }
+}
+
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmismatched-new-delete"
 net::awaitable<void> Session::run() {
@@ -702,71 +780,9 @@ net::awaitable<void> Session::run() {
       break;
     }
     if (got == FastHead::need_more) break;  // stopping
-    // Beast's parser reads whatever the fast path left alone (the bytes already buffered included).
-    std::optional<http::request_parser<http::string_body>> parser;
-    if (got == FastHead::beast) {
-      parser.emplace();
-      parser->header_limit(static_cast<std::uint32_t>(opt.header_limit));
-      parser->body_limit(opt.body_limit);
-      arm();
-      std::size_t n = 0;
-      std::tie(ec, n) = co_await http::async_read_header(stream_, buffer_, *parser, use_tuple);
-      if (!ec && static_cast<std::size_t>(std::distance(parser->get().begin(), parser->get().end())) > opt.max_header_count) {
-        server_.engine.count_event("too_many_headers");
-        co_await send_reject({}, 431);
-        break;
-      }
-      if (!ec && !parser->is_done() && beast::iequals(parser->get()[http::field::expect], "100-continue")) {
-        http::response<http::empty_body> go_on{http::status::continue_, 11};
-        arm();
-        std::tie(ec, n) = co_await http::async_write(stream_, go_on, use_tuple);
-      }
-      if (!ec && !parser->is_done()) {
-        arm();
-        std::tie(ec, n) = co_await http::async_read(stream_, buffer_, *parser, use_tuple);
-      }
-      if (ec) {
-        if (stopping_) break;
-        if (ec == http::error::body_limit) {
-          server_.engine.count_event("body_too_large");
-          co_await send_reject(parser->get().target(), 413);
-        } else if (ec == http::error::header_limit && parser->get().target().empty()) {
-          // Beast stores the target once the request line is whole: none yet means the request line, i.e.
-          // the URL, alone is over the limit: 414, not 431.
-          server_.engine.count_event("uri_too_long");
-          co_await send_reject({}, 414);
-        } else if (ec == http::error::header_limit) {
-          server_.engine.count_event("header_too_large");
-          co_await send_reject({}, 431);
-        } else if (ec.category() == http::make_error_code(http::error::bad_target).category() &&
-                   ec != http::error::end_of_stream && ec != http::error::partial_message) {
-          server_.engine.count_event("bad_http");
-          co_await send_reject({}, 400);
-        } else {
-          fail(ec, "read");
-        }
-        break;
-      }
-      auto& msg = parser->get();
-      req.method = std::string(msg.method_string());
-      req.target = std::string(msg.target());
-      req.headers.clear();
-      // Only the headers the router reads are copied (lower-cased): the rest would cost for nothing.
-      for (const auto& f : msg) {
-        const auto raw = f.name_string();
-        if (server_.options.forwarder) {  // a proxy passes every header on
-          auto& [name, value] = req.headers.emplace_back(std::string(raw), std::string(f.value()));
-          for (auto& c : name) c = ascii_lower(c);
-          continue;
-        }
-        std::array<char, 32> lower;
-        if (raw.size() > lower.size()) continue;  // longer than any header the router reads
-        for (std::size_t i = 0; i < raw.size(); ++i) lower[i] = ascii_lower(raw[i]);
-        const std::string_view name(lower.data(), raw.size());
-        if (Router::reads_header(name)) req.headers.emplace_back(std::string(name), std::string(f.value()));
-      }
-      req.body = std::move(msg.body());
-      keep_alive = msg.keep_alive();
+    if (got == FastHead::beast) {  // not in a && (GCC 12's coroutine conditionals, see execute)
+      const bool read = co_await read_with_beast(req, keep_alive);
+      if (!read) break;
     }
 
     // A proxy keeps the request as it came, to forward it; the router (and so the ledger) never sees a key.
