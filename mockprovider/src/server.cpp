@@ -1,7 +1,8 @@
 // The Beast server: C++20 coroutines, one session per connection. A session reads a request, asks the
 // router for a plan, executes it and reports how it ended; it never decides what to send.
-// Every read and write is preceded by expires_after; every wait is a timer raced against the client
-// closing; stop() cancels every session and returns within a second.
+// Reads are bounded by the session's watchdog deadline (the fast path) or Beast's expires_after (its
+// fallback), writes by expires_after; every wait is a timer raced against the client closing; stop()
+// cancels every session and returns within a second.
 #include "llmchaos/mockprovider/server.hpp"
 
 #include <array>
@@ -201,6 +202,10 @@ class Session : public std::enable_shared_from_this<Session>, public ClientWire 
   net::awaitable<void> watchdog();
   FastHead parse_fast(RawRequest& req, bool& keep_alive);
   net::awaitable<bool> read_with_beast(RawRequest& req, bool& keep_alive);
+  FastHead read_now(RawRequest& req, bool& keep_alive, beast::error_code& ec);
+  std::optional<ForwardRequest> keep_for_forwarding(RawRequest& req) const;
+  void take_hold_slot(std::optional<HoldSlot>& slot, Routed& routed, std::string_view target);
+  void end_session();
   void take_headers(const http::request<http::string_body>& msg, RawRequest& req) const;
   Routed route(RawRequest& req);
   net::awaitable<Routed> route_blocking(RawRequest& req);
@@ -639,6 +644,53 @@ net::awaitable<void> Session::drain() {
 // aligned_delete, a matched pair), inlined into accept_loop, as a mismatched free: a false
 // -Wmismatched-new-delete (it appeared when the proxy's forwarding branch grew the frame), silenced for
 // this one function.
+// With nothing buffered after a yield: one plain non-blocking recv and, if it brought bytes, the fast
+// parse. `ec` stays set only when the connection failed with nothing buffered.
+FastHead Session::read_now(RawRequest& req, bool& keep_alive, beast::error_code& ec) {
+  const std::size_t n = stream_.socket().read_some(buffer_.prepare(8192), ec);
+  if (!ec) {
+    buffer_.commit(n);
+    return parse_fast(req, keep_alive);
+  }
+  if (ec == net::error::would_block || ec == net::error::try_again) {
+    ec = {};  // not there yet: wait for it
+    return FastHead::need_more;
+  }
+  if (buffer_.size() > 0) {
+    ec = {};
+    return FastHead::beast;  // a partial request, then the end: Beast says what it was
+  }
+  return FastHead::need_more;
+}
+
+// A proxy keeps the request as it came, to forward it; the router (and so the ledger) never sees a key.
+std::optional<ForwardRequest> Session::keep_for_forwarding(RawRequest& req) const {
+  const auto& forwarder = server_.options.forwarder;
+  if (!forwarder) return std::nullopt;
+  std::optional<ForwardRequest> forward(ForwardRequest{req.method, req.target, req.headers, req.body, {}, {}, {}});
+  req.target = forwarder->ledger_target(req.target);
+  return forward;
+}
+
+// A held connection takes a slot; with none left it is answered instead, and the ledger entry says so
+// (status 503/529).
+void Session::take_hold_slot(std::optional<HoldSlot>& slot, Routed& routed, std::string_view target) {
+  slot.emplace(server_.holds, server_.options.max_held_connections);
+  if (slot->taken()) return;
+  server_.engine.count_event("hold_limit");
+  routed.plan = server_.router.reject(target, 503);
+}
+
+void Session::end_session() {
+  done_ = true;
+  watchdog_.cancel();
+  if (!stopping_) {
+    beast::error_code ec;
+    stream_.socket().shutdown(tcp::socket::shutdown_send, ec);
+  }
+  close();
+}
+
 // The Beast way, for whatever the fast head reader left alone (the bytes already buffered included): a
 // proxy's request (every header kept), a body, Expect: 100-continue, anything over a limit (answered
 // 413/414/431/400 here). True with `req` filled in; false when the connection ends.
@@ -739,23 +791,11 @@ net::awaitable<void> Session::run() {
     //   more pass through the scheduler), and only when that comes back empty waits with
     //   async_read_some on the reactor's edge-triggered registration (a read_some + async_wait cost an
     //   epoll_ctl per wait: async_wait re-arms the descriptor).
-    // bench/mock_throughput (wrk -c32): epoll_ctl 0.5 -> 0 and one scheduler pass per request; recv 1.0 to
-    // 1.6 per request (was 1.5), as the client keeps up or not: an empty recv when it has not sent yet.
+    // (the syscall counts per request this gave: bench/README.md, mock_throughput).
     if (idle_ms_ > 0) got = parse_fast(req, keep_alive);  // a pipelined request may be there already
     if (idle_ms_ > 0 && got == FastHead::need_more) {
       co_await net::post(net::deferred);  // the others first (see above), on the session's own executor
-      if (!stopping_) {
-        const std::size_t n = stream_.socket().read_some(buffer_.prepare(8192), ec);
-        if (!ec) {
-          buffer_.commit(n);
-          got = parse_fast(req, keep_alive);
-        } else if (ec == net::error::would_block || ec == net::error::try_again) {
-          ec = {};  // not there yet: wait for it below
-        } else if (buffer_.size() > 0) {
-          ec = {};
-          got = FastHead::beast;  // a partial request, then the end: Beast says what it was
-        }
-      }
+      if (!stopping_) got = read_now(req, keep_alive, ec);
     }
     if (idle_ms_ > 0 && got == FastHead::need_more && !ec) {
       read_deadline_ = std::chrono::steady_clock::now() + ms_duration(idle_ms_);
@@ -786,24 +826,14 @@ net::awaitable<void> Session::run() {
     }
 
     // A proxy keeps the request as it came, to forward it; the router (and so the ledger) never sees a key.
-    std::optional<ForwardRequest> forward;
-    if (opt.forwarder) {
-      forward.emplace(ForwardRequest{req.method, req.target, req.headers, req.body, {}, {}, {}});
-      req.target = opt.forwarder->ledger_target(req.target);
-    }
+    std::optional<ForwardRequest> forward = keep_for_forwarding(req);
     // Not `c ? co_await a : b` (GCC 12's coroutine conditionals, see execute); a provider request's plan is
     // still built in place.
     const bool extended = server_.blocking && server_.router.extended(req.target);
     Routed routed = extended ? Routed{} : route(req);
     if (extended) routed = co_await route_blocking(req);
     std::optional<HoldSlot> hold_slot;
-    if (routed.plan.action == WireAction::hold) {
-      hold_slot.emplace(server_.holds, opt.max_held_connections);
-      if (!hold_slot->taken()) {  // answered instead of held; the ledger entry says so (status 503/529)
-        server_.engine.count_event("hold_limit");
-        routed.plan = server_.router.reject(req.target, 503);
-      }
-    }
+    if (routed.plan.action == WireAction::hold) take_hold_slot(hold_slot, routed, req.target);
     active_seq_ = routed.seq;
     Executed done;
     if (forward && routed.seq && opt.forwarder->forwards_plan(routed.plan)) {
@@ -824,13 +854,7 @@ net::awaitable<void> Session::run() {
     if (routed.seq) server_.engine.finish(*routed.seq, done.outcome, done.events, done.status);
     if (!done.keep_open) break;
   }
-  done_ = true;
-  watchdog_.cancel();
-  if (!stopping_) {
-    beast::error_code ec;
-    stream_.socket().shutdown(tcp::socket::shutdown_send, ec);
-  }
-  close();
+  end_session();
 }
 #pragma GCC diagnostic pop
 
