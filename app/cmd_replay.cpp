@@ -73,85 +73,121 @@ int run_synth(const ReplayOptions& o) {
   return 0;
 }
 
-int run_replay(const ReplayOptions& o) {
+// The options run_synth does not check itself: false after saying what is wrong.
+bool replay_options_valid(const ReplayOptions& o) {
   if (o.trace.empty()) {
     std::cerr << "llmchaos replay: a TRACE file is required (or --synth N --out FILE)\n";
-    return 2;
+    return false;
   }
   for (const double t : o.timeouts) {
     if (!(t > 0)) {
       std::cerr << fmt::format("llmchaos replay: --timeout values must be > 0 seconds, got {}\n", t);
-      return 2;
+      return false;
     }
   }
-  const auto started = std::chrono::steady_clock::now();
+  return true;
+}
+
+// The trace as read: its rows when kept, else the figures of the streaming pass.
+struct LoadedTrace {
+  ex::TraceParse parsed;
+  std::vector<ex::ReplayStats> figures;
+  std::size_t requests = 0;
+  bool keep_rows = false;
+};
+
+LoadedTrace load_trace(const ReplayOptions& o, const std::vector<ex::PolicyConfig>& configs) {
   ex::TraceParseOptions parse_options;
   parse_options.format = o.format == "jsonl" ? ex::TraceFormat::jsonl
                          : o.format == "csv" ? ex::TraceFormat::csv
                                              : ex::TraceFormat::detect;
   parse_options.threads = o.threads;
-  const auto configs = ex::policy_configs(o.timeouts);
+  LoadedTrace trace;
   // The rows are kept only when something needs them (the live replay, the SVG plots); the figures
   // alone come from one streaming pass over the file, without a row array.
-  const bool keep_rows = o.live || !o.svg_dir.empty();
-  ex::TraceParse parsed;
-  std::vector<ex::ReplayStats> figures;
-  std::size_t requests = 0;
-  if (keep_rows) {
-    parsed = ex::read_trace_file(o.trace, parse_options);
-    requests = parsed.rows.size();
+  trace.keep_rows = o.live || !o.svg_dir.empty();
+  if (trace.keep_rows) {
+    trace.parsed = ex::read_trace_file(o.trace, parse_options);
+    trace.requests = trace.parsed.rows.size();
   } else {
     auto replayed = ex::replay_trace_file(o.trace, configs, parse_options);
-    parsed = std::move(replayed.parse);
-    figures = std::move(replayed.stats);
-    requests = replayed.requests;
+    trace.parsed = std::move(replayed.parse);
+    trace.figures = std::move(replayed.stats);
+    trace.requests = replayed.requests;
   }
+  return trace;
+}
+
+// Reports the bad lines; false (after saying why) when the trace cannot be replayed as asked.
+bool trace_replayable(const ReplayOptions& o, const LoadedTrace& trace) {
+  const ex::TraceParse& parsed = trace.parsed;
   for (const auto& e : parsed.errors) std::cerr << e.str() << '\n';
   if (parsed.error_count > parsed.errors.size())
     std::cerr << fmt::format("... and {} more bad lines\n", parsed.error_count - parsed.errors.size());
   if (parsed.error_count > 0 && !o.skip_bad) {
     std::cerr << fmt::format("llmchaos replay: {} bad line(s) in {}; fix them or pass --skip-bad\n",
                              parsed.error_count, o.trace);
-    return 2;
+    return false;
   }
-  if (requests == 0) {
+  if (trace.requests == 0) {
     std::cerr << fmt::format("llmchaos replay: {} holds no requests\n", o.trace);
-    return 2;
+    return false;
   }
-  ex::ReplayReport report;
-  report.trace = o.trace;
-  report.requests = requests;
-  if (o.live && requests > max_live_requests) {
+  if (o.live && trace.requests > max_live_requests) {
     std::cerr << fmt::format("llmchaos replay --live: {} requests; the live replay plays each in real time (scaled), "
                              "use at most {} (e.g. head -n 1000 {})\n",
-                             requests, max_live_requests, o.trace);
-    return 2;
+                             trace.requests, max_live_requests, o.trace);
+    return false;
   }
+  return true;
+}
+
+ex::ReplayReport evaluate(const ReplayOptions& o, const std::vector<ex::PolicyConfig>& configs, LoadedTrace& trace) {
+  ex::ReplayReport report;
+  report.trace = o.trace;
+  report.requests = trace.requests;
+  const auto& rows = trace.parsed.rows;
   if (o.live) {
     ex::LiveReplayOptions live;
     live.time_scale = o.time_scale;
     live.concurrency = o.concurrency;
-    const auto result = ex::replay_live(parsed.rows, configs, live);
+    const auto result = ex::replay_live(rows, configs, live);
     report.mode = "live";
     report.time_scale = o.time_scale;
     report.rows = result.stats;
-    report.offline = ex::evaluate_all(parsed.rows, configs);
-    const auto agreement = ex::compare_live(parsed.rows, configs, result, live);
+    report.offline = ex::evaluate_all(rows, configs);
+    const auto agreement = ex::compare_live(rows, configs, result, live);
     report.tolerance = agreement.tolerance;
     report.disagreements = agreement.disagreements;
   } else {
-    report.rows = keep_rows ? ex::evaluate_all(parsed.rows, configs) : std::move(figures);
+    report.rows = trace.keep_rows ? ex::evaluate_all(rows, configs) : std::move(trace.figures);
   }
-  const auto evaluated = std::chrono::steady_clock::now();
+  return report;
+}
+
+void write_outputs(const ReplayOptions& o, const std::vector<ex::PolicyConfig>& configs, const LoadedTrace& trace,
+                   const ex::ReplayReport& report) {
   ex::find_replay_format("text")->write(report, std::cout);
   if (!o.json_path.empty()) write_to(*ex::find_replay_format("json"), report, o.json_path);
   if (!o.markdown_path.empty()) write_to(*ex::find_replay_format("markdown"), report, o.markdown_path);
   if (!o.svg_dir.empty())
-    for (const auto& path : ex::write_replay_svgs(parsed.rows, configs, o.svg_dir)) std::cout << "wrote " << path << '\n';
+    for (const auto& path : ex::write_replay_svgs(trace.parsed.rows, configs, o.svg_dir))
+      std::cout << "wrote " << path << '\n';
+}
+
+int run_replay(const ReplayOptions& o) {
+  if (!replay_options_valid(o)) return 2;
+  const auto started = std::chrono::steady_clock::now();
+  const auto configs = ex::policy_configs(o.timeouts);
+  LoadedTrace trace = load_trace(o, configs);
+  if (!trace_replayable(o, trace)) return 2;
+  const ex::ReplayReport report = evaluate(o, configs, trace);
+  const auto evaluated = std::chrono::steady_clock::now();
+  write_outputs(o, configs, trace, report);
   if (o.timing) {
     const double sec = std::chrono::duration<double>(evaluated - started).count();
     std::cerr << fmt::format("timing: read and evaluated {} rows x {} policies in {:.3f} s ({:.0f} rows/s)\n",
-                             requests, configs.size(), sec, static_cast<double>(requests) / sec);
+                             trace.requests, configs.size(), sec, static_cast<double>(trace.requests) / sec);
   }
   return report.disagreements.empty() ? 0 : 1;
 }

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <future>
 #include <map>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -66,6 +67,55 @@ void close(beast::tcp_stream& stream) {
   stream.socket().close(ignore);
 }
 
+using HttpRequest = http::request<http::string_body>;
+using ResponseParser = http::response_parser<http::buffer_body>;
+
+// Why an attempt ended before its response head was read.
+struct Failure {
+  TransportEvent event;
+  std::string what;
+};
+
+// The response head: the attempt timeout covers the whole wait for it. On failure the stream is closed.
+asio::awaitable<std::optional<Failure>> read_head(beast::tcp_stream& stream, beast::flat_buffer& buffer,
+                                                  ResponseParser& parser,
+                                                  std::chrono::steady_clock::duration timeout,
+                                                  ResponseReader& reader) {
+  stream.expires_after(timeout);
+  auto [hec, head_bytes] = co_await http::async_read_header(stream, buffer, parser, use_tuple);
+  if (hec) {
+    close(stream);
+    const bool some = parser.got_some() || buffer.size() > 0;
+    if (hec == beast::error::timeout)
+      co_return Failure{TransportEvent::timeout_no_byte,
+                        some ? "timeout inside the response head" : "timeout, no response byte"};
+    co_return Failure{TransportEvent::reset_before_response,
+                      (some ? "closed inside the response head: " : "no response: ") + hec.message()};
+  }
+  Headers headers;
+  for (const auto& field : parser.get()) headers.emplace_back(lower(field.name_string()), std::string(field.value()));
+  reader.head(static_cast<int>(parser.get().result_int()), std::move(headers));
+  co_return std::nullopt;
+}
+
+// The body, read as it comes until done or the reader stops; every read may wait at most the attempt
+// timeout (an idle gap). Returns the error that broke it, if any.
+asio::awaitable<beast::error_code> read_body(beast::tcp_stream& stream, beast::flat_buffer& buffer,
+                                             ResponseParser& parser, std::chrono::steady_clock::duration timeout,
+                                             ResponseReader& reader) {
+  std::array<char, 16 * 1024> chunk;
+  while (!parser.is_done() && !reader.stopped()) {
+    parser.get().body().data = chunk.data();
+    parser.get().body().size = chunk.size();
+    stream.expires_after(timeout);
+    auto [rec, n] = co_await http::async_read_some(stream, buffer, parser, use_tuple);
+    if (rec == http::error::need_buffer) rec = {};
+    reader.feed(std::string_view(chunk.data(), chunk.size() - parser.get().body().size));
+    if (rec) co_return rec;
+  }
+  co_return beast::error_code{};
+}
+
 }  // namespace
 
 struct HttpTransport::Impl {
@@ -80,6 +130,14 @@ struct HttpTransport::Impl {
   }
 
   asio::awaitable<AttemptResult> attempt(const AttemptRequest& req, Clock& clock, const TokenFn& on_token);
+  HttpRequest build_request(const AttemptRequest& req, const net::Url& url, const std::string& key) const;
+  // A connected stream the request was written to, or why there is none.
+  struct Sent {
+    Stream stream;
+    std::optional<Failure> failure;
+  };
+  asio::awaitable<Sent> send_request(const net::Url& url, const std::string& key, const HttpRequest& hreq,
+                                     double timeout_ms);
   // A connection to host:port, reused when one is idle and still open; nullptr + error when connecting
   // failed.
   asio::awaitable<Stream> connect(const net::Url& url, const std::string& key, double timeout_ms, bool& reused,
@@ -131,25 +189,9 @@ asio::awaitable<HttpTransport::Impl::Stream> HttpTransport::Impl::connect(const 
   co_return stream;
 }
 
-asio::awaitable<AttemptResult> HttpTransport::Impl::attempt(const AttemptRequest& req, Clock& clock,
-                                                            const TokenFn& on_token) {
-  // Reading the answer (head, SSE events, how the body ended) is shared with the virtual-time transport.
-  ResponseReader reader(req, on_token);
-  reader.result().started_ms = clock.now_ms();
-  auto fail = [&](TransportEvent ev, const std::string& what) {
-    reader.fail(ev, what);
-    reader.result().ended_ms = clock.now_ms();
-    return reader.take();
-  };
-  net::Url url;
-  try {
-    url = net::parse_url(req.endpoint.base_url);
-  } catch (const std::exception& e) {
-    co_return fail(TransportEvent::connect_failed, e.what());
-  }
-  const std::string key = fmt::format("{}:{}", url.host, url.port);
+HttpRequest HttpTransport::Impl::build_request(const AttemptRequest& req, const net::Url& url,
+                                                                    const std::string& key) const {
   const DialectCodec& codec = codec_for(req.endpoint.dialect);
-
   http::request<http::string_body> hreq{http::string_to_verb(attempt_method(req)), url.path + codec.target(req), 11};
   hreq.set(http::field::host, key);
   hreq.set(http::field::user_agent, options.user_agent);
@@ -161,61 +203,62 @@ asio::awaitable<AttemptResult> HttpTransport::Impl::attempt(const AttemptRequest
   hreq.keep_alive(true);
   hreq.body() = codec.request_body(req);
   hreq.prepare_payload();
-  const auto timeout = ms(req.timeout_ms);
+  return hreq;
+}
 
-  // Send. A kept-alive connection the server closed under us fails the write before the server could
-  // have read the request: that is not an attempt failure, so it is resent once on a new connection.
-  Stream stream;
+asio::awaitable<HttpTransport::Impl::Sent> HttpTransport::Impl::send_request(const net::Url& url,
+                                                                             const std::string& key,
+                                                                             const HttpRequest& hreq,
+                                                                             double timeout_ms) {
+  // A kept-alive connection the server closed under us fails the write before the server could have
+  // read the request: that is not an attempt failure, so it is resent once on a new connection.
   for (int tries = 0; tries < 2; ++tries) {
     bool was_reused = false;
     std::string error;
-    stream = co_await connect(url, key, req.timeout_ms, was_reused, error);
-    if (!stream) co_return fail(TransportEvent::connect_failed, error);
-    stream->expires_after(timeout);
+    Stream stream = co_await connect(url, key, timeout_ms, was_reused, error);
+    if (!stream) co_return Sent{nullptr, Failure{TransportEvent::connect_failed, error}};
+    stream->expires_after(ms(timeout_ms));
     auto [wec, written] = co_await http::async_write(*stream, hreq, use_tuple);
-    if (!wec) break;
+    if (!wec) co_return Sent{std::move(stream), std::nullopt};
     close(*stream);
     if (was_reused && tries == 0) {
       ++stale_resent;
       continue;
     }
-    co_return fail(TransportEvent::reset_before_response, "write: " + wec.message());
+    co_return Sent{nullptr, Failure{TransportEvent::reset_before_response, "write: " + wec.message()}};
   }
+  co_return Sent{};  // not reached: the second try always returns
+}
 
-  // The response head: the attempt timeout covers the whole wait for it.
+asio::awaitable<AttemptResult> HttpTransport::Impl::attempt(const AttemptRequest& req, Clock& clock,
+                                                            const TokenFn& on_token) {
+  // Reading the answer (head, SSE events, how the body ended) is shared with the virtual-time transport.
+  ResponseReader reader(req, on_token);
+  reader.result().started_ms = clock.now_ms();
+  auto fail = [&](const Failure& failure) {
+    reader.fail(failure.event, failure.what);
+    reader.result().ended_ms = clock.now_ms();
+    return reader.take();
+  };
+  net::Url url;
+  try {
+    url = net::parse_url(req.endpoint.base_url);
+  } catch (const std::exception& e) {
+    co_return fail({TransportEvent::connect_failed, e.what()});
+  }
+  const std::string key = fmt::format("{}:{}", url.host, url.port);
+  const HttpRequest hreq = build_request(req, url, key);
+  const auto timeout = ms(req.timeout_ms);
+
+  Sent sent = co_await send_request(url, key, hreq, req.timeout_ms);
+  if (sent.failure) co_return fail(*sent.failure);
+  Stream stream = std::move(sent.stream);
+
   beast::flat_buffer buffer;
-  http::response_parser<http::buffer_body> parser;
+  ResponseParser parser;
   parser.body_limit(options.body_limit);
-  stream->expires_after(timeout);
-  auto [hec, head_bytes] = co_await http::async_read_header(*stream, buffer, parser, use_tuple);
-  if (hec) {
-    close(*stream);
-    const bool some = parser.got_some() || buffer.size() > 0;
-    if (hec == beast::error::timeout)
-      co_return fail(TransportEvent::timeout_no_byte,
-                     some ? "timeout inside the response head" : "timeout, no response byte");
-    co_return fail(TransportEvent::reset_before_response,
-                   (some ? "closed inside the response head: " : "no response: ") + hec.message());
-  }
-  Headers headers;
-  for (const auto& field : parser.get()) headers.emplace_back(lower(field.name_string()), std::string(field.value()));
-  reader.head(static_cast<int>(parser.get().result_int()), std::move(headers));
-
-  // The body, read as it comes; every read may wait at most the attempt timeout (an idle gap).
-  beast::error_code body_ec;
-  std::array<char, 16 * 1024> chunk;
-  while (!parser.is_done() && !reader.stopped()) {
-    parser.get().body().data = chunk.data();
-    parser.get().body().size = chunk.size();
-    stream->expires_after(timeout);
-    auto [rec, n] = co_await http::async_read_some(*stream, buffer, parser, use_tuple);
-    if (rec == http::error::need_buffer) rec = {};
-    reader.feed(std::string_view(chunk.data(), chunk.size() - parser.get().body().size));
-    if (rec) {
-      body_ec = rec;
-      break;
-    }
-  }
+  if (auto failure = co_await read_head(*stream, buffer, parser, timeout, reader)) co_return fail(*failure);
+  const beast::error_code body_ec = co_await read_body(*stream, buffer, parser, timeout, reader);
 
   const bool reusable =
       !reader.stopped() && !body_ec && parser.is_done() && parser.get().keep_alive() && buffer.size() == 0;

@@ -115,26 +115,8 @@ class Reader {
   std::vector<SpecError>& errors_;
 };
 
-}  // namespace
-
-std::string cassette_json(const Cassette& c) {
-  std::string out = "{\n";
-  out += fmt::format("  \"format\": {},\n  \"key\": {},\n", c.format, quoted(c.key));
-  out += fmt::format("  \"request\": {{\n    \"dialect\": {},\n    \"method\": {},\n    \"path\": {},\n", quoted(to_string(c.dialect)),
-                     quoted(c.method), quoted(c.path));
-  out += fmt::format("    \"headers\": {},\n    \"body\": {}\n  }},\n", header_list(c.request_headers), quoted(c.request_body));
-  out += fmt::format("  \"response\": {{\n    \"status\": {},\n    \"headers\": {},\n    \"head_ms\": {},\n", c.status,
-                     header_list(c.headers), ms(c.head_ms));
-  out += fmt::format("    \"streamed\": {},\n    \"end_ms\": {},\n    \"body\": {},\n    \"frames\": [", c.streamed ? "true" : "false",
-                     ms(c.end_ms), quoted(c.body));
-  for (std::size_t i = 0; i < c.frames.size(); ++i)
-    out += fmt::format("{}\n      {{\"at_ms\": {}, \"bytes\": {}}}", i ? "," : "", ms(c.frames[i].at_ms), quoted(c.frames[i].bytes));
-  out += c.frames.empty() ? "]\n" : "\n    ]\n";
-  out += "  }\n}\n";
-  return out;
-}
-
-Cassette parse_cassette(std::string_view text, const std::string& file) {
+// The cassette's JSON object; a SpecError at the first syntax error (the rest cannot be read past it).
+json::value parse_document(std::string_view text, const std::string& file) {
   if (text.size() > cassette_size_limit)
     throw SpecError({file, 0, 0}, fmt::format("a cassette of {} bytes is larger than the limit ({} bytes)", text.size(),
                                              cassette_size_limit));
@@ -156,8 +138,82 @@ Cassette parse_cassette(std::string_view text, const std::string& file) {
     throw SpecError(pos_at(text, text.size(), file), "invalid JSON: the text ends inside the document");
   }
   if (!doc.is_object()) throw SpecError(pos_at(text, 0, file), "a cassette is a JSON object");
-  const auto& top = doc.as_object();
+  return doc;
+}
 
+void read_request(Reader& r, const json::object& req, Cassette& c) {
+  const auto dialect = r.string(req, "dialect", "request");
+  if (auto d = parse_enum<Dialect>(dialect))
+    c.dialect = *d;
+  else if (req.contains("dialect") && req.at("dialect").is_string())
+    r.error("dialect", fmt::format("request.dialect: unknown dialect \"{}\"", dialect));
+  c.method = r.string(req, "method", "request");
+  c.path = r.string(req, "path", "request");
+  c.request_headers = r.headers(req, "request");
+  c.request_body = r.string(req, "body", "request");
+}
+
+// The frames in time order; a frame without a readable at_ms is left out (its error is already said).
+void read_frames(Reader& r, const json::value& frames, Cassette& c) {
+  if (!frames.is_array()) {
+    r.error("frames", "response.frames: expected an array");
+    return;
+  }
+  std::size_t i = 0;
+  double last = 0;
+  for (const auto& f : frames.as_array()) {
+    const auto context = fmt::format("response.frames[{}]", i++);
+    if (!f.is_object()) {
+      r.error("frames", context + ": expected an object {\"at_ms\": N, \"bytes\": \"...\"}");
+      continue;
+    }
+    CassetteFrame frame{r.number(f.as_object(), "at_ms", context), r.string(f.as_object(), "bytes", context)};
+    const auto* at = f.as_object().if_contains("at_ms");
+    if (!at || !at->is_number()) continue;
+    if (frame.at_ms < last) r.error("frames", fmt::format("{}.at_ms: {} is before the frame ahead of it ({})", context, frame.at_ms, last));
+    last = frame.at_ms;
+    c.frames.push_back(std::move(frame));
+  }
+}
+
+void read_response(Reader& r, const json::object& res, Cassette& c) {
+  if (const auto* s = r.member(res, "status", "response")) {
+    if (!s->is_int64() || s->as_int64() < 100 || s->as_int64() > 599)
+      r.error("status", "response.status: expected an HTTP status from 100 to 599");
+    else
+      c.status = static_cast<int>(s->as_int64());
+  }
+  c.headers = r.headers(res, "response");
+  c.head_ms = r.number(res, "head_ms", "response");
+  c.streamed = r.boolean(res, "streamed", "response");
+  c.end_ms = r.number(res, "end_ms", "response");
+  c.body = r.string(res, "body", "response");
+  if (const auto* frames = r.member(res, "frames", "response")) read_frames(r, *frames, c);
+  if (!c.streamed && !c.frames.empty()) r.error("frames", "response.frames: a cassette with streamed = false has a body, not frames");
+}
+
+}  // namespace
+
+std::string cassette_json(const Cassette& c) {
+  std::string out = "{\n";
+  out += fmt::format("  \"format\": {},\n  \"key\": {},\n", c.format, quoted(c.key));
+  out += fmt::format("  \"request\": {{\n    \"dialect\": {},\n    \"method\": {},\n    \"path\": {},\n", quoted(to_string(c.dialect)),
+                     quoted(c.method), quoted(c.path));
+  out += fmt::format("    \"headers\": {},\n    \"body\": {}\n  }},\n", header_list(c.request_headers), quoted(c.request_body));
+  out += fmt::format("  \"response\": {{\n    \"status\": {},\n    \"headers\": {},\n    \"head_ms\": {},\n", c.status,
+                     header_list(c.headers), ms(c.head_ms));
+  out += fmt::format("    \"streamed\": {},\n    \"end_ms\": {},\n    \"body\": {},\n    \"frames\": [", c.streamed ? "true" : "false",
+                     ms(c.end_ms), quoted(c.body));
+  for (std::size_t i = 0; i < c.frames.size(); ++i)
+    out += fmt::format("{}\n      {{\"at_ms\": {}, \"bytes\": {}}}", i ? "," : "", ms(c.frames[i].at_ms), quoted(c.frames[i].bytes));
+  out += c.frames.empty() ? "]\n" : "\n    ]\n";
+  out += "  }\n}\n";
+  return out;
+}
+
+Cassette parse_cassette(std::string_view text, const std::string& file) {
+  const json::value doc = parse_document(text, file);
+  const auto& top = doc.as_object();
   std::vector<SpecError> errors;
   Reader r(text, file, errors);
   Cassette c;
@@ -170,52 +226,8 @@ Cassette parse_cassette(std::string_view text, const std::string& file) {
     throw_errors(std::move(errors));
   }
   c.key = r.string(top, "key", "cassette");
-  if (const auto* req = r.object(top, "request", "cassette")) {
-    const auto dialect = r.string(*req, "dialect", "request");
-    if (auto d = parse_enum<Dialect>(dialect))
-      c.dialect = *d;
-    else if (req->contains("dialect") && req->at("dialect").is_string())
-      r.error("dialect", fmt::format("request.dialect: unknown dialect \"{}\"", dialect));
-    c.method = r.string(*req, "method", "request");
-    c.path = r.string(*req, "path", "request");
-    c.request_headers = r.headers(*req, "request");
-    c.request_body = r.string(*req, "body", "request");
-  }
-  if (const auto* res = r.object(top, "response", "cassette")) {
-    if (const auto* s = r.member(*res, "status", "response")) {
-      if (!s->is_int64() || s->as_int64() < 100 || s->as_int64() > 599)
-        r.error("status", "response.status: expected an HTTP status from 100 to 599");
-      else
-        c.status = static_cast<int>(s->as_int64());
-    }
-    c.headers = r.headers(*res, "response");
-    c.head_ms = r.number(*res, "head_ms", "response");
-    c.streamed = r.boolean(*res, "streamed", "response");
-    c.end_ms = r.number(*res, "end_ms", "response");
-    c.body = r.string(*res, "body", "response");
-    if (const auto* frames = r.member(*res, "frames", "response")) {
-      if (!frames->is_array()) {
-        r.error("frames", "response.frames: expected an array");
-      } else {
-        std::size_t i = 0;
-        double last = 0;
-        for (const auto& f : frames->as_array()) {
-          const auto context = fmt::format("response.frames[{}]", i++);
-          if (!f.is_object()) {
-            r.error("frames", context + ": expected an object {\"at_ms\": N, \"bytes\": \"...\"}");
-            continue;
-          }
-          CassetteFrame frame{r.number(f.as_object(), "at_ms", context), r.string(f.as_object(), "bytes", context)};
-          const auto* at = f.as_object().if_contains("at_ms");
-          if (!at || !at->is_number()) continue;  // said above
-          if (frame.at_ms < last) r.error("frames", fmt::format("{}.at_ms: {} is before the frame ahead of it ({})", context, frame.at_ms, last));
-          last = frame.at_ms;
-          c.frames.push_back(std::move(frame));
-        }
-      }
-    }
-    if (!c.streamed && !c.frames.empty()) r.error("frames", "response.frames: a cassette with streamed = false has a body, not frames");
-  }
+  if (const auto* req = r.object(top, "request", "cassette")) read_request(r, *req, c);
+  if (const auto* res = r.object(top, "response", "cassette")) read_response(r, *res, c);
   throw_errors(std::move(errors));
   return c;
 }

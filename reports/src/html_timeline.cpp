@@ -203,63 +203,76 @@ std::string truncate(const std::string& s, std::size_t max_chars) {
   return s;
 }
 
-std::string render(const Drawing& d) {
-  const auto x_of = [&](double t) { return label_w + std::clamp(t / d.extent, 0.0, 1.0) * plot_w; };
+// Where a drawing's times and rows land in SVG user units.
+struct Layout {
+  const Drawing& d;
   const double rows_h = static_cast<double>(d.rows.size()) * row_h;
-  const double height = top_pad + rows_h + axis_h;
-  std::string svg = fmt::format(
-      "<svg class=\"timeline\" viewBox=\"0 0 {} {}\" role=\"img\" preserveAspectRatio=\"xMinYMin meet\">"
-      "<title>{}</title>\n",
-      width, height, markup_escape(d.axis_note, true));
-  const auto row_top = [&](std::size_t r) { return top_pad + static_cast<double>(r) * row_h; };
 
-  for (std::size_t r = 0; r < d.rows.size(); ++r) {
+  double x_of(double t) const { return label_w + std::clamp(t / d.extent, 0.0, 1.0) * plot_w; }
+  double row_top(std::size_t r) const { return top_pad + static_cast<double>(r) * row_h; }
+};
+
+// The row bands with their labels, then the time grid with its ticks.
+void draw_grid(const Layout& at, std::string& svg) {
+  for (std::size_t r = 0; r < at.d.rows.size(); ++r) {
     svg += fmt::format("<rect class=\"row{}\" x=\"0\" y=\"{}\" width=\"{}\" height=\"{}\"/>",
-                       r % 2 ? " odd" : "", row_top(r), width, row_h);
+                       r % 2 ? " odd" : "", at.row_top(r), width, row_h);
     svg += fmt::format("<text class=\"row-label\" x=\"{}\" y=\"{:.1f}\"><title>{}</title>{}</text>\n",
-                       label_w - 10, row_top(r) + 27, markup_escape(d.rows[r]),
-                       markup_escape(truncate(d.rows[r], 26)));
+                       label_w - 10, at.row_top(r) + 27, markup_escape(at.d.rows[r]),
+                       markup_escape(truncate(at.d.rows[r], 26)));
   }
-  for (const auto& [t, label] : d.ticks) {
-    const double x = x_of(t);
+  for (const auto& [t, label] : at.d.ticks) {
+    const double x = at.x_of(t);
     svg += fmt::format("<line class=\"grid\" x1=\"{0:.1f}\" y1=\"{1}\" x2=\"{0:.1f}\" y2=\"{2}\"/>", x,
-                       top_pad, top_pad + rows_h + 4);
-    svg += fmt::format("<text class=\"tick\" x=\"{:.1f}\" y=\"{}\">{}</text>\n", x, top_pad + rows_h + 18,
+                       top_pad, top_pad + at.rows_h + 4);
+    svg += fmt::format("<text class=\"tick\" x=\"{:.1f}\" y=\"{}\">{}</text>\n", x, top_pad + at.rows_h + 18,
                        markup_escape(label));
   }
-  for (const auto& l : d.links)
+}
+
+// The waits between attempts, then the attempts over them.
+void draw_attempts(const Layout& at, std::string& svg) {
+  for (const auto& l : at.d.links)
     svg += fmt::format("<line class=\"wait\" x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\"/>\n",
-                       x_of(l.from), row_top(l.from_row) + 23, x_of(l.to), row_top(l.to_row) + 23);
-  for (const auto& b : d.bars) {
-    const double x = x_of(b.start), w = std::max(3.0, x_of(b.end) - x);
+                       at.x_of(l.from), at.row_top(l.from_row) + 23, at.x_of(l.to), at.row_top(l.to_row) + 23);
+  for (const auto& b : at.d.bars) {
+    const double x = at.x_of(b.start), w = std::max(3.0, at.x_of(b.end) - x);
     svg += fmt::format(
         "<rect class=\"bar a-{}{}\" x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"14\" rx=\"2\">"
         "<title>{}</title></rect>",
-        attempt_class_name(b.cls), b.committed ? " committed" : "", x, row_top(b.row) + 16, w,
+        attempt_class_name(b.cls), b.committed ? " committed" : "", x, at.row_top(b.row) + 16, w,
         markup_escape(b.title));
     if (!b.label.empty() && w >= char_w * static_cast<double>(code_points(b.label)) + 8)
       svg += fmt::format("<text class=\"bar-label\" x=\"{:.1f}\" y=\"{:.1f}\">{}</text>", x + 4,
-                         row_top(b.row) + 26.5, markup_escape(b.label));
+                         at.row_top(b.row) + 26.5, markup_escape(b.label));
     svg += '\n';
   }
-  // Markers last so they sit on top; a label is drawn only where it fits before the next marker.
-  auto markers = d.markers;
+}
+
+// Points at the same spot (a point with no attempt of its own) are set side by side.
+std::vector<double> marker_xs(const Layout& at, const std::vector<Marker>& sorted) {
+  std::vector<double> xs;
+  for (std::size_t i = 0; i < sorted.size(); ++i) {
+    const bool crowded =
+        i > 0 && sorted[i - 1].row == sorted[i].row && at.x_of(sorted[i].at) - xs.back() < 16;
+    xs.push_back(crowded ? xs.back() + 16 : at.x_of(sorted[i].at));
+  }
+  return xs;
+}
+
+// Markers go last so they sit on top.
+void draw_markers(const Layout& at, std::string& svg) {
+  auto markers = at.d.markers;
   std::sort(markers.begin(), markers.end(),
             [](const Marker& a, const Marker& b) { return a.row != b.row ? a.row < b.row : a.at < b.at; });
-  // Points at the same spot (a point with no attempt of its own) are set side by side.
-  std::vector<double> xs;
-  for (std::size_t i = 0; i < markers.size(); ++i) {
-    const bool crowded =
-        i > 0 && markers[i - 1].row == markers[i].row && x_of(markers[i].at) - xs.back() < 16;
-    xs.push_back(crowded ? xs.back() + 16 : x_of(markers[i].at));
-  }
+  const std::vector<double> xs = marker_xs(at, markers);
   // A label goes right of its mark when it fits before the next mark (or, for the last mark of a row,
   // before the outcome column), else left of it when that side is free, else it is left out (the
   // mark's colour and tooltip still say the action).
   double taken_until = 0;  // right edge of what the previous mark of the row occupies
   for (std::size_t i = 0; i < markers.size(); ++i) {
     const auto& m = markers[i];
-    const double x = xs[i], y = row_top(m.row);
+    const double x = xs[i], y = at.row_top(m.row);
     if (i == 0 || markers[i - 1].row != m.row) taken_until = 0;
     const double needed = char_w * static_cast<double>(code_points(m.text)) + 14;
     const bool last_in_row = i + 1 == markers.size() || markers[i + 1].row != m.row;
@@ -278,9 +291,21 @@ std::string render(const Drawing& d) {
     svg += "</g>\n";
     taken_until = right ? x + needed : x + 8;
   }
+}
+
+std::string render(const Drawing& d) {
+  const Layout at{d};
+  const double height = top_pad + at.rows_h + axis_h;
+  std::string svg = fmt::format(
+      "<svg class=\"timeline\" viewBox=\"0 0 {} {}\" role=\"img\" preserveAspectRatio=\"xMinYMin meet\">"
+      "<title>{}</title>\n",
+      width, height, markup_escape(d.axis_note, true));
+  draw_grid(at, svg);
+  draw_attempts(at, svg);
+  draw_markers(at, svg);
   for (const auto& e : d.ends)
     svg += fmt::format("<text class=\"end o-{}\" x=\"{}\" y=\"{:.1f}\">{}</text>\n", to_string(e.outcome),
-                       label_w + plot_w + 12, row_top(e.row) + 27, outcome_label(e.outcome));
+                       label_w + plot_w + 12, at.row_top(e.row) + 27, outcome_label(e.outcome));
   svg += "</svg>\n";
   return svg;
 }
