@@ -54,7 +54,8 @@ using Clock = std::chrono::steady_clock;
 namespace {
 
 constexpr auto use_tuple = net::as_tuple(net::use_awaitable);
-constexpr Dialect dialects[] = {Dialect::openai, Dialect::anthropic, Dialect::gemini};
+// Every dialect the registry names, in its order (routes are listed dialect-minor).
+constexpr auto& dialects = enum_names<Dialect>::table;
 
 struct Config {
   std::uint16_t port = 0;
@@ -81,10 +82,10 @@ std::string route_name(std::string_view fault, Dialect d) { return fmt::format("
 std::string script_toml(std::vector<std::string>& routes) {
   std::string out;
   for (const auto& [kind, name] : enum_names<FaultKind>::table)
-    for (const auto d : dialects) {
+    for (const auto& [d, dialect_name] : dialects) {
       routes.push_back(route_name(name, d));
       out += fmt::format("[route.{}]\ndialect = \"{}\"\nscript = [{{ fault = \"{}\", times = 1000000000{} }}]\n\n",
-                         routes.back(), to_string(d), name, fault_params(name));
+                         routes.back(), dialect_name, name, fault_params(name));
     }
   return out;
 }
@@ -204,7 +205,7 @@ Stats soak(const Config& cfg, tcp::endpoint ep, const std::vector<std::string>& 
         }
         const auto i = st.scheduled;
         const auto& route = routes[i % routes.size()];
-        const Dialect d = dialects[i % 3];  // routes are listed dialect-minor, so this matches
+        const Dialect d = dialects[i % std::size(dialects)].first;  // routes are listed dialect-minor, so this matches
         const bool stream = (i / routes.size()) % 2 == 1;
         const auto key = fmt::format("soak-{}", i);
         net::co_spawn(ioc, one_request(ep, request_bytes(route, d, stream, key), key, stream && u(rng) < cfg.vanish,
@@ -319,8 +320,8 @@ int main(int argc, char** argv) {
     std::this_thread::sleep_for(std::chrono::milliseconds(500));
     const long rss_end = rss_kb(cfg.pid), anon_end = status_kb(cfg.pid, "RssAnon");
 
-    fmt::print("soak: {} routes ({} fault kinds x 3 dialects), streamed and plain, vanish {:.0f}% of streams\n",
-               routes.size(), routes.size() / 3, cfg.vanish * 100);
+    fmt::print("soak: {} routes ({} fault kinds x {} dialects), streamed and plain, vanish {:.0f}% of streams\n",
+               routes.size(), routes.size() / std::size(dialects), std::size(dialects), cfg.vanish * 100);
     fmt::print("capacity (closed loop, plain ok): {:.0f} req/s; offered {:.0f} req/s ({}x) for {:.1f} s (ran {:.1f} s)\n",
                capacity, rate, cfg.factor, cfg.seconds, took);
     fmt::print("requests: scheduled {}, sent {}, not sent (in-flight cap {}) {}, connect failed {}, write failed {}\n",

@@ -18,6 +18,7 @@
 #include "llmchaos/harness/mutation.hpp"
 #include "llmchaos/harness/runner.hpp"
 #include "llmchaos/harness/spec_model.hpp"
+#include "llmchaos/mockprovider/dialect.hpp"
 
 namespace fs = std::filesystem;
 
@@ -107,10 +108,11 @@ class Explorer {
         if (fault == FaultKind::schema_missing && !base.contract) continue;
         for (const auto& [dialect, dialect_name] : enum_names<Dialect>::table)
           for (const bool stream : {false, true})
-            // A background workflow (rule 0, resume) only where it means something: a streamed Responses
-            // route under the sweep's own policy.
+            // A background workflow (rule 0, resume) only where it means something: a streamed route of a
+            // dialect that stores responses, under the sweep's own policy.
             for (const bool background : {false, true}) {
-              if (background && !(stream && dialect == Dialect::responses && base.policy_file.empty())) continue;
+              if (background && !(stream && mock::dialect_spec(dialect).stores_responses && base.policy_file.empty()))
+                continue;
               for (int n = 1; n <= max_position; ++n) {
                 const auto name = fmt::format("explore sweep: {} attempt {} {} on {} ({}{})", base.routes[r].name, n,
                                               fault_name, dialect_name, stream ? "streamed" : "plain",

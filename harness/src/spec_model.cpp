@@ -13,6 +13,8 @@
 #include <boost/json/parse.hpp>
 #include <fmt/format.h>
 
+#include "llmchaos/mockprovider/dialect.hpp"
+
 namespace llmchaos::harness {
 namespace {
 
@@ -80,10 +82,10 @@ Failure judge(const Case& c, const LedgerEntry& e, const mock::Step* step, bool 
   const bool shown = side_effect_before || (tokens_reach_caller && shown_before > 0);
   const CommitState after_tokens = shown || visible > 0 ? CommitState::committed : CommitState::none;
   const CommitState before_any = shown ? CommitState::committed : CommitState::none;
-  // Background responses are a Responses API feature; the request that created one, or a resume of it,
+  // Background responses exist where a dialect stores responses (the Responses API); the request that created one, or a resume of it,
   // streamed with a 200. A cut or a stall breaks the stream after its first frame (response.created)
   // named it.
-  const bool background_stream = wf.background && e.dialect == Dialect::responses && e.stream && e.status == 200;
+  const bool background_stream = wf.background && mock::dialect_spec(e.dialect).stores_responses && e.stream && e.status == 200;
   f.background_cut = background_stream && (e.fault == FaultKind::stream_cut || e.fault == FaultKind::stream_stall);
   auto set = [&](Owner owner, CommitState commit, std::string what) {
     f.owner = owner;
