@@ -1,11 +1,11 @@
 // llmchaos faults: the fault catalog as the code has it, from each fault kind's own spec (its name, the
 // step keys only it reads, its one-line summary and the traits the other layers read). mockprovider/faults/
 // README.md's table is checked against this output (tests/harness/test_faults_cli.cpp), so the two agree.
+#include <fmt/format.h>
+
 #include <iostream>
 #include <memory>
 #include <string>
-
-#include <fmt/format.h>
 
 #include "commands.hpp"
 #include "llmchaos/mockprovider/fault.hpp"
@@ -15,9 +15,12 @@ namespace {
 
 std::string in_band_text(mock::InBand b) {
   switch (b) {
-    case mock::InBand::never: return "";
-    case mock::InBand::always: return "a 2xx still fails";
-    case mock::InBand::under_output_contract: return "a 2xx fails under an output contract";
+    case mock::InBand::never:
+      return "";
+    case mock::InBand::always:
+      return "a 2xx still fails";
+    case mock::InBand::under_output_contract:
+      return "a 2xx fails under an output contract";
   }
   return "";
 }
@@ -28,7 +31,8 @@ std::string traits_text(const mock::FaultTraits& t) {
   std::string out = in_band_text(t.in_band);
   const auto add = [&out](const std::string& s) { out += (out.empty() ? "" : "; ") + s; };
   if (t.breaks_stream) add("breaks the stream");
-  if (t.default_retry_after_ms) add(fmt::format("retry hint {} ms unless scripted", *t.default_retry_after_ms));
+  if (t.default_retry_after_ms)
+    add(fmt::format("retry hint {} ms unless scripted", *t.default_retry_after_ms));
   return out;
 }
 
@@ -57,7 +61,8 @@ void print_faults(bool markdown) {
 }  // namespace
 
 void add_faults(CLI::App& app, int& exit_code) {
-  auto* cmd = app.add_subcommand("faults", "List the fault kinds a script step can name, from their own specs");
+  auto* cmd =
+      app.add_subcommand("faults", "List the fault kinds a script step can name, from their own specs");
   auto markdown = std::make_shared<bool>(false);
   cmd->add_flag("--markdown", *markdown, "One Markdown table (fault, own keys, summary, traits)");
   cmd->callback([markdown, &exit_code] {

@@ -6,11 +6,10 @@
 #include <memory>
 #include <optional>
 
-
 #include "commands.hpp"
-#include "stop_signals.hpp"
 #include "llmchaos/core/spec_error.hpp"
 #include "llmchaos/gateway/gateway.hpp"
+#include "stop_signals.hpp"
 
 namespace llmchaos::app {
 namespace {
@@ -60,10 +59,14 @@ int run_gateway(const GatewayArgs& args) {
 void add_gateway(CLI::App& app, int& exit_code) {
   auto args = std::make_shared<GatewayArgs>();
   auto* sub = app.add_subcommand(
-      "gateway", "run an OpenAI-compatible gateway over the client stack (keys, tiers, breakers, balancing, fallback)");
-  sub->add_option("--config", args->config, "gateway.toml (see examples/gateway.toml)")->required()->check(CLI::ExistingFile);
+      "gateway",
+      "run an OpenAI-compatible gateway over the client stack (keys, tiers, breakers, balancing, fallback)");
+  sub->add_option("--config", args->config, "gateway.toml (see examples/gateway.toml)")
+      ->required()
+      ->check(CLI::ExistingFile);
   sub->add_option("--bind", args->bind, "address to listen on (overrides [gateway] bind; default 127.0.0.1)");
-  sub->add_option("--port", args->port, "port (overrides [gateway] port; 0 = ephemeral, the bound port is printed)");
+  sub->add_option("--port", args->port,
+                  "port (overrides [gateway] port; 0 = ephemeral, the bound port is printed)");
   sub->add_flag("--allow-non-loopback", args->allow_non_loopback, "allow a bind address other than loopback");
   sub->callback([args, &exit_code] { exit_code = run_gateway(*args); });
 }

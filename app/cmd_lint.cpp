@@ -4,11 +4,11 @@
 // Cassettes (KEY.cassette.json, proxy/CASSETTES.md) are found in the folders given and checked by
 // mockprovider's reader: JSON errors at file:line:col, an unknown format, a missing or mistyped field, a key
 // that is not the request's hash.
+#include <fmt/format.h>
+
 #include <filesystem>
 #include <iostream>
 #include <memory>
-
-#include <fmt/format.h>
 
 #include "commands.hpp"
 #include "llmchaos/harness/case.hpp"
@@ -71,8 +71,9 @@ int lint(const std::vector<std::string>& paths, bool quiet) {
   for (const auto& w : report.warnings) std::cerr << w.pos().str() << ": warning: " << w.message() << "\n";
   const auto errors = report.errors.size();
   if (!quiet || errors)
-    std::cerr << fmt::format("llmchaos lint: {} file(s), {} error(s){}\n", report.files, errors,
-                             report.warnings.empty() ? "" : fmt::format(", {} warning(s)", report.warnings.size()));
+    std::cerr << fmt::format(
+        "llmchaos lint: {} file(s), {} error(s){}\n", report.files, errors,
+        report.warnings.empty() ? "" : fmt::format(", {} warning(s)", report.warnings.size()));
   return errors ? 2 : 0;
 }
 

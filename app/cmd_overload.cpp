@@ -1,5 +1,7 @@
 // llmchaos overload: the admission-gate study (SPEC 8): a model of fixed capacity behind a service with
 // one gate, under open-loop load; live through the mock provider, or --virtual in simulated time.
+#include <fmt/format.h>
+
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -7,8 +9,6 @@
 #include <memory>
 #include <string>
 #include <vector>
-
-#include <fmt/format.h>
 
 #include "commands.hpp"
 #include "llmchaos/experiments/overload.hpp"
@@ -79,10 +79,10 @@ int run(OverloadOptions o) {
 
 void add_overload(CLI::App& app, int& exit_code) {
   auto o = std::make_shared<OverloadOptions>();
-  auto* sub = app.add_subcommand(
-      "overload",
-      "Overload admission gates: a model of fixed capacity behind unbounded / bounded / admission gates under "
-      "open-loop load (live through the mock provider, or --virtual)");
+  auto* sub = app.add_subcommand("overload",
+                                 "Overload admission gates: a model of fixed capacity behind unbounded / "
+                                 "bounded / admission gates under "
+                                 "open-loop load (live through the mock provider, or --virtual)");
   sub->add_option("--capacity", o->settings.capacity_per_sec, "model capacity, requests per second")
       ->check(CLI::Range(0.1, 100000.0))
       ->capture_default_str();
@@ -92,10 +92,13 @@ void add_overload(CLI::App& app, int& exit_code) {
   sub->add_option("--workers", o->settings.workers, "request handlers of the service in front of the model")
       ->check(CLI::Range(1, 1000000))
       ->capture_default_str();
-  sub->add_option("--gate", o->gates, "unbounded:WAITCAP_MS, bounded:N or admission:BUDGET_MS (repeat or comma list)")
+  sub->add_option("--gate", o->gates,
+                  "unbounded:WAITCAP_MS, bounded:N or admission:BUDGET_MS (repeat or comma list)")
       ->delimiter(',')
       ->capture_default_str();
-  sub->add_option("--load", o->loads, "offered load, times capacity (comma list)")->delimiter(',')->capture_default_str();
+  sub->add_option("--load", o->loads, "offered load, times capacity (comma list)")
+      ->delimiter(',')
+      ->capture_default_str();
   sub->add_option("--arrivals", o->arrivals, "arrival process")
       ->check(CLI::IsMember({"constant", "poisson"}))
       ->capture_default_str();
@@ -103,7 +106,8 @@ void add_overload(CLI::App& app, int& exit_code) {
       ->check(CLI::Range(0.01, 3600.0))
       ->capture_default_str();
   sub->add_option("--seed", o->settings.seed, "arrival seed")->capture_default_str();
-  sub->add_flag("--virtual", o->virtual_time, "simulate in virtual time (discrete events) instead of live sockets");
+  sub->add_flag("--virtual", o->virtual_time,
+                "simulate in virtual time (discrete events) instead of live sockets");
   sub->add_option("--json", o->json_path, "write the JSON report to FILE");
   sub->add_option("--markdown", o->markdown_path, "write the Markdown report to FILE");
   sub->callback([o, &exit_code] {

@@ -2,18 +2,18 @@
 // of a real upstream (proxy/proxy.hpp). Prints "listening on http://HOST:PORT" first (flushed),
 // then each route with its upstream; serves until SIGINT or SIGTERM. Nothing it prints or writes names
 // a credential.
+#include <fmt/format.h>
+
 #include <iostream>
 #include <memory>
 
-#include <fmt/format.h>
-
 #include "commands.hpp"
+#include "llmchaos/core/spec_error.hpp"
+#include "llmchaos/mockprovider/server.hpp"
+#include "llmchaos/proxy/proxy.hpp"
 #include "number_checks.hpp"
 #include "server_cli.hpp"
 #include "stop_signals.hpp"
-#include "llmchaos/core/spec_error.hpp"
-#include "llmchaos/proxy/proxy.hpp"
-#include "llmchaos/mockprovider/server.hpp"
 
 namespace llmchaos::app {
 namespace {
@@ -33,8 +33,9 @@ int proxy(ProxyArgs args) {
     for (const auto& [name, url] : script.upstreams) args.upstream.routes[name] = url;
     for (const auto& [name, route] : script.script.routes)
       if (!script.upstreams.count(name) && args.upstream.upstream.empty())
-        throw std::invalid_argument(fmt::format("{}: route \"{}\" has no upstream: give it `upstream = \"URL\"` or pass --upstream",
-                                                args.script, name));
+        throw std::invalid_argument(
+            fmt::format("{}: route \"{}\" has no upstream: give it `upstream = \"URL\"` or pass --upstream",
+                        args.script, name));
     args.server.forwarder = proxy::make_upstream_forwarder(args.upstream);
     server = std::make_unique<mock::MockServer>(args.server);
     server->engine().install("", script.script);
@@ -44,11 +45,14 @@ int proxy(ProxyArgs args) {
   }
   print_listening(args.server, server->port());
   if (script.script.routes.empty())
-    std::cout << "proxying no routes yet: install a script with PUT /__llmchaos/script (its routes use --upstream)\n";
-  if (!args.upstream.record_dir.empty()) std::cout << "recording cassettes into " << args.upstream.record_dir << "\n";
+    std::cout << "proxying no routes yet: install a script with PUT /__llmchaos/script (its routes use "
+                 "--upstream)\n";
+  if (!args.upstream.record_dir.empty())
+    std::cout << "recording cassettes into " << args.upstream.record_dir << "\n";
   for (const auto& [name, route] : script.script.routes) {
     const auto it = args.upstream.routes.find(name);
-    std::cout << fmt::format("  route {} ({}): {}/{}/... -> {}\n", name, to_string(route.dialect), server->base_url(), name,
+    std::cout << fmt::format("  route {} ({}): {}/{}/... -> {}\n", name, to_string(route.dialect),
+                             server->base_url(), name,
                              it != args.upstream.routes.end() ? it->second : args.upstream.upstream);
   }
   std::cout.flush();
@@ -62,11 +66,13 @@ int proxy(ProxyArgs args) {
 
 void add_proxy(CLI::App& app, int& exit_code) {
   auto args = std::make_shared<ProxyArgs>();
-  auto* sub = app.add_subcommand(
-      "proxy", "forward each route to a real upstream and apply its fault script to the real traffic (streams frame by frame)");
-  sub->add_option("--upstream", args->upstream.upstream,
-                  "base URL of the routes without their own `upstream` key (http:// or https://); the path after "
-                  "/ROUTE is appended");
+  auto* sub = app.add_subcommand("proxy",
+                                 "forward each route to a real upstream and apply its fault script to the "
+                                 "real traffic (streams frame by frame)");
+  sub->add_option(
+      "--upstream", args->upstream.upstream,
+      "base URL of the routes without their own `upstream` key (http:// or https://); the path after "
+      "/ROUTE is appended");
   sub->add_option("--script", args->script,
                   "fault script (TOML with [route.NAME] tables, each with an optional upstream = \"URL\")");
   sub->add_option("--record", args->upstream.record_dir,

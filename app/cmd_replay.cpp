@@ -1,4 +1,6 @@
 // llmchaos replay: the timeout-policy study (SPEC 8) over a recorded latency trace, offline or live.
+#include <fmt/format.h>
+
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -9,15 +11,13 @@
 #include <string>
 #include <vector>
 
-#include <fmt/format.h>
-
 #include "commands.hpp"
-#include "number_checks.hpp"
 #include "llmchaos/experiments/replay.hpp"
 #include "llmchaos/experiments/replay_live.hpp"
 #include "llmchaos/experiments/replay_report.hpp"
 #include "llmchaos/experiments/synth.hpp"
 #include "llmchaos/experiments/trace.hpp"
+#include "number_checks.hpp"
 
 namespace llmchaos::app {
 
@@ -134,15 +134,17 @@ bool trace_replayable(const ReplayOptions& o, const LoadedTrace& trace) {
     return false;
   }
   if (o.live && trace.requests > max_live_requests) {
-    std::cerr << fmt::format("llmchaos replay --live: {} requests; the live replay plays each in real time (scaled), "
-                             "use at most {} (e.g. head -n 1000 {})\n",
-                             trace.requests, max_live_requests, o.trace);
+    std::cerr << fmt::format(
+        "llmchaos replay --live: {} requests; the live replay plays each in real time (scaled), "
+        "use at most {} (e.g. head -n 1000 {})\n",
+        trace.requests, max_live_requests, o.trace);
     return false;
   }
   return true;
 }
 
-ex::ReplayReport evaluate(const ReplayOptions& o, const std::vector<ex::PolicyConfig>& configs, LoadedTrace& trace) {
+ex::ReplayReport evaluate(const ReplayOptions& o, const std::vector<ex::PolicyConfig>& configs,
+                          LoadedTrace& trace) {
   ex::ReplayReport report;
   report.trace = o.trace;
   report.requests = trace.requests;
@@ -165,8 +167,8 @@ ex::ReplayReport evaluate(const ReplayOptions& o, const std::vector<ex::PolicyCo
   return report;
 }
 
-void write_outputs(const ReplayOptions& o, const std::vector<ex::PolicyConfig>& configs, const LoadedTrace& trace,
-                   const ex::ReplayReport& report) {
+void write_outputs(const ReplayOptions& o, const std::vector<ex::PolicyConfig>& configs,
+                   const LoadedTrace& trace, const ex::ReplayReport& report) {
   ex::find_replay_format("text")->write(report, std::cout);
   if (!o.json_path.empty()) write_to(*ex::find_replay_format("json"), report, o.json_path);
   if (!o.markdown_path.empty()) write_to(*ex::find_replay_format("markdown"), report, o.markdown_path);
@@ -205,25 +207,31 @@ void add_replay(CLI::App& app, int& exit_code) {
       ->delimiter(',')
       ->check(finite_between(0, 86'400, /*min_open=*/true))
       ->capture_default_str();
-  sub->add_option("--format", o->format, "trace format")->check(CLI::IsMember({"detect", "jsonl", "csv"}))->capture_default_str();
+  sub->add_option("--format", o->format, "trace format")
+      ->check(CLI::IsMember({"detect", "jsonl", "csv"}))
+      ->capture_default_str();
   sub->add_flag("--skip-bad", o->skip_bad, "report bad lines but evaluate the good ones (default: exit 2)");
   sub->add_option("--json", o->json_path, "write the JSON report to FILE");
   sub->add_option("--markdown", o->markdown_path, "write the Markdown report to FILE");
   sub->add_option("--svg", o->svg_dir, "write one latency CDF per policy into DIR (replay-<policy>.svg)");
   sub->add_flag("--timing", o->timing, "print rows/s of reading and evaluating on stderr");
-  sub->add_option("--threads", o->threads, "threads reading a large JSON-lines trace (0: the cores, at most 8)")
+  sub->add_option("--threads", o->threads,
+                  "threads reading a large JSON-lines trace (0: the cores, at most 8)")
       ->capture_default_str();
-  sub->add_flag("--live", o->live, "play the trace through real sockets: mock provider + HTTP client per policy");
+  sub->add_flag("--live", o->live,
+                "play the trace through real sockets: mock provider + HTTP client per policy");
   sub->add_option("--time-scale", o->time_scale, "live: every recorded latency and T times this")
       ->check(finite_between(0.001, 1.0))
       ->capture_default_str();
   sub->add_option("--concurrency", o->concurrency, "live: requests in flight at once")
       ->check(CLI::Range(1, 256))
       ->capture_default_str();
-  sub->add_option("--synth", o->synth_rows, "write a synthetic trace of N requests (with --out) instead of replaying");
+  sub->add_option("--synth", o->synth_rows,
+                  "write a synthetic trace of N requests (with --out) instead of replaying");
   sub->add_option("--out", o->out, "synthetic trace file (.csv -> CSV, else JSON lines)");
   sub->add_option("--seed", o->seed, "synthetic trace seed")->capture_default_str();
-  sub->add_option("--outage", o->outage, "synthetic: primary outage over requests START,END (indices)")->delimiter(',');
+  sub->add_option("--outage", o->outage, "synthetic: primary outage over requests START,END (indices)")
+      ->delimiter(',');
   sub->callback([o, &exit_code] {
     try {
       exit_code = o->synth_rows > 0 ? run_synth(*o) : run_replay(*o);

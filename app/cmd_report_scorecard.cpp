@@ -48,15 +48,21 @@ int scorecard_command(const ScorecardArgs& a) {
     columns.push_back({name, &runs[i]});
   }
   if (a.changes && columns.size() != 2) {
-    std::cerr << "llmchaos report scorecard: --changes compares two reports, OLD.json NEW.json (got " << columns.size() << ")\n";
+    std::cerr << "llmchaos report scorecard: --changes compares two reports, OLD.json NEW.json (got "
+              << columns.size() << ")\n";
     return 2;
   }
-  const auto md = a.changes ? reports::changes_markdown(columns[0], columns[1]) : reports::scorecard_markdown(columns);
+  const auto md =
+      a.changes ? reports::changes_markdown(columns[0], columns[1]) : reports::scorecard_markdown(columns);
   bool ok = true;
-  if (a.markdown.empty()) std::cout << md;
-  else ok = write_file(a.markdown, md) && ok;
+  if (a.markdown.empty())
+    std::cout << md;
+  else
+    ok = write_file(a.markdown, md) && ok;
   if (!a.html.empty())
-    ok = write_file(a.html, a.changes ? reports::changes_html(columns[0], columns[1]) : reports::scorecard_html(columns)) && ok;
+    ok = write_file(a.html, a.changes ? reports::changes_html(columns[0], columns[1])
+                                      : reports::scorecard_html(columns)) &&
+         ok;
   return ok ? 0 : 2;
 }
 
@@ -65,14 +71,17 @@ int scorecard_command(const ScorecardArgs& a) {
 void add_report_scorecard(CLI::App& report, int& exit_code) {
   auto a = std::make_shared<ScorecardArgs>();
   auto* sub = report.add_subcommand(
-      "scorecard", "several targets' report.json (one run each) as one case x target matrix, Markdown and HTML");
+      "scorecard",
+      "several targets' report.json (one run each) as one case x target matrix, Markdown and HTML");
   sub->add_option("reports", a->inputs, "the runs' JSON reports, one per target (columns in this order)")
       ->required()
       ->check(CLI::ExistingFile);
-  sub->add_flag("--changes", a->changes,
-                "compare two runs of one suite (OLD.json NEW.json: an SDK's previous and newest version): list every "
-                "case whose observed actions, outcome or verdict differ, with both timelines; \"none changed out of N\" "
-                "when none did");
+  sub->add_flag(
+      "--changes", a->changes,
+      "compare two runs of one suite (OLD.json NEW.json: an SDK's previous and newest version): list every "
+      "case whose observed actions, outcome or verdict differ, with both timelines; \"none changed out of "
+      "N\" "
+      "when none did");
   sub->add_option("--markdown", a->markdown, "write the Markdown scorecard to this file (default: stdout)");
   sub->add_option("--html", a->html, "write the self-contained HTML scorecard to this file");
   sub->callback([a, &exit_code] { exit_code = scorecard_command(*a); });

@@ -1,5 +1,6 @@
 // llmchaos run: play a suite of cases against one in-process mock provider, check every history, write
 // reports, and gate on a baseline. Exit 0 all passed, 1 any failed / unknown / changed, 2 usage or file.
+#include <fmt/format.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -10,16 +11,14 @@
 #include <optional>
 #include <set>
 
-#include <fmt/format.h>
-
 #include "commands.hpp"
-#include "number_checks.hpp"
 #include "llmchaos/core/spec_error.hpp"
 #include "llmchaos/harness/capabilities.hpp"
 #include "llmchaos/harness/mutation.hpp"
 #include "llmchaos/harness/runner.hpp"
 #include "llmchaos/harness/shard.hpp"
 #include "llmchaos/reports/json.hpp"
+#include "number_checks.hpp"
 #include "run_outputs.hpp"
 
 namespace llmchaos::app {
@@ -42,7 +41,8 @@ struct RunArgs {
 // The target's settings as the reports and the scorecard show them.
 std::vector<harness::Setting> target_settings(const RunArgs& a) {
   const auto& d = a.run.driver_options;
-  std::vector<harness::Setting> out{{"driver", a.run.driver}, {"time_scale", fmt::format("{}", a.run.time_scale)}};
+  std::vector<harness::Setting> out{{"driver", a.run.driver},
+                                    {"time_scale", fmt::format("{}", a.run.time_scale)}};
   if (!d.exec_command.empty()) out.emplace_back("exec", d.exec_command);
   if (!d.target_url.empty()) out.emplace_back("target", d.target_url);
   if (!d.target_command.empty()) out.emplace_back("target_command", d.target_command);
@@ -53,7 +53,8 @@ std::vector<harness::Setting> target_settings(const RunArgs& a) {
 }
 
 // --repeat: cases whose verdict or actions differ between two runs of the same suite (flaky cases).
-void note_changes(const harness::RunResult& before, const harness::RunResult& after, std::set<std::string>& changed) {
+void note_changes(const harness::RunResult& before, const harness::RunResult& after,
+                  std::set<std::string>& changed) {
   for (std::size_t i = 0; i < before.cases.size() && i < after.cases.size(); ++i)
     if (before.cases[i].verdict != after.cases[i].verdict ||
         before.cases[i].observed_actions != after.cases[i].observed_actions)
@@ -83,11 +84,13 @@ std::optional<harness::SuiteLoad> load_cases(const RunArgs& a) {
   auto suite = harness::load_suite(a.paths, a.filters);
   for (const auto& e : suite.errors) std::cerr << e.what() << "\n";
   if (!suite.errors.empty()) {
-    std::cerr << fmt::format("llmchaos run: {} error(s) in the case files; nothing was run\n", suite.errors.size());
+    std::cerr << fmt::format("llmchaos run: {} error(s) in the case files; nothing was run\n",
+                             suite.errors.size());
     return std::nullopt;
   }
   if (suite.cases.empty()) {
-    std::cerr << "llmchaos run: no case to run" << (a.filters.empty() ? "" : " (none matches --filter)") << "\n";
+    std::cerr << "llmchaos run: no case to run" << (a.filters.empty() ? "" : " (none matches --filter)")
+              << "\n";
     return std::nullopt;
   }
   // A case on an exact time boundary means something only on a virtual clock (cases/README.md): a live
@@ -98,7 +101,8 @@ std::optional<harness::SuiteLoad> load_cases(const RunArgs& a) {
       if (c.exact_time) exact.push_back(c.name);
     // The in-process stack needs no socket: its run plays them on a virtual clock (runner.cpp).
     if (!exact.empty() && a.run.driver == "inproc")
-      std::cout << fmt::format("{} exact_time case(s) played under virtual time: {}\n", exact.size(), fmt::join(exact, "; "));
+      std::cout << fmt::format("{} exact_time case(s) played under virtual time: {}\n", exact.size(),
+                               fmt::join(exact, "; "));
     else if (!exact.empty())
       std::cout << fmt::format("{} exact_time case(s) not run (they need --virtual-time): {}\n", exact.size(),
                                fmt::join(exact, "; "));
@@ -109,7 +113,7 @@ std::optional<harness::SuiteLoad> load_cases(const RunArgs& a) {
 // The part of the suite this run plays (--shard: each case keeps its place in the whole catalog).
 struct Picked {
   std::vector<harness::Case> cases;
-  std::vector<std::size_t> index;                           // each picked case's place in the suite
+  std::vector<std::size_t> index;                            // each picked case's place in the suite
   std::vector<std::pair<std::string, std::string>> catalog;  // the whole suite: (folder, name)
   harness::Shard shard;
 };
@@ -125,7 +129,8 @@ std::optional<Picked> pick_cases(const RunArgs& a, harness::SuiteLoad& suite) {
   if (!a.shard.empty()) {
     const auto parsed = harness::parse_shard(a.shard);
     if (!parsed) {
-      std::cerr << fmt::format("llmchaos run: --shard {}: expected K/N with 1 <= K <= N (e.g. 2/4)\n", a.shard);
+      std::cerr << fmt::format("llmchaos run: --shard {}: expected K/N with 1 <= K <= N (e.g. 2/4)\n",
+                               a.shard);
       return std::nullopt;
     }
     p.shard = *parsed;
@@ -182,15 +187,17 @@ int report(RunArgs& a, const Picked& picked, Played& played) {
   run.shard = picked.shard;
   run.catalog = harness::catalog_digest(picked.catalog);
   run.catalog_cases = static_cast<int>(picked.catalog.size());
-  for (std::size_t i = 0; i < run.cases.size() && i < picked.index.size(); ++i) run.cases[i].index = static_cast<int>(picked.index[i]);
+  for (std::size_t i = 0; i < run.cases.size() && i < picked.index.size(); ++i)
+    run.cases[i].index = static_cast<int>(picked.index[i]);
   if (picked.shard.sharded())
-    std::cout << fmt::format("shard {}: {} of the suite's {} case(s)\n", harness::shard_label(picked.shard), run.cases.size(),
-                             picked.catalog.size());
+    std::cout << fmt::format("shard {}: {} of the suite's {} case(s)\n", harness::shard_label(picked.shard),
+                             run.cases.size(), picked.catalog.size());
   std::string repeat_text;
   if (a.repeat > 1) {
     const double n = static_cast<double>(a.repeat) * static_cast<double>(run.cases.size());
-    repeat_text = fmt::format("repeat: {} runs, {:.0f} cases in {:.3f} s: {:.0f} cases/s{}\n", a.repeat, n, played.total_ms / 1000,
-                              played.total_ms > 0 ? n * 1000 / played.total_ms : 0.0, a.run.virtual_time ? " (virtual time)" : "");
+    repeat_text = fmt::format("repeat: {} runs, {:.0f} cases in {:.3f} s: {:.0f} cases/s{}\n", a.repeat, n,
+                              played.total_ms / 1000, played.total_ms > 0 ? n * 1000 / played.total_ms : 0.0,
+                              a.run.virtual_time ? " (virtual time)" : "");
     for (const auto& name : played.changed) repeat_text += fmt::format("  changed between runs: {}\n", name);
   }
   return a.outputs.finish(run, "run", repeat_text, !played.changed.empty());
@@ -219,17 +226,22 @@ int run_command(RunArgs& a) {
 
 void add_run(CLI::App& app, int& exit_code) {
   auto a = std::make_shared<RunArgs>();
-  auto* sub = app.add_subcommand("run", "run cases against the mock provider, check every action, write reports");
+  auto* sub =
+      app.add_subcommand("run", "run cases against the mock provider, check every action, write reports");
   sub->add_option("paths", a->paths, "case files or folders (default: cases/)");
-  sub->add_option("--driver", a->run.driver, "what to drive: " + harness::driver_names())->capture_default_str();
-  sub->add_option("--jobs,-j", a->run.jobs, "cases run in parallel (default: the machine's cores)")->check(CLI::Range(1, 256));
-  sub->add_option("--seed", a->run.seed, "seed of every random choice (jitter); written in every report")->capture_default_str();
+  sub->add_option("--driver", a->run.driver, "what to drive: " + harness::driver_names())
+      ->capture_default_str();
+  sub->add_option("--jobs,-j", a->run.jobs, "cases run in parallel (default: the machine's cores)")
+      ->check(CLI::Range(1, 256));
+  sub->add_option("--seed", a->run.seed, "seed of every random choice (jitter); written in every report")
+      ->capture_default_str();
   sub->add_option("--time-scale", a->run.time_scale,
                   "multiply every scripted delay, retry-after and time budget by this factor (e.g. 0.05)")
       ->check(finite_between(0, 1000, /*min_open=*/true))
       ->capture_default_str();
   sub->add_option("--filter", a->filters,
-                  "run only cases with this tag, or whose whole name or file path (as found under the paths given) matches "
+                  "run only cases with this tag, or whose whole name or file path (as found under the paths "
+                  "given) matches "
                   "this glob; * also matches /: --filter '*quota*' (repeatable: any match selects)");
   a->outputs.add_options(sub);
   sub->add_option("--shard", a->shard,
@@ -248,32 +260,40 @@ void add_run(CLI::App& app, int& exit_code) {
                   "change between runs fails the run; reports are of the last run")
       ->check(CLI::Range(1, 1000000))
       ->capture_default_str();
-  sub->add_option("--exec", a->run.driver_options.exec_command,
-                  "--driver exec: the program started per request (via /bin/sh -c; see harness/drivers/README.md)");
+  sub->add_option(
+      "--exec", a->run.driver_options.exec_command,
+      "--driver exec: the program started per request (via /bin/sh -c; see harness/drivers/README.md)");
   sub->add_option("--target", a->run.driver_options.target_url,
                   "--driver http: the service's base URL; {port} = the port picked for --target-command");
-  sub->add_option("--target-config", a->run.driver_options.target_config,
-                  "--driver http: a config template rendered per case ({{policy}}, {{route.NAME.base_url}}, ...; "
-                  "see harness/drivers/README.md)");
-  sub->add_option("--target-command", a->run.driver_options.target_command,
-                  "--driver http: the service started per case via /bin/sh -c, {config} and {port} substituted; "
-                  "killed (process group) at the case's end");
-  sub->add_option("--target-key", a->run.driver_options.target_key, "--driver http: the API key sent as Bearer")
+  sub->add_option(
+      "--target-config", a->run.driver_options.target_config,
+      "--driver http: a config template rendered per case ({{policy}}, {{route.NAME.base_url}}, ...; "
+      "see harness/drivers/README.md)");
+  sub->add_option(
+      "--target-command", a->run.driver_options.target_command,
+      "--driver http: the service started per case via /bin/sh -c, {config} and {port} substituted; "
+      "killed (process group) at the case's end");
+  sub->add_option("--target-key", a->run.driver_options.target_key,
+                  "--driver http: the API key sent as Bearer")
       ->capture_default_str();
-  sub->add_option("--target-drain", a->run.driver_options.target_drain,
-                  "--driver http: where queued requests are redelivered: a path to POST after the requests, or none "
-                  "(default: /v1/llmchaos/drain, and only after the target answered 202)");
-  sub->add_option("--target-header", a->run.driver_options.target_headers,
-                  "--driver http: 'NAME: TEMPLATE' sent with every request, rendered per case ({{policy_json}}, "
-                  "{{routes_json}}, {{fallback_json}}, {{route.NAME.base_url?}}, ...; JSON-escaped; repeatable)");
+  sub->add_option(
+      "--target-drain", a->run.driver_options.target_drain,
+      "--driver http: where queued requests are redelivered: a path to POST after the requests, or none "
+      "(default: /v1/llmchaos/drain, and only after the target answered 202)");
+  sub->add_option(
+      "--target-header", a->run.driver_options.target_headers,
+      "--driver http: 'NAME: TEMPLATE' sent with every request, rendered per case ({{policy_json}}, "
+      "{{routes_json}}, {{fallback_json}}, {{route.NAME.base_url?}}, ...; JSON-escaped; repeatable)");
   sub->add_option("--target-capabilities", a->capabilities,
                   "what the system under test can do (" + harness::capability_names() +
                       ", or none); a case needing an absent one is n/a (default: every one)")
       ->each([a](const std::string&) { a->capabilities_given = true; });
-  sub->add_option("--label", a->label, "the system under test's name and version, shown in reports and the scorecard");
+  sub->add_option("--label", a->label,
+                  "the system under test's name and version, shown in reports and the scorecard");
   sub->add_option("--mutate", a->run.driver_options.mutation,
                   "--driver inproc, testing the tester: run a deliberately broken stack (" +
-                      harness::mutation_names() + "); a case `llmchaos explore --mutate` wrote must then fail");
+                      harness::mutation_names() +
+                      "); a case `llmchaos explore --mutate` wrote must then fail");
   sub->add_flag("--quiet,-q", a->quiet, "no progress output");
   sub->callback([a, &exit_code] { exit_code = run_command(*a); });
 }

@@ -5,30 +5,29 @@
 // --cassettes DIR: the healthy answers are recorded ones (proxy/CASSETTES.md), faults applied to
 // them as `llmchaos proxy` applies them to real traffic; a miss is a 501 naming the request's key, or with
 // --on-miss upstream the request goes to --upstream and its answer is recorded into DIR.
+#include <fmt/format.h>
+#include <unistd.h>
+
 #include <filesystem>
 #include <iostream>
 #include <memory>
-
-#include <unistd.h>
-
-#include <fmt/format.h>
 
 #if defined(__GLIBC__)
 #include <malloc.h>
 #endif
 
 #include "commands.hpp"
-#include "number_checks.hpp"
-#include "server_cli.hpp"
-#include "stop_signals.hpp"
 #include "llmchaos/core/spec_error.hpp"
 #include "llmchaos/core/toml_reader.hpp"
 #include "llmchaos/harness/case.hpp"
-#include "llmchaos/proxy/cassette.hpp"
 #include "llmchaos/mockprovider/dialect.hpp"
-#include "llmchaos/proxy/proxy.hpp"
 #include "llmchaos/mockprovider/server.hpp"
+#include "llmchaos/proxy/cassette.hpp"
+#include "llmchaos/proxy/proxy.hpp"
 #include "llmchaos/sessions/session_api.hpp"
+#include "number_checks.hpp"
+#include "server_cli.hpp"
+#include "stop_signals.hpp"
 
 namespace llmchaos::app {
 namespace {
@@ -36,10 +35,10 @@ namespace {
 struct ServeArgs {
   mock::ServerOptions server;
   std::string script;
-  std::string cassettes;          // --cassettes DIR
-  std::string on_miss = "error";  // error | upstream
-  proxy::UpstreamOptions upstream; // --on-miss upstream
-  double session_ttl_s = 600;     // --session-ttl
+  std::string cassettes;            // --cassettes DIR
+  std::string on_miss = "error";    // error | upstream
+  proxy::UpstreamOptions upstream;  // --on-miss upstream
+  double session_ttl_s = 600;       // --session-ttl
 };
 
 // A long-running server must give memory back after a ledger reset. glibc raises its trim threshold
@@ -64,7 +63,8 @@ struct Served {
 Served load_served(const std::string& path, ServeArgs& args) {
   if (path.empty()) return {{}, "serving no routes yet: install a script with PUT /__llmchaos/script"};
   if (!harness::is_case_document(parse_toml_file(path))) {
-    if (args.cassettes.empty()) return {mock::load_script_file(path), fmt::format("serving the fault script {}", path)};
+    if (args.cassettes.empty())
+      return {mock::load_script_file(path), fmt::format("serving the fault script {}", path)};
     auto proxy_script = proxy::load_proxy_script(path);
     for (const auto& [name, url] : proxy_script.upstreams) args.upstream.routes[name] = url;
     return {std::move(proxy_script.script), fmt::format("serving the fault script {}", path)};
@@ -73,7 +73,8 @@ Served load_served(const std::string& path, ServeArgs& args) {
   throw_errors(std::move(loaded.errors));
   return {std::move(loaded.value->script),
           fmt::format("serving the routes of case \"{}\" ({}); its other tables and the client keys of its "
-                      "routes are not served", loaded.value->name, path)};
+                      "routes are not served",
+                      loaded.value->name, path)};
 }
 
 // --cassettes: the cassette forwarder (with, for --on-miss upstream, an upstream forwarder recording into
@@ -84,8 +85,10 @@ void use_cassettes(ServeArgs& args, const mock::Script& script) {
   if (args.on_miss == "upstream") {
     for (const auto& [name, route] : script.routes)
       if (!args.upstream.routes.count(name) && args.upstream.upstream.empty())
-        throw std::invalid_argument(fmt::format("--on-miss upstream: route \"{}\" has no upstream: give it `upstream = \"URL\"` "
-                                                "in the script or pass --upstream", name));
+        throw std::invalid_argument(
+            fmt::format("--on-miss upstream: route \"{}\" has no upstream: give it `upstream = \"URL\"` "
+                        "in the script or pass --upstream",
+                        name));
     if (script.routes.empty() && args.upstream.upstream.empty())
       throw std::invalid_argument("--on-miss upstream needs --upstream URL");
     args.upstream.record_dir = args.cassettes;
@@ -93,21 +96,25 @@ void use_cassettes(ServeArgs& args, const mock::Script& script) {
   } else {
     std::error_code ec;
     if (!std::filesystem::is_directory(args.cassettes, ec))
-      throw std::invalid_argument(fmt::format("--cassettes {}: not a folder (with --on-miss error every request would miss)",
-                                              args.cassettes));
+      throw std::invalid_argument(fmt::format(
+          "--cassettes {}: not a folder (with --on-miss error every request would miss)", args.cassettes));
   }
-  args.server.forwarder = proxy::make_cassette_forwarder({args.cassettes, args.server.time_scale}, std::move(on_miss));
+  args.server.forwarder =
+      proxy::make_cassette_forwarder({args.cassettes, args.server.time_scale}, std::move(on_miss));
 }
 
 // The session API (harness/sessions/README.md) on /__llmchaos/sessions: cases played from a team's own
 // tests, at the server's --time-scale and --seed.
-std::shared_ptr<sessions::SessionApi> session_api(mock::MockServer& server, Clock& clock, const ServeArgs& args) {
+std::shared_ptr<sessions::SessionApi> session_api(mock::MockServer& server, Clock& clock,
+                                                  const ServeArgs& args) {
   sessions::SessionOptions options;
   options.time_scale = args.server.time_scale;
   options.seed = args.server.seed;
   options.ttl_ms = args.session_ttl_s * 1000;
-  options.id_salt = static_cast<std::uint64_t>(clock.now_ms() * 1000) ^ static_cast<std::uint64_t>(::getpid());
-  return std::make_shared<sessions::SessionApi>(server.engine(), clock, [&server] { return server.base_url(); }, options);
+  options.id_salt =
+      static_cast<std::uint64_t>(clock.now_ms() * 1000) ^ static_cast<std::uint64_t>(::getpid());
+  return std::make_shared<sessions::SessionApi>(
+      server.engine(), clock, [&server] { return server.base_url(); }, options);
 }
 
 int serve(ServeArgs args) {
@@ -136,7 +143,8 @@ int serve(ServeArgs args) {
   for (const auto& [name, route] : served.script.routes)
     std::cout << fmt::format("  route {} ({}): SDK base URL {}\n", name, to_string(route.dialect),
                              mock::sdk_base_url(base + "/" + name, route.dialect));
-  std::cout << fmt::format("session API: POST {}/__llmchaos/sessions with a case (harness/sessions/README.md)\n", base);
+  std::cout << fmt::format(
+      "session API: POST {}/__llmchaos/sessions with a case (harness/sessions/README.md)\n", base);
   std::cout.flush();
 
   const char* stopped_by = stop_signals.wait();
@@ -149,16 +157,21 @@ int serve(ServeArgs args) {
 
 void add_serve(CLI::App& app, int& exit_code) {
   auto args = std::make_shared<ServeArgs>();
-  auto* sub = app.add_subcommand("serve", "run the mock provider (OpenAI Chat Completions and Responses, Anthropic, Gemini dialects) with a fault script");
+  auto* sub = app.add_subcommand("serve",
+                                 "run the mock provider (OpenAI Chat Completions and Responses, Anthropic, "
+                                 "Gemini dialects) with a fault script");
   add_server_options(*sub, args->server);
-  sub->add_option("--script", args->script,
-                  "fault script (TOML with [route.NAME] tables), or a case file: its [route.*] tables are served");
-  auto* cassettes = sub->add_option("--cassettes", args->cassettes,
-                                    "serve recorded answers (DIR/KEY.cassette.json, proxy/CASSETTES.md) as the "
-                                    "routes' healthy answers, with their recorded timing (scaled by --time-scale)");
-  sub->add_option("--on-miss", args->on_miss,
-                  "a request without a cassette: error (501 naming its key) or upstream (forward to --upstream and "
-                  "record the answer)")
+  sub->add_option(
+      "--script", args->script,
+      "fault script (TOML with [route.NAME] tables), or a case file: its [route.*] tables are served");
+  auto* cassettes =
+      sub->add_option("--cassettes", args->cassettes,
+                      "serve recorded answers (DIR/KEY.cassette.json, proxy/CASSETTES.md) as the "
+                      "routes' healthy answers, with their recorded timing (scaled by --time-scale)");
+  sub->add_option(
+         "--on-miss", args->on_miss,
+         "a request without a cassette: error (501 naming its key) or upstream (forward to --upstream and "
+         "record the answer)")
       ->check(CLI::IsMember({"error", "upstream"}))
       ->needs(cassettes)
       ->capture_default_str();
@@ -169,9 +182,10 @@ void add_serve(CLI::App& app, int& exit_code) {
                   "PEM file of CA certificates trusted for https:// upstreams besides the system store")
       ->check(CLI::ExistingFile)
       ->needs(cassettes);
-  sub->add_option("--session-ttl", args->session_ttl_s,
-                  "seconds a session of the session API (POST /__llmchaos/sessions) lives without a call before it "
-                  "is ended (its namespace removed)")
+  sub->add_option(
+         "--session-ttl", args->session_ttl_s,
+         "seconds a session of the session API (POST /__llmchaos/sessions) lives without a call before it "
+         "is ended (its namespace removed)")
       ->check(finite_between(0, 604'800, /*min_open=*/true))
       ->capture_default_str();
   sub->callback([args, &exit_code] { exit_code = serve(*args); });

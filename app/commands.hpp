@@ -18,8 +18,7 @@ void add_report(CLI::App& app, int& exit_code);  // cmd_report.cpp: its own tabl
 void add_proxy(CLI::App& app, int& exit_code);
 void add_faults(CLI::App& app, int& exit_code);  // cmd_faults.cpp: the fault table from the specs
 
-inline constexpr AddCommand all_commands[] = {add_serve,    add_run,     add_lint,    add_replay,
-                                              add_overload, add_gateway, add_explore, add_report,
-                                              add_proxy,    add_faults};
+inline constexpr AddCommand all_commands[] = {add_serve,   add_run,     add_lint,   add_replay, add_overload,
+                                              add_gateway, add_explore, add_report, add_proxy,  add_faults};
 
 }  // namespace llmchaos::app

@@ -1,8 +1,8 @@
 #include "run_outputs.hpp"
 
-#include <iostream>
-
 #include <fmt/format.h>
+
+#include <iostream>
 
 #include "llmchaos/harness/runner.hpp"
 #include "llmchaos/reports/reports.hpp"
@@ -14,11 +14,15 @@ void RunOutputs::add_options(CLI::App* sub) {
     const std::string name(f.name);
     sub->add_option("--" + name, report_paths[name], fmt::format("write the {} report to this file", name));
   }
-  sub->add_option("--report-dir", report_dir, "write every report into this folder (junit.xml, report.json, ...)");
-  sub->add_flag("--compact-json", json_compact, "report.json without indentation, one case per line (smaller)");
-  sub->add_option("--baseline", baseline, "compare each case's action with this baseline; a change fails the run");
+  sub->add_option("--report-dir", report_dir,
+                  "write every report into this folder (junit.xml, report.json, ...)");
+  sub->add_flag("--compact-json", json_compact,
+                "report.json without indentation, one case per line (smaller)");
+  sub->add_option("--baseline", baseline,
+                  "compare each case's action with this baseline; a change fails the run");
   sub->add_option("--write-baseline", write_baseline, "record each case's observed action in this file");
-  sub->add_flag("--accept-changes", accept_changes, "with --baseline: print the changes but do not fail on them");
+  sub->add_flag("--accept-changes", accept_changes,
+                "with --baseline: print the changes but do not fail on them");
 }
 
 bool RunOutputs::load_baseline() {
@@ -42,13 +46,15 @@ int RunOutputs::finish(harness::RunResult& run, std::string_view command, const 
   // Reports: --report-dir writes all four; a per-format flag picks that format's path.
   std::map<std::string, std::string> targets;
   if (!report_dir.empty())
-    for (const auto& f : reports::formats()) targets[std::string(f.name)] = report_dir + "/" + std::string(f.file_name);
+    for (const auto& f : reports::formats())
+      targets[std::string(f.name)] = report_dir + "/" + std::string(f.file_name);
   for (const auto& [name, path] : report_paths)
     if (!path.empty()) targets[name] = path;
   const reports::Options options{.json_compact = json_compact};
   if (targets.empty())
-    std::cout << "no report written (--report-dir DIR writes junit.xml, report.json, report.md and report.html; "
-                 "--junit/--json/--markdown/--html FILE one of them)\n";
+    std::cout
+        << "no report written (--report-dir DIR writes junit.xml, report.json, report.md and report.html; "
+           "--junit/--json/--markdown/--html FILE one of them)\n";
   for (const auto& [name, path] : targets) {
     try {
       reports::write_report(*reports::find_format(name), run, path, options);

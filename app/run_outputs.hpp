@@ -2,11 +2,10 @@
 // What `run` and `report merge` share after the cases: the baseline gate, the summary, the reports and
 // the baseline file, with the same flags (--report-dir, --FORMAT FILE, --compact-json, --baseline,
 // --accept-changes, --write-baseline) and the same exit codes.
+#include <CLI/CLI.hpp>
 #include <map>
 #include <string>
 #include <string_view>
-
-#include <CLI/CLI.hpp>
 
 #include "llmchaos/harness/baseline.hpp"
 #include "llmchaos/harness/result.hpp"

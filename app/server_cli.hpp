@@ -1,10 +1,9 @@
 #pragma once
 // What `serve` and `proxy` share (one mock server underneath): the listening and limit options, the
 // "listening on" line a caller waits for, and how a start-up error is told.
+#include <CLI/CLI.hpp>
 #include <cstdint>
 #include <string_view>
-
-#include <CLI/CLI.hpp>
 
 #include "llmchaos/mockprovider/server.hpp"
 

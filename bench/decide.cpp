@@ -19,7 +19,9 @@ Observation openai_rate_429() {
   o.status = 429;
   o.body =
       R"({"error":{"message":"Rate limit reached for gpt-4o in organization org-x on tokens per min (TPM): Limit 30000, Used 14567, Requested 24754. Please try again in 18.642s.","type":"tokens","param":null,"code":"rate_limit_exceeded"}})";
-  o.headers = {{"content-type", "application/json"}, {"x-request-id", "req_abc"}, {"retry-after", "1"},
+  o.headers = {{"content-type", "application/json"},
+               {"x-request-id", "req_abc"},
+               {"retry-after", "1"},
                {"retry-after-ms", "900"}};
   return o;
 }
@@ -28,7 +30,8 @@ Observation anthropic_overloaded_529() {
   Observation o;
   o.dialect = Dialect::anthropic;
   o.status = 529;
-  o.body = R"({"type":"error","error":{"type":"overloaded_error","message":"Overloaded"},"request_id":"req_011CS"})";
+  o.body =
+      R"({"type":"error","error":{"type":"overloaded_error","message":"Overloaded"},"request_id":"req_011CS"})";
   o.headers = {{"content-type", "application/json"}, {"request-id", "req_011CS"}};
   return o;
 }
@@ -124,11 +127,14 @@ void error_body_scan(benchmark::State& state, Observation obs, ErrorDetail::Scan
 BENCHMARK_CAPTURE(classify_and_decide, openai_rate_429_retry, openai_rate_429(), Action::retry);
 BENCHMARK_CAPTURE(classify_and_decide, anthropic_529_retry, anthropic_overloaded_529(), Action::retry);
 BENCHMARK_CAPTURE(classify_and_decide, gemini_429_details_fallback, gemini_quota_429(), Action::fallback);
-BENCHMARK_CAPTURE(classify_and_decide, stream_cut_fail_closed, stream_cut_after_tokens(), Action::fail_closed);
+BENCHMARK_CAPTURE(classify_and_decide, stream_cut_fail_closed, stream_cut_after_tokens(),
+                  Action::fail_closed);
 BENCHMARK_CAPTURE(classify_and_decide_reused, openai_rate_429_retry, openai_rate_429(), Action::retry);
 BENCHMARK_CAPTURE(classify_and_decide_reused, anthropic_529_retry, anthropic_overloaded_529(), Action::retry);
-BENCHMARK_CAPTURE(classify_and_decide_reused, gemini_429_details_fallback, gemini_quota_429(), Action::fallback);
-BENCHMARK_CAPTURE(classify_and_decide_reused, stream_cut_fail_closed, stream_cut_after_tokens(), Action::fail_closed);
+BENCHMARK_CAPTURE(classify_and_decide_reused, gemini_429_details_fallback, gemini_quota_429(),
+                  Action::fallback);
+BENCHMARK_CAPTURE(classify_and_decide_reused, stream_cut_fail_closed, stream_cut_after_tokens(),
+                  Action::fail_closed);
 BENCHMARK_CAPTURE(classify_only, openai_rate_429, openai_rate_429());
 BENCHMARK_CAPTURE(classify_only, gemini_429_details, gemini_quota_429());
 BENCHMARK_CAPTURE(decide_only, openai_rate_429_retry, openai_rate_429(), Action::retry);

@@ -3,25 +3,16 @@
 // generator sent is missing from (or doubled in) the ledger, that the server is healthy, and that its
 // RSS came back. Prints the figures; exits 1 when a check fails, 2 on bad usage.
 //
-//   soak_gen --port P --pid PID [--seconds 60] [--factor 2] [--measure-seconds 3] [--warmup-seconds 1] [--vanish 0.1]
+//   soak_gen --port P --pid PID [--seconds 60] [--factor 2] [--measure-seconds 3] [--warmup-seconds 1]
+//   [--vanish 0.1]
 //            [--deadline-ms 2000] [--max-inflight 256] [--rss-tolerance 0.10]
 //
 // Each request is one connection (Connection: close) with a unique Idempotency-Key, so one request is
 // one ledger entry. "Sent" means the whole request was written; a connect that fails is "not sent".
 // The rate is factor x the capacity measured first (closed loop, plain ok answers).
-#include <algorithm>
-#include <chrono>
-#include <cstdio>
-#include <cstdlib>
-#include <fstream>
-#include <iostream>
-#include <map>
-#include <random>
-#include <set>
-#include <string>
-#include <thread>
-#include <vector>
+#include <fmt/format.h>
 
+#include <algorithm>
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/connect.hpp>
@@ -33,7 +24,17 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
 #include <boost/json.hpp>
-#include <fmt/format.h>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <random>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
 
 #include "llmchaos/client/dialect_codec.hpp"
 #include "llmchaos/core/types.hpp"
@@ -60,7 +61,8 @@ constexpr auto& dialects = enum_names<Dialect>::table;
 struct Config {
   std::uint16_t port = 0;
   int pid = 0;
-  double seconds = 60, factor = 2, measure_seconds = 3, warmup_seconds = 1, vanish = 0.1, deadline_ms = 2000, rss_tolerance = 0.10;
+  double seconds = 60, factor = 2, measure_seconds = 3, warmup_seconds = 1, vanish = 0.1, deadline_ms = 2000,
+         rss_tolerance = 0.10;
   std::size_t max_inflight = 256;
 };
 
@@ -68,15 +70,21 @@ struct Config {
 // client deadline bounds them).
 std::string fault_params(std::string_view fault) {
   static const std::map<std::string_view, std::string> params = {
-      {"rate_429", ", retry_after_ms = 10"},       {"stream_cut", ", cut_after_events = 2"},
-      {"stream_error", ", cut_after_events = 1"},  {"stream_stall", ", cut_after_events = 1, stall_ms = 100"},
-      {"slow_first_token", ", first_token_ms = 50"}, {"post_commit_timeout", ", hold_ms = 200"},
-      {"no_response", ", hold_ms = 200"},          {"slow", ", p50_ms = 10, p95_ms = 50"}};
+      {"rate_429", ", retry_after_ms = 10"},
+      {"stream_cut", ", cut_after_events = 2"},
+      {"stream_error", ", cut_after_events = 1"},
+      {"stream_stall", ", cut_after_events = 1, stall_ms = 100"},
+      {"slow_first_token", ", first_token_ms = 50"},
+      {"post_commit_timeout", ", hold_ms = 200"},
+      {"no_response", ", hold_ms = 200"},
+      {"slow", ", p50_ms = 10, p95_ms = 50"}};
   const auto it = params.find(fault);
   return it == params.end() ? "" : it->second;
 }
 
-std::string route_name(std::string_view fault, Dialect d) { return fmt::format("{}_{}", fault, to_string(d)); }
+std::string route_name(std::string_view fault, Dialect d) {
+  return fmt::format("{}_{}", fault, to_string(d));
+}
 
 // One route per (fault kind, dialect): every kind the registry names, with nothing else scripted.
 std::string script_toml(std::vector<std::string>& routes) {
@@ -84,8 +92,9 @@ std::string script_toml(std::vector<std::string>& routes) {
   for (const auto& [kind, name] : enum_names<FaultKind>::table)
     for (const auto& [d, dialect_name] : dialects) {
       routes.push_back(route_name(name, d));
-      out += fmt::format("[route.{}]\ndialect = \"{}\"\nscript = [{{ fault = \"{}\", times = 1000000000{} }}]\n\n",
-                         routes.back(), dialect_name, name, fault_params(name));
+      out += fmt::format(
+          "[route.{}]\ndialect = \"{}\"\nscript = [{{ fault = \"{}\", times = 1000000000{} }}]\n\n",
+          routes.back(), dialect_name, name, fault_params(name));
     }
   return out;
 }
@@ -96,9 +105,10 @@ std::string request_bytes(const std::string& route, Dialect d, bool stream, cons
   req.endpoint = {route, d, ""};
   req.stream = stream;
   const auto body = codec.request_body(req);
-  std::string out = fmt::format("POST /{}{} HTTP/1.1\r\nhost: 127.0.0.1\r\nconnection: close\r\n"
-                                "content-type: application/json\r\ncontent-length: {}\r\nidempotency-key: {}\r\n",
-                                route, codec.target(req), body.size(), key);
+  std::string out = fmt::format(
+      "POST /{}{} HTTP/1.1\r\nhost: 127.0.0.1\r\nconnection: close\r\n"
+      "content-type: application/json\r\ncontent-length: {}\r\nidempotency-key: {}\r\n",
+      route, codec.target(req), body.size(), key);
   for (const auto& [k, v] : codec.headers("soak-key")) out += k + ": " + v + "\r\n";
   return out + "\r\n" + body;
 }
@@ -111,8 +121,8 @@ struct Stats {
   std::vector<std::string> sent_keys;
 };
 
-net::awaitable<void> one_request(tcp::endpoint ep, std::string bytes, std::string key, bool vanish, double deadline_ms,
-                                 Stats& st) {
+net::awaitable<void> one_request(tcp::endpoint ep, std::string bytes, std::string key, bool vanish,
+                                 double deadline_ms, Stats& st) {
   auto ex = co_await net::this_coro::executor;
   ++st.inflight;
   st.peak_inflight = std::max(st.peak_inflight, st.inflight);
@@ -167,17 +177,22 @@ net::awaitable<void> one_request(tcp::endpoint ep, std::string bytes, std::strin
 double measure_capacity(const Config& cfg, tcp::endpoint ep) {
   net::io_context ioc;
   Stats st;
-  const auto end = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(cfg.measure_seconds));
+  const auto end = Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                      std::chrono::duration<double>(cfg.measure_seconds));
   std::uint64_t n = 0;
   for (int w = 0; w < 16; ++w)
-    net::co_spawn(ioc, [&, w]() -> net::awaitable<void> {
-      for (int i = 0; Clock::now() < end; ++i) {
-        const auto key = fmt::format("measure-{}-{}", w, i);
-        co_await one_request(ep, request_bytes(route_name("ok", Dialect::openai), Dialect::openai, false, key), key, false,
-                             cfg.deadline_ms, st);
-        ++n;
-      }
-    }, net::detached);
+    net::co_spawn(
+        ioc,
+        [&, w]() -> net::awaitable<void> {
+          for (int i = 0; Clock::now() < end; ++i) {
+            const auto key = fmt::format("measure-{}-{}", w, i);
+            co_await one_request(
+                ep, request_bytes(route_name("ok", Dialect::openai), Dialect::openai, false, key), key, false,
+                cfg.deadline_ms, st);
+            ++n;
+          }
+        },
+        net::detached);
   const auto start = Clock::now();
   ioc.run();
   const double secs = std::chrono::duration<double>(Clock::now() - start).count();
@@ -186,35 +201,42 @@ double measure_capacity(const Config& cfg, tcp::endpoint ep) {
 
 // Open loop: request i starts at start + i / rate whether or not earlier ones finished (up to
 // max_inflight at once: beyond that a request is counted as not sent, never queued).
-Stats soak(const Config& cfg, tcp::endpoint ep, const std::vector<std::string>& routes, double rate, double seconds) {
+Stats soak(const Config& cfg, tcp::endpoint ep, const std::vector<std::string>& routes, double rate,
+           double seconds) {
   net::io_context ioc;
   Stats st;
   std::mt19937_64 rng(42);
   std::uniform_real_distribution<double> u(0, 1);
-  net::co_spawn(ioc, [&]() -> net::awaitable<void> {
-    net::steady_timer tick(ioc);
-    const auto start = Clock::now();
-    const auto total = static_cast<std::uint64_t>(rate * seconds);
-    while (st.scheduled < total) {
-      const double elapsed = std::chrono::duration<double>(Clock::now() - start).count();
-      const auto due = std::min(total, static_cast<std::uint64_t>(elapsed * rate) + 1);
-      for (; st.scheduled < due; ++st.scheduled) {
-        if (st.inflight >= cfg.max_inflight) {
-          ++st.not_sent_inflight;
-          continue;
+  net::co_spawn(
+      ioc,
+      [&]() -> net::awaitable<void> {
+        net::steady_timer tick(ioc);
+        const auto start = Clock::now();
+        const auto total = static_cast<std::uint64_t>(rate * seconds);
+        while (st.scheduled < total) {
+          const double elapsed = std::chrono::duration<double>(Clock::now() - start).count();
+          const auto due = std::min(total, static_cast<std::uint64_t>(elapsed * rate) + 1);
+          for (; st.scheduled < due; ++st.scheduled) {
+            if (st.inflight >= cfg.max_inflight) {
+              ++st.not_sent_inflight;
+              continue;
+            }
+            const auto i = st.scheduled;
+            const auto& route = routes[i % routes.size()];
+            const Dialect d =
+                dialects[i % std::size(dialects)].first;  // routes are listed dialect-minor, so this matches
+            const bool stream = (i / routes.size()) % 2 == 1;
+            const auto key = fmt::format("soak-{}", i);
+            net::co_spawn(ioc,
+                          one_request(ep, request_bytes(route, d, stream, key), key,
+                                      stream && u(rng) < cfg.vanish, cfg.deadline_ms, st),
+                          net::detached);
+          }
+          tick.expires_after(std::chrono::milliseconds(1));
+          co_await tick.async_wait(use_tuple);
         }
-        const auto i = st.scheduled;
-        const auto& route = routes[i % routes.size()];
-        const Dialect d = dialects[i % std::size(dialects)].first;  // routes are listed dialect-minor, so this matches
-        const bool stream = (i / routes.size()) % 2 == 1;
-        const auto key = fmt::format("soak-{}", i);
-        net::co_spawn(ioc, one_request(ep, request_bytes(route, d, stream, key), key, stream && u(rng) < cfg.vanish,
-                                       cfg.deadline_ms, st), net::detached);
-      }
-      tick.expires_after(std::chrono::milliseconds(1));
-      co_await tick.async_wait(use_tuple);
-    }
-  }, net::detached);
+      },
+      net::detached);
   ioc.run();  // returns when every request has ended (each is bounded by its deadline)
   return st;
 }
@@ -228,9 +250,12 @@ long status_kb(int pid, std::string_view field) {
       return std::atol(line.c_str() + field.size() + 1);
   return -1;
 }
-long rss_kb(int pid) { return status_kb(pid, "VmRSS"); }
+long rss_kb(int pid) {
+  return status_kb(pid, "VmRSS");
+}
 
-http::HttpReply admin(const Config& cfg, const std::string& method, const std::string& target, std::string body = {}) {
+http::HttpReply admin(const Config& cfg, const std::string& method, const std::string& target,
+                      std::string body = {}) {
   http::HttpCall call;
   call.port = cfg.port;
   call.method = method;
@@ -250,8 +275,10 @@ void settle(const Config& cfg) {
 }
 
 int usage(const char* msg) {
-  std::cerr << "soak_gen: " << msg << "\nusage: soak_gen --port P --pid PID [--seconds S] [--factor F] "
-               "[--measure-seconds S] [--warmup-seconds S] [--vanish P] [--deadline-ms MS] [--max-inflight N] [--rss-tolerance T]\n";
+  std::cerr << "soak_gen: " << msg
+            << "\nusage: soak_gen --port P --pid PID [--seconds S] [--factor F] "
+               "[--measure-seconds S] [--warmup-seconds S] [--vanish P] [--deadline-ms MS] [--max-inflight "
+               "N] [--rss-tolerance T]\n";
   return 2;
 }
 
@@ -262,17 +289,28 @@ int main(int argc, char** argv) {
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string k = argv[i];
     const double v = std::atof(argv[i + 1]);
-    if (k == "--port") cfg.port = static_cast<std::uint16_t>(v);
-    else if (k == "--pid") cfg.pid = static_cast<int>(v);
-    else if (k == "--seconds") cfg.seconds = v;
-    else if (k == "--warmup-seconds") cfg.warmup_seconds = v;
-    else if (k == "--factor") cfg.factor = v;
-    else if (k == "--measure-seconds") cfg.measure_seconds = v;
-    else if (k == "--vanish") cfg.vanish = v;
-    else if (k == "--deadline-ms") cfg.deadline_ms = v;
-    else if (k == "--max-inflight") cfg.max_inflight = static_cast<std::size_t>(v);
-    else if (k == "--rss-tolerance") cfg.rss_tolerance = v;
-    else return usage(("unknown option " + k).c_str());
+    if (k == "--port")
+      cfg.port = static_cast<std::uint16_t>(v);
+    else if (k == "--pid")
+      cfg.pid = static_cast<int>(v);
+    else if (k == "--seconds")
+      cfg.seconds = v;
+    else if (k == "--warmup-seconds")
+      cfg.warmup_seconds = v;
+    else if (k == "--factor")
+      cfg.factor = v;
+    else if (k == "--measure-seconds")
+      cfg.measure_seconds = v;
+    else if (k == "--vanish")
+      cfg.vanish = v;
+    else if (k == "--deadline-ms")
+      cfg.deadline_ms = v;
+    else if (k == "--max-inflight")
+      cfg.max_inflight = static_cast<std::size_t>(v);
+    else if (k == "--rss-tolerance")
+      cfg.rss_tolerance = v;
+    else
+      return usage(("unknown option " + k).c_str());
   }
   if (cfg.port == 0 || cfg.pid <= 0) return usage("--port and --pid are required");
   try {
@@ -306,36 +344,51 @@ int main(int argc, char** argv) {
     std::size_t lost = 0, doubled = 0;
     for (const auto& k : st.sent_keys) {
       const auto it = seen.find(k);
-      if (it == seen.end()) ++lost;
-      else if (it->second > 1) ++doubled;
+      if (it == seen.end())
+        ++lost;
+      else if (it->second > 1)
+        ++doubled;
     }
-    const std::size_t unknown = ledger.size() > st.sent_keys.size() - lost ? ledger.size() - (st.sent_keys.size() - lost) : 0;
+    const std::size_t unknown =
+        ledger.size() > st.sent_keys.size() - lost ? ledger.size() - (st.sent_keys.size() - lost) : 0;
 
     const bool healthy = admin(cfg, "GET", "/__llmchaos/health").status == 200 &&
-                         http::http_call({"127.0.0.1", cfg.port, "POST",
-                                         "/" + route_name("ok", Dialect::openai) + "/v1/chat/completions",
-                                         client::codec_for(Dialect::openai).request_body({}),
-                                         {{"content-type", "application/json"}}, 10000}).status == 200;
+                         http::http_call({"127.0.0.1",
+                                          cfg.port,
+                                          "POST",
+                                          "/" + route_name("ok", Dialect::openai) + "/v1/chat/completions",
+                                          client::codec_for(Dialect::openai).request_body({}),
+                                          {{"content-type", "application/json"}},
+                                          10000})
+                                 .status == 200;
     admin(cfg, "POST", "/__llmchaos/reset");
     std::this_thread::sleep_for(std::chrono::milliseconds(500));
     const long rss_end = rss_kb(cfg.pid), anon_end = status_kb(cfg.pid, "RssAnon");
 
-    fmt::print("soak: {} routes ({} fault kinds x {} dialects), streamed and plain, vanish {:.0f}% of streams\n",
-               routes.size(), routes.size() / std::size(dialects), std::size(dialects), cfg.vanish * 100);
-    fmt::print("capacity (closed loop, plain ok): {:.0f} req/s; offered {:.0f} req/s ({}x) for {:.1f} s (ran {:.1f} s)\n",
-               capacity, rate, cfg.factor, cfg.seconds, took);
-    fmt::print("requests: scheduled {}, sent {}, not sent (in-flight cap {}) {}, connect failed {}, write failed {}\n",
-               st.scheduled, st.sent, cfg.max_inflight, st.not_sent_inflight, st.connect_failed, st.write_failed);
+    fmt::print(
+        "soak: {} routes ({} fault kinds x {} dialects), streamed and plain, vanish {:.0f}% of streams\n",
+        routes.size(), routes.size() / std::size(dialects), std::size(dialects), cfg.vanish * 100);
+    fmt::print(
+        "capacity (closed loop, plain ok): {:.0f} req/s; offered {:.0f} req/s ({}x) for {:.1f} s (ran {:.1f} "
+        "s)\n",
+        capacity, rate, cfg.factor, cfg.seconds, took);
+    fmt::print(
+        "requests: scheduled {}, sent {}, not sent (in-flight cap {}) {}, connect failed {}, write failed "
+        "{}\n",
+        st.scheduled, st.sent, cfg.max_inflight, st.not_sent_inflight, st.connect_failed, st.write_failed);
     fmt::print("endings: answered/closed {}, vanished mid-stream {}, client deadline {}; peak in flight {}\n",
                st.answered, st.vanished, st.deadline, st.peak_inflight);
     std::string statuses;
     for (const auto& [s, n] : st.status) statuses += fmt::format(" {}:{}", s, n);
     fmt::print("statuses:{}\n", statuses);
-    fmt::print("ledger: {} entries for {} sent; lost {}, doubled {}, unknown {}, unfinished {}\n", ledger.size(),
-               st.sent, lost, doubled, unknown, unfinished);
-    const double growth = rss_start > 0 ? static_cast<double>(rss_end - rss_start) / static_cast<double>(rss_start) : 1;
-    fmt::print("server RSS: start {} kB, end {} kB ({:+.1f}%; heap and stacks (RssAnon) {} -> {} kB), healthy after: {}\n",
-               rss_start, rss_end, growth * 100, anon_start, anon_end, healthy ? "yes" : "NO");
+    fmt::print("ledger: {} entries for {} sent; lost {}, doubled {}, unknown {}, unfinished {}\n",
+               ledger.size(), st.sent, lost, doubled, unknown, unfinished);
+    const double growth =
+        rss_start > 0 ? static_cast<double>(rss_end - rss_start) / static_cast<double>(rss_start) : 1;
+    fmt::print(
+        "server RSS: start {} kB, end {} kB ({:+.1f}%; heap and stacks (RssAnon) {} -> {} kB), healthy "
+        "after: {}\n",
+        rss_start, rss_end, growth * 100, anon_start, anon_end, healthy ? "yes" : "NO");
     const bool ok = healthy && ledger.size() == st.sent && lost == 0 && doubled == 0 && unfinished == 0 &&
                     st.write_failed == 0 && st.sent > 0 && growth <= cfg.rss_tolerance;
     fmt::print("soak: {}\n", ok ? "PASS" : "FAIL");

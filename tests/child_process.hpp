@@ -2,12 +2,11 @@
 // `llmchaos ARGS` as a child process the test talks to while it runs (its stdout and stderr apart, a
 // signal, a bounded wait for its exit): the servers (`serve`, `proxy`) of the CLI tests. For a command
 // run to its end, cli_run.hpp.
-#include <catch2/catch.hpp>
-
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <catch2/catch.hpp>
 #include <string>
 #include <vector>
 

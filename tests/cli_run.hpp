@@ -1,12 +1,11 @@
 #pragma once
 // The CLI end to end from a test: `llmchaos ARGS` as a child process (stdout and stderr together), a
 // file it wrote, and a scratch folder removed at the end of the test.
-#include <catch2/catch.hpp>
-
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <array>
+#include <catch2/catch.hpp>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -19,8 +18,8 @@
 namespace llmchaos::test {
 
 struct CliOutput {
-  int code = -1;      // exit code; -1 when ended by a signal
-  std::string text;   // stdout and stderr
+  int code = -1;     // exit code; -1 when ended by a signal
+  std::string text;  // stdout and stderr
   double seconds = 0;
 };
 

@@ -9,7 +9,8 @@ AdmissionGate::AdmissionGate(AdmissionSettings settings) : settings_(settings) {
   if (settings_.workers < 1) throw std::invalid_argument("admission: workers must be >= 1");
 }
 
-double AdmissionGate::expected_wait_ms(int queue_len, int workers_busy, int workers, double expected_service_ms) {
+double AdmissionGate::expected_wait_ms(int queue_len, int workers_busy, int workers,
+                                       double expected_service_ms) {
   const int free = std::max(0, workers - workers_busy);
   if (queue_len < free) return 0;
   const int ahead = queue_len - free;  // waiting requests no free worker will take at once

@@ -33,14 +33,18 @@ double Balancer::load(std::size_t index) const {
   return (state_[index].in_flight + 1) * latency;
 }
 
-double Balancer::score(std::size_t index) const { return load(index) / endpoints_[index].weight; }
+double Balancer::score(std::size_t index) const {
+  return load(index) / endpoints_[index].weight;
+}
 
-double Balancer::slow_wait(std::size_t index, double load, double near_load, double lightest_near_weight) const {
+double Balancer::slow_wait(std::size_t index, double load, double near_load,
+                           double lightest_near_weight) const {
   if (load <= near_load) return 0;
   // Its turns come at most at the lightest near-tie's rate (a heavy weight does not outbid speed),
   // shrunk by (near / load)^power; the extra wait per turn is the difference to its own stride.
   const double weight = endpoints_[index].weight;
-  const double rate = std::min(weight, lightest_near_weight) * std::pow(near_load / load, settings_.slow_share_power);
+  const double rate =
+      std::min(weight, lightest_near_weight) * std::pow(near_load / load, settings_.slow_share_power);
   return std::max(0.0, 1.0 / rate - 1.0 / weight);
 }
 
@@ -81,7 +85,8 @@ BalancerPick Balancer::pick(double now_ms, Rng& rng) const {
       if (loads[i] <= near) lightest_near = std::min(lightest_near, endpoints_[i].weight);
     std::vector<double> turns(n, none);
     for (std::size_t i = 0; i < n; ++i)
-      if (loads[i] < none) turns[i] = std::max(state_[i].turn + slow_wait(i, loads[i], near, lightest_near), now_turn_);
+      if (loads[i] < none)
+        turns[i] = std::max(state_[i].turn + slow_wait(i, loads[i], near, lightest_near), now_turn_);
     const std::size_t i = next_turn(turns, rng);
     return {i, endpoints_[i].name, false};
   }
@@ -103,7 +108,8 @@ void Balancer::on_finish(std::size_t index, bool success, double latency_ms, dou
   auto& s = state_.at(index);
   if (s.in_flight > 0) --s.in_flight;
   if (success) {
-    s.ema_ms = s.ema_ms ? settings_.ema_alpha * latency_ms + (1 - settings_.ema_alpha) * *s.ema_ms : latency_ms;
+    s.ema_ms =
+        s.ema_ms ? settings_.ema_alpha * latency_ms + (1 - settings_.ema_alpha) * *s.ema_ms : latency_ms;
   } else {
     s.failures = failure_score(index, now_ms) + 1;
     s.failures_at_ms = now_ms;

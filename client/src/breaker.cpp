@@ -7,12 +7,14 @@ bool counts_as_route_failure(Owner owner) {
     case Owner::transient:
     case Owner::rate:
     case Owner::quota:
-    case Owner::unknown: return true;
+    case Owner::unknown:
+      return true;
     case Owner::none:
     case Owner::request:
     case Owner::auth:
     case Owner::policy:
-    case Owner::contract: return false;
+    case Owner::contract:
+      return false;
   }
   return false;
 }
@@ -37,14 +39,17 @@ void CircuitBreaker::promote(double now_ms) {
 }
 
 BreakerState CircuitBreaker::state(double now_ms) const {
-  if (state_ == BreakerState::open && now_ms >= opened_at_ms_ + settings_.open_ms) return BreakerState::half_open;
+  if (state_ == BreakerState::open && now_ms >= opened_at_ms_ + settings_.open_ms)
+    return BreakerState::half_open;
   return state_;
 }
 
 bool CircuitBreaker::would_allow(double now_ms) const {
   switch (state(now_ms)) {
-    case BreakerState::closed: return true;
-    case BreakerState::open: return false;
+    case BreakerState::closed:
+      return true;
+    case BreakerState::open:
+      return false;
     case BreakerState::half_open:
       // Still open at state_ means no probe has started yet in this half-open period.
       return state_ == BreakerState::open || probes_in_flight_ < settings_.half_open_max_probes;
@@ -55,8 +60,10 @@ bool CircuitBreaker::would_allow(double now_ms) const {
 bool CircuitBreaker::allow_request(double now_ms) {
   promote(now_ms);
   switch (state_) {
-    case BreakerState::closed: return true;
-    case BreakerState::open: return false;
+    case BreakerState::closed:
+      return true;
+    case BreakerState::open:
+      return false;
     case BreakerState::half_open:
       if (probes_in_flight_ >= settings_.half_open_max_probes) return false;
       ++probes_in_flight_;
@@ -69,8 +76,11 @@ bool CircuitBreaker::allow_request(double now_ms) {
 void CircuitBreaker::on_success(double now_ms) {
   promote(now_ms);
   switch (state_) {
-    case BreakerState::closed: failures_ = 0; break;
-    case BreakerState::open: break;  // a request allowed before the breaker opened: no evidence now
+    case BreakerState::closed:
+      failures_ = 0;
+      break;
+    case BreakerState::open:
+      break;  // a request allowed before the breaker opened: no evidence now
     case BreakerState::half_open:
       if (probes_in_flight_ > 0) --probes_in_flight_;
       if (++probe_successes_ >= settings_.success_threshold) {
@@ -94,8 +104,11 @@ void CircuitBreaker::on_failure(Owner owner, double now_ms) {
     case BreakerState::closed:
       if (++failures_ >= settings_.failure_threshold) open(now_ms);
       break;
-    case BreakerState::open: break;
-    case BreakerState::half_open: open(now_ms); break;  // the probe failed: back to open for open_ms
+    case BreakerState::open:
+      break;
+    case BreakerState::half_open:
+      open(now_ms);
+      break;  // the probe failed: back to open for open_ms
   }
 }
 

@@ -1,10 +1,10 @@
 #include "llmchaos/client/classifier.hpp"
 
+#include <fmt/format.h>
+
 #include <charconv>
 #include <initializer_list>
 #include <optional>
-
-#include <fmt/format.h>
 
 #include "llmchaos/client/error_detail.hpp"
 #include "llmchaos/core/parse.hpp"
@@ -46,7 +46,8 @@ bool billing_wording(const ErrorDetail& d) {
 
 bool says_auth(const ErrorDetail& d) {
   return d.any(Key::reason, {"API_KEY_INVALID", "API_KEY_SERVICE_BLOCKED"}) ||
-         d.any(Key::type, {"authentication_error", "permission_error"}) || d.any(Key::code, {"invalid_api_key"}) ||
+         d.any(Key::type, {"authentication_error", "permission_error"}) ||
+         d.any(Key::code, {"invalid_api_key"}) ||
          d.message_has({"api key not valid", "invalid api key", "incorrect api key", "invalid x-api-key"});
 }
 
@@ -78,7 +79,8 @@ bool names_daily_limit(const ErrorDetail& d) {
   return d.any_contains(Key::quotaId, {"PerDay"}) || d.message_has({"per day"});
 }
 bool names_short_limit(const ErrorDetail& d) {
-  return d.any_contains(Key::quotaId, {"PerMinute", "PerSecond"}) || d.message_has({"per minute", "per second"});
+  return d.any_contains(Key::quotaId, {"PerMinute", "PerSecond"}) ||
+         d.message_has({"per minute", "per second"});
 }
 
 // 429: rate unless the detail says quota. Billing codes and OpenAI's explicit rate codes decide first.
@@ -102,7 +104,8 @@ Verdict owner_of_429(const ErrorDetail& d) {
 Verdict owner_of_status(int status, const ErrorDetail& d) {
   if (status == 402) return {Owner::quota, "payment required"};
   if (status == 429) return owner_of_429(d);
-  if (status >= 400 && status < 500 && (billing_code(d) || billing_wording(d))) return {Owner::quota, "billing / quota exhausted"};
+  if (status >= 400 && status < 500 && (billing_code(d) || billing_wording(d)))
+    return {Owner::quota, "billing / quota exhausted"};
   if (status == 401 || status == 403) return {Owner::auth, "credentials"};
   if (status == 408 || status == 409) return {Owner::transient, "request timeout / conflict"};
   if (status >= 400 && status < 500) {
@@ -122,8 +125,8 @@ Verdict owner_of_status(int status, const ErrorDetail& d) {
 }
 
 bool content_filter_finish(std::string_view finish_reason) {
-  for (auto r : {"content_filter", "refusal", "SAFETY", "PROHIBITED_CONTENT", "BLOCKLIST", "SPII",
-                 "RECITATION"})
+  for (auto r :
+       {"content_filter", "refusal", "SAFETY", "PROHIBITED_CONTENT", "BLOCKLIST", "SPII", "RECITATION"})
     if (finish_reason == r) return true;
   return false;
 }
@@ -170,7 +173,9 @@ std::optional<std::string_view> header_value(const std::vector<std::pair<std::st
 }
 
 // Pieces of a reason text: views and a status code.
-void append_reason_piece(ReasonText& out, std::string_view s) { out += s; }
+void append_reason_piece(ReasonText& out, std::string_view s) {
+  out += s;
+}
 void append_reason_piece(ReasonText& out, int v) {
   const fmt::format_int digits(v);
   out += std::string_view(digits.data(), digits.size());
@@ -219,8 +224,8 @@ std::optional<double> parse_proto_duration_ms(std::string_view text) {
   return *v * 1000.0;
 }
 
-std::optional<double> retry_after_from_headers(const std::vector<std::pair<std::string, std::string>>& headers,
-                                               double now_unix_ms) {
+std::optional<double> retry_after_from_headers(
+    const std::vector<std::pair<std::string, std::string>>& headers, double now_unix_ms) {
   if (auto ms = header_value(headers, "retry-after-ms"))
     if (auto v = parse_number(*ms)) return *v < 0 ? 0.0 : *v;
   auto ra = header_value(headers, "retry-after");
@@ -272,13 +277,15 @@ void classify_into(const Observation& obs, Classification& c) {
       return transport(Owner::transient, CommitState::none, "malformed stream event");
     case TransportEvent::stream_error_event: {
       ErrorDetail d(obs.body);
-      if (auto delay = d.first(Key::retryDelay); !delay.empty()) c.retry_after_ms = parse_proto_duration_ms(delay);
+      if (auto delay = d.first(Key::retryDelay); !delay.empty())
+        c.retry_after_ms = parse_proto_duration_ms(delay);
       transport(Owner::transient, CommitState::none, "in-stream error event");
       if (auto token = d.token(); !token.empty()) reason(std::string_view(" "), token);
       return;
     }
     case TransportEvent::missing_terminator:  // complete at the HTTP level: judged as an answer
-    case TransportEvent::none: break;
+    case TransportEvent::none:
+      break;
   }
 
   if (obs.status == 0) return transport(Owner::transient, silent, "no response status");
@@ -301,11 +308,13 @@ void classify_into(const Observation& obs, Classification& c) {
   c.commit = after(CommitState::none);
   c.retry_after_ms = retry_after_from_headers(obs.headers, obs.now_unix_ms);
   if (!c.retry_after_ms)
-    if (auto delay = d.first(Key::retryDelay); !delay.empty()) c.retry_after_ms = parse_proto_duration_ms(delay);
+    if (auto delay = d.first(Key::retryDelay); !delay.empty())
+      c.retry_after_ms = parse_proto_duration_ms(delay);
   if (auto token = d.token(); token.empty())
     reason(obs.status, std::string_view(" ("), verdict.why, std::string_view(")"));
   else
-    reason(obs.status, std::string_view(" "), token, std::string_view(" ("), verdict.why, std::string_view(")"));
+    reason(obs.status, std::string_view(" "), token, std::string_view(" ("), verdict.why,
+           std::string_view(")"));
 }
 
 Classification classify(const Observation& obs) {

@@ -8,7 +8,9 @@ namespace {
 
 constexpr int max_tokens = 1024;  // small: the SDK refuses large non-streaming max_tokens
 
-std::string target(const AttemptRequest&) { return "/v1/messages"; }
+std::string target(const AttemptRequest&) {
+  return "/v1/messages";
+}
 
 Headers headers(const std::string& api_key) {
   return {{"authorization", "Bearer " + api_key}, {"anthropic-version", "2023-06-01"}};
@@ -18,12 +20,12 @@ std::string request_body(const AttemptRequest& req) {
   json::array messages{json::object{{"role", "user"}, {"content", req.prompt}}};
   if (req.tool_turn) {
     const auto& t = *req.tool_turn;
-    messages.push_back(json::object{
-        {"role", "assistant"},
-        {"content", json::array{json::object{{"type", "tool_use"},
-                                             {"id", t.call_id},
-                                             {"name", t.name},
-                                             {"input", tool_arguments_object(t.arguments)}}}}});
+    messages.push_back(
+        json::object{{"role", "assistant"},
+                     {"content", json::array{json::object{{"type", "tool_use"},
+                                                          {"id", t.call_id},
+                                                          {"name", t.name},
+                                                          {"input", tool_arguments_object(t.arguments)}}}}});
     messages.push_back(json::object{
         {"role", "user"},
         {"content", json::array{json::object{

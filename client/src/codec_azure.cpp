@@ -20,8 +20,8 @@ std::string path_segment(std::string_view s) {
   std::string out;
   for (const char ch : s) {
     const auto c = static_cast<unsigned char>(ch);
-    if ((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '.' || c == '_' ||
-        c == '~') {
+    if ((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '.' ||
+        c == '_' || c == '~') {
       out += ch;
     } else {
       out += '%';
@@ -40,13 +40,16 @@ std::string target(const AttemptRequest& req) {
   return t;
 }
 
-Headers headers(const std::string& api_key) { return {{"api-key", api_key}}; }
+Headers headers(const std::string& api_key) {
+  return {{"api-key", api_key}};
+}
 
 }  // namespace
 
 const DialectCodec& azure_codec() {
   const auto& chat = openai_codec();
-  static const DialectCodec codec{Dialect::azure, target, headers, chat.request_body, chat.parse_answer, chat.on_event};
+  static const DialectCodec codec{Dialect::azure,    target,       headers, chat.request_body,
+                                  chat.parse_answer, chat.on_event};
   return codec;
 }
 

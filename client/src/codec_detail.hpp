@@ -1,12 +1,11 @@
 #pragma once
 // Shared by the dialect codecs (private to the client library): JSON look-ups that never throw, and the
 // pieces every dialect's request carries (the tool schema, the follow-up arguments).
-#include <initializer_list>
+#include <boost/json.hpp>
 #include <cstddef>
+#include <initializer_list>
 #include <string>
 #include <string_view>
-
-#include <boost/json.hpp>
 
 #include "llmchaos/client/dialect_codec.hpp"
 

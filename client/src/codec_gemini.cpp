@@ -11,7 +11,9 @@ std::string target(const AttemptRequest& req) {
   return "/v1beta/models/" + req.model + (req.stream ? ":streamGenerateContent?alt=sse" : ":generateContent");
 }
 
-Headers headers(const std::string& api_key) { return {{"x-goog-api-key", api_key}}; }
+Headers headers(const std::string& api_key) {
+  return {{"x-goog-api-key", api_key}};
+}
 
 json::object text_content(std::string_view role, std::string_view text) {
   return json::object{{"role", role}, {"parts", json::array{json::object{{"text", text}}}}};
@@ -23,7 +25,8 @@ std::string request_body(const AttemptRequest& req) {
     const auto& t = *req.tool_turn;
     json::object call{{"name", t.name}, {"args", tool_arguments_object(t.arguments)}};
     if (!t.call_id.empty()) call["id"] = t.call_id;
-    contents.push_back(json::object{{"role", "model"}, {"parts", json::array{json::object{{"functionCall", call}}}}});
+    contents.push_back(
+        json::object{{"role", "model"}, {"parts", json::array{json::object{{"functionCall", call}}}}});
     json::object response{{"name", t.name}, {"response", json::object{{"result", t.result}}}};
     if (!t.call_id.empty()) response["id"] = t.call_id;
     contents.push_back(
@@ -32,10 +35,10 @@ std::string request_body(const AttemptRequest& req) {
   if (req.prefill) contents.push_back(text_content("model", prefill_text));
   json::object body{{"contents", std::move(contents)}};
   if (req.tool_call || req.tool_turn)
-    body["tools"] = json::array{json::object{
-        {"functionDeclarations", json::array{json::object{{"name", workflow_tool_name},
-                                                          {"description", tool_description},
-                                                          {"parameters", tool_parameters()}}}}}};
+    body["tools"] = json::array{
+        json::object{{"functionDeclarations", json::array{json::object{{"name", workflow_tool_name},
+                                                                       {"description", tool_description},
+                                                                       {"parameters", tool_parameters()}}}}}};
   return json::serialize(body);
 }
 

@@ -5,9 +5,13 @@
 namespace llmchaos::client::detail {
 namespace {
 
-std::string target(const AttemptRequest&) { return "/v1/chat/completions"; }
+std::string target(const AttemptRequest&) {
+  return "/v1/chat/completions";
+}
 
-Headers headers(const std::string& api_key) { return {{"authorization", "Bearer " + api_key}}; }
+Headers headers(const std::string& api_key) {
+  return {{"authorization", "Bearer " + api_key}};
+}
 
 std::string request_body(const AttemptRequest& req) {
   json::array messages{json::object{{"role", "user"}, {"content", req.prompt}}};
@@ -16,20 +20,19 @@ std::string request_body(const AttemptRequest& req) {
     messages.push_back(json::object{
         {"role", "assistant"},
         {"content", nullptr},
-        {"tool_calls", json::array{json::object{{"id", t.call_id},
-                                                {"type", "function"},
-                                                {"function", json::object{{"name", t.name},
-                                                                          {"arguments", t.arguments}}}}}}});
+        {"tool_calls", json::array{json::object{
+                           {"id", t.call_id},
+                           {"type", "function"},
+                           {"function", json::object{{"name", t.name}, {"arguments", t.arguments}}}}}}});
     messages.push_back(json::object{{"role", "tool"}, {"tool_call_id", t.call_id}, {"content", t.result}});
   }
   if (req.prefill) messages.push_back(json::object{{"role", "assistant"}, {"content", prefill_text}});
   json::object body{{"model", req.model}, {"messages", std::move(messages)}};
   if (req.tool_call || req.tool_turn) {
-    body["tools"] = json::array{json::object{
-        {"type", "function"},
-        {"function", json::object{{"name", workflow_tool_name},
-                                  {"description", tool_description},
-                                  {"parameters", tool_parameters()}}}}};
+    body["tools"] = json::array{json::object{{"type", "function"},
+                                             {"function", json::object{{"name", workflow_tool_name},
+                                                                       {"description", tool_description},
+                                                                       {"parameters", tool_parameters()}}}}};
     body["tool_choice"] = "auto";
   }
   if (req.stream) {

@@ -17,7 +17,9 @@ std::string target(const AttemptRequest& req) {
   return "/v1/responses";
 }
 
-Headers headers(const std::string& api_key) { return {{"authorization", "Bearer " + api_key}}; }
+Headers headers(const std::string& api_key) {
+  return {{"authorization", "Bearer " + api_key}};
+}
 
 std::string request_body(const AttemptRequest& req) {
   if (req.resume) return {};  // a GET
@@ -26,7 +28,8 @@ std::string request_body(const AttemptRequest& req) {
     const auto& t = *req.tool_turn;
     input.push_back(json::object{
         {"type", "function_call"}, {"call_id", t.call_id}, {"name", t.name}, {"arguments", t.arguments}});
-    input.push_back(json::object{{"type", "function_call_output"}, {"call_id", t.call_id}, {"output", t.result}});
+    input.push_back(
+        json::object{{"type", "function_call_output"}, {"call_id", t.call_id}, {"output", t.result}});
   }
   if (req.prefill) input.push_back(json::object{{"role", "assistant"}, {"content", prefill_text}});
   json::object body{{"model", req.model}, {"input", std::move(input)}};
@@ -95,7 +98,8 @@ EventResult on_event(const SseEvent& ev, Answer& acc) {
   json::value v;
   if (!parse_json(ev.data, v) || !v.is_object()) return {EventKind::malformed, {}, false};
   const auto type = str_at(v, {"type"});
-  if (const auto* seq = find(v, {"sequence_number"}); seq && seq->is_int64()) acc.last_sequence = seq->as_int64();
+  if (const auto* seq = find(v, {"sequence_number"}); seq && seq->is_int64())
+    acc.last_sequence = seq->as_int64();
   if (type == "error" || type == "response.failed") return {EventKind::error, {}, false};
   if (type == "response.output_text.delta") {
     auto token = str_at(v, {"delta"});
@@ -106,7 +110,8 @@ EventResult on_event(const SseEvent& ev, Answer& acc) {
   if (type == "response.created" || type == "response.in_progress") {
     if (auto model = str_at(v, {"response", "model"}); !model.empty()) acc.model = model;
     if (auto id = str_at(v, {"response", "id"}); !id.empty()) acc.response_id = id;
-    if (const auto* bg = find(v, {"response", "background"}); bg && bg->is_bool()) acc.background = bg->get_bool();
+    if (const auto* bg = find(v, {"response", "background"}); bg && bg->is_bool())
+      acc.background = bg->get_bool();
   } else if (type == "response.output_item.added" || type == "response.output_item.done") {
     if (str_at(v, {"item", "type"}) == "function_call") {
       const auto* item = find(v, {"item"});

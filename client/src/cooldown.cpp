@@ -4,7 +4,8 @@
 
 namespace llmchaos::client {
 
-double cooldown_end_after(double current_end_ms, const CooldownCause& f, const CooldownSettings& s, double now_ms) {
+double cooldown_end_after(double current_end_ms, const CooldownCause& f, const CooldownSettings& s,
+                          double now_ms) {
   double end = current_end_ms;
   if (f.owner == Owner::rate && s.rate && f.retry_after_ms) end = std::max(end, now_ms + *f.retry_after_ms);
   if (f.owner != Owner::quota || s.quota_window_ms <= 0) return end;
@@ -29,7 +30,8 @@ Owner RouteCooldowns::cooled_by(const std::string& route) const {
   return it == routes_.end() ? Owner::none : it->second.owner;
 }
 
-std::optional<double> RouteCooldowns::all_cooling_for(const std::vector<std::string>& routes, double now_ms) const {
+std::optional<double> RouteCooldowns::all_cooling_for(const std::vector<std::string>& routes,
+                                                      double now_ms) const {
   std::optional<double> soonest;
   for (const auto& route : routes) {
     const double left = remaining_ms(route, now_ms);

@@ -1,26 +1,31 @@
 #include "llmchaos/client/decision.hpp"
 
+#include <fmt/format.h>
+
 #include <bit>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <iterator>
 
-#include <fmt/format.h>
-
 namespace llmchaos::client {
 namespace {
 
-bool retryable_owner(Owner o) { return o == Owner::transient || o == Owner::rate; }
+bool retryable_owner(Owner o) {
+  return o == Owner::transient || o == Owner::rate;
+}
 // SPEC 3 rule 5 names transient, rate and quota only: a contract break (schema_missing) is not
 // routed elsewhere automatically; it queues, degrades or fails closed (rules 6-7).
-bool fallback_owner(Owner o) { return retryable_owner(o) || o == Owner::quota; }
+bool fallback_owner(Owner o) {
+  return retryable_owner(o) || o == Owner::quota;
+}
 
 // Why a retry of the current route does not apply (empty: it does). Order = SPEC 3 rule 4's wording.
 std::string_view retry_blocker(const DecisionInput& in, double retry_after) {
   if (!retryable_owner(in.failure.owner)) return "owner";
   if (in.attempts_left <= 0) return "no attempts left";
-  if (in.time_left_ms < retry_after + in.current.expected_latency_ms) return "retry-after + latency > time left";
+  if (in.time_left_ms < retry_after + in.current.expected_latency_ms)
+    return "retry-after + latency > time left";
   if (in.cost_left_usd < in.current.cost_usd) return "cost > cost left";
   if (in.current_breaker_open || !in.current.healthy) return "breaker open";
   return {};
@@ -46,21 +51,25 @@ class Inputs {
   explicit Inputs(DecisionText& out) : out_(out), buf_(out.storage()) {}
 
   // Keys are literals: their length is known at compile time, so the copy is a few moves.
-  template <std::size_t N> Inputs& operator()(const char (&key)[N], std::string_view value) {
+  template <std::size_t N>
+  Inputs& operator()(const char (&key)[N], std::string_view value) {
     start(key);
     raw(value);
     return *this;
   }
   // Named apart: a string literal would otherwise convert to bool before string_view.
-  template <std::size_t N> Inputs& flag(const char (&key)[N], bool value) {
+  template <std::size_t N>
+  Inputs& flag(const char (&key)[N], bool value) {
     return (*this)(key, std::string_view(value ? "true" : "false"));
   }
-  template <std::size_t N> Inputs& operator()(const char (&key)[N], double value) {
+  template <std::size_t N>
+  Inputs& operator()(const char (&key)[N], double value) {
     start(key);
     number(value);
     return *this;
   }
-  template <std::size_t N> Inputs& operator()(const char (&key)[N], int value) {
+  template <std::size_t N>
+  Inputs& operator()(const char (&key)[N], int value) {
     start(key);
     integer(value);
     return *this;
@@ -117,7 +126,8 @@ class Inputs {
     // Digits written in place, two at a time (a budget is a short number: a general formatter costs
     // more); the length first, so they go straight to their spot. Near the end of the buffer, through
     // raw() (which cuts).
-    unsigned long long u = v < 0 ? 0ULL - static_cast<unsigned long long>(v) : static_cast<unsigned long long>(v);
+    unsigned long long u =
+        v < 0 ? 0ULL - static_cast<unsigned long long>(v) : static_cast<unsigned long long>(v);
     std::size_t len = 1;
     for (unsigned long long bound = 10; len < 20 && u >= bound; bound *= 10) ++len;
     char tmp[24];
@@ -190,7 +200,8 @@ class Inputs {
       std::memcpy(to, from, n);
     }
   }
-  template <std::size_t N> void start(const char (&key)[N]) {
+  template <std::size_t N>
+  void start(const char (&key)[N]) {
     if (N + 1 > room()) return raw(std::string_view(key, N - 1));  // cut: raw marks it
     if (n_ > 0) buf_[n_++] = ' ';
     std::memcpy(buf_ + n_, key, N - 1);
@@ -226,15 +237,17 @@ bool rule_resume(const DecisionInput& in, Inputs& inputs, Decision& d) {
     settle(d, Action::resume, 0, "0: a cut background response with a known id and sequence: resume");
     return true;
   }
-  inputs("resume", !attempt ? "no(no attempts left)" : !time ? "no(latency > time left)" : "no(cost > cost left)");
+  inputs("resume", !attempt ? "no(no attempts left)"
+                   : !time  ? "no(latency > time left)"
+                            : "no(cost > cost left)");
   return false;
 }
 
 // 4. Retry the same route.
 bool rule_retry(const DecisionInput& in, Inputs& inputs, Decision& d) {
   const double retry_after = in.failure.retry_after_ms.value_or(0);
-  inputs("attempts_left", in.attempts_left)("time_left_ms", in.time_left_ms)("cost_left_usd", in.cost_left_usd)(
-      "retry_after_ms", retry_after)("current", in.current.route);
+  inputs("attempts_left", in.attempts_left)("time_left_ms", in.time_left_ms)(
+      "cost_left_usd", in.cost_left_usd)("retry_after_ms", retry_after)("current", in.current.route);
   inputs.raw("(expected_ms=");
   inputs.number(in.current.expected_latency_ms);
   inputs.raw(" cost_usd=");
@@ -280,8 +293,9 @@ bool rule_fallback(const DecisionInput& in, Inputs& inputs, Decision& d) {
 
 // 7. A full queue is no outlet (rules 3 and 6 would queue): the last one the policy allows.
 void rule_queue_full(const DecisionInput& in, Decision& d) {
-  in.degrade_allowed ? settle(d, Action::degrade, 7, "7: the queue is full; degrade approved")
-                     : settle(d, Action::fail_closed, 7, "7: the queue is full; degrade not approved -> fail_closed");
+  in.degrade_allowed
+      ? settle(d, Action::degrade, 7, "7: the queue is full; degrade approved")
+      : settle(d, Action::fail_closed, 7, "7: the queue is full; degrade not approved -> fail_closed");
 }
 
 void apply_rules(const DecisionInput& in, Inputs& inputs, Decision& d) {
@@ -295,7 +309,8 @@ void apply_rules(const DecisionInput& in, Inputs& inputs, Decision& d) {
 
   // 1. The request or the credentials are wrong; a refusal must not be routed to a laxer model.
   if (owner == Owner::request || owner == Owner::auth || owner == Owner::policy)
-    return done(Action::fail_closed, 1, "1: owner is request/auth/policy: fix the request or the credentials");
+    return done(Action::fail_closed, 1,
+                "1: owner is request/auth/policy: fix the request or the credentials");
 
   // 2. Work may already have happened: reconcile outside automatic branching.
   if (commit == CommitState::committed || commit == CommitState::unknown)
@@ -305,8 +320,9 @@ void apply_rules(const DecisionInput& in, Inputs& inputs, Decision& d) {
   if (owner == Owner::unknown) {
     inputs.flag("queue_allowed", in.queue_allowed);
     if (in.queue_allowed && in.queue_full) return rule_queue_full(in, d);
-    return in.queue_allowed ? done(Action::queue, 3, "3: owner unknown: queue")
-                            : done(Action::fail_closed, 3, "3: owner unknown and queueing not allowed: fail closed");
+    return in.queue_allowed
+               ? done(Action::queue, 3, "3: owner unknown: queue")
+               : done(Action::fail_closed, 3, "3: owner unknown and queueing not allowed: fail closed");
   }
 
   if (rule_retry(in, inputs, d) || rule_fallback(in, inputs, d)) return;
@@ -314,12 +330,12 @@ void apply_rules(const DecisionInput& in, Inputs& inputs, Decision& d) {
   // 6. Wait in the queue (any owner that reaches this rule, as SPEC 3 orders it).
   inputs.flag("queue_allowed", in.queue_allowed).flag("degrade_allowed", in.degrade_allowed);
   if (in.queue_allowed && in.queue_full) return rule_queue_full(in, d);
-  if (in.queue_allowed)
-    return done(Action::queue, 6, "6: no retry or fallback fits: queue");
+  if (in.queue_allowed) return done(Action::queue, 6, "6: no retry or fallback fits: queue");
 
   // 7. The last outlet.
   return in.degrade_allowed ? done(Action::degrade, 7, "7: no retry, fallback or queue: degrade")
-                            : done(Action::fail_closed, 7, "7: no retry, fallback or queue, degrade not approved: fail closed");
+                            : done(Action::fail_closed, 7,
+                                   "7: no retry, fallback or queue, degrade not approved: fail closed");
 }
 
 }  // namespace

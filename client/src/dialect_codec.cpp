@@ -16,8 +16,9 @@ const DialectCodec& azure_codec();
 
 namespace {
 // The one table of dialect codecs: to add one, its file and a line here (mockprovider/README.md).
-constexpr const DialectCodec& (*codec_table[])() = {detail::openai_codec, detail::anthropic_codec, detail::gemini_codec,
-                                                    detail::responses_codec, detail::azure_codec};
+constexpr const DialectCodec& (*codec_table[])() = {detail::openai_codec, detail::anthropic_codec,
+                                                    detail::gemini_codec, detail::responses_codec,
+                                                    detail::azure_codec};
 }  // namespace
 
 const DialectCodec& codec_for(Dialect dialect) {

@@ -23,14 +23,18 @@ bool blank(char c) {
 }
 
 // The keys the rules read, in one table: their names, and the lengths the window masks look for.
-constexpr std::pair<std::string_view, DetailKey> detail_keys[] = {
-    {"code", DetailKey::code},       {"type", DetailKey::type},       {"status", DetailKey::status},
-    {"reason", DetailKey::reason},   {"message", DetailKey::message}, {"quotaId", DetailKey::quotaId},
-    {"retryDelay", DetailKey::retryDelay}};
+constexpr std::pair<std::string_view, DetailKey> detail_keys[] = {{"code", DetailKey::code},
+                                                                  {"type", DetailKey::type},
+                                                                  {"status", DetailKey::status},
+                                                                  {"reason", DetailKey::reason},
+                                                                  {"message", DetailKey::message},
+                                                                  {"quotaId", DetailKey::quotaId},
+                                                                  {"retryDelay", DetailKey::retryDelay}};
 constexpr std::size_t key_lengths[] = {4, 6, 7, 10};  // in increasing order
 constexpr bool lengths_cover_keys() {
   for (const auto& [name, key] : detail_keys)
-    if (std::find(std::begin(key_lengths), std::end(key_lengths), name.size()) == std::end(key_lengths)) return false;
+    if (std::find(std::begin(key_lengths), std::end(key_lengths), name.size()) == std::end(key_lengths))
+      return false;
   return true;
 }
 static_assert(lengths_cover_keys(), "every key's length must be one the scan looks for");
@@ -61,7 +65,8 @@ struct KeyWords {
 };
 constexpr std::uint64_t word_of(std::string_view text) {
   std::uint64_t w = 0;
-  for (std::size_t i = 0; i < text.size(); ++i) w |= std::uint64_t{static_cast<unsigned char>(text[i])} << (8 * i);
+  for (std::size_t i = 0; i < text.size(); ++i)
+    w |= std::uint64_t{static_cast<unsigned char>(text[i])} << (8 * i);
   return w;
 }
 constexpr KeyWords key_words_of(std::string_view name) {
@@ -76,8 +81,9 @@ constexpr auto key_words = [] {
 }();
 constexpr bool words_work = std::endian::native == std::endian::little;
 
-__attribute__((always_inline)) inline std::optional<DetailKey> key_by_words(const char* begin, std::size_t close,
-                                                                           std::size_t len) {
+__attribute__((always_inline)) inline std::optional<DetailKey> key_by_words(const char* begin,
+                                                                            std::size_t close,
+                                                                            std::size_t len) {
   if constexpr (!words_work) return key_closing_at(begin, close);
   std::uint64_t last8;
   std::memcpy(&last8, begin + close - 8, 8);
@@ -90,7 +96,8 @@ __attribute__((always_inline)) inline std::optional<DetailKey> key_by_words(cons
     found = len == k.len && last8 == k.last8 && first2 == k.first2 ? i : found;
   }
   const std::size_t open = close - len - 1;
-  if (found < 0 || (open > 0 && begin[open - 1] == '\\')) return std::nullopt;  // escaped: inside a longer key
+  if (found < 0 || (open > 0 && begin[open - 1] == '\\'))
+    return std::nullopt;  // escaped: inside a longer key
   return detail_keys[found].second;
 }
 
@@ -136,7 +143,8 @@ struct Avx2Masks {
     auto mask = [&](char c) __attribute__((target("avx2"))) {
       const __m256i want = _mm256_set1_epi8(c);
       return std::uint64_t{static_cast<std::uint32_t>(_mm256_movemask_epi8(_mm256_cmpeq_epi8(low, want)))} |
-             std::uint64_t{static_cast<std::uint32_t>(_mm256_movemask_epi8(_mm256_cmpeq_epi8(high, want)))} << 32;
+             std::uint64_t{static_cast<std::uint32_t>(_mm256_movemask_epi8(_mm256_cmpeq_epi8(high, want)))}
+                 << 32;
     };
     return {mask('"'), mask(':')};
   }
@@ -165,14 +173,15 @@ __attribute__((always_inline)) inline void ErrorDetail::scan_windows() {
       value_end = string_end(++value, end);
       if (value_end == nullptr) return;
     } else if (*value != '{' && *value != '[') {  // number, true, false, null
-      while (value_end < end && *value_end != ',' && *value_end != '}' && *value_end != ']' && !blank(*value_end))
+      while (value_end < end && *value_end != ',' && *value_end != '}' && *value_end != ']' &&
+             !blank(*value_end))
         ++value_end;
       scalar = true;
     } else {
       return;  // an object or array: its fields are read as they come
     }
-    fields_[n_++] = {static_cast<std::uint16_t>(value - begin), static_cast<std::uint16_t>(value_end - value), key,
-                     scalar};
+    fields_[n_++] = {static_cast<std::uint16_t>(value - begin), static_cast<std::uint16_t>(value_end - value),
+                     key, scalar};
   };
   // A colon that is not right after a quote: after a spaced key (`"code" : 1`), or inside a string.
   auto take_spaced = [&](std::size_t colon) {
@@ -248,7 +257,9 @@ void ErrorDetail::scan(ScanPath path) {
 }
 
 #if LLMCHAOS_ERROR_DETAIL_AVX2
-__attribute__((target("avx2"))) void ErrorDetail::scan_avx2() { scan_windows<Avx2Masks>(); }
+__attribute__((target("avx2"))) void ErrorDetail::scan_avx2() {
+  scan_windows<Avx2Masks>();
+}
 #endif
 
 void ErrorDetail::append_lower(std::string_view text) const {

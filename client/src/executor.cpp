@@ -1,11 +1,11 @@
 #include "llmchaos/client/executor.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
+#include <boost/json.hpp>
 #include <set>
 #include <stdexcept>
-
-#include <boost/json.hpp>
-#include <fmt/format.h>
 
 #include "llmchaos/client/backoff.hpp"
 #include "llmchaos/client/breaker.hpp"
@@ -17,7 +17,8 @@
 
 namespace llmchaos::client {
 
-std::vector<std::string> missing_output_fields(std::string_view answer, const std::vector<std::string>& required) {
+std::vector<std::string> missing_output_fields(std::string_view answer,
+                                               const std::vector<std::string>& required) {
   boost::system::error_code ec;
   auto v = boost::json::parse(answer, ec);
   if (ec || !v.is_object()) return required;
@@ -34,7 +35,12 @@ namespace {
 // Everything that persists across the requests of one stack (ClientStack::Impl is this).
 struct StackState {
   StackState(Policy p, std::map<std::string, Endpoint> e, Clock& c, Rng& r, Transport& t)
-      : policy(std::move(p)), endpoints(std::move(e)), clock(c), rng(r), transport(t), backoff(policy.backoff),
+      : policy(std::move(p)),
+        endpoints(std::move(e)),
+        clock(c),
+        rng(r),
+        transport(t),
+        backoff(policy.backoff),
         breakers(make_breakers(policy)) {}
 
   CircuitBreaker& breaker(const std::string& route) {
@@ -44,7 +50,9 @@ struct StackState {
   }
   const Endpoint& endpoint(const std::string& route) const {
     auto it = endpoints.find(route);
-    if (it == endpoints.end()) throw std::runtime_error("workflow " + policy.workflow.name + ": no endpoint for route \"" + route + "\"");
+    if (it == endpoints.end())
+      throw std::runtime_error("workflow " + policy.workflow.name + ": no endpoint for route \"" + route +
+                               "\"");
     return it->second;
   }
   std::string new_operation_id() { return fmt::format("op-{:016x}", rng.next()); }
@@ -66,7 +74,9 @@ class Delivery {
  public:
   Delivery(StackState& stack, WorkflowRequest request, std::vector<std::pair<AttemptKind, double>> spent,
            int delivery)
-      : s_(stack), req_(std::move(request)), spent_(std::move(spent)),
+      : s_(stack),
+        req_(std::move(request)),
+        spent_(std::move(spent)),
         budget_(BudgetLimits::from(stack.policy.workflow), stack.clock.now_ms()),
         buffer_output_(!stack.policy.workflow.output_required.empty()) {
     for (const auto& [kind, cost] : spent_) budget_.record_attempt(kind, cost);  // the carried-over ledger
@@ -129,8 +139,8 @@ class Delivery {
     c.owner = s_.cooldowns.cooled_by(route_);
     c.commit = tool_committed_ ? CommitState::committed : CommitState::none;
     if (c.owner == Owner::rate) c.retry_after_ms = remaining_ms;
-    c.reason = fmt::format("route {} keeps a {} cooldown for {:.0f} ms: attempt not sent", route_, to_string(c.owner),
-                           remaining_ms);
+    c.reason = fmt::format("route {} keeps a {} cooldown for {:.0f} ms: attempt not sent", route_,
+                           to_string(c.owner), remaining_ms);
     decide_and_apply(c, -1, false);
   }
 
@@ -178,7 +188,8 @@ class Delivery {
 
   // What the wire showed, classified (SPEC 2), the output contract checked on a whole answer; the
   // record gets the owner, the commit state and the reason.
-  Classification classify_attempt(const AttemptResult& res, int visible, Dialect dialect, AttemptRecord& rec) {
+  Classification classify_attempt(const AttemptResult& res, int visible, Dialect dialect,
+                                  AttemptRecord& rec) {
     const auto& wf = s_.policy.workflow;
     Observation obs;
     obs.dialect = dialect;
@@ -191,8 +202,8 @@ class Delivery {
     obs.replay_safe = wf.replay_safe;
     obs.finish_reason = res.finish_reason;
     std::vector<std::string> missing;
-    const bool complete_answer = res.status / 100 == 2 &&
-                                 (res.event == TransportEvent::none || res.event == TransportEvent::missing_terminator);
+    const bool complete_answer = res.status / 100 == 2 && (res.event == TransportEvent::none ||
+                                                           res.event == TransportEvent::missing_terminator);
     if (complete_answer && !res.tool_call && buffer_output_) {
       missing = missing_output_fields(res.text, wf.output_required);
       obs.contract_violation = !missing.empty();
@@ -247,9 +258,11 @@ class Delivery {
 
     if (c.owner != Owner::none) {
       breaker.on_failure(c.owner, end);
-      s_.cooldowns.on_failure(route_, {c.owner, c.retry_after_ms}, {rp.quota_cooldown_ms, rp.rate_cooldown}, end);
+      s_.cooldowns.on_failure(route_, {c.owner, c.retry_after_ms}, {rp.quota_cooldown_ms, rp.rate_cooldown},
+                              end);
       // SPEC 3 rule 0's input: the stream of a stored response broke off where the provider goes on.
-      const bool cut = res.event == TransportEvent::stream_closed || res.event == TransportEvent::stream_idle_timeout;
+      const bool cut =
+          res.event == TransportEvent::stream_closed || res.event == TransportEvent::stream_idle_timeout;
       std::optional<ResumePoint> at;
       if (cut && wf.background && !res.response_id.empty() && res.last_sequence >= 0)
         at = ResumePoint{res.response_id, res.last_sequence};
@@ -263,7 +276,6 @@ class Delivery {
     }
     answer(res, index);
   }
-
 
   // The model asked for the workflow's tool: run the side effect (the commit point), then send the
   // result back on the same route for the final answer.
@@ -280,7 +292,8 @@ class Delivery {
       decide_and_apply(c, index, false);
       return;
     }
-    tool_turn_ = ToolTurn{res.tool_call_id, tool, res.tool_arguments.empty() ? "{}" : res.tool_arguments, "ok"};
+    tool_turn_ =
+        ToolTurn{res.tool_call_id, tool, res.tool_arguments.empty() ? "{}" : res.tool_arguments, "ok"};
     kind_ = AttemptKind::initial;  // the second leg of the workflow, not a retry
   }
 
@@ -453,7 +466,8 @@ class Delivery {
     log_.outcome = outcome;
     log_.elapsed_ms = budget_.elapsed_ms(now);
     log_.extra_cost_usd = budget_.extra_cost_usd();
-    if (outcome == Outcome::fail_closed) log_.retry_after_ms = s_.cooldowns.all_cooling_for(workflow_routes(), now);
+    if (outcome == Outcome::fail_closed)
+      log_.retry_after_ms = s_.cooldowns.all_cooling_for(workflow_routes(), now);
     journal(JournalState::acknowledged, -1, log_.route, std::string(to_string(outcome)));
     done_ = true;
   }
@@ -484,8 +498,8 @@ class Delivery {
   bool done_ = false;
 };
 
-DecisionLog deliver(StackState& stack, WorkflowRequest request, std::vector<std::pair<AttemptKind, double>> spent,
-                    int delivery) {
+DecisionLog deliver(StackState& stack, WorkflowRequest request,
+                    std::vector<std::pair<AttemptKind, double>> spent, int delivery) {
   if (request.operation_id.empty()) request.operation_id = stack.new_operation_id();
   return Delivery(stack, std::move(request), std::move(spent), delivery).run();
 }
@@ -502,13 +516,21 @@ ClientStack::ClientStack(Policy policy, std::map<std::string, Endpoint> endpoint
 
 ClientStack::~ClientStack() = default;
 
-DecisionLog ClientStack::execute(const WorkflowRequest& request) { return deliver(*impl_, request, {}, 1); }
+DecisionLog ClientStack::execute(const WorkflowRequest& request) {
+  return deliver(*impl_, request, {}, 1);
+}
 
-const Policy& ClientStack::policy() const { return impl_->policy; }
+const Policy& ClientStack::policy() const {
+  return impl_->policy;
+}
 
-void ClientStack::journal_to(const std::string& path) { impl_->journal = std::make_unique<AttemptJournal>(path); }
+void ClientStack::journal_to(const std::string& path) {
+  impl_->journal = std::make_unique<AttemptJournal>(path);
+}
 
-std::size_t ClientStack::queued() const { return impl_->queue.size(); }
+std::size_t ClientStack::queued() const {
+  return impl_->queue.size();
+}
 
 std::optional<DecisionLog> ClientStack::redeliver_next() {
   auto item = impl_->queue.pop();
@@ -526,7 +548,9 @@ std::vector<DecisionLog> ClientStack::drain() {
   return out;
 }
 
-RequestQueue& ClientStack::queue() { return impl_->queue; }
+RequestQueue& ClientStack::queue() {
+  return impl_->queue;
+}
 
 const CircuitBreaker* ClientStack::breaker(const std::string& route) const {
   auto it = impl_->breakers.find(route);

@@ -5,7 +5,8 @@
 namespace llmchaos::client {
 
 bool attempt_succeeded(const AttemptResult& r) {
-  return r.status / 100 == 2 && (r.event == TransportEvent::none || r.event == TransportEvent::missing_terminator);
+  return r.status / 100 == 2 &&
+         (r.event == TransportEvent::none || r.event == TransportEvent::missing_terminator);
 }
 
 BalancerSettings group_balancer_settings(double time_scale) {
@@ -15,17 +16,20 @@ BalancerSettings group_balancer_settings(double time_scale) {
   return settings;
 }
 
-GroupTransport::GroupTransport(std::map<std::string, Endpoint> upstreams, const std::vector<ModelGroupSpec>& groups,
-                               Transport& wire, Rng& rng, BalancerSettings settings, Hooks hooks)
+GroupTransport::GroupTransport(std::map<std::string, Endpoint> upstreams,
+                               const std::vector<ModelGroupSpec>& groups, Transport& wire, Rng& rng,
+                               BalancerSettings settings, Hooks hooks)
     : upstreams_(std::move(upstreams)), wire_(wire), rng_(rng), hooks_(std::move(hooks)) {
   for (const auto& g : groups) {
     if (g.members.empty()) throw std::invalid_argument("model group " + g.name + " has no member");
     std::vector<std::string> names;
     for (const auto& m : g.members) {
-      if (!upstreams_.contains(m.name)) throw std::invalid_argument("model group " + g.name + ": no upstream " + m.name);
+      if (!upstreams_.contains(m.name))
+        throw std::invalid_argument("model group " + g.name + ": no upstream " + m.name);
       names.push_back(m.name);
     }
-    groups_.emplace(g.name, Group{names, Balancer(g.members, settings), std::vector<long>(names.size(), 0), {}});
+    groups_.emplace(g.name,
+                    Group{names, Balancer(g.members, settings), std::vector<long>(names.size(), 0), {}});
   }
 }
 
@@ -62,7 +66,8 @@ AttemptResult GroupTransport::send(const AttemptRequest& req, Clock& clock,
   return result;
 }
 
-bool GroupTransport::side_effect(const Endpoint& endpoint, const std::string& operation_id, const std::string& tool) {
+bool GroupTransport::side_effect(const Endpoint& endpoint, const std::string& operation_id,
+                                 const std::string& tool) {
   auto g = groups_.find(endpoint.route);
   if (g == groups_.end()) return wire_.side_effect(endpoint, operation_id, tool);
   std::string member;

@@ -1,15 +1,10 @@
 #include "llmchaos/client/http_transport.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <array>
 #include <atomic>
-#include <chrono>
-#include <future>
-#include <map>
-#include <optional>
-#include <thread>
-#include <vector>
-
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/executor_work_guard.hpp>
@@ -20,7 +15,12 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <boost/json.hpp>
-#include <fmt/format.h>
+#include <chrono>
+#include <future>
+#include <map>
+#include <optional>
+#include <thread>
+#include <vector>
 
 #include "llmchaos/client/dialect_codec.hpp"
 #include "llmchaos/client/response_reader.hpp"
@@ -93,7 +93,8 @@ asio::awaitable<std::optional<Failure>> read_head(beast::tcp_stream& stream, bea
                       (some ? "closed inside the response head: " : "no response: ") + hec.message()};
   }
   Headers headers;
-  for (const auto& field : parser.get()) headers.emplace_back(lower(field.name_string()), std::string(field.value()));
+  for (const auto& field : parser.get())
+    headers.emplace_back(lower(field.name_string()), std::string(field.value()));
   reader.head(static_cast<int>(parser.get().result_int()), std::move(headers));
   co_return std::nullopt;
 }
@@ -101,7 +102,8 @@ asio::awaitable<std::optional<Failure>> read_head(beast::tcp_stream& stream, bea
 // The body, read as it comes until done or the reader stops; every read may wait at most the attempt
 // timeout (an idle gap). Returns the error that broke it, if any.
 asio::awaitable<beast::error_code> read_body(beast::tcp_stream& stream, beast::flat_buffer& buffer,
-                                             ResponseParser& parser, std::chrono::steady_clock::duration timeout,
+                                             ResponseParser& parser,
+                                             std::chrono::steady_clock::duration timeout,
                                              ResponseReader& reader) {
   std::array<char, 16 * 1024> chunk;
   while (!parser.is_done() && !reader.stopped()) {
@@ -140,8 +142,8 @@ struct HttpTransport::Impl {
                                      double timeout_ms);
   // A connection to host:port, reused when one is idle and still open; nullptr + error when connecting
   // failed.
-  asio::awaitable<Stream> connect(const net::Url& url, const std::string& key, double timeout_ms, bool& reused,
-                                  std::string& error);
+  asio::awaitable<Stream> connect(const net::Url& url, const std::string& key, double timeout_ms,
+                                  bool& reused, std::string& error);
   void release(const std::string& key, Stream stream) {
     auto& pool = idle[key];
     if (pool.size() < options.max_idle_per_host) pool.push_back(std::move(stream));
@@ -155,7 +157,8 @@ struct HttpTransport::Impl {
   std::thread thread;  // last: starts once everything above exists
 };
 
-asio::awaitable<HttpTransport::Impl::Stream> HttpTransport::Impl::connect(const net::Url& url, const std::string& key,
+asio::awaitable<HttpTransport::Impl::Stream> HttpTransport::Impl::connect(const net::Url& url,
+                                                                          const std::string& key,
                                                                           double timeout_ms, bool& was_reused,
                                                                           std::string& error) {
   was_reused = false;
@@ -190,9 +193,10 @@ asio::awaitable<HttpTransport::Impl::Stream> HttpTransport::Impl::connect(const 
 }
 
 HttpRequest HttpTransport::Impl::build_request(const AttemptRequest& req, const net::Url& url,
-                                                                    const std::string& key) const {
+                                               const std::string& key) const {
   const DialectCodec& codec = codec_for(req.endpoint.dialect);
-  http::request<http::string_body> hreq{http::string_to_verb(attempt_method(req)), url.path + codec.target(req), 11};
+  http::request<http::string_body> hreq{http::string_to_verb(attempt_method(req)),
+                                        url.path + codec.target(req), 11};
   hreq.set(http::field::host, key);
   hreq.set(http::field::user_agent, options.user_agent);
   hreq.set(http::field::content_type, "application/json");
@@ -274,7 +278,8 @@ asio::awaitable<AttemptResult> HttpTransport::Impl::attempt(const AttemptRequest
   co_return reader.take();
 }
 
-HttpTransport::HttpTransport(HttpTransportOptions options) : impl_(std::make_unique<Impl>(std::move(options))) {}
+HttpTransport::HttpTransport(HttpTransportOptions options)
+    : impl_(std::make_unique<Impl>(std::move(options))) {}
 
 HttpTransport::~HttpTransport() = default;
 
@@ -293,7 +298,8 @@ AttemptResult HttpTransport::send(const AttemptRequest& req, Clock& clock,
   return future.get();
 }
 
-bool HttpTransport::side_effect(const Endpoint& endpoint, const std::string& operation_id, const std::string& tool) {
+bool HttpTransport::side_effect(const Endpoint& endpoint, const std::string& operation_id,
+                                const std::string& tool) {
   try {
     auto url = net::parse_url(endpoint.base_url);
     net::HttpCall call;
@@ -311,7 +317,8 @@ bool HttpTransport::side_effect(const Endpoint& endpoint, const std::string& ope
 }
 
 HttpTransportStats HttpTransport::stats() const {
-  return {impl_->connects.load(), impl_->reused.load(), impl_->stale_dropped.load(), impl_->stale_resent.load()};
+  return {impl_->connects.load(), impl_->reused.load(), impl_->stale_dropped.load(),
+          impl_->stale_resent.load()};
 }
 
 }  // namespace llmchaos::client

@@ -1,11 +1,10 @@
 #include "llmchaos/client/journal.hpp"
 
+#include <boost/json.hpp>
 #include <cerrno>
 #include <cstring>
 #include <map>
 #include <stdexcept>
-
-#include <boost/json.hpp>
 
 namespace llmchaos::client {
 
@@ -55,7 +54,8 @@ JournalEntry journal_entry_from_line(std::string_view line) {
   if (!known) throw std::runtime_error("journal line has an unknown state \"" + state + "\"");
   if (auto it = o.find("attempt"); it != o.end() && it->value().is_int64())
     e.attempt = static_cast<int>(it->value().get_int64());
-  if (auto it = o.find("t_ms"); it != o.end() && it->value().is_number()) e.t_ms = it->value().to_number<double>();
+  if (auto it = o.find("t_ms"); it != o.end() && it->value().is_number())
+    e.t_ms = it->value().to_number<double>();
   e.route = str("route");
   e.detail = str("detail");
   return e;
@@ -63,7 +63,9 @@ JournalEntry journal_entry_from_line(std::string_view line) {
 
 AttemptJournal::AttemptJournal(const std::string& path) : path_(path) {
   file_.open(path, std::ios::out | std::ios::app);
-  if (!file_) throw std::runtime_error(path + ": cannot open the attempt journal for appending: " + std::strerror(errno));
+  if (!file_)
+    throw std::runtime_error(path +
+                             ": cannot open the attempt journal for appending: " + std::strerror(errno));
 }
 
 void AttemptJournal::append(const JournalEntry& entry, std::vector<std::string>& lines) {

@@ -9,7 +9,9 @@ constexpr double minute_ms = 60'000;
 constexpr double day_ms = 24 * 60 * minute_ms;
 }  // namespace
 
-int estimate_tokens(std::string_view text) { return static_cast<int>((text.size() + 3) / 4); }
+int estimate_tokens(std::string_view text) {
+  return static_cast<int>((text.size() + 3) / 4);
+}
 
 SlidingWindow::SlidingWindow(double window_ms, int limit) : window_ms_(window_ms), limit_(limit) {}
 
@@ -105,7 +107,8 @@ LimitVerdict RateLimiter::try_acquire(const std::string& key, double now_ms, dou
   return at(key, now_ms).try_acquire(now_ms, tokens);
 }
 
-void RateLimiter::settle(const std::string& key, double estimated_tokens, double actual_tokens, double now_ms) {
+void RateLimiter::settle(const std::string& key, double estimated_tokens, double actual_tokens,
+                         double now_ms) {
   std::lock_guard lock(mutex_);
   at(key, now_ms).settle(estimated_tokens, actual_tokens, now_ms);
 }

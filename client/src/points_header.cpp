@@ -1,12 +1,12 @@
 // The x-llmchaos-points codec (points_header.hpp).
 #include "llmchaos/client/points_header.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cctype>
 #include <charconv>
 #include <optional>
-
-#include <fmt/format.h>
 
 #include "llmchaos/core/parse.hpp"
 
@@ -16,8 +16,10 @@ namespace {
 // A route name as a token: percent-encoded outside A-Z a-z 0-9 - . _ ~.
 void append_token(std::string& out, std::string_view route) {
   for (unsigned char ch : route) {
-    if (std::isalnum(ch) || ch == '-' || ch == '.' || ch == '_' || ch == '~') out += static_cast<char>(ch);
-    else out += fmt::format("%{:02X}", ch);
+    if (std::isalnum(ch) || ch == '-' || ch == '.' || ch == '_' || ch == '~')
+      out += static_cast<char>(ch);
+    else
+      out += fmt::format("%{:02X}", ch);
   }
 }
 
@@ -30,7 +32,8 @@ std::optional<std::string> percent_decoded(std::string_view s) {
       continue;
     }
     unsigned value = 0;
-    if (i + 2 >= s.size() || std::from_chars(s.data() + i + 1, s.data() + i + 3, value, 16).ptr != s.data() + i + 3)
+    if (i + 2 >= s.size() ||
+        std::from_chars(s.data() + i + 1, s.data() + i + 3, value, 16).ptr != s.data() + i + 3)
       return std::nullopt;
     out += static_cast<char>(value);
     i += 2;
@@ -76,7 +79,9 @@ std::string decode_points_header(std::string_view value, std::vector<FailurePoin
     fp.point = static_cast<int>(out.size()) + 1;
     const auto action = fields.size() == 4 ? parse_enum<Action>(fields[0]) : std::nullopt;
     const auto route = fields.size() == 4 ? percent_decoded(fields[1]) : std::nullopt;
-    const auto attempt = fields.size() == 4 ? (fields[2] == "-" ? std::optional<int>(-1) : parse_int(fields[2])) : std::nullopt;
+    const auto attempt = fields.size() == 4
+                             ? (fields[2] == "-" ? std::optional<int>(-1) : parse_int(fields[2]))
+                             : std::nullopt;
     const auto rule = fields.size() == 4 ? parse_int(fields[3]) : std::nullopt;
     if (!action || !route || !attempt || *attempt < -1 || !rule)
       return fmt::format("{} item \"{}\" is not \"ACTION ROUTE ATTEMPT RULE\"", points_header_name, item);

@@ -1,10 +1,10 @@
 #include "llmchaos/client/policy.hpp"
 
-#include <algorithm>
-#include <set>
-
 #include <fmt/format.h>
 #include <toml++/toml.h>
+
+#include <algorithm>
+#include <set>
 
 #include "llmchaos/core/toml_reader.hpp"
 
@@ -70,8 +70,8 @@ BreakerSettings read_breaker(const toml::table& t, const std::string& file, cons
   return b;
 }
 
-RoutePolicy read_route(const toml::table& t, const std::string& name, const std::string& file,
-                       bool strict, const std::vector<std::string_view>& extra_route_keys) {
+RoutePolicy read_route(const toml::table& t, const std::string& name, const std::string& file, bool strict,
+                       const std::vector<std::string_view>& extra_route_keys) {
   const std::string context = "route." + name;
   TomlReader r(t, file, context);
   RoutePolicy p;
@@ -134,12 +134,13 @@ Policy policy_from_toml(const toml::table& doc, const std::string& file, bool al
   if (routes) {
     routes_given = true;
     for (const auto& [key, node] : *routes) {
-      collect_errors(errors, [&, &key = key, &node = node] {  // init-captures: clang 14 cannot capture a binding
-        const std::string name(key.str());
-        auto* t = node.as_table();
-        if (!t) throw SpecError(pos_of(node, file), fmt::format("route.{}: expected a table", name));
-        policy.routes.emplace(name, read_route(*t, name, file, strict_routes, extra_route_keys));
-      });
+      collect_errors(
+          errors, [&, &key = key, &node = node] {  // init-captures: clang 14 cannot capture a binding
+            const std::string name(key.str());
+            auto* t = node.as_table();
+            if (!t) throw SpecError(pos_of(node, file), fmt::format("route.{}: expected a table", name));
+            policy.routes.emplace(name, read_route(*t, name, file, strict_routes, extra_route_keys));
+          });
     }
   }
   if (!allow_other_keys) {
@@ -179,7 +180,9 @@ Policy policy_from_toml(const toml::table& doc, const std::string& file, bool al
   return policy;
 }
 
-Policy load_policy_file(const std::string& path) { return policy_from_toml(parse_toml_file(path), path, false); }
+Policy load_policy_file(const std::string& path) {
+  return policy_from_toml(parse_toml_file(path), path, false);
+}
 
 Policy load_policy_file(const std::string& path, const std::vector<std::string_view>& extra_route_keys) {
   return policy_from_toml(parse_toml_file(path), path, false, extra_route_keys);

@@ -1,15 +1,17 @@
 #include "llmchaos/client/response_reader.hpp"
 
-#include <algorithm>
-#include <cctype>
-
-#include <boost/json.hpp>
 #include <fmt/format.h>
+
+#include <algorithm>
+#include <boost/json.hpp>
+#include <cctype>
 
 namespace llmchaos::client {
 
 ResponseReader::ResponseReader(const AttemptRequest& req, const TokenFn& on_token)
-    : req_(req), on_token_(on_token), codec_(codec_for(req.endpoint.dialect)),
+    : req_(req),
+      on_token_(on_token),
+      codec_(codec_for(req.endpoint.dialect)),
       where_(fmt::format("route {} attempt {}", req.endpoint.route, req.attempt_number)) {}
 
 void ResponseReader::fail(TransportEvent event, const std::string& what) {
@@ -49,7 +51,8 @@ bool ResponseReader::on_event(const SseEvent& ev) {
     ++r_.content_events;
     on_token_(er.token);
   } else if (er.kind == EventKind::error || er.kind == EventKind::malformed) {
-    r_.event = er.kind == EventKind::error ? TransportEvent::stream_error_event : TransportEvent::malformed_event;
+    r_.event =
+        er.kind == EventKind::error ? TransportEvent::stream_error_event : TransportEvent::malformed_event;
     r_.body = ev.data;
     stopped_ = true;
   }

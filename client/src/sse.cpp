@@ -50,7 +50,7 @@ void SseParser::end_line(std::vector<SseEvent>& out) {
       has_fields_ = true;
     } else if (field == "retry") {
       has_fields_ = true;  // reconnection time: meaningless for a single request
-    }  // unknown fields are ignored (spec)
+    }                      // unknown fields are ignored (spec)
   }
   line_.clear();
 }

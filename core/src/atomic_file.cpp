@@ -12,7 +12,9 @@
 
 namespace llmchaos {
 namespace {
-[[noreturn]] void fail(const std::string& path, const std::string& what) { throw std::runtime_error(path + ": " + what); }
+[[noreturn]] void fail(const std::string& path, const std::string& what) {
+  throw std::runtime_error(path + ": " + what);
+}
 }  // namespace
 
 void write_file_atomic(const std::string& path, const std::function<void(std::ostream&)>& write) {
@@ -58,7 +60,9 @@ void write_file_atomic(const std::string& path, const std::function<void(std::os
 }
 
 void write_file_atomic(const std::string& path, std::string_view content) {
-  write_file_atomic(path, [&](std::ostream& out) { out.write(content.data(), static_cast<std::streamsize>(content.size())); });
+  write_file_atomic(path, [&](std::ostream& out) {
+    out.write(content.data(), static_cast<std::streamsize>(content.size()));
+  });
 }
 
 }  // namespace llmchaos

@@ -28,17 +28,23 @@ std::uint64_t get_be(std::string_view in, std::size_t at, int bytes) {
 
 int integer_width(HeaderType t) {
   switch (t) {
-    case HeaderType::byte: return 1;
-    case HeaderType::int16: return 2;
-    case HeaderType::int32: return 4;
+    case HeaderType::byte:
+      return 1;
+    case HeaderType::int16:
+      return 2;
+    case HeaderType::int32:
+      return 4;
     case HeaderType::int64:
-    case HeaderType::timestamp: return 8;
-    default: return 0;
+    case HeaderType::timestamp:
+      return 8;
+    default:
+      return 0;
   }
 }
 
 void encode_header(std::string& out, const Header& h) {
-  if (h.name.empty() || h.name.size() > 255) throw std::length_error("eventstream: a header name is 1 to 255 bytes: " + h.name);
+  if (h.name.empty() || h.name.size() > 255)
+    throw std::length_error("eventstream: a header name is 1 to 255 bytes: " + h.name);
   out.push_back(static_cast<char>(h.name.size()));
   out += h.name;
   out.push_back(static_cast<char>(h.type));
@@ -55,7 +61,8 @@ void encode_header(std::string& out, const Header& h) {
     out += bytes;
     return;
   }
-  if (bytes.size() > 0x7FFF) throw std::length_error("eventstream: a header value is at most 32767 bytes: " + h.name);
+  if (bytes.size() > 0x7FFF)
+    throw std::length_error("eventstream: a header value is at most 32767 bytes: " + h.name);
   put_be(out, bytes.size(), 2);
   out += bytes;
 }
@@ -152,12 +159,18 @@ Message exception(std::string_view exception_type, std::string payload, std::str
 
 std::string_view to_string(DecodeError e) {
   switch (e) {
-    case DecodeError::none: return "none";
-    case DecodeError::incomplete: return "incomplete message";
-    case DecodeError::bad_length: return "bad message length";
-    case DecodeError::prelude_crc: return "prelude checksum mismatch";
-    case DecodeError::message_crc: return "message checksum mismatch";
-    case DecodeError::bad_header: return "malformed header";
+    case DecodeError::none:
+      return "none";
+    case DecodeError::incomplete:
+      return "incomplete message";
+    case DecodeError::bad_length:
+      return "bad message length";
+    case DecodeError::prelude_crc:
+      return "prelude checksum mismatch";
+    case DecodeError::message_crc:
+      return "message checksum mismatch";
+    case DecodeError::bad_header:
+      return "malformed header";
   }
   return "unknown";
 }
@@ -170,8 +183,10 @@ Decoded decode(std::string_view in) {
   };
   if (in.size() < prelude_bytes) return failed(DecodeError::incomplete);
   const std::size_t total = get_be(in, 0, 4), headers_len = get_be(in, 4, 4);
-  if (static_cast<std::uint32_t>(get_be(in, 8, 4)) != crc32(in.substr(0, 8))) return failed(DecodeError::prelude_crc);
-  if (total < overhead_bytes || total > max_message_bytes || headers_len > total - overhead_bytes || headers_len > max_header_bytes)
+  if (static_cast<std::uint32_t>(get_be(in, 8, 4)) != crc32(in.substr(0, 8)))
+    return failed(DecodeError::prelude_crc);
+  if (total < overhead_bytes || total > max_message_bytes || headers_len > total - overhead_bytes ||
+      headers_len > max_header_bytes)
     return failed(DecodeError::bad_length);
   if (in.size() < total) return failed(DecodeError::incomplete);
   if (static_cast<std::uint32_t>(get_be(in, total - 4, 4)) != crc32(in.substr(0, total - 4)))

@@ -9,7 +9,9 @@
 
 namespace llmchaos {
 
-std::string errno_text(int err) { return std::strerror(err); }
+std::string errno_text(int err) {
+  return std::strerror(err);
+}
 
 std::string read_file_text(const std::string& path, std::string_view what) {
   const std::string named = what.empty() ? std::string() : " " + std::string(what);
@@ -21,7 +23,9 @@ std::string read_file_text(const std::string& path, std::string_view what) {
   } closer{fd};
   struct stat st {};
   if (::fstat(fd, &st) != 0) throw SpecError({path, 0, 0}, "cannot read" + named + ": " + errno_text(errno));
-  if (S_ISDIR(st.st_mode)) throw SpecError({path, 0, 0}, "cannot read" + named + ": " + errno_text(EISDIR) + " (a file is expected)");
+  if (S_ISDIR(st.st_mode))
+    throw SpecError({path, 0, 0},
+                    "cannot read" + named + ": " + errno_text(EISDIR) + " (a file is expected)");
   std::string text;
   if (S_ISREG(st.st_mode)) text.reserve(static_cast<std::size_t>(st.st_size));
   char buf[1 << 16];

@@ -1,10 +1,10 @@
 // compact_json (llmchaos/core/json_text.hpp).
 #include "llmchaos/core/json_text.hpp"
 
-#include <cmath>
+#include <fmt/format.h>
 
 #include <boost/json.hpp>
-#include <fmt/format.h>
+#include <cmath>
 
 namespace json = boost::json;
 
@@ -39,11 +39,15 @@ void write_json(std::string& out, const json::value& v, DoubleForm form) {
     }
     case json::kind::double_: {
       const double d = v.get_double();
-      if (!std::isfinite(d)) out += "null";
-      else out += fmt::format("{}", form == DoubleForm::milliseconds ? std::round(d * 1000) / 1000 : d);
+      if (!std::isfinite(d))
+        out += "null";
+      else
+        out += fmt::format("{}", form == DoubleForm::milliseconds ? std::round(d * 1000) / 1000 : d);
       break;
     }
-    default: out += json::serialize(v); break;
+    default:
+      out += json::serialize(v);
+      break;
   }
 }
 

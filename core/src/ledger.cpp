@@ -1,8 +1,7 @@
 #include "llmchaos/core/ledger.hpp"
 
-#include <stdexcept>
-
 #include <boost/json.hpp>
+#include <stdexcept>
 
 #include "llmchaos/core/ledger_json.hpp"
 
@@ -10,7 +9,8 @@ namespace json = boost::json;
 
 namespace llmchaos {
 namespace {
-template <class E> E enum_field(const json::object& o, std::string_view key, E fallback) {
+template <class E>
+E enum_field(const json::object& o, std::string_view key, E fallback) {
   if (auto* v = o.if_contains(key); v && v->is_string()) {
     if (auto e = parse_enum<E>(v->get_string())) return *e;
     throw std::runtime_error("ledger: bad value for " + std::string(key));
@@ -33,25 +33,25 @@ bool bool_field(const json::object& o, std::string_view key) {
 
 json::value to_json_value(const LedgerEntry& e) {
   json::object o{{"seq", e.seq},
-                      {"ns", e.ns},
-                      {"route", e.route},
-                      {"dialect", to_string(e.dialect)},
-                      {"attempt", e.attempt},
-                      {"received_at_ms", e.received_at_ms},
-                      {"finished_at_ms", e.finished_at_ms},
-                      {"planned_latency_ms", e.planned_latency_ms},
-                      {"path", e.path},
-                      {"stream", e.stream},
-                      {"model", e.model},
-                      {"idempotency_key", e.idempotency_key},
-                      {"x_stainless_retry_count", e.stainless_retry_count},
-                      {"request_id", e.request_id},
-                      {"fault", to_string(e.fault)},
-                      {"status", e.status},
-                      {"outcome", to_string(e.outcome)},
-                      {"events_sent", e.events_sent},
-                      {"committed", e.committed},
-                      {"finished", e.finished}};
+                 {"ns", e.ns},
+                 {"route", e.route},
+                 {"dialect", to_string(e.dialect)},
+                 {"attempt", e.attempt},
+                 {"received_at_ms", e.received_at_ms},
+                 {"finished_at_ms", e.finished_at_ms},
+                 {"planned_latency_ms", e.planned_latency_ms},
+                 {"path", e.path},
+                 {"stream", e.stream},
+                 {"model", e.model},
+                 {"idempotency_key", e.idempotency_key},
+                 {"x_stainless_retry_count", e.stainless_retry_count},
+                 {"request_id", e.request_id},
+                 {"fault", to_string(e.fault)},
+                 {"status", e.status},
+                 {"outcome", to_string(e.outcome)},
+                 {"events_sent", e.events_sent},
+                 {"committed", e.committed},
+                 {"finished", e.finished}};
   if (e.forwarded) {  // `llmchaos proxy` only: a mock's ledger keeps its shape
     o["forwarded"] = true;
     o["upstream_status"] = e.upstream_status;
@@ -106,7 +106,8 @@ LedgerEntry ledger_entry_from_json_value(const json::value& v) {
     e.retry_after_form = str_field(o, "retry_after_form");
   }
   e.resume_of = static_cast<std::uint64_t>(num_field(o, "resume_of"));
-  e.starting_after = o.contains("starting_after") ? static_cast<std::int64_t>(num_field(o, "starting_after")) : -1;
+  e.starting_after =
+      o.contains("starting_after") ? static_cast<std::int64_t>(num_field(o, "starting_after")) : -1;
   return e;
 }
 

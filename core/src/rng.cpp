@@ -8,7 +8,9 @@ std::uint64_t splitmix64(std::uint64_t& x) {
   z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
   return z ^ (z >> 31);
 }
-std::uint64_t rotl(std::uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
+std::uint64_t rotl(std::uint64_t x, int k) {
+  return (x << k) | (x >> (64 - k));
+}
 }  // namespace
 
 Rng::Rng(std::uint64_t seed) {
@@ -27,7 +29,9 @@ std::uint64_t Rng::next() {
   return result;
 }
 
-double Rng::uniform() { return static_cast<double>(next() >> 11) * 0x1.0p-53; }
+double Rng::uniform() {
+  return static_cast<double>(next() >> 11) * 0x1.0p-53;
+}
 
 std::int64_t Rng::between(std::int64_t lo, std::int64_t hi) {
   if (hi <= lo) return lo;
@@ -35,7 +39,9 @@ std::int64_t Rng::between(std::int64_t lo, std::int64_t hi) {
   return lo + static_cast<std::int64_t>(next() % span);
 }
 
-Rng Rng::fork() { return Rng(next()); }
+Rng Rng::fork() {
+  return Rng(next());
+}
 
 std::uint64_t derive_seed(std::uint64_t seed, std::string_view name) {
   std::uint64_t h = 1469598103934665603ull;  // FNV-1a

@@ -10,7 +10,9 @@ std::string SourcePos::str() const {
 }
 
 SpecError::SpecError(SourcePos pos, const std::string& message)
-    : std::runtime_error(fmt::format("{}: {}", pos.str(), message)), pos_(std::move(pos)), message_(message) {}
+    : std::runtime_error(fmt::format("{}: {}", pos.str(), message)),
+      pos_(std::move(pos)),
+      message_(message) {}
 
 SpecErrors::SpecErrors(std::vector<SpecError> all) : SpecError(all.at(0)), all_(std::move(all)) {}
 

@@ -1,9 +1,9 @@
 #include "llmchaos/core/toml_reader.hpp"
 
-#include <cmath>
+#include <fmt/format.h>
 
 #include <boost/json.hpp>
-#include <fmt/format.h>
+#include <cmath>
 
 #include "llmchaos/core/file_text.hpp"
 
@@ -181,7 +181,9 @@ class DepthScan {
 
 }  // namespace
 
-void check_toml_depth(std::string_view text, const std::string& source_name) { DepthScan(text, source_name).run(); }
+void check_toml_depth(std::string_view text, const std::string& source_name) {
+  DepthScan(text, source_name).run();
+}
 
 toml::table parse_toml(std::string_view text, const std::string& source_name) {
   check_toml_depth(text, source_name);
@@ -194,7 +196,9 @@ toml::table parse_toml(std::string_view text, const std::string& source_name) {
   }
 }
 
-toml::table parse_toml_file(const std::string& path) { return parse_toml(read_file_text(path), path); }
+toml::table parse_toml_file(const std::string& path) {
+  return parse_toml(read_file_text(path), path);
+}
 
 namespace {
 void json_into(const boost::json::value& v, toml::array& out);
@@ -204,19 +208,32 @@ toml::table json_object_to_table(const boost::json::object& obj) {
   for (const auto& [k, v] : obj) {
     std::string key(k);
     switch (v.kind()) {
-      case boost::json::kind::object: t.insert(key, json_object_to_table(v.get_object())); break;
+      case boost::json::kind::object:
+        t.insert(key, json_object_to_table(v.get_object()));
+        break;
       case boost::json::kind::array: {
         toml::array a;
         for (const auto& e : v.get_array()) json_into(e, a);
         t.insert(key, std::move(a));
         break;
       }
-      case boost::json::kind::string: t.insert(key, std::string(v.get_string())); break;
-      case boost::json::kind::bool_: t.insert(key, v.get_bool()); break;
-      case boost::json::kind::int64: t.insert(key, v.get_int64()); break;
-      case boost::json::kind::uint64: t.insert(key, static_cast<std::int64_t>(v.get_uint64())); break;
-      case boost::json::kind::double_: t.insert(key, v.get_double()); break;
-      case boost::json::kind::null: break;  // absent
+      case boost::json::kind::string:
+        t.insert(key, std::string(v.get_string()));
+        break;
+      case boost::json::kind::bool_:
+        t.insert(key, v.get_bool());
+        break;
+      case boost::json::kind::int64:
+        t.insert(key, v.get_int64());
+        break;
+      case boost::json::kind::uint64:
+        t.insert(key, static_cast<std::int64_t>(v.get_uint64()));
+        break;
+      case boost::json::kind::double_:
+        t.insert(key, v.get_double());
+        break;
+      case boost::json::kind::null:
+        break;  // absent
     }
   }
   return t;
@@ -224,19 +241,32 @@ toml::table json_object_to_table(const boost::json::object& obj) {
 
 void json_into(const boost::json::value& v, toml::array& out) {
   switch (v.kind()) {
-    case boost::json::kind::object: out.push_back(json_object_to_table(v.get_object())); break;
+    case boost::json::kind::object:
+      out.push_back(json_object_to_table(v.get_object()));
+      break;
     case boost::json::kind::array: {
       toml::array a;
       for (const auto& e : v.get_array()) json_into(e, a);
       out.push_back(std::move(a));
       break;
     }
-    case boost::json::kind::string: out.push_back(std::string(v.get_string())); break;
-    case boost::json::kind::bool_: out.push_back(v.get_bool()); break;
-    case boost::json::kind::int64: out.push_back(v.get_int64()); break;
-    case boost::json::kind::uint64: out.push_back(static_cast<std::int64_t>(v.get_uint64())); break;
-    case boost::json::kind::double_: out.push_back(v.get_double()); break;
-    case boost::json::kind::null: break;
+    case boost::json::kind::string:
+      out.push_back(std::string(v.get_string()));
+      break;
+    case boost::json::kind::bool_:
+      out.push_back(v.get_bool());
+      break;
+    case boost::json::kind::int64:
+      out.push_back(v.get_int64());
+      break;
+    case boost::json::kind::uint64:
+      out.push_back(static_cast<std::int64_t>(v.get_uint64()));
+      break;
+    case boost::json::kind::double_:
+      out.push_back(v.get_double());
+      break;
+    case boost::json::kind::null:
+      break;
   }
 }
 }  // namespace
@@ -258,14 +288,18 @@ SourcePos pos_of(const toml::node& node, const std::string& fallback_file) {
 TomlReader::TomlReader(const toml::table& table, std::string file, std::string context)
     : table_(table), file_(std::move(file)), context_(std::move(context)) {}
 
-SourcePos TomlReader::pos() const { return pos_of(table_, file_); }
+SourcePos TomlReader::pos() const {
+  return pos_of(table_, file_);
+}
 
 SourcePos TomlReader::pos(std::string_view key) const {
   if (auto* n = table_.get(key)) return pos_of(*n, file_);
   return pos();
 }
 
-bool TomlReader::has(std::string_view key) const { return table_.contains(key); }
+bool TomlReader::has(std::string_view key) const {
+  return table_.contains(key);
+}
 
 std::string TomlReader::where(std::string_view key) const {
   return context_.empty() ? std::string(key) : context_ + "." + std::string(key);
@@ -300,7 +334,8 @@ std::optional<std::int64_t> TomlReader::opt_int(std::string_view key, std::int64
   } else if (const double d = n->is_floating_point() ? *n->value<double>() : 0.5;
              // Range first: casting a double outside int64 (1e300, inf, nan) to an integer is undefined
              // behaviour (UBSan float-cast-overflow; regression input
-             // tests/fuzz/corpus/fuzz_case_loader/regress_int_from_huge_float). [-2^63, 2^63) converts exactly.
+             // tests/fuzz/corpus/fuzz_case_loader/regress_int_from_huge_float). [-2^63, 2^63) converts
+             // exactly.
              d >= -9223372036854775808.0 && d < 9223372036854775808.0 && d == std::trunc(d)) {
     v = static_cast<std::int64_t>(d);
   } else {
@@ -364,7 +399,8 @@ std::string TomlReader::req_string(std::string_view key) {
 void TomlReader::reject_unknown_keys() {
   std::vector<SpecError> unknown;
   for (const auto& [k, v] : table_) {
-    if (!seen_.contains(k.str())) unknown.emplace_back(pos_of(v, file_), fmt::format("{}: unknown key", where(k.str())));
+    if (!seen_.contains(k.str()))
+      unknown.emplace_back(pos_of(v, file_), fmt::format("{}: unknown key", where(k.str())));
   }
   throw_errors(std::move(unknown));
 }

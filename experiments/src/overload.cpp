@@ -1,5 +1,7 @@
 #include "llmchaos/experiments/overload.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <array>
 #include <charconv>
@@ -7,8 +9,6 @@
 #include <functional>
 #include <queue>
 #include <stdexcept>
-
-#include <fmt/format.h>
 
 #include "llmchaos/experiments/stats.hpp"
 
@@ -19,7 +19,8 @@ constexpr double infinity = std::numeric_limits<double>::infinity();
 
 // The CLI names of the gates (the study's words; client::GateKind calls the last one wait_budget).
 constexpr std::array<std::pair<client::GateKind, std::string_view>, 3> gate_names = {
-    {{client::GateKind::unbounded, "unbounded"}, {client::GateKind::bounded, "bounded"},
+    {{client::GateKind::unbounded, "unbounded"},
+     {client::GateKind::bounded, "bounded"},
      {client::GateKind::wait_budget, "admission"}}};
 
 client::AdmissionSettings admission_settings(const GateSpec& gate, int slots) {
@@ -35,9 +36,12 @@ client::AdmissionSettings admission_settings(const GateSpec& gate, int slots) {
 
 std::string GateSpec::label() const {
   switch (kind) {
-    case client::GateKind::unbounded: return fmt::format("unbounded:{:g}", wait_cap_ms);
-    case client::GateKind::bounded: return fmt::format("bounded:{}", queue_limit);
-    case client::GateKind::wait_budget: return fmt::format("admission:{:g}", budget_ms);
+    case client::GateKind::unbounded:
+      return fmt::format("unbounded:{:g}", wait_cap_ms);
+    case client::GateKind::bounded:
+      return fmt::format("bounded:{}", queue_limit);
+    case client::GateKind::wait_budget:
+      return fmt::format("admission:{:g}", budget_ms);
   }
   return "?";
 }
@@ -50,7 +54,8 @@ GateSpec parse_gate(std::string_view text) {
         "gate \"{}\": {} (expected unbounded:WAITCAP_MS, bounded:N or admission:BUDGET_MS)", text, why));
   };
   GateSpec gate;
-  const auto* entry = std::find_if(gate_names.begin(), gate_names.end(), [&](const auto& e) { return e.second == name; });
+  const auto* entry =
+      std::find_if(gate_names.begin(), gate_names.end(), [&](const auto& e) { return e.second == name; });
   if (entry == gate_names.end()) throw bad(fmt::format("unknown gate \"{}\"", name));
   if (colon == std::string_view::npos || colon + 1 == text.size()) throw bad("missing the value after ':'");
   const std::string_view value = text.substr(colon + 1);
@@ -60,12 +65,16 @@ GateSpec parse_gate(std::string_view text) {
     throw bad(fmt::format("\"{}\" is not a number >= 0", value));
   gate.kind = entry->first;
   switch (gate.kind) {
-    case client::GateKind::unbounded: gate.wait_cap_ms = number; break;
+    case client::GateKind::unbounded:
+      gate.wait_cap_ms = number;
+      break;
     case client::GateKind::bounded:
       if (number != std::floor(number) || number > 1e6) throw bad("the queue length must be a whole number");
       gate.queue_limit = static_cast<int>(number);
       break;
-    case client::GateKind::wait_budget: gate.budget_ms = number; break;
+    case client::GateKind::wait_budget:
+      gate.budget_ms = number;
+      break;
   }
   return gate;
 }
@@ -88,7 +97,8 @@ std::vector<double> arrival_times(double rate_per_sec, double duration_ms, Arriv
     return out;
   }
   // Poisson: exponential gaps, mean gap_ms.
-  for (double t = -gap_ms * std::log(1.0 - rng.uniform()); t < duration_ms; t += -gap_ms * std::log(1.0 - rng.uniform()))
+  for (double t = -gap_ms * std::log(1.0 - rng.uniform()); t < duration_ms;
+       t += -gap_ms * std::log(1.0 - rng.uniform()))
     out.push_back(t);
   return out;
 }
@@ -148,25 +158,36 @@ std::vector<std::size_t> ServiceCore::expire(double now_ms) {
   return out;
 }
 
-double ServiceCore::next_expiry_ms() const { return queue_.empty() ? infinity : queue_.front().give_up_at_ms; }
+double ServiceCore::next_expiry_ms() const {
+  return queue_.empty() ? infinity : queue_.front().give_up_at_ms;
+}
 
-OverloadRow summarize_overload(const GateSpec& gate, double load, double duration_ms, const std::vector<Fate>& fates,
-                               const std::vector<double>& served_latency_ms) {
+OverloadRow summarize_overload(const GateSpec& gate, double load, double duration_ms,
+                               const std::vector<Fate>& fates, const std::vector<double>& served_latency_ms) {
   OverloadRow row;
   row.gate = gate.label();
   row.load = load;
   row.offered = fates.size();
   for (const Fate f : fates) {
     switch (f) {
-      case Fate::served: ++row.served; break;
-      case Fate::degraded: ++row.degraded; break;
+      case Fate::served:
+        ++row.served;
+        break;
+      case Fate::degraded:
+        ++row.degraded;
+        break;
       case Fate::gave_up:
         ++row.gave_up;
         ++row.degraded;  // the default answer, after the wait cap
         break;
-      case Fate::never_accepted: ++row.never_accepted; break;
-      case Fate::model_error: ++row.model_errors; break;
-      case Fate::pending: break;
+      case Fate::never_accepted:
+        ++row.never_accepted;
+        break;
+      case Fate::model_error:
+        ++row.model_errors;
+        break;
+      case Fate::pending:
+        break;
     }
   }
   row.accepted = row.offered - row.never_accepted;

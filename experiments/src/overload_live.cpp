@@ -1,16 +1,16 @@
 #include "llmchaos/experiments/overload_live.hpp"
 
+#include <fmt/format.h>
+
 #include <chrono>
-#include <functional>
 #include <climits>
 #include <cmath>
 #include <condition_variable>
 #include <deque>
+#include <functional>
 #include <mutex>
 #include <thread>
 #include <tuple>
-
-#include <fmt/format.h>
 
 #include "llmchaos/client/http_transport.hpp"
 #include "llmchaos/mockprovider/server.hpp"
@@ -78,8 +78,10 @@ class LiveModel final : public ModelBackend {
       if (in_flight_ == 0 && done_.empty()) return std::nullopt;
       done_ready_.wait(lock, ready);
     } else {
-      const auto wait_for = std::chrono::duration<double, std::milli>(std::max(0.0, deadline_ms - clock_.now_ms()));
-      const auto until = std::chrono::steady_clock::now() + std::chrono::duration_cast<std::chrono::nanoseconds>(wait_for);
+      const auto wait_for =
+          std::chrono::duration<double, std::milli>(std::max(0.0, deadline_ms - clock_.now_ms()));
+      const auto until =
+          std::chrono::steady_clock::now() + std::chrono::duration_cast<std::chrono::nanoseconds>(wait_for);
       if (!done_ready_.wait_until(lock, until, ready)) return std::nullopt;
     }
     const Completion c = done_.front();
@@ -159,7 +161,8 @@ OverloadAgreement compare_overload(std::span<const OverloadRow> live, std::span<
                                    double slack_ms) {
   OverloadAgreement out;
   out.tolerance = fmt::format(
-      "coverage within 0.05 + 10%, achieved load within 5% of offered, p50 and p95 within 20% + {:g} ms of the "
+      "coverage within 0.05 + 10%, achieved load within 5% of offered, p50 and p95 within 20% + {:g} ms of "
+      "the "
       "simulation",
       slack_ms);
   if (live.size() != simulated.size()) {
@@ -170,16 +173,20 @@ OverloadAgreement compare_overload(std::span<const OverloadRow> live, std::span<
     const auto& l = live[i];
     const auto& s = simulated[i];
     const std::string name = fmt::format("{} at {:g}x", l.gate, l.load);
-    if (l.model_errors > 0) out.disagreements.push_back(fmt::format("{}: {} model calls failed", name, l.model_errors));
+    if (l.model_errors > 0)
+      out.disagreements.push_back(fmt::format("{}: {} model calls failed", name, l.model_errors));
     if (std::abs(l.coverage - s.coverage) > 0.05 + 0.1 * s.coverage)
-      out.disagreements.push_back(fmt::format("{}: coverage {:.3f} live, {:.3f} simulated", name, l.coverage, s.coverage));
+      out.disagreements.push_back(
+          fmt::format("{}: coverage {:.3f} live, {:.3f} simulated", name, l.coverage, s.coverage));
     const double offered = std::max(1.0, s.offered_per_sec);
     if (std::abs(l.achieved_per_sec - s.achieved_per_sec) > 0.05 * offered)
       out.disagreements.push_back(fmt::format("{}: achieved {:.1f}/s live, {:.1f}/s simulated", name,
                                               l.achieved_per_sec, s.achieved_per_sec));
-    for (const auto& [what, lv, sv] : {std::tuple{"p50", l.p50_ms, s.p50_ms}, std::tuple{"p95", l.p95_ms, s.p95_ms}}) {
+    for (const auto& [what, lv, sv] :
+         {std::tuple{"p50", l.p50_ms, s.p50_ms}, std::tuple{"p95", l.p95_ms, s.p95_ms}}) {
       if (std::isnan(lv) != std::isnan(sv) || (!std::isnan(sv) && std::abs(lv - sv) > 0.2 * sv + slack_ms))
-        out.disagreements.push_back(fmt::format("{}: {} {:.1f} ms live, {:.1f} ms simulated", name, what, lv, sv));
+        out.disagreements.push_back(
+            fmt::format("{}: {} {:.1f} ms live, {:.1f} ms simulated", name, what, lv, sv));
     }
   }
   return out;

@@ -1,10 +1,10 @@
 #include "llmchaos/experiments/overload_report.hpp"
 
-#include <cmath>
-#include <ostream>
+#include <fmt/format.h>
 
 #include <boost/json.hpp>
-#include <fmt/format.h>
+#include <cmath>
+#include <ostream>
 
 #include "table.hpp"
 
@@ -16,20 +16,23 @@ constexpr std::string_view bias_note =
     "* achieved (accepted) load under 95% of the offered load: the coverage of this row is biased upward "
     "(survivorship) and must be read with the achieved load.";
 
-std::string_view arrivals_name(ArrivalProcess a) { return a == ArrivalProcess::constant ? "constant" : "poisson"; }
+std::string_view arrivals_name(ArrivalProcess a) {
+  return a == ArrivalProcess::constant ? "constant" : "poisson";
+}
 
 std::string settings_line(const OverloadReport& r) {
   const auto& s = r.settings;
-  return fmt::format("overload ({}): capacity {:g}/s, service {:g} ms ({} model slots), {} workers, {} arrivals, "
-                     "{:g} s per run, seed {}",
-                     r.mode, s.capacity_per_sec, s.service_ms, s.model_slots(), s.workers, arrivals_name(s.arrivals),
-                     s.duration_ms / 1000, s.seed);
+  return fmt::format(
+      "overload ({}): capacity {:g}/s, service {:g} ms ({} model slots), {} workers, {} arrivals, "
+      "{:g} s per run, seed {}",
+      r.mode, s.capacity_per_sec, s.service_ms, s.model_slots(), s.workers, arrivals_name(s.arrivals),
+      s.duration_ms / 1000, s.seed);
 }
 
 detail::Table rows_table(const std::vector<OverloadRow>& rows) {
   detail::Table t;
-  t.header = {"gate", "load", "offered/s", "achieved/s", "coverage", "degraded", "never accepted",
-              "p50 (ms)", "p95 (ms)", "p99 (ms)", ""};
+  t.header = {"gate",           "load",     "offered/s", "achieved/s", "coverage", "degraded",
+              "never accepted", "p50 (ms)", "p95 (ms)",  "p99 (ms)",   ""};
   t.right_aligned = {false, true, true, true, true, true, true, true, true, true, false};
   for (const auto& r : rows) {
     const double accepted = r.accepted == 0 ? 1.0 : static_cast<double>(r.accepted);
@@ -37,8 +40,9 @@ detail::Table rows_table(const std::vector<OverloadRow>& rows) {
     t.rows.push_back({r.gate, fmt::format("{:g}x", r.load), fmt::format("{:.1f}", r.offered_per_sec),
                       fmt::format("{:.1f}", r.achieved_per_sec), detail::fmt_pct(r.coverage),
                       detail::fmt_pct(static_cast<double>(r.degraded) / accepted),
-                      detail::fmt_pct(static_cast<double>(r.never_accepted) / offered), detail::fmt_ms(r.p50_ms),
-                      detail::fmt_ms(r.p95_ms), detail::fmt_ms(r.p99_ms), r.biased ? "* biased" : ""});
+                      detail::fmt_pct(static_cast<double>(r.never_accepted) / offered),
+                      detail::fmt_ms(r.p50_ms), detail::fmt_ms(r.p95_ms), detail::fmt_ms(r.p99_ms),
+                      r.biased ? "* biased" : ""});
   }
   return t;
 }
@@ -143,7 +147,9 @@ constexpr OverloadFormat formats_table[] = {
 
 }  // namespace
 
-std::span<const OverloadFormat> overload_formats() { return formats_table; }
+std::span<const OverloadFormat> overload_formats() {
+  return formats_table;
+}
 
 const OverloadFormat* find_overload_format(std::string_view name) {
   for (const auto& f : formats_table)

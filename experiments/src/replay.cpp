@@ -17,8 +17,8 @@ constexpr std::array<std::pair<ReplayPolicy, std::string_view>, 3> policy_names 
 
 // The figures of one configuration from its counts and its successful latencies, read in ascending
 // order through at(rank) (a sorted array or the tally's counts: the same numbers either way).
-ReplayStats stats_of(const PolicyConfig& config, std::size_t requests, std::size_t successes, std::size_t extra_calls,
-                     const std::function<double(std::size_t)>& at) {
+ReplayStats stats_of(const PolicyConfig& config, std::size_t requests, std::size_t successes,
+                     std::size_t extra_calls, const std::function<double(std::size_t)>& at) {
   ReplayStats s;
   s.config = config;
   s.requests = requests;
@@ -64,7 +64,8 @@ const TraceAttempt* second_attempt(const TraceRow& row, const PolicyConfig& conf
 }
 
 RequestOutcome play(const TraceRow& row, const PolicyConfig& config) {
-  if (const TraceAttempt* second = second_attempt(row, config)) return {second->ok, config.timeout_sec + second->sec, 1};
+  if (const TraceAttempt* second = second_attempt(row, config))
+    return {second->ok, config.timeout_sec + second->sec, 1};
   return {row.primary_1.ok, row.primary_1.sec, 0};
 }
 
@@ -76,11 +77,13 @@ ReplayStats summarize(const PolicyConfig& config, std::span<const RequestOutcome
     if (o.ok) latencies.push_back(o.latency_sec);
   }
   std::sort(latencies.begin(), latencies.end());
-  return stats_of(config, outcomes.size(), latencies.size(), extra, [&](std::size_t rank) { return latencies[rank]; });
+  return stats_of(config, outcomes.size(), latencies.size(), extra,
+                  [&](std::size_t rank) { return latencies[rank]; });
 }
 
 ReplayTally::ReplayTally(std::span<const PolicyConfig> configs)
-    : configs_(configs.begin(), configs.end()), first_in_time_(std::numeric_limits<double>::infinity()),
+    : configs_(configs.begin(), configs.end()),
+      first_in_time_(std::numeric_limits<double>::infinity()),
       second_(configs.size()) {
   // The smallest T; a NaN T (under which nothing is in time) disables the shortcut in add().
   for (const auto& c : configs_)
@@ -120,10 +123,10 @@ std::vector<ReplayStats> ReplayTally::stats() const {
     const bool wait = c.policy == ReplayPolicy::wait;
     const std::size_t in_time = wait ? firsts.size() : firsts.count_at_most(c.timeout_sec);
     const SortedCounts seconds = second_[i].sorted();
-    out.push_back(stats_of(c, requests_, in_time + seconds.size(), wait ? 0 : requests_ - in_time,
-                           [&](std::size_t rank) {
-                             return rank < in_time ? firsts.at(rank) : c.timeout_sec + seconds.at(rank - in_time);
-                           }));
+    out.push_back(stats_of(
+        c, requests_, in_time + seconds.size(), wait ? 0 : requests_ - in_time, [&](std::size_t rank) {
+          return rank < in_time ? firsts.at(rank) : c.timeout_sec + seconds.at(rank - in_time);
+        }));
   }
   return out;
 }
@@ -134,7 +137,8 @@ ReplayStats evaluate(std::span<const TraceRow> trace, const PolicyConfig& config
 
 std::vector<ReplayStats> evaluate_all(std::span<const TraceRow> trace, std::span<const PolicyConfig> configs,
                                       unsigned threads) {
-  if (threads == 0) threads = trace.size() >= 100000 ? std::clamp(std::thread::hardware_concurrency(), 1u, 8u) : 1;
+  if (threads == 0)
+    threads = trace.size() >= 100000 ? std::clamp(std::thread::hardware_concurrency(), 1u, 8u) : 1;
   // Thread k tallies the k-th slice of the rows; the tallies add up.
   std::vector<ReplayTally> tallies(std::max<std::size_t>(1, std::min<std::size_t>(threads, trace.size())),
                                    ReplayTally(configs));
@@ -155,7 +159,8 @@ TraceReplay replay_trace_file(const std::string& path, std::span<const PolicyCon
   // One tally per parsing thread, fed straight from that thread's blocks of rows.
   std::vector<ReplayTally> tallies(trace_threads(options), ReplayTally(configs));
   std::vector<TraceRowSink> sinks;
-  for (auto& tally : tallies) sinks.emplace_back([&tally](std::span<const TraceRow> rows) { tally.add(rows); });
+  for (auto& tally : tallies)
+    sinks.emplace_back([&tally](std::span<const TraceRow> rows) { tally.add(rows); });
   TraceReplay out;
   out.parse = scan_trace_file(path, sinks, options);
   for (std::size_t k = 1; k < tallies.size(); ++k) tallies[0].merge(tallies[k]);

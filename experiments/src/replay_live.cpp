@@ -1,12 +1,13 @@
-#include <algorithm>
-#include <functional>
-#include <atomic>
-#include <thread>
+#include "llmchaos/experiments/replay_live.hpp"
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <atomic>
+#include <functional>
+#include <thread>
+
 #include "llmchaos/client/http_transport.hpp"
-#include "llmchaos/experiments/replay_live.hpp"
 #include "llmchaos/mockprovider/server.hpp"
 
 namespace llmchaos::experiments {
@@ -47,9 +48,13 @@ mock::Script warmup_script() {
   return script;
 }
 
-std::string ns_of(std::size_t config, std::size_t row) { return fmt::format("replay-{}-{}", config, row); }
+std::string ns_of(std::size_t config, std::size_t row) {
+  return fmt::format("replay-{}-{}", config, row);
+}
 
-bool succeeded(const client::AttemptResult& r) { return r.event == client::TransportEvent::none && r.status == 200; }
+bool succeeded(const client::AttemptResult& r) {
+  return r.event == client::TransportEvent::none && r.status == 200;
+}
 
 }  // namespace
 
@@ -97,7 +102,8 @@ LiveReplayResult replay_live(std::span<const TraceRow> trace, std::span<const Po
     // A failure before T is acted on at T, as offline.
     const double wait_ms = start + t_ms - clock.now_ms();
     if (wait_ms > 0) clock.sleep_ms(wait_ms);
-    const bool ok = attempt(c, i, config.policy == ReplayPolicy::retry ? "primary" : "alternate", open_timeout_ms);
+    const bool ok =
+        attempt(c, i, config.policy == ReplayPolicy::retry ? "primary" : "alternate", open_timeout_ms);
     return RequestOutcome{ok, elapsed_sec(), 1};
   };
 
@@ -121,9 +127,11 @@ LiveReplayResult replay_live(std::span<const TraceRow> trace, std::span<const Po
   for (std::size_t w = 0; w < std::min(threads, total); ++w) workers.emplace_back(worker);
   for (auto& w : workers) w.join();
 
-  for (const auto& entry : server.engine().ledger_all()) result.mock_attempts += entry.ns != warmup_ns ? 1 : 0;
+  for (const auto& entry : server.engine().ledger_all())
+    result.mock_attempts += entry.ns != warmup_ns ? 1 : 0;
   server.stop();
-  for (std::size_t c = 0; c < configs.size(); ++c) result.stats.push_back(summarize(configs[c], result.outcomes[c]));
+  for (std::size_t c = 0; c < configs.size(); ++c)
+    result.stats.push_back(summarize(configs[c], result.outcomes[c]));
   return result;
 }
 

@@ -1,16 +1,16 @@
 #include "llmchaos/experiments/replay_report.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
+#include <boost/json.hpp>
 #include <cmath>
 #include <filesystem>
 #include <ostream>
 #include <sstream>
 
-#include <boost/json.hpp>
-#include <fmt/format.h>
-
-#include "llmchaos/experiments/stats.hpp"
 #include "llmchaos/core/atomic_file.hpp"
+#include "llmchaos/experiments/stats.hpp"
 #include "table.hpp"
 
 namespace llmchaos::experiments {
@@ -23,12 +23,13 @@ std::string timeout_cell(const PolicyConfig& c) {
 
 detail::Table stats_table(const std::vector<ReplayStats>& rows) {
   detail::Table t;
-  t.header = {"policy", "T (s)", "requests", "success", "p50 (s)", "p95 (s)", "p99 (s)", "max (s)", "extra calls"};
+  t.header = {"policy",  "T (s)",   "requests", "success",    "p50 (s)",
+              "p95 (s)", "p99 (s)", "max (s)",  "extra calls"};
   t.right_aligned = {false, true, true, true, true, true, true, true, true};
   for (const auto& s : rows)
-    t.rows.push_back({std::string(policy_name(s.config.policy)), timeout_cell(s.config), std::to_string(s.requests),
-                      detail::fmt_pct(s.success_rate), detail::fmt_seconds(s.p50), detail::fmt_seconds(s.p95),
-                      detail::fmt_seconds(s.p99), detail::fmt_seconds(s.max),
+    t.rows.push_back({std::string(policy_name(s.config.policy)), timeout_cell(s.config),
+                      std::to_string(s.requests), detail::fmt_pct(s.success_rate), detail::fmt_seconds(s.p50),
+                      detail::fmt_seconds(s.p95), detail::fmt_seconds(s.p99), detail::fmt_seconds(s.max),
                       fmt::format("{:.2f}%", s.extra_call_pct)});
   return t;
 }
@@ -75,7 +76,8 @@ boost::json::array stats_json(const std::vector<ReplayStats>& rows) {
   for (const auto& s : rows) {
     boost::json::object o;
     o["policy"] = policy_name(s.config.policy);
-    o["timeout_sec"] = s.config.policy == ReplayPolicy::wait ? boost::json::value(nullptr) : boost::json::value(s.config.timeout_sec);
+    o["timeout_sec"] = s.config.policy == ReplayPolicy::wait ? boost::json::value(nullptr)
+                                                             : boost::json::value(s.config.timeout_sec);
     o["requests"] = s.requests;
     o["successes"] = s.successes;
     o["success_rate"] = s.success_rate;
@@ -126,11 +128,14 @@ double nice_ceiling(double v) {
   return 10 * p;
 }
 
-constexpr std::string_view palette[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#17becf"};
+constexpr std::string_view palette[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e",
+                                        "#9467bd", "#8c564b", "#17becf"};
 
 }  // namespace
 
-std::span<const ReplayFormat> replay_formats() { return formats_table; }
+std::span<const ReplayFormat> replay_formats() {
+  return formats_table;
+}
 
 const ReplayFormat* find_replay_format(std::string_view name) {
   for (const auto& f : formats_table)
@@ -153,8 +158,9 @@ std::string replay_cdf_svg(ReplayPolicy policy, std::span<const CdfCurve> curves
   auto py = [&](double y) { return top + plot_h * (1.0 - std::clamp(y, 0.0, 1.0)); };
 
   std::ostringstream s;
-  s << fmt::format(R"(<svg xmlns="http://www.w3.org/2000/svg" width="{}" height="{}" viewBox="0 0 {} {}" font-family="sans-serif" font-size="12">)",
-                   width, height, width, height)
+  s << fmt::format(
+           R"(<svg xmlns="http://www.w3.org/2000/svg" width="{}" height="{}" viewBox="0 0 {} {}" font-family="sans-serif" font-size="12">)",
+           width, height, width, height)
     << '\n';
   s << fmt::format(R"(<rect width="{}" height="{}" fill="white"/>)", width, height) << '\n';
   s << fmt::format(R"(<text x="{}" y="22" font-size="15">{} policy: latency CDF ({} requests)</text>)", left,
@@ -165,21 +171,25 @@ std::string replay_cdf_svg(ReplayPolicy policy, std::span<const CdfCurve> curves
     const double y = i / 4.0;
     s << fmt::format(R"(<line x1="{:.1f}" y1="{:.1f}" x2="{:.1f}" y2="{:.1f}" stroke="#ddd"/>)", left, py(y),
                      left + plot_w, py(y))
-      << fmt::format(R"(<text x="{:.1f}" y="{:.1f}" text-anchor="end">{:.0f}%</text>)", left - 6, py(y) + 4, y * 100)
+      << fmt::format(R"(<text x="{:.1f}" y="{:.1f}" text-anchor="end">{:.0f}%</text>)", left - 6, py(y) + 4,
+                     y * 100)
       << '\n';
     const double x = x_end * i / 4.0;
-    s << fmt::format(R"(<line x1="{:.1f}" y1="{:.1f}" x2="{:.1f}" y2="{:.1f}" stroke="#ddd"/>)", px(x), top, px(x),
-                     top + plot_h)
-      << fmt::format(R"(<text x="{:.1f}" y="{:.1f}" text-anchor="middle">{:g}</text>)", px(x), top + plot_h + 16, x)
+    s << fmt::format(R"(<line x1="{:.1f}" y1="{:.1f}" x2="{:.1f}" y2="{:.1f}" stroke="#ddd"/>)", px(x), top,
+                     px(x), top + plot_h)
+      << fmt::format(R"(<text x="{:.1f}" y="{:.1f}" text-anchor="middle">{:g}</text>)", px(x),
+                     top + plot_h + 16, x)
       << '\n';
   }
-  s << fmt::format(R"(<rect x="{}" y="{}" width="{}" height="{}" fill="none" stroke="#333"/>)", left, top, plot_w, plot_h)
+  s << fmt::format(R"(<rect x="{}" y="{}" width="{}" height="{}" fill="none" stroke="#333"/>)", left, top,
+                   plot_w, plot_h)
     << '\n';
-  s << fmt::format(R"(<text x="{:.1f}" y="{:.1f}" text-anchor="middle">latency (s)</text>)", left + plot_w / 2,
-                   height - 12)
+  s << fmt::format(R"(<text x="{:.1f}" y="{:.1f}" text-anchor="middle">latency (s)</text>)",
+                   left + plot_w / 2, height - 12)
     << '\n';
-  s << fmt::format(R"svg(<text transform="translate(16 {:.1f}) rotate(-90)" text-anchor="middle">answered successfully within x (share of all requests)</text>)svg",
-                   top + plot_h / 2)
+  s << fmt::format(
+           R"svg(<text transform="translate(16 {:.1f}) rotate(-90)" text-anchor="middle">answered successfully within x (share of all requests)</text>)svg",
+           top + plot_h / 2)
     << '\n';
   // Curves: a step function sampled at a fixed number of x positions.
   constexpr int samples = 400;
@@ -189,27 +199,32 @@ std::string replay_cdf_svg(ReplayPolicy policy, std::span<const CdfCurve> curves
     std::string points;
     for (int k = 0; k <= samples; ++k) {
       const double x = x_end * k / samples;
-      const auto n = std::upper_bound(c.sorted_latencies.begin(), c.sorted_latencies.end(), x) - c.sorted_latencies.begin();
+      const auto n = std::upper_bound(c.sorted_latencies.begin(), c.sorted_latencies.end(), x) -
+                     c.sorted_latencies.begin();
       points += fmt::format("{:.1f},{:.1f} ", px(x), py(static_cast<double>(n) / denom));
     }
-    s << fmt::format(R"(<polyline fill="none" stroke="{}" stroke-width="1.8" points="{}"/>)", color, points) << '\n';
-    std::string label = c.config.policy == ReplayPolicy::wait ? std::string("wait")
-                                                                 : fmt::format("T = {:g} s", c.config.timeout_sec);
+    s << fmt::format(R"(<polyline fill="none" stroke="{}" stroke-width="1.8" points="{}"/>)", color, points)
+      << '\n';
+    std::string label = c.config.policy == ReplayPolicy::wait
+                            ? std::string("wait")
+                            : fmt::format("T = {:g} s", c.config.timeout_sec);
     if (c.config.policy != ReplayPolicy::wait)
-      s << fmt::format(R"(<line x1="{:.1f}" y1="{}" x2="{:.1f}" y2="{}" stroke="{}" stroke-dasharray="4 3"/>)",
-                       px(c.config.timeout_sec), top, px(c.config.timeout_sec), top + plot_h, color)
+      s << fmt::format(
+               R"(<line x1="{:.1f}" y1="{}" x2="{:.1f}" y2="{}" stroke="{}" stroke-dasharray="4 3"/>)",
+               px(c.config.timeout_sec), top, px(c.config.timeout_sec), top + plot_h, color)
         << '\n';
     const double ly = top + 14 + 18.0 * static_cast<double>(i);
-    s << fmt::format(R"(<line x1="{:.1f}" y1="{:.1f}" x2="{:.1f}" y2="{:.1f}" stroke="{}" stroke-width="3"/>)",
-                     left + plot_w + 12, ly - 4, left + plot_w + 32, ly - 4, color)
+    s << fmt::format(
+             R"(<line x1="{:.1f}" y1="{:.1f}" x2="{:.1f}" y2="{:.1f}" stroke="{}" stroke-width="3"/>)",
+             left + plot_w + 12, ly - 4, left + plot_w + 32, ly - 4, color)
       << fmt::format(R"(<text x="{:.1f}" y="{:.1f}">{}</text>)", left + plot_w + 38, ly, label) << '\n';
   }
   s << "</svg>\n";
   return s.str();
 }
 
-std::vector<std::string> write_replay_svgs(std::span<const TraceRow> trace, std::span<const PolicyConfig> configs,
-                                           const std::string& dir) {
+std::vector<std::string> write_replay_svgs(std::span<const TraceRow> trace,
+                                           std::span<const PolicyConfig> configs, const std::string& dir) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec) throw std::runtime_error(dir + ": cannot create the SVG directory: " + ec.message());
@@ -219,7 +234,8 @@ std::vector<std::string> write_replay_svgs(std::span<const TraceRow> trace, std:
     for (const auto& c : configs)
       if (c.policy == policy) curves.push_back({c, successful_latencies(trace, c)});
     if (curves.empty()) continue;
-    const std::string path = (std::filesystem::path(dir) / fmt::format("replay-{}.svg", policy_name(policy))).string();
+    const std::string path =
+        (std::filesystem::path(dir) / fmt::format("replay-{}.svg", policy_name(policy))).string();
     write_file_atomic(path, replay_cdf_svg(policy, curves, trace.size()));
     written.push_back(path);
   }

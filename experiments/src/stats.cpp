@@ -2,9 +2,9 @@
 
 #include <algorithm>
 #include <bit>
+#include <cmath>
 #include <compare>
 #include <cstdint>
-#include <cmath>
 #include <limits>
 #include <numeric>
 
@@ -109,12 +109,15 @@ std::vector<double> percentiles(std::span<double> values, std::span<const double
   // Ascending order of percents: each nth_element only partitions what lies right of the previous rank.
   std::vector<std::size_t> order(percents.size());
   std::iota(order.begin(), order.end(), std::size_t{0});
-  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return percents[a] < percents[b]; });
+  std::sort(order.begin(), order.end(),
+            [&](std::size_t a, std::size_t b) { return percents[a] < percents[b]; });
   std::size_t done = 0;  // values[0..done) are <= everything after them and already placed
   for (const std::size_t k : order) {
     const Rank r = rank_of(n, percents[k]);
     const auto begin = values.begin();
-    if (r.index >= done) std::nth_element(begin + static_cast<std::ptrdiff_t>(done), begin + static_cast<std::ptrdiff_t>(r.index), values.end());
+    if (r.index >= done)
+      std::nth_element(begin + static_cast<std::ptrdiff_t>(done),
+                       begin + static_cast<std::ptrdiff_t>(r.index), values.end());
     const double a = values[r.index];
     if (r.index + 1 >= n) {
       out[k] = a;
@@ -135,7 +138,9 @@ double SortedCounts::at(std::size_t rank) const {
 std::size_t SortedCounts::count_at_most(double limit) const {
   // The same comparison as the caller's `v <= limit` (so a NaN limit counts nothing).
   const auto end = std::partition_point(values_.begin(), values_.end(), [&](double v) { return v <= limit; });
-  return end == values_.begin() ? 0 : static_cast<std::size_t>(ends_[static_cast<std::size_t>(end - values_.begin()) - 1]);
+  return end == values_.begin()
+             ? 0
+             : static_cast<std::size_t>(ends_[static_cast<std::size_t>(end - values_.begin()) - 1]);
 }
 
 void LatencyCounts::grow(std::uint32_t ms) {
@@ -149,7 +154,8 @@ void LatencyCounts::merge(const LatencyCounts& other) {
   for (std::size_t k = 0; k < other.per_ms_.size(); ++k) {
     const std::uint64_t sum = std::uint64_t{per_ms_[k]} + other.per_ms_[k];
     per_ms_[k] = static_cast<std::uint32_t>(std::min<std::uint64_t>(sum, UINT32_MAX));
-    others_.insert(others_.end(), sum - per_ms_[k], static_cast<double>(k) / 1000.0);  // what a full bucket spills
+    others_.insert(others_.end(), sum - per_ms_[k],
+                   static_cast<double>(k) / 1000.0);  // what a full bucket spills
   }
   others_.insert(others_.end(), other.others_.begin(), other.others_.end());
   size_ += other.size_;

@@ -1,22 +1,23 @@
 #include "table.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
-#include <cmath>
 #include <cerrno>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <ostream>
 #include <stdexcept>
 
-#include <fmt/format.h>
-
 namespace llmchaos::experiments::detail {
 
 void write_text_table(const Table& table, std::ostream& out) {
   std::vector<std::size_t> width(table.header.size(), 0);
   auto measure = [&](const std::vector<std::string>& row) {
-    for (std::size_t i = 0; i < row.size() && i < width.size(); ++i) width[i] = std::max(width[i], row[i].size());
+    for (std::size_t i = 0; i < row.size() && i < width.size(); ++i)
+      width[i] = std::max(width[i], row[i].size());
   };
   measure(table.header);
   for (const auto& r : table.rows) measure(r);
@@ -60,8 +61,14 @@ void write_markdown_table(const Table& table, std::ostream& out) {
   }
 }
 
-std::string fmt_seconds(double sec) { return std::isnan(sec) ? "-" : fmt::format("{:.3f}", sec); }
-std::string fmt_ms(double ms) { return std::isnan(ms) ? "-" : fmt::format("{:.1f}", ms); }
-std::string fmt_pct(double fraction) { return std::isnan(fraction) ? "-" : fmt::format("{:.2f}%", 100.0 * fraction); }
+std::string fmt_seconds(double sec) {
+  return std::isnan(sec) ? "-" : fmt::format("{:.3f}", sec);
+}
+std::string fmt_ms(double ms) {
+  return std::isnan(ms) ? "-" : fmt::format("{:.1f}", ms);
+}
+std::string fmt_pct(double fraction) {
+  return std::isnan(fraction) ? "-" : fmt::format("{:.2f}%", 100.0 * fraction);
+}
 
 }  // namespace llmchaos::experiments::detail

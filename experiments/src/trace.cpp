@@ -1,12 +1,14 @@
 #include "llmchaos/experiments/trace.hpp"
 
+#include <fmt/format.h>
+
+#include <algorithm>
 #include <array>
+#include <cerrno>
 #include <charconv>
 #include <cmath>
-#include <cstring>
-#include <algorithm>
-#include <cerrno>
 #include <cstdint>
+#include <cstring>
 #include <exception>
 #include <fstream>
 #include <iterator>
@@ -14,8 +16,6 @@
 #include <optional>
 #include <stdexcept>
 #include <thread>
-
-#include <fmt/format.h>
 
 #include "llmchaos/core/file_text.hpp"
 
@@ -28,7 +28,9 @@
 
 namespace llmchaos::experiments {
 
-std::string TraceError::str() const { return pos.str() + ": " + message; }
+std::string TraceError::str() const {
+  return pos.str() + ": " + message;
+}
 
 namespace {
 
@@ -39,7 +41,9 @@ TraceAttempt& attempt_of(TraceRow& row, std::size_t route) {
   return route == 0 ? row.primary_1 : route == 1 ? row.primary_2 : row.alternate;
 }
 
-bool is_space(char c) { return c == ' ' || c == '\t' || c == '\r'; }
+bool is_space(char c) {
+  return c == ' ' || c == '\t' || c == '\r';
+}
 
 // Collects errors for one parse; keeps the first max_errors, counts all.
 struct ErrorSink {
@@ -57,17 +61,20 @@ struct ErrorSink {
 // digits form an integer m < 10^15 (exact in a double) and the result m / 10^k is one correctly rounded
 // division (Clinger's fast path), so it equals from_chars. nullptr: not this shape, use from_chars.
 const char* parse_plain_decimal(const char* p, const char* end, double& value) {
-  static constexpr double pow10[] = {1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15};
+  static constexpr double pow10[] = {1e0, 1e1, 1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+                                     1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15};
   const bool negative = p < end && *p == '-';
   if (negative) ++p;
   std::uint64_t m = 0;
   int digits = 0, fraction = 0;
   const char* start = p;
-  for (; p < end && static_cast<unsigned>(*p - '0') < 10; ++p, ++digits) m = m * 10 + static_cast<unsigned>(*p - '0');
+  for (; p < end && static_cast<unsigned>(*p - '0') < 10; ++p, ++digits)
+    m = m * 10 + static_cast<unsigned>(*p - '0');
   if (p == start) return nullptr;
   if (p < end && *p == '.') {
     const char* fraction_start = ++p;
-    for (; p < end && static_cast<unsigned>(*p - '0') < 10; ++p, ++digits) m = m * 10 + static_cast<unsigned>(*p - '0');
+    for (; p < end && static_cast<unsigned>(*p - '0') < 10; ++p, ++digits)
+      m = m * 10 + static_cast<unsigned>(*p - '0');
     fraction = static_cast<int>(p - fraction_start);
     if (fraction == 0) return nullptr;
   }
@@ -77,7 +84,9 @@ const char* parse_plain_decimal(const char* p, const char* end, double& value) {
   return p;
 }
 
-bool is_digit(char c) { return static_cast<unsigned>(c - '0') < 10; }
+bool is_digit(char c) {
+  return static_cast<unsigned>(c - '0') < 10;
+}
 
 // The writers' shape, nearly every number of a trace: one or two integer digits, '.', exactly three
 // decimals (2.410, 30.000), read at fixed offsets without a digit loop. The same m / 10^3 as
@@ -212,7 +221,8 @@ class JsonLine {
     return fail("unterminated string");
   }
   bool literal(std::string_view word) {
-    if (static_cast<std::size_t>(end_ - p_) >= word.size() && std::memcmp(p_, word.data(), word.size()) == 0) {
+    if (static_cast<std::size_t>(end_ - p_) >= word.size() &&
+        std::memcmp(p_, word.data(), word.size()) == 0) {
       p_ += word.size();
       return true;
     }
@@ -315,7 +325,7 @@ class JsonLine {
 };
 
 // CSV: the six columns, found by name in the header row.
-constexpr std::array<std::string_view, 6> csv_columns = {"primary_1_sec", "primary_1_ok", "primary_2_sec",
+constexpr std::array<std::string_view, 6> csv_columns = {"primary_1_sec", "primary_1_ok",  "primary_2_sec",
                                                          "primary_2_ok",  "alternate_sec", "alternate_ok"};
 
 std::string_view trim_field(std::string_view f) {
@@ -338,7 +348,8 @@ std::optional<bool> parse_bool(std::string_view f) {
 }
 
 // Splits [begin, end) at commas into `fields`; returns the field count.
-std::size_t split_csv(const char* begin, const char* end, std::vector<std::pair<const char*, const char*>>& fields) {
+std::size_t split_csv(const char* begin, const char* end,
+                      std::vector<std::pair<const char*, const char*>>& fields) {
   fields.clear();
   const char* start = begin;
   for (const char* p = begin;; ++p) {
@@ -362,7 +373,8 @@ void reserve_rows(std::uint64_t bytes, std::size_t min_row_bytes, std::vector<Tr
   const auto begin = reinterpret_cast<std::uintptr_t>(rows.data());
   const auto end = begin + rows.capacity() * sizeof(TraceRow);
   const auto aligned = (begin + huge - 1) & ~(huge - 1);
-  if (end > aligned + huge) madvise(reinterpret_cast<void*>(aligned), (end - aligned) & ~(huge - 1), MADV_HUGEPAGE);
+  if (end > aligned + huge)
+    madvise(reinterpret_cast<void*>(aligned), (end - aligned) & ~(huge - 1), MADV_HUGEPAGE);
 #endif
 }
 
@@ -374,7 +386,8 @@ bool blank(const char* b, const char* e) {
 
 // Matches a literal. The length is a compile-time constant, so the compiler turns the compare into a
 // few loads instead of a memcmp call (which took a sixth of the parse when the lengths were not).
-template <std::size_t N> bool literal_at(const char*& p, const char* e, const char (&t)[N]) {
+template <std::size_t N>
+bool literal_at(const char*& p, const char* e, const char (&t)[N]) {
   constexpr std::size_t n = N - 1;  // without the terminating NUL
   if (static_cast<std::size_t>(e - p) < n || std::memcmp(p, t, n) != 0) return false;
   p += n;
@@ -419,7 +432,8 @@ bool canonical_attempt(const char*& p, const char* e, const char (&key)[N], Trac
 // two spellings, matched as fixed strings; no key search, no error text, no separate search for the
 // line end. Returns the end of the row (before the newline) or nullptr; anything else goes to
 // JsonLine, which accepts every valid line and explains every bad one.
-template <class Spelling> const char* canonical_row(const char* p, const char* e, TraceRow& row) {
+template <class Spelling>
+const char* canonical_row(const char* p, const char* e, TraceRow& row) {
   if (!canonical_attempt<Spelling>(p, e, Spelling::primary_1, row.primary_1) ||
       !canonical_attempt<Spelling>(p, e, Spelling::primary_2, row.primary_2) ||
       !canonical_attempt<Spelling>(p, e, Spelling::alternate, row.alternate) || !literal_at(p, e, "}"))
@@ -512,7 +526,8 @@ class CsvReader {
     if (!have_header_) {
       index_.fill(SIZE_MAX);
       for (std::size_t i = 0; i < fields_.size(); ++i) {
-        const auto name = trim_field({fields_[i].first, static_cast<std::size_t>(fields_[i].second - fields_[i].first)});
+        const auto name =
+            trim_field({fields_[i].first, static_cast<std::size_t>(fields_[i].second - fields_[i].first)});
         for (std::size_t c = 0; c < csv_columns.size(); ++c) {
           if (name != csv_columns[c]) continue;
           if (index_[c] != SIZE_MAX) {
@@ -524,10 +539,11 @@ class CsvReader {
       }
       for (std::size_t c = 0; c < csv_columns.size(); ++c) {
         if (index_[c] == SIZE_MAX) {
-          errors_.add(line, 1,
-                     fmt::format("CSV header lacks column \"{}\" (needs primary_1_sec, primary_1_ok, primary_2_sec, "
-                                 "primary_2_ok, alternate_sec, alternate_ok)",
-                                 csv_columns[c]));
+          errors_.add(
+              line, 1,
+              fmt::format("CSV header lacks column \"{}\" (needs primary_1_sec, primary_1_ok, primary_2_sec, "
+                          "primary_2_ok, alternate_sec, alternate_ok)",
+                          csv_columns[c]));
           return false;  // no row can be read without the header
         }
         needed_ = std::max(needed_, index_[c] + 1);
@@ -537,26 +553,31 @@ class CsvReader {
     }
     if (fields_.size() < needed_) {
       errors_.add(line, static_cast<std::size_t>(e - b) + 1,
-                 fmt::format("expected at least {} fields, found {}", needed_, fields_.size()));
+                  fmt::format("expected at least {} fields, found {}", needed_, fields_.size()));
       return true;
     }
     TraceRow row;
     for (std::size_t route = 0; route < 3; ++route) {
       TraceAttempt& a = attempt_of(row, route);
       const std::size_t sec_i = index_[route * 2], ok_i = index_[route * 2 + 1];
-      const auto sec = trim_field({fields_[sec_i].first, static_cast<std::size_t>(fields_[sec_i].second - fields_[sec_i].first)});
+      const auto sec = trim_field(
+          {fields_[sec_i].first, static_cast<std::size_t>(fields_[sec_i].second - fields_[sec_i].first)});
       const char* after = parse_seconds(sec.data(), sec.data() + sec.size(), a.sec);
       if (after != sec.data() + sec.size() || after == nullptr) {
-        errors_.add(line, column_of(sec_i), fmt::format("{}: expected a finite number", csv_columns[route * 2]));
+        errors_.add(line, column_of(sec_i),
+                    fmt::format("{}: expected a finite number", csv_columns[route * 2]));
         return true;
       }
       if (a.sec < 0) {
-        errors_.add(line, column_of(sec_i), fmt::format("{}: must be >= 0, got {}", csv_columns[route * 2], a.sec));
+        errors_.add(line, column_of(sec_i),
+                    fmt::format("{}: must be >= 0, got {}", csv_columns[route * 2], a.sec));
         return true;
       }
-      const auto ok = parse_bool(trim_field({fields_[ok_i].first, static_cast<std::size_t>(fields_[ok_i].second - fields_[ok_i].first)}));
+      const auto ok = parse_bool(trim_field(
+          {fields_[ok_i].first, static_cast<std::size_t>(fields_[ok_i].second - fields_[ok_i].first)}));
       if (!ok) {
-        errors_.add(line, column_of(ok_i), fmt::format("{}: expected true, false, 1 or 0", csv_columns[route * 2 + 1]));
+        errors_.add(line, column_of(ok_i),
+                    fmt::format("{}: expected true, false, 1 or 0", csv_columns[route * 2 + 1]));
         return true;
       }
       a.ok = *ok;
@@ -584,7 +605,9 @@ unsigned trace_threads(const TraceParseOptions& options) {
 namespace {
 constexpr std::size_t min_part_bytes = 4u << 20;  // a smaller part costs more in thread start than it saves
 
-bool has_bom(std::string_view text) { return text.size() >= 3 && std::memcmp(text.data(), "\xEF\xBB\xBF", 3) == 0; }
+bool has_bom(std::string_view text) {
+  return text.size() >= 3 && std::memcmp(text.data(), "\xEF\xBB\xBF", 3) == 0;
+}
 
 // The format told by the start of the input (after any BOM): '{' first means JSON lines, anything
 // else CSV; std::nullopt while it holds only blanks (an empty input is JSON lines).
@@ -594,7 +617,8 @@ std::optional<TraceFormat> format_from(std::string_view start) {
   return std::nullopt;
 }
 
-std::size_t part_count(std::uint64_t bytes, std::span<const TraceRowSink> sinks, const TraceParseOptions& options) {
+std::size_t part_count(std::uint64_t bytes, std::span<const TraceRowSink> sinks,
+                       const TraceParseOptions& options) {
   return static_cast<std::size_t>(
       std::min<std::uint64_t>({sinks.size(), trace_threads(options), bytes / min_part_bytes + 1}));
 }
@@ -608,8 +632,9 @@ std::span<const TraceRowSink> or_discard(std::span<const TraceRowSink> sinks) {
 // calling thread, straight into `out`). Each part counts its own lines and errors; they are joined in
 // order afterwards (line numbers shifted), so the result equals a single-threaded parse. An exception
 // of any part is rethrown once all have ended.
-void in_parts(std::size_t parts, TraceParse& out, ErrorSink& errors,
-              const std::function<void(std::size_t part, TraceParse& part_out, ErrorSink& part_errors)>& parse_part) {
+void in_parts(
+    std::size_t parts, TraceParse& out, ErrorSink& errors,
+    const std::function<void(std::size_t part, TraceParse& part_out, ErrorSink& part_errors)>& parse_part) {
   std::vector<TraceParse> tails(parts);
   std::vector<std::exception_ptr> failures(parts);
   auto run = [&](std::size_t k, TraceParse& part_out, ErrorSink& part_errors) {
@@ -683,7 +708,8 @@ TraceParse scan_text(std::string_view body, TraceFormat format, const std::strin
 TraceParse keep_rows(std::uint64_t bytes, TraceFormat format, const TraceParseOptions& options,
                      const std::function<TraceParse(std::span<const TraceRowSink>)>& scan) {
   std::vector<TraceRow> rows;
-  reserve_rows(bytes, format == TraceFormat::jsonl ? 97 : 12, rows);  // the shortest valid line, newline included
+  reserve_rows(bytes, format == TraceFormat::jsonl ? 97 : 12,
+               rows);  // the shortest valid line, newline included
   std::vector<std::vector<TraceRow>> tails(trace_threads(options));
   std::vector<TraceRowSink> sinks;
   for (std::size_t k = 0; k < tails.size(); ++k)
@@ -697,19 +723,23 @@ TraceParse keep_rows(std::uint64_t bytes, TraceFormat format, const TraceParseOp
 }
 
 TraceFormat text_format(std::string_view body, const TraceParseOptions& options) {
-  return options.format != TraceFormat::detect ? options.format : format_from(body).value_or(TraceFormat::jsonl);
+  return options.format != TraceFormat::detect ? options.format
+                                               : format_from(body).value_or(TraceFormat::jsonl);
 }
 
-std::string_view without_bom(std::string_view text) { return has_bom(text) ? text.substr(3) : text; }
+std::string_view without_bom(std::string_view text) {
+  return has_bom(text) ? text.substr(3) : text;
+}
 }  // namespace
 
-TraceParse scan_trace(std::string_view text, const std::string& source_name, std::span<const TraceRowSink> sinks,
-                      const TraceParseOptions& options) {
+TraceParse scan_trace(std::string_view text, const std::string& source_name,
+                      std::span<const TraceRowSink> sinks, const TraceParseOptions& options) {
   const std::string_view body = without_bom(text);
   return scan_text(body, text_format(body, options), source_name, sinks, options);
 }
 
-TraceParse parse_trace(std::string_view text, const std::string& source_name, const TraceParseOptions& options) {
+TraceParse parse_trace(std::string_view text, const std::string& source_name,
+                       const TraceParseOptions& options) {
   const std::string_view body = without_bom(text);
   const TraceFormat format = text_format(body, options);
   return keep_rows(body.size(), format, options, [&](std::span<const TraceRowSink> sinks) {
@@ -755,7 +785,9 @@ class TraceFile {
     while (done < n) {
       const ssize_t got = ::pread(fd_, to + done, n - done, static_cast<off_t>(offset + done));
       if (got < 0 && errno == EINTR) continue;
-      if (got < 0) throw std::runtime_error(fmt::format("{}: cannot read the trace file: {}", path_, std::strerror(errno)));
+      if (got < 0)
+        throw std::runtime_error(
+            fmt::format("{}: cannot read the trace file: {}", path_, std::strerror(errno)));
       if (got == 0) break;
       done += static_cast<std::size_t>(got);
     }
@@ -767,7 +799,8 @@ class TraceFile {
     std::array<char, 4096> window;
     for (std::uint64_t at = from; at < size_; at += window.size()) {
       const std::size_t got = read_at(window.data(), window.size(), at);
-      if (const void* nl = std::memchr(window.data(), '\n', got)) return at + static_cast<std::uint64_t>(static_cast<const char*>(nl) - window.data()) + 1;
+      if (const void* nl = std::memchr(window.data(), '\n', got))
+        return at + static_cast<std::uint64_t>(static_cast<const char*>(nl) - window.data()) + 1;
       if (got < window.size()) break;
     }
     return size_;
@@ -775,7 +808,8 @@ class TraceFile {
 
   // Calls consume(lines) with the bytes [begin, end) in blocks of whole lines (only the file's last
   // line may come without its newline); a line longer than the buffer grows it.
-  void read_lines(std::uint64_t begin, std::uint64_t end, const std::function<void(std::string_view)>& consume) const {
+  void read_lines(std::uint64_t begin, std::uint64_t end,
+                  const std::function<void(std::string_view)>& consume) const {
     std::size_t capacity = block_bytes;
     auto buffer = std::make_unique_for_overwrite<char[]>(capacity);
     std::size_t held = 0;  // the start of a line whose end is not read yet, at the front of the buffer
@@ -827,7 +861,8 @@ class TraceFile {
       cuts.push_back(size_);
       in_parts(parts, out, errors, [&](std::size_t k, TraceParse& part_out, ErrorSink& part_errors) {
         RowBlocks rows(sinks[k]);
-        read_lines(cuts[k], cuts[k + 1], [&](std::string_view lines) { parse_jsonl(lines, part_out, part_errors, rows); });
+        read_lines(cuts[k], cuts[k + 1],
+                   [&](std::string_view lines) { parse_jsonl(lines, part_out, part_errors, rows); });
         rows.flush();
       });
     } else {
@@ -848,7 +883,9 @@ class TraceFile {
 #endif
 
 // Any readable file, pipes included, as one string.
-std::string slurp(const std::string& path) { return read_file_text(path, "the trace file"); }
+std::string slurp(const std::string& path) {
+  return read_file_text(path, "the trace file");
+}
 }  // namespace
 
 TraceParse read_trace_file(const std::string& path, const TraceParseOptions& options) {
@@ -857,7 +894,8 @@ TraceParse read_trace_file(const std::string& path, const TraceParseOptions& opt
   if (file.regular()) {
     const auto [body, format] = file.body_and_format(options);
     return keep_rows(file.size() - body, format, options,
-                     [&, body = body, format = format](std::span<const TraceRowSink> sinks) {  // clang 14: no captured bindings
+                     [&, body = body, format = format](
+                         std::span<const TraceRowSink> sinks) {  // clang 14: no captured bindings
                        return file.scan(body, format, sinks, options);
                      });
   }
@@ -878,7 +916,8 @@ TraceParse scan_trace_file(const std::string& path, std::span<const TraceRowSink
 }
 
 namespace {
-template <class RowFn> void write_rows(const std::vector<TraceRow>& rows, std::ostream& out, RowFn&& row_fn) {
+template <class RowFn>
+void write_rows(const std::vector<TraceRow>& rows, std::ostream& out, RowFn&& row_fn) {
   fmt::memory_buffer buf;
   for (const auto& r : rows) {
     row_fn(buf, r);
@@ -896,21 +935,23 @@ void write_trace_jsonl(const std::vector<TraceRow>& rows, std::ostream& out) {
     fmt::format_to(std::back_inserter(buf),
                    "{{\"primary_1\":{{\"sec\":{:.3f},\"ok\":{}}},\"primary_2\":{{\"sec\":{:.3f},\"ok\":{}}},"
                    "\"alternate\":{{\"sec\":{:.3f},\"ok\":{}}}}}\n",
-                   r.primary_1.sec, r.primary_1.ok, r.primary_2.sec, r.primary_2.ok, r.alternate.sec, r.alternate.ok);
+                   r.primary_1.sec, r.primary_1.ok, r.primary_2.sec, r.primary_2.ok, r.alternate.sec,
+                   r.alternate.ok);
   });
 }
 
 void write_trace_csv(const std::vector<TraceRow>& rows, std::ostream& out) {
   out << "primary_1_sec,primary_1_ok,primary_2_sec,primary_2_ok,alternate_sec,alternate_ok\n";
   write_rows(rows, out, [](fmt::memory_buffer& buf, const TraceRow& r) {
-    fmt::format_to(std::back_inserter(buf), "{:.3f},{},{:.3f},{},{:.3f},{}\n", r.primary_1.sec, r.primary_1.ok,
-                   r.primary_2.sec, r.primary_2.ok, r.alternate.sec, r.alternate.ok);
+    fmt::format_to(std::back_inserter(buf), "{:.3f},{},{:.3f},{},{:.3f},{}\n", r.primary_1.sec,
+                   r.primary_1.ok, r.primary_2.sec, r.primary_2.ok, r.alternate.sec, r.alternate.ok);
   });
 }
 
 void write_trace_file(const std::vector<TraceRow>& rows, const std::string& path) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out) throw std::runtime_error(fmt::format("{}: cannot write the trace file: {}", path, std::strerror(errno)));
+  if (!out)
+    throw std::runtime_error(fmt::format("{}: cannot write the trace file: {}", path, std::strerror(errno)));
   const bool csv = path.size() >= 4 && path.compare(path.size() - 4, 4, ".csv") == 0;
   if (csv) {
     write_trace_csv(rows, out);

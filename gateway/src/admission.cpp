@@ -1,12 +1,14 @@
 #include "admission.hpp"
 
-#include <cmath>
-
 #include <fmt/format.h>
+
+#include <cmath>
 
 namespace llmchaos::gateway {
 
-std::string masked(const std::string& key) { return key.size() <= 6 ? "***" : key.substr(0, 6) + "***"; }
+std::string masked(const std::string& key) {
+  return key.size() <= 6 ? "***" : key.substr(0, 6) + "***";
+}
 
 namespace {
 
@@ -18,9 +20,11 @@ std::string chosen_quality(const ChatArrival& arrival, const Tier& tier, const G
 }
 
 Refusal limit_refusal(const client::LimitVerdict& verdict, const Tier& tier, double time_scale) {
-  Refusal r{"rate_limited", WireError{429, fmt::format("rate limit reached for {} of tier {}", verdict.limit, tier.name),
-                                      verdict.limit == "tokens_per_minute" ? "tokens" : "requests", "", "rate_limit_exceeded"},
-            std::nullopt};
+  Refusal r{
+      "rate_limited",
+      WireError{429, fmt::format("rate limit reached for {} of tier {}", verdict.limit, tier.name),
+                verdict.limit == "tokens_per_minute" ? "tokens" : "requests", "", "rate_limit_exceeded"},
+      std::nullopt};
   if (const double wait_ms = verdict.wait_ms * time_scale; std::isfinite(wait_ms)) {
     r.retry_after_ms = wait_ms;
     r.error.message += fmt::format("; retry in {:.0f} ms", std::ceil(wait_ms));
@@ -51,7 +55,8 @@ Admission admit(const ChatArrival& arrival, const GatewayConfig& config, client:
   std::string quality = chosen_quality(arrival, tier, config);
   if (!config.qualities.contains(quality))
     return Refusal{"bad_request",
-                   WireError{400, "unknown quality \"" + quality + "\"", "invalid_request_error", "x-llmchaos-quality", "unknown_quality"},
+                   WireError{400, "unknown quality \"" + quality + "\"", "invalid_request_error",
+                             "x-llmchaos-quality", "unknown_quality"},
                    std::nullopt};
 
   // Last: only a request every other check let through is counted against the tier.

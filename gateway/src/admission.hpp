@@ -16,7 +16,7 @@ namespace llmchaos::gateway {
 
 // What admission reads of an HTTP chat request.
 struct ChatArrival {
-  std::string key;      // the bearer key; "" when none was sent
+  std::string key;  // the bearer key; "" when none was sent
   std::string_view body;
   std::string quality;  // the x-llmchaos-quality header; "" when absent
 };
@@ -25,8 +25,8 @@ struct Admitted {
   std::string key;
   const Tier* tier = nullptr;  // into the config
   ChatRequest request;
-  std::string quality;         // the chain that serves it (a key of config.qualities)
-  double estimated_tokens = 0; // charged to the tier's bucket now, settled after the answer
+  std::string quality;          // the chain that serves it (a key of config.qualities)
+  double estimated_tokens = 0;  // charged to the tier's bucket now, settled after the answer
 };
 
 struct Refusal {

@@ -33,9 +33,12 @@ void read_upstreams(const toml::table& routes, const std::string& file, GatewayC
     auto dialect = r.opt_enum<Dialect>("dialect");
     if (auto w = r.opt_number("weight", 1e-6, 1e6)) c.weights[name] = *w;
     if (base_url.has_value() != dialect.has_value())
-      r.fail_here("an upstream route needs both base_url and dialect (a route without them is a model group's settings)");
+      r.fail_here(
+          "an upstream route needs both base_url and dialect (a route without them is a model group's "
+          "settings)");
     if (!base_url) continue;
-    if (base_url->rfind("http://", 0) != 0) r.fail("base_url", "must start with http:// (\"" + *base_url + "\")");
+    if (base_url->rfind("http://", 0) != 0)
+      r.fail("base_url", "must start with http:// (\"" + *base_url + "\")");
     while (!base_url->empty() && base_url->back() == '/') base_url->pop_back();
     c.upstreams[name] = client::Endpoint{name, *dialect, *base_url};
   }
@@ -51,12 +54,15 @@ void read_groups(const toml::table& groups, const std::string& file, GatewayConf
     if (g.members.empty()) r.fail_here("needs routes = [\"upstream\", ...] (at least one)");
     for (const auto& m : g.members)
       if (!c.upstreams.contains(m))
-        r.fail("routes", fmt::format("\"{}\" is not an upstream route (a [route.{}] with base_url and dialect)", m, m));
+        r.fail("routes",
+               fmt::format("\"{}\" is not an upstream route (a [route.{}] with base_url and dialect)", m, m));
     if (c.upstreams.contains(name)) r.fail_here(fmt::format("\"{}\" is already an upstream route", name));
     // The stack classifies a group's answers in one dialect.
     for (const auto& m : g.members)
       if (c.upstreams.at(m).dialect != c.upstreams.at(g.members.front()).dialect)
-        r.fail("routes", fmt::format("\"{}\" and \"{}\" speak different dialects (a group's routes speak one)", g.members.front(), m));
+        r.fail("routes",
+               fmt::format("\"{}\" and \"{}\" speak different dialects (a group's routes speak one)",
+                           g.members.front(), m));
     r.reject_unknown_keys();
     c.groups.emplace(name, std::move(g));
   }
@@ -81,16 +87,21 @@ void read_keys(const toml::table& keys, const std::string& file, GatewayConfig& 
   for (const auto& [key, node] : keys) {
     const std::string api_key(key.str());
     const auto* tier = node.as_string();
-    if (!tier) throw SpecError(pos_of(node, file), fmt::format("keys.\"{}\": expected a tier name (a string)", api_key));
+    if (!tier)
+      throw SpecError(pos_of(node, file),
+                      fmt::format("keys.\"{}\": expected a tier name (a string)", api_key));
     if (!c.tiers.contains(tier->get()))
-      throw SpecError(pos_of(node, file), fmt::format("keys: unknown tier \"{}\" (declare [tiers.{}])", tier->get(), tier->get()));
+      throw SpecError(pos_of(node, file), fmt::format("keys: unknown tier \"{}\" (declare [tiers.{}])",
+                                                      tier->get(), tier->get()));
     c.keys[api_key] = tier->get();
   }
 }
 
-void check_chain_member(const GatewayConfig& c, const std::string& name, const SourcePos& pos, const std::string& where) {
+void check_chain_member(const GatewayConfig& c, const std::string& name, const SourcePos& pos,
+                        const std::string& where) {
   if (!c.upstreams.contains(name) && !c.groups.contains(name))
-    throw SpecError(pos, fmt::format("{}: \"{}\" is neither an upstream route nor a model group", where, name));
+    throw SpecError(pos,
+                    fmt::format("{}: \"{}\" is neither an upstream route nor a model group", where, name));
 }
 
 void read_qualities(const toml::table& qualities, const std::string& file, GatewayConfig& c) {
@@ -127,14 +138,16 @@ static GatewayConfig config_from_table(const toml::table& doc, const std::string
   // A [route.X] without base_url carries a model group's settings: X must be a group.
   for (const auto& [name, rp] : c.policy.routes)
     if (!c.upstreams.contains(name) && !c.groups.contains(name))
-      throw SpecError(top.pos("route"), fmt::format("route.{}: no base_url / dialect, and no [groups.{}] either", name, name));
+      throw SpecError(top.pos("route"),
+                      fmt::format("route.{}: no base_url / dialect, and no [groups.{}] either", name, name));
   if (auto* tiers = top.opt_table("tiers")) read_tiers(*tiers, source_name, c);
   if (auto* keys = top.opt_table("keys")) read_keys(*keys, source_name, c);
   if (auto* qualities = top.opt_table("quality")) read_qualities(*qualities, source_name, c);
 
   // The [workflow] chain is the "default" quality; its routes must resolve like any chain's.
   std::vector<std::string> workflow_chain{c.policy.workflow.primary};
-  workflow_chain.insert(workflow_chain.end(), c.policy.workflow.fallback.begin(), c.policy.workflow.fallback.end());
+  workflow_chain.insert(workflow_chain.end(), c.policy.workflow.fallback.begin(),
+                        c.policy.workflow.fallback.end());
   for (const auto& name : workflow_chain) check_chain_member(c, name, top.pos("workflow"), "workflow");
   if (!c.qualities.contains("default")) c.qualities["default"] = workflow_chain;
 
@@ -143,7 +156,8 @@ static GatewayConfig config_from_table(const toml::table& doc, const std::string
       throw SpecError(pos, fmt::format("{}: unknown quality \"{}\" (declare [quality.{}])", where, q, q));
   };
   check_quality(c.default_quality, top.pos("gateway"), "gateway.default_quality");
-  for (const auto& [name, tier] : c.tiers) check_quality(tier.quality, top.pos("tiers"), "tiers." + name + ".quality");
+  for (const auto& [name, tier] : c.tiers)
+    check_quality(tier.quality, top.pos("tiers"), "tiers." + name + ".quality");
 
   for (auto key : top_level_tables) top.allow(key);
   top.reject_unknown_keys();
@@ -154,7 +168,9 @@ GatewayConfig gateway_config_from_toml(std::string_view text, const std::string&
   return config_from_table(parse_toml(text, source_name), source_name);
 }
 
-GatewayConfig load_gateway_config(const std::string& path) { return config_from_table(parse_toml_file(path), path); }
+GatewayConfig load_gateway_config(const std::string& path) {
+  return config_from_table(parse_toml_file(path), path);
+}
 
 client::Policy chain_policy(const GatewayConfig& config, const std::vector<std::string>& chain) {
   client::Policy p = config.policy;

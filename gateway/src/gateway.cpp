@@ -4,10 +4,17 @@
 // (model groups balanced per attempt) -> the live HTTP transport.
 #include "llmchaos/gateway/gateway.hpp"
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <poll.h>
 #include <sys/socket.h>
 
 #include <atomic>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/write.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <boost/json.hpp>
 #include <cctype>
 #include <chrono>
 #include <cmath>
@@ -17,21 +24,13 @@
 #include <mutex>
 #include <thread>
 
-#include <boost/asio/ip/tcp.hpp>
-#include <boost/asio/write.hpp>
-#include <boost/beast/core.hpp>
-#include <boost/beast/http.hpp>
-#include <boost/json.hpp>
-#include <fmt/format.h>
-#include <fmt/ranges.h>
-
+#include "admission.hpp"
 #include "llmchaos/client/breaker.hpp"
 #include "llmchaos/client/executor.hpp"
 #include "llmchaos/client/http_transport.hpp"
 #include "llmchaos/client/limiter.hpp"
 #include "llmchaos/client/points_header.hpp"
 #include "llmchaos/core/clock.hpp"
-#include "admission.hpp"
 #include "openai_wire.hpp"
 #include "upstreams.hpp"
 
@@ -58,7 +57,8 @@ struct Chain {
   std::string name;
   std::vector<std::string> routes;
   std::unique_ptr<client::ClientStack> stack;
-  std::map<std::string, client::CircuitBreaker> breakers;  // copied after every request (under Impl::stats_mutex)
+  std::map<std::string, client::CircuitBreaker>
+      breakers;  // copied after every request (under Impl::stats_mutex)
 };
 
 struct KeyCounters {
@@ -107,7 +107,8 @@ std::vector<int> unsent_points(const client::DecisionLog& log) {
 
 // A wait as the caller reads it: retry-after in whole seconds (at least 1) and retry-after-ms exactly.
 void add_retry_after(HeaderList& h, double wait_ms) {
-  h.emplace_back("retry-after", std::to_string(std::max<long>(1, static_cast<long>(std::ceil(wait_ms / 1000)))));
+  h.emplace_back("retry-after",
+                 std::to_string(std::max<long>(1, static_cast<long>(std::ceil(wait_ms / 1000)))));
   h.emplace_back("retry-after-ms", std::to_string(static_cast<long>(std::ceil(wait_ms))));
 }
 
@@ -127,13 +128,15 @@ WireError fail_closed_error(const client::DecisionLog& log) {
   const bool nothing_sent = !last || last->attempt < 0;
   e.status = nothing_sent ? 503 : 502;
   e.type = nothing_sent ? "service_unavailable" : "upstream_error";
-  e.message = fmt::format("the gateway failed closed{}{}", last ? ": " + last->rule_text : "", reason.empty() ? "" : "; " + reason);
+  e.message = fmt::format("the gateway failed closed{}{}", last ? ": " + last->rule_text : "",
+                          reason.empty() ? "" : "; " + reason);
   if (e.code.empty()) e.code = "fail_closed";
   if (log.retry_after_ms) {
     e.status = 429;
     e.type = "requests";
     e.code = "all_routes_cooling";
-    e.message += fmt::format("; every route is cooling, the soonest is free in {:.0f} ms", std::ceil(*log.retry_after_ms));
+    e.message += fmt::format("; every route is cooling, the soonest is free in {:.0f} ms",
+                             std::ceil(*log.retry_after_ms));
   }
   return e;
 }
@@ -142,7 +145,9 @@ WireError fail_closed_error(const client::DecisionLog& log) {
 
 struct Gateway::Impl {
   explicit Impl(GatewayConfig c)
-      : config(std::move(c)), rng(0x9a7e3a1), wire([&] {
+      : config(std::move(c)),
+        rng(0x9a7e3a1),
+        wire([&] {
           client::HttpTransportOptions o;
           o.api_key = config.upstream_api_key;
           return o;
@@ -156,7 +161,8 @@ struct Gateway::Impl {
       std::map<std::string, client::Endpoint> endpoints;
       for (const auto& r : routes) endpoints[r] = upstreams.endpoint_for(r);
       Chain chain{name, routes, nullptr, {}};
-      chain.stack = std::make_unique<client::ClientStack>(chain_policy(config, routes), std::move(endpoints), clock, rng, upstreams);
+      chain.stack = std::make_unique<client::ClientStack>(chain_policy(config, routes), std::move(endpoints),
+                                                          clock, rng, upstreams);
       for (const auto& r : routes)
         chain.breakers.emplace(r, client::CircuitBreaker(chain.stack->policy().route(r).breaker));
       chains.emplace(name, std::move(chain));
@@ -189,7 +195,7 @@ struct Gateway::Impl {
   // --- state ---
   GatewayConfig config;
   SteadyClock clock;
-  Rng rng;  // the stacks' and the balancers' (used under stack_mutex only)
+  Rng rng;                                   // the stacks' and the balancers' (used under stack_mutex only)
   std::atomic<std::uint64_t> answer_ids{0};  // ids of answers without an Idempotency-Key (any thread)
   client::HttpTransport wire;
   UpstreamTransport upstreams;
@@ -198,8 +204,8 @@ struct Gateway::Impl {
   std::map<std::string, Chain> chains;
 
   std::mutex stats_mutex;
-  std::map<std::string, long> outcomes;   // by outcome name
-  std::map<std::string, long> rejected;   // by reason: unauthorized, bad_request, rate_limited, not_found
+  std::map<std::string, long> outcomes;  // by outcome name
+  std::map<std::string, long> rejected;  // by reason: unauthorized, bad_request, rate_limited, not_found
   std::map<std::string, KeyCounters> key_counters;  // by masked key
   long requests = 0;
   std::atomic<int> in_flight{0};
@@ -291,7 +297,9 @@ HeaderList decision_headers(std::string_view action, std::size_t attempts, const
   return h;
 }
 
-HeaderList rejection_headers() { return decision_headers("rejected", 0, "", "", ""); }
+HeaderList rejection_headers() {
+  return decision_headers("rejected", 0, "", "", "");
+}
 
 std::string bearer_key(const http::request<http::string_body>& req) {
   auto auth = req[http::field::authorization];
@@ -308,24 +316,30 @@ std::string serving_upstream(const std::vector<AttemptTrace>& trace) {
 }
 
 // The headers of an answer once the stack has decided: the decision, its failure points, the operation.
-HeaderList answer_headers(const client::DecisionLog& log, const std::vector<AttemptTrace>& trace, const std::string& quality) {
-  HeaderList headers = decision_headers(to_string(log.outcome), log.attempts.size(), log.route, serving_upstream(trace), quality);
+HeaderList answer_headers(const client::DecisionLog& log, const std::vector<AttemptTrace>& trace,
+                          const std::string& quality) {
+  HeaderList headers = decision_headers(to_string(log.outcome), log.attempts.size(), log.route,
+                                        serving_upstream(trace), quality);
   headers.emplace_back("x-llmchaos-actions", failure_actions(log));
-  if (auto unsent = unsent_points(log); !unsent.empty()) headers.emplace_back("x-llmchaos-unsent-points", fmt::format("{}", fmt::join(unsent, ",")));
-  headers.emplace_back(client::points_header_name, client::encode_points_header(log.failures));  // grammar: points_header.hpp
+  if (auto unsent = unsent_points(log); !unsent.empty())
+    headers.emplace_back("x-llmchaos-unsent-points", fmt::format("{}", fmt::join(unsent, ",")));
+  headers.emplace_back(client::points_header_name,
+                       client::encode_points_header(log.failures));  // grammar: points_header.hpp
   headers.emplace_back("x-llmchaos-operation-id", log.operation_id);
   return headers;
 }
 
 // A stream's tokens go out as they arrive; the first one sends the headers, whose outcome is only
 // provisional then (provisional_action over the attempts so far).
-void relay_tokens(client::WorkflowRequest& wr, SseWriter& sse, const AnswerId& id, const UpstreamTransport& upstreams,
-                  const std::string& primary, const std::string& quality) {
+void relay_tokens(client::WorkflowRequest& wr, SseWriter& sse, const AnswerId& id,
+                  const UpstreamTransport& upstreams, const std::string& primary,
+                  const std::string& quality) {
   wr.on_token = [&sse, &id, &upstreams, &primary, &quality](std::string_view token) {
     const bool first = !sse.started();
     if (first) {
       const auto trace = upstreams.trace();
-      sse.start(decision_headers(provisional_action(trace, primary), trace.size(), trace.empty() ? "" : trace.back().route,
+      sse.start(decision_headers(provisional_action(trace, primary), trace.size(),
+                                 trace.empty() ? "" : trace.back().route,
                                  trace.empty() ? "" : trace.back().upstream, quality));
     }
     sse.send(content_frame(id, token, first));
@@ -333,7 +347,8 @@ void relay_tokens(client::WorkflowRequest& wr, SseWriter& sse, const AnswerId& i
 }
 
 // The end of a stream that started or has an answer; false when the client left.
-bool finish_stream(SseWriter& sse, const AnswerId& id, const client::DecisionLog& log, const HeaderList& headers) {
+bool finish_stream(SseWriter& sse, const AnswerId& id, const client::DecisionLog& log,
+                   const HeaderList& headers) {
   if (!sse.started()) sse.start(headers);  // answered without a visible token (e.g. an empty answer)
   if (log.answered) {
     sse.send(finish_frame(id, "stop"));
@@ -349,14 +364,19 @@ bool finish_stream(SseWriter& sse, const AnswerId& id, const client::DecisionLog
 }
 
 // A whole answer: 200 with the completion, 202 when the stack queued it, else the fail-closed error.
-void write_answer(tcp::socket& socket, const AnswerId& id, const client::DecisionLog& log, HeaderList headers, bool keep_alive) {
+void write_answer(tcp::socket& socket, const AnswerId& id, const client::DecisionLog& log, HeaderList headers,
+                  bool keep_alive) {
   if (log.answered) {
     write_plain(socket, 200, completion_body(id, log), "application/json", headers, keep_alive);
   } else if (log.outcome == Outcome::queued) {
-    json::object body{{"id", id.id}, {"object", "llmchaos.queued"}, {"status", "queued"}, {"operation_id", log.operation_id}};
+    json::object body{{"id", id.id},
+                      {"object", "llmchaos.queued"},
+                      {"status", "queued"},
+                      {"operation_id", log.operation_id}};
     write_plain(socket, 202, json::serialize(body), "application/json", headers, keep_alive);
   } else {
-    if (log.retry_after_ms) add_retry_after(headers, *log.retry_after_ms);  // the stack's ms are real (its policy is scaled)
+    if (log.retry_after_ms)
+      add_retry_after(headers, *log.retry_after_ms);  // the stack's ms are real (its policy is scaled)
     write_error(socket, fail_closed_error(log), headers, keep_alive);
   }
 }
@@ -374,7 +394,9 @@ void Gateway::Impl::accept_loop() {
     {
       std::lock_guard lock(conn_mutex);
       if (stopping || connections.size() >= config.max_connections) {
-        write_error(*socket, WireError{503, "the gateway has too many open connections", "service_unavailable", "", "overloaded"},
+        write_error(*socket,
+                    WireError{503, "the gateway has too many open connections", "service_unavailable", "",
+                              "overloaded"},
                     rejection_headers(), false);
         socket->close(ec);
         continue;
@@ -395,8 +417,10 @@ void Gateway::Impl::serve_connection(std::shared_ptr<tcp::socket> socket) {
     beast::error_code ec;
     http::read(*socket, buffer, parser, ec);
     if (ec == http::error::body_limit || ec == http::error::header_limit) {
-      write_error(*socket, WireError{413, "the request is too large", "invalid_request_error", "", "request_too_large"},
-                  rejection_headers(), false);
+      write_error(
+          *socket,
+          WireError{413, "the request is too large", "invalid_request_error", "", "request_too_large"},
+          rejection_headers(), false);
       break;
     }
     if (ec || stopping) break;
@@ -415,7 +439,9 @@ bool Gateway::Impl::handle(const http::request<http::string_body>& req, tcp::soc
   const std::string_view target(req.target().data(), req.target().size());
   const auto path = target.substr(0, target.find('?'));
   auto not_allowed = [&](std::string_view method) {
-    write_error(socket, WireError{405, fmt::format("{} needs {}", path, method), "invalid_request_error", "", "method_not_allowed"},
+    write_error(socket,
+                WireError{405, fmt::format("{} needs {}", path, method), "invalid_request_error", "",
+                          "method_not_allowed"},
                 rejection_headers(), keep_alive);
     return keep_alive;
   };
@@ -441,8 +467,9 @@ bool Gateway::Impl::handle(const http::request<http::string_body>& req, tcp::soc
     std::lock_guard lock(stats_mutex);
     ++rejected["not_found"];
   }
-  write_error(socket, WireError{404, fmt::format("no route {} {}", std::string_view(req.method_string()), path),
-                                "invalid_request_error", "", "not_found"},
+  write_error(socket,
+              WireError{404, fmt::format("no route {} {}", std::string_view(req.method_string()), path),
+                        "invalid_request_error", "", "not_found"},
               rejection_headers(), keep_alive);
   return keep_alive;
 }
@@ -453,7 +480,8 @@ bool Gateway::Impl::chat(const http::request<http::string_body>& req, tcp::socke
   const bool keep_alive = req.keep_alive();
   const ChatArrival arrival{bearer_key(req), req.body(), std::string(req["x-llmchaos-quality"])};
   auto admission = admit(arrival, config, limiter, limiter_now());
-  if (const auto* refusal = std::get_if<Refusal>(&admission)) return refuse(socket, *refusal, arrival.key, keep_alive);
+  if (const auto* refusal = std::get_if<Refusal>(&admission))
+    return refuse(socket, *refusal, arrival.key, keep_alive);
   auto& admitted = std::get<Admitted>(admission);
   auto& wr = admitted.request.workflow;
   if (auto idem = req["idempotency-key"]; !idem.empty()) wr.operation_id = std::string(idem);
@@ -463,7 +491,8 @@ bool Gateway::Impl::chat(const http::request<http::string_body>& req, tcp::socke
   if (wr.stream) relay_tokens(wr, sse, id, upstreams, chain.routes.front(), admitted.quality);
 
   const auto run = run_stack(chain, wr);
-  limiter.settle(admitted.key, admitted.estimated_tokens, run.log.input_tokens + run.log.output_tokens, limiter_now());
+  limiter.settle(admitted.key, admitted.estimated_tokens, run.log.input_tokens + run.log.output_tokens,
+                 limiter_now());
   record_answer(admitted.key, run.log);
   HeaderList headers = answer_headers(run.log, run.trace, admitted.quality);
 
@@ -475,7 +504,8 @@ bool Gateway::Impl::chat(const http::request<http::string_body>& req, tcp::socke
   return keep_alive;
 }
 
-bool Gateway::Impl::refuse(tcp::socket& socket, const Refusal& refusal, const std::string& key, bool keep_alive) {
+bool Gateway::Impl::refuse(tcp::socket& socket, const Refusal& refusal, const std::string& key,
+                           bool keep_alive) {
   {
     std::lock_guard lock(stats_mutex);
     ++rejected[refusal.reason];
@@ -489,8 +519,9 @@ bool Gateway::Impl::refuse(tcp::socket& socket, const Refusal& refusal, const st
 
 // The caller's Idempotency-Key names the answer when it sent one, else a number of this gateway's.
 AnswerId Gateway::Impl::answer_id(const client::WorkflowRequest& wr) {
-  return AnswerId{"chatcmpl-" + (wr.operation_id.empty() ? fmt::format("{:016x}", ++answer_ids) : wr.operation_id),
-                  static_cast<long>(std::time(nullptr)), wr.model};
+  return AnswerId{
+      "chatcmpl-" + (wr.operation_id.empty() ? fmt::format("{:016x}", ++answer_ids) : wr.operation_id),
+      static_cast<long>(std::time(nullptr)), wr.model};
 }
 
 Gateway::Impl::StackRun Gateway::Impl::run_stack(Chain& chain, const client::WorkflowRequest& wr) {
@@ -519,15 +550,18 @@ void Gateway::Impl::record_answer(const std::string& key, const client::Decision
   ++outcomes[std::string(to_string(log.outcome))];
   auto& counters = key_counters[masked(key)];
   ++counters.requests;
-  if (log.outcome == Outcome::queued) ++counters.queued;
-  else ++(log.answered ? counters.answered : counters.failed);
+  if (log.outcome == Outcome::queued)
+    ++counters.queued;
+  else
+    ++(log.answered ? counters.answered : counters.failed);
 }
 
 // Redeliver what every stack queued (each redelivery on the budget its request already spent).
 bool Gateway::Impl::drain(const http::request<http::string_body>& req, tcp::socket& socket) {
   const bool keep_alive = req.keep_alive();
   if (!config.keys.contains(bearer_key(req))) {
-    write_error(socket, WireError{401, "drain needs a known API key", "invalid_request_error", "", "invalid_api_key"},
+    write_error(socket,
+                WireError{401, "drain needs a known API key", "invalid_request_error", "", "invalid_api_key"},
                 rejection_headers(), keep_alive);
     return keep_alive;
   }
@@ -556,7 +590,8 @@ bool Gateway::Impl::drain(const http::request<http::string_body>& req, tcp::sock
       copy_breakers(chain);
     }
   }
-  write_plain(socket, 200, json::serialize(json::object{{"redelivered", std::move(out)}}), "application/json", {}, keep_alive);
+  write_plain(socket, 200, json::serialize(json::object{{"redelivered", std::move(out)}}), "application/json",
+              {}, keep_alive);
   return keep_alive;
 }
 
@@ -564,14 +599,19 @@ std::string Gateway::Impl::stats_json() {
   const double now = clock.now_ms();
   json::object routes;
   for (const auto& [name, c] : upstreams.counters())
-    routes[name] = json::object{{"attempts", c.attempts}, {"successes", c.successes}, {"failures", c.failures},
+    routes[name] = json::object{{"attempts", c.attempts},
+                                {"successes", c.successes},
+                                {"failures", c.failures},
                                 {"last_latency_ms", c.last_latency_ms}};
   json::object groups;
   for (const auto& [name, members] : upstreams.groups(now)) {
     json::array arr;
     for (const auto& m : members)
-      arr.push_back(json::object{{"route", m.route}, {"picks", m.picks}, {"in_flight", m.in_flight},
-                                 {"latency_ema_ms", m.latency_ema_ms}, {"failure_score", m.failure_score},
+      arr.push_back(json::object{{"route", m.route},
+                                 {"picks", m.picks},
+                                 {"in_flight", m.in_flight},
+                                 {"latency_ema_ms", m.latency_ema_ms},
+                                 {"failure_score", m.failure_score},
                                  {"excluded", m.excluded}});
     groups[name] = std::move(arr);
   }
@@ -588,14 +628,20 @@ std::string Gateway::Impl::stats_json() {
   }
   json::object keys;
   for (const auto& [key, k] : key_counters)
-    keys[key] = json::object{{"tier", k.tier},         {"requests", k.requests}, {"answered", k.answered},
-                             {"failed", k.failed},     {"queued", k.queued},     {"rate_limited", k.rate_limited}};
+    keys[key] =
+        json::object{{"tier", k.tier},     {"requests", k.requests}, {"answered", k.answered},
+                     {"failed", k.failed}, {"queued", k.queued},     {"rate_limited", k.rate_limited}};
   json::object outcome_counts, rejected_counts;
   for (const auto& [k, v] : outcomes) outcome_counts[k] = v;
   for (const auto& [k, v] : rejected) rejected_counts[k] = v;
-  json::object body{{"requests", requests}, {"in_flight", in_flight.load()}, {"outcomes", std::move(outcome_counts)},
-                    {"rejected", std::move(rejected_counts)}, {"routes", std::move(routes)},
-                    {"breakers", std::move(breakers)}, {"groups", std::move(groups)}, {"keys", std::move(keys)}};
+  json::object body{{"requests", requests},
+                    {"in_flight", in_flight.load()},
+                    {"outcomes", std::move(outcome_counts)},
+                    {"rejected", std::move(rejected_counts)},
+                    {"routes", std::move(routes)},
+                    {"breakers", std::move(breakers)},
+                    {"groups", std::move(groups)},
+                    {"keys", std::move(keys)}};
   return json::serialize(body);
 }
 
@@ -608,17 +654,25 @@ std::string Gateway::Impl::metrics_text() {
   const auto counters = upstreams.counters();
   const auto group_views = upstreams.groups(now);
   std::lock_guard lock(stats_mutex);
-  family("llmchaos_gateway_requests_total", "counter", "Chat requests that ran through the client stack, by outcome.");
-  for (const auto& [k, v] : outcomes) out += fmt::format("llmchaos_gateway_requests_total{{outcome=\"{}\"}} {}\n", k, v);
-  family("llmchaos_gateway_rejected_total", "counter", "Requests answered without reaching an upstream, by reason.");
-  for (const auto& [k, v] : rejected) out += fmt::format("llmchaos_gateway_rejected_total{{reason=\"{}\"}} {}\n", k, v);
+  family("llmchaos_gateway_requests_total", "counter",
+         "Chat requests that ran through the client stack, by outcome.");
+  for (const auto& [k, v] : outcomes)
+    out += fmt::format("llmchaos_gateway_requests_total{{outcome=\"{}\"}} {}\n", k, v);
+  family("llmchaos_gateway_rejected_total", "counter",
+         "Requests answered without reaching an upstream, by reason.");
+  for (const auto& [k, v] : rejected)
+    out += fmt::format("llmchaos_gateway_rejected_total{{reason=\"{}\"}} {}\n", k, v);
   family("llmchaos_gateway_in_flight", "gauge", "Chat requests in progress.");
   out += fmt::format("llmchaos_gateway_in_flight {}\n", in_flight.load());
   family("llmchaos_gateway_upstream_attempts_total", "counter", "Attempts sent to each upstream route.");
-  for (const auto& [r, c] : counters) out += fmt::format("llmchaos_gateway_upstream_attempts_total{{route=\"{}\"}} {}\n", r, c.attempts);
-  family("llmchaos_gateway_upstream_failures_total", "counter", "Attempts of each upstream route that failed.");
-  for (const auto& [r, c] : counters) out += fmt::format("llmchaos_gateway_upstream_failures_total{{route=\"{}\"}} {}\n", r, c.failures);
-  family("llmchaos_gateway_breaker_state", "gauge", "Circuit breaker per quality chain and route: 0 closed, 1 open, 2 half-open.");
+  for (const auto& [r, c] : counters)
+    out += fmt::format("llmchaos_gateway_upstream_attempts_total{{route=\"{}\"}} {}\n", r, c.attempts);
+  family("llmchaos_gateway_upstream_failures_total", "counter",
+         "Attempts of each upstream route that failed.");
+  for (const auto& [r, c] : counters)
+    out += fmt::format("llmchaos_gateway_upstream_failures_total{{route=\"{}\"}} {}\n", r, c.failures);
+  family("llmchaos_gateway_breaker_state", "gauge",
+         "Circuit breaker per quality chain and route: 0 closed, 1 open, 2 half-open.");
   for (const auto& [name, chain] : chains)
     for (const auto& [route, b] : chain.breakers)
       out += fmt::format("llmchaos_gateway_breaker_state{{quality=\"{}\",route=\"{}\"}} {}\n", name, route,
@@ -626,20 +680,29 @@ std::string Gateway::Impl::metrics_text() {
   family("llmchaos_gateway_group_latency_ema_ms", "gauge", "Latency EMA of each model group member, ms.");
   for (const auto& [g, members] : group_views)
     for (const auto& m : members)
-      out += fmt::format("llmchaos_gateway_group_latency_ema_ms{{group=\"{}\",route=\"{}\"}} {:.3f}\n", g, m.route, m.latency_ema_ms);
-  family("llmchaos_gateway_group_picks_total", "counter", "Attempts the balancer sent to each model group member.");
+      out += fmt::format("llmchaos_gateway_group_latency_ema_ms{{group=\"{}\",route=\"{}\"}} {:.3f}\n", g,
+                         m.route, m.latency_ema_ms);
+  family("llmchaos_gateway_group_picks_total", "counter",
+         "Attempts the balancer sent to each model group member.");
   for (const auto& [g, members] : group_views)
     for (const auto& m : members)
-      out += fmt::format("llmchaos_gateway_group_picks_total{{group=\"{}\",route=\"{}\"}} {}\n", g, m.route, m.picks);
-  family("llmchaos_gateway_key_rate_limited_total", "counter", "Requests rejected by a tier limit, per (masked) key.");
+      out += fmt::format("llmchaos_gateway_group_picks_total{{group=\"{}\",route=\"{}\"}} {}\n", g, m.route,
+                         m.picks);
+  family("llmchaos_gateway_key_rate_limited_total", "counter",
+         "Requests rejected by a tier limit, per (masked) key.");
   for (const auto& [k, c] : key_counters)
-    out += fmt::format("llmchaos_gateway_key_rate_limited_total{{key=\"{}\",tier=\"{}\"}} {}\n", k, c.tier, c.rate_limited);
+    out += fmt::format("llmchaos_gateway_key_rate_limited_total{{key=\"{}\",tier=\"{}\"}} {}\n", k, c.tier,
+                       c.rate_limited);
   return out;
 }
 
-Gateway::Gateway(GatewayConfig config) : impl_(std::make_shared<Impl>(std::move(config))) { impl_->self = impl_; }
+Gateway::Gateway(GatewayConfig config) : impl_(std::make_shared<Impl>(std::move(config))) {
+  impl_->self = impl_;
+}
 
-Gateway::~Gateway() { stop(); }
+Gateway::~Gateway() {
+  stop();
+}
 
 void Gateway::start() {
   auto& i = *impl_;
@@ -653,7 +716,9 @@ void Gateway::start() {
   if (!ec) i.acceptor->set_option(asio::socket_base::reuse_address(true), ec);
   if (!ec) i.acceptor->bind(ep, ec);
   if (!ec) i.acceptor->listen(asio::socket_base::max_listen_connections, ec);
-  if (ec) throw std::runtime_error(fmt::format("gateway: cannot listen on {}:{}: {}", c.bind, c.port, ec.message()));
+  if (ec)
+    throw std::runtime_error(
+        fmt::format("gateway: cannot listen on {}:{}: {}", c.bind, c.port, ec.message()));
   i.bound_port = i.acceptor->local_endpoint().port();
   i.accept_thread = std::thread([&i] { i.accept_loop(); });
 }
@@ -670,7 +735,9 @@ bool Gateway::stop() {
   return i.conn_cv.wait_for(lock, std::chrono::milliseconds(900), [&] { return i.connections.empty(); });
 }
 
-std::uint16_t Gateway::port() const { return impl_->bound_port; }
+std::uint16_t Gateway::port() const {
+  return impl_->bound_port;
+}
 
 std::string Gateway::base_url() const {
   const auto& bind = impl_->config.bind;

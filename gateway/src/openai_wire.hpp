@@ -25,7 +25,6 @@ struct ChatRequest {
 // nullopt + `error` filled when the body is not a chat completion request.
 std::optional<ChatRequest> parse_chat_request(std::string_view body, WireError& error);
 
-
 std::string error_body(const WireError& e);
 
 // What identifies one answer in every chunk of it.
@@ -40,7 +39,8 @@ std::string completion_body(const AnswerId& id, const client::DecisionLog& log);
 // gateway's final decision (`llmchaos` object), the [DONE] sentinel, an in-stream error.
 std::string content_frame(const AnswerId& id, std::string_view token, bool first);
 std::string finish_frame(const AnswerId& id, std::string_view finish_reason);
-std::string usage_frame(const AnswerId& id, const client::DecisionLog& log, std::string_view action, int attempts);
+std::string usage_frame(const AnswerId& id, const client::DecisionLog& log, std::string_view action,
+                        int attempts);
 std::string done_frame();
 std::string error_frame(const WireError& e);
 

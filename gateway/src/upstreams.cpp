@@ -9,7 +9,8 @@ std::vector<client::ModelGroupSpec> group_specs(const GatewayConfig& config) {
   std::vector<client::ModelGroupSpec> out;
   for (const auto& [name, group] : config.groups) {
     client::ModelGroupSpec g{name, {}};
-    for (const auto& m : group.members) g.members.push_back({m, config.weights.contains(m) ? config.weights.at(m) : 1.0});
+    for (const auto& m : group.members)
+      g.members.push_back({m, config.weights.contains(m) ? config.weights.at(m) : 1.0});
     out.push_back(std::move(g));
   }
   return out;
@@ -18,7 +19,8 @@ std::vector<client::ModelGroupSpec> group_specs(const GatewayConfig& config) {
 }  // namespace
 
 UpstreamTransport::UpstreamTransport(const GatewayConfig& config, client::Transport& wire, Rng& rng)
-    : group_(config.upstreams, group_specs(config), wire, rng, client::group_balancer_settings(config.time_scale),
+    : group_(config.upstreams, group_specs(config), wire, rng,
+             client::group_balancer_settings(config.time_scale),
              {[this](const std::string& route, const std::string& upstream) {
                 std::lock_guard lock(mutex_);
                 trace_.push_back({route, upstream, false, false});
@@ -35,7 +37,9 @@ UpstreamTransport::UpstreamTransport(const GatewayConfig& config, client::Transp
   for (const auto& [name, e] : config.upstreams) upstream_names_.push_back(name);
 }
 
-client::Endpoint UpstreamTransport::endpoint_for(const std::string& route) const { return group_.endpoint_for(route); }
+client::Endpoint UpstreamTransport::endpoint_for(const std::string& route) const {
+  return group_.endpoint_for(route);
+}
 
 client::AttemptResult UpstreamTransport::send(const client::AttemptRequest& req, Clock& clock,
                                               const std::function<void(std::string_view token)>& on_token) {

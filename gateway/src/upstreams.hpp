@@ -1,9 +1,9 @@
 #pragma once
 // The transport the gateway's client stacks talk through: a client::GroupTransport (a model group
 // resolved to one of its upstream routes per attempt by client::Balancer: latency EMA x load, near-ties
-// taking turns by weight, failing endpoints excluded for a while) that also counts every attempt per upstream for /stats and /metrics
-// and traces the request in progress. Thread-safe for the readers of the counters; send() itself is
-// called by one stack at a time (the gateway serializes them).
+// taking turns by weight, failing endpoints excluded for a while) that also counts every attempt per upstream
+// for /stats and /metrics and traces the request in progress. Thread-safe for the readers of the counters;
+// send() itself is called by one stack at a time (the gateway serializes them).
 #include <map>
 #include <memory>
 #include <mutex>
@@ -26,7 +26,6 @@ struct UpstreamCounters {
 
 using GroupMemberView = client::GroupMemberState;
 
-
 // One attempt of the request in progress: which logical route (route or group) and which upstream.
 struct AttemptTrace {
   std::string route;
@@ -44,7 +43,8 @@ class UpstreamTransport final : public client::Transport {
 
   client::AttemptResult send(const client::AttemptRequest& req, Clock& clock,
                              const std::function<void(std::string_view token)>& on_token) override;
-  bool side_effect(const client::Endpoint& endpoint, const std::string& operation_id, const std::string& tool) override;
+  bool side_effect(const client::Endpoint& endpoint, const std::string& operation_id,
+                   const std::string& tool) override;
 
   // The request in progress (one at a time): its attempts so far.
   void begin_request();

@@ -3,6 +3,7 @@
 // in its environment. The contract is in README.md beside this file. The program's decisions are not
 // visible: the checker derives every action from the ledger; the log carries the program's outcome.
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -13,7 +14,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <fmt/format.h>
 
 #include "drivers.hpp"
 #include "external.hpp"
@@ -27,7 +27,8 @@ constexpr std::size_t output_cap = 64 * 1024;
 struct Pipe {
   int fd[2] = {-1, -1};
   Pipe() {
-    if (pipe2(fd, O_CLOEXEC) != 0) throw std::runtime_error(fmt::format("exec driver: pipe: {}", std::strerror(errno)));
+    if (pipe2(fd, O_CLOEXEC) != 0)
+      throw std::runtime_error(fmt::format("exec driver: pipe: {}", std::strerror(errno)));
   }
   ~Pipe() { close_all(); }
   void close_end(int i) {
@@ -47,7 +48,8 @@ struct ProgramRun {
 };
 
 double now_ms() {
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now().time_since_epoch()).count();
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
 }
 
 // Runs `command` under /bin/sh -c with `env`, reading stdout and stderr until both close and the
@@ -91,8 +93,10 @@ ProgramRun run_program(const std::string& command, const std::vector<std::string
       if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
       char buf[8192];
       const ssize_t n = ::read(fds[i].fd, buf, sizeof buf);
-      if (n > 0) sinks[i]->append(std::string_view(buf, static_cast<std::size_t>(n)));
-      else if (n == 0 || errno != EINTR) pipes[i]->close_end(0);
+      if (n > 0)
+        sinks[i]->append(std::string_view(buf, static_cast<std::size_t>(n)));
+      else if (n == 0 || errno != EINTR)
+        pipes[i]->close_end(0);
     }
   }
   const int killed_status = kill_process_group(pid);
@@ -104,7 +108,8 @@ ProgramRun run_program(const std::string& command, const std::vector<std::string
 std::string make_state_dir() {
   const char* tmp = std::getenv("TMPDIR");
   std::string pattern = std::string(tmp && *tmp ? tmp : "/tmp") + "/llmchaos-exec-XXXXXX";
-  if (!::mkdtemp(pattern.data())) throw std::runtime_error(fmt::format("exec driver: cannot create {}: {}", pattern, std::strerror(errno)));
+  if (!::mkdtemp(pattern.data()))
+    throw std::runtime_error(fmt::format("exec driver: cannot create {}: {}", pattern, std::strerror(errno)));
   return pattern;
 }
 
@@ -133,35 +138,44 @@ class ExecSession final : public CaseSession {
     const std::size_t before = env_.engine->ledger(env_.ns).size();
 
     // Stop before the runner's hard deadline, so the hang is ours to report (with the output).
-    const double budget = env_.deadline_real_ms > 0 ? env_.deadline_real_ms * 0.9 - (now_ms() - opened_ms_) : 60'000;
+    const double budget =
+        env_.deadline_real_ms > 0 ? env_.deadline_real_ms * 0.9 - (now_ms() - opened_ms_) : 60'000;
     auto run = run_program(command_, env, std::max(100.0, budget));
     output_ += fmt::format("--- request {} ---\n{}", sent_, run.out.text());
     if (auto e = run.err.text(); !e.empty()) output_ += "--- stderr ---\n" + e;
     if (output_.size() > output_cap) output_ = output_.substr(0, output_cap) + "\n[... output cut]\n";
 
     if (run.timed_out)
-      throw UnknownVerdict("hang", fmt::format("the program did not exit within {:.0f} ms; its process group was killed", budget), output_);
+      throw UnknownVerdict(
+          "hang",
+          fmt::format("the program did not exit within {:.0f} ms; its process group was killed", budget),
+          output_);
     if (WIFSIGNALED(run.status))
-      throw UnknownVerdict("crash", fmt::format("the program was ended by signal {} ({})", WTERMSIG(run.status),
-                                                strsignal(WTERMSIG(run.status))), output_);
+      throw UnknownVerdict("crash",
+                           fmt::format("the program was ended by signal {} ({})", WTERMSIG(run.status),
+                                       strsignal(WTERMSIG(run.status))),
+                           output_);
     const int code = WIFEXITED(run.status) ? WEXITSTATUS(run.status) : -1;
     // The shell's 127 (not found) and 126 (not executable) before any call reached the mock: the
     // program never ran, a harness error to show, not an ordinary failure of the client.
     if ((code == 127 || code == 126) && env_.engine->ledger(env_.ns).size() == before) {
       auto said = run.err.text();
       said = said.substr(0, said.find('\n'));
-      throw UnknownVerdict("target did not start",
-                           fmt::format("the program did not start (shell exit {}, {}){}", code,
-                                       code == 127 ? "command not found" : "not executable",
-                                       said.empty() ? "" : ": " + said),
-                           output_);
+      throw UnknownVerdict(
+          "target did not start",
+          fmt::format("the program did not start (shell exit {}, {}){}", code,
+                      code == 127 ? "command not found" : "not executable", said.empty() ? "" : ": " + said),
+          output_);
     }
     if (code > 128 && code <= 128 + 64)  // the shell reports its child's death by signal N as 128+N
-      throw UnknownVerdict("crash", fmt::format("the program was ended by signal {} ({}) (shell exit {})", code - 128,
-                                                strsignal(code - 128), code), output_);
+      throw UnknownVerdict("crash",
+                           fmt::format("the program was ended by signal {} ({}) (shell exit {})", code - 128,
+                                       strsignal(code - 128), code),
+                           output_);
 
     auto ledger = env_.engine->ledger(env_.ns);
-    std::vector<LedgerEntry> attempts(ledger.begin() + static_cast<std::ptrdiff_t>(std::min(before, ledger.size())), ledger.end());
+    std::vector<LedgerEntry> attempts(
+        ledger.begin() + static_cast<std::ptrdiff_t>(std::min(before, ledger.size())), ledger.end());
     try {
       return contract_log(run.out.last_line(), code == 0, r.operation_id, attempts, *env_.c);
     } catch (const UnknownVerdict& e) {  // an unknown outcome name: shown with the program's output
@@ -196,6 +210,8 @@ std::unique_ptr<CaseSession> open(const CaseEnv& env, const DriverOptions& optio
 
 }  // namespace
 
-Driver exec() { return {"exec", "a program per request, the mock's route URLs in its environment", validate, open}; }
+Driver exec() {
+  return {"exec", "a program per request, the mock's route URLs in its environment", validate, open};
+}
 
 }  // namespace llmchaos::harness::driver_units

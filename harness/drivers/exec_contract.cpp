@@ -2,11 +2,11 @@
 // given, their environment form, and the contract line read into a request's log.
 #include "llmchaos/harness/exec_contract.hpp"
 
-#include <algorithm>
-#include <cctype>
-
-#include <boost/json.hpp>
 #include <fmt/format.h>
+
+#include <algorithm>
+#include <boost/json.hpp>
+#include <cctype>
 
 #include "external.hpp"
 #include "target_config.hpp"
@@ -17,7 +17,8 @@ CaseFacts case_facts(const CaseEnv& env) {
   CaseFacts f;
   f.case_name = env.c->name;
   for (const auto& [name, endpoint] : env.endpoints)
-    f.routes.push_back({name, driver_units::sdk_base_url(endpoint), std::string(to_string(endpoint.dialect))});
+    f.routes.push_back(
+        {name, driver_units::sdk_base_url(endpoint), std::string(to_string(endpoint.dialect))});
   const auto& wf = env.c->policy.workflow;
   f.primary = wf.primary;
   f.fallback = wf.fallback;
@@ -67,7 +68,8 @@ std::vector<std::string> exec_environment(const CaseFacts& f) {
   if (!f.groups.empty()) {
     std::vector<std::string> groups;
     for (const auto& g : f.groups) {
-      for (const auto& m : g.members) set(fmt::format("LLMCHAOS_{}_WEIGHT", env_route_name(m)), fmt::format("{}", f.weights.at(m)));
+      for (const auto& m : g.members)
+        set(fmt::format("LLMCHAOS_{}_WEIGHT", env_route_name(m)), fmt::format("{}", f.weights.at(m)));
       set(fmt::format("LLMCHAOS_GROUP_{}", env_route_name(g.name)), joined(g.members));
       groups.push_back(g.name);
     }
@@ -88,7 +90,9 @@ std::string request_json(const client::WorkflowRequest& r) {
   return boost::json::serialize(o);
 }
 
-std::string request_operation_id(std::string_view ns, int n) { return fmt::format("{}-r{}", ns, n); }
+std::string request_operation_id(std::string_view ns, int n) {
+  return fmt::format("{}-r{}", ns, n);
+}
 
 client::DecisionLog contract_log(std::string_view line, bool exit_ok, const std::string& operation_id,
                                  const std::vector<LedgerEntry>& attempts, const Case& c) {
@@ -107,8 +111,10 @@ client::DecisionLog contract_log(std::string_view line, bool exit_ok, const std:
       if (auto* oc = o.if_contains("outcome"); oc && oc->is_string()) {
         reported = driver_units::parse_reported_outcome(oc->as_string());
         if (!reported)
-          throw UnknownVerdict("error: contract", fmt::format("unknown outcome \"{}\" in the last stdout line",
-                                                              std::string_view(oc->as_string())), {});
+          throw UnknownVerdict("error: contract",
+                               fmt::format("unknown outcome \"{}\" in the last stdout line",
+                                           std::string_view(oc->as_string())),
+                               {});
       }
     }
   }
@@ -124,7 +130,8 @@ client::DecisionLog contract_log(std::string_view line, bool exit_ok, const std:
   auto log = driver_units::outside_log(operation_id, reported, exit_ok, std::move(text), attempts, c);
   // The request's time as the mock saw it, first arrival to last answer: a runtime's start-up and
   // exit (node takes seconds on a loaded machine) are not the workflow's retry budget.
-  if (!attempts.empty()) log.elapsed_ms = std::max(1.0, attempts.back().finished_at_ms - attempts.front().received_at_ms);
+  if (!attempts.empty())
+    log.elapsed_ms = std::max(1.0, attempts.back().finished_at_ms - attempts.front().received_at_ms);
   if (const auto* o = contract.if_object()) driver_units::read_answer_facts(*o, log);
   return log;
 }

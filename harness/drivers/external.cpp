@@ -2,16 +2,15 @@
 #include "external.hpp"
 
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
 
+#include <boost/json.hpp>
 #include <cctype>
 #include <cstring>
 #include <stdexcept>
-
-#include <boost/json.hpp>
-#include <fmt/format.h>
 
 #include "llmchaos/harness/checker.hpp"
 #include "llmchaos/mockprovider/dialect.hpp"
@@ -20,8 +19,8 @@ extern char** environ;
 
 namespace llmchaos::harness::driver_units {
 
-pid_t spawn_shell(const std::string& command, const std::vector<std::string>& env, int stdout_fd, int stderr_fd,
-                  std::string_view who) {
+pid_t spawn_shell(const std::string& command, const std::vector<std::string>& env, int stdout_fd,
+                  int stderr_fd, std::string_view who) {
   std::vector<char*> envp;
   for (const auto& e : env) envp.push_back(const_cast<char*>(e.c_str()));
   envp.push_back(nullptr);
@@ -41,7 +40,9 @@ pid_t spawn_shell(const std::string& command, const std::vector<std::string>& en
   const int rc = posix_spawn(&pid, "/bin/sh", &fa, &attr, argv, envp.data());
   posix_spawn_file_actions_destroy(&fa);
   posix_spawnattr_destroy(&attr);
-  if (rc != 0) throw std::runtime_error(fmt::format("{}: cannot start /bin/sh -c \"{}\": {}", who, command, std::strerror(rc)));
+  if (rc != 0)
+    throw std::runtime_error(
+        fmt::format("{}: cannot start /bin/sh -c \"{}\": {}", who, command, std::strerror(rc)));
   return pid;
 }
 
@@ -59,16 +60,19 @@ std::vector<std::string> inherited_environment() {
 
 std::optional<ReportedOutcome> parse_reported_outcome(std::string_view name) {
   if (auto o = parse_enum<Outcome>(name)) {
-    const bool success = *o == Outcome::primary_success || *o == Outcome::retry_recovery || *o == Outcome::fallback_recovery;
+    const bool success =
+        *o == Outcome::primary_success || *o == Outcome::retry_recovery || *o == Outcome::fallback_recovery;
     return ReportedOutcome{o, success};
   }
   if (name == "success" || name == "ok") return ReportedOutcome{std::nullopt, true};
-  if (name == "error" || name == "failed" || name == "fail") return ReportedOutcome{Outcome::fail_closed, false};
+  if (name == "error" || name == "failed" || name == "fail")
+    return ReportedOutcome{Outcome::fail_closed, false};
   if (name == "rate_limited") return ReportedOutcome{std::nullopt, false, true};
   return std::nullopt;
 }
 
-Outcome success_outcome_from_ledger(const std::vector<LedgerEntry>& attempts, const Case& c, std::string* route) {
+Outcome success_outcome_from_ledger(const std::vector<LedgerEntry>& attempts, const Case& c,
+                                    std::string* route) {
   const LedgerEntry* served = nullptr;
   bool failed_before = false;
   for (const auto& e : attempts) {
@@ -80,15 +84,18 @@ Outcome success_outcome_from_ledger(const std::vector<LedgerEntry>& attempts, co
   }
   if (!served) return Outcome::fail_closed;
   if (route) *route = served->route;
-  if (c.logical_route(served->route) != c.policy.workflow.primary) return Outcome::fallback_recovery;  // a member: its group
+  if (c.logical_route(served->route) != c.policy.workflow.primary)
+    return Outcome::fallback_recovery;  // a member: its group
   return failed_before ? Outcome::retry_recovery : Outcome::primary_success;
 }
 
-client::DecisionLog outside_log(const std::string& operation_id, std::optional<ReportedOutcome> reported, bool ok,
-                                std::string text, const std::vector<LedgerEntry>& attempts, const Case& c) {
+client::DecisionLog outside_log(const std::string& operation_id, std::optional<ReportedOutcome> reported,
+                                bool ok, std::string text, const std::vector<LedgerEntry>& attempts,
+                                const Case& c) {
   client::DecisionLog log;
   log.operation_id = operation_id;
-  if (!reported) reported = ReportedOutcome{ok ? std::nullopt : std::optional<Outcome>(Outcome::fail_closed), ok};
+  if (!reported)
+    reported = ReportedOutcome{ok ? std::nullopt : std::optional<Outcome>(Outcome::fail_closed), ok};
   std::string route;
   const Outcome from_ledger = success_outcome_from_ledger(attempts, c, &route);
   if (reported->outcome) {
@@ -117,7 +124,9 @@ void read_answer_facts(const boost::json::object& o, client::DecisionLog& log) {
   num("output_tokens", log.output_tokens);
 }
 
-std::string sdk_base_url(const client::Endpoint& e) { return mock::sdk_base_url(e.base_url, e.dialect); }
+std::string sdk_base_url(const client::Endpoint& e) {
+  return mock::sdk_base_url(e.base_url, e.dialect);
+}
 
 void CappedText::append(std::string_view s) {
   total_ += s.size();
@@ -136,7 +145,8 @@ std::string CappedText::last_line() const {
   std::size_t end = tail_.size();
   while (end > 0 && (tail_[end - 1] == '\n' || tail_[end - 1] == '\r' || tail_[end - 1] == ' ')) --end;
   const auto start = tail_.rfind('\n', end == 0 ? 0 : end - 1);
-  return tail_.substr(start == std::string::npos ? 0 : start + 1, end - (start == std::string::npos ? 0 : start + 1));
+  return tail_.substr(start == std::string::npos ? 0 : start + 1,
+                      end - (start == std::string::npos ? 0 : start + 1));
 }
 
 }  // namespace llmchaos::harness::driver_units

@@ -6,12 +6,14 @@
 // with the case's routes inside its mock namespace) and its process group is killed at the case's
 // end. Contract in README.md beside this file.
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <boost/json.hpp>
 #include <cerrno>
 #include <charconv>
 #include <chrono>
@@ -20,9 +22,6 @@
 #include <fstream>
 #include <sstream>
 #include <thread>
-
-#include <boost/json.hpp>
-#include <fmt/format.h>
 
 #include "drivers.hpp"
 #include "external.hpp"
@@ -42,11 +41,13 @@ namespace {
 constexpr std::size_t output_cap = 64 * 1024;
 
 double now_ms() {
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now().time_since_epoch()).count();
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
 }
 
 std::string replace_all(std::string s, std::string_view from, std::string_view to) {
-  for (auto at = s.find(from); at != std::string::npos; at = s.find(from, at + to.size())) s.replace(at, from.size(), to);
+  for (auto at = s.find(from); at != std::string::npos; at = s.find(from, at + to.size()))
+    s.replace(at, from.size(), to);
   return s;
 }
 
@@ -69,7 +70,8 @@ std::uint16_t free_loopback_port() {
   const bool ok = ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0 &&
                   ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0;
   ::close(fd);
-  if (!ok) throw std::runtime_error(fmt::format("http driver: no free loopback port: {}", std::strerror(errno)));
+  if (!ok)
+    throw std::runtime_error(fmt::format("http driver: no free loopback port: {}", std::strerror(errno)));
   return ntohs(addr.sin_port);
 }
 
@@ -90,7 +92,9 @@ std::optional<std::string> header_if(const client::AttemptResult& r, std::string
     if (k == name) return v;
   return std::nullopt;
 }
-std::string header(const client::AttemptResult& r, std::string_view name) { return header_if(r, name).value_or(""); }
+std::string header(const client::AttemptResult& r, std::string_view name) {
+  return header_if(r, name).value_or("");
+}
 
 // A delivery's failure points as the target reported them; nullopt when it reported none at all.
 using ReportedPoints = std::optional<std::vector<client::FailurePoint>>;
@@ -104,9 +108,10 @@ std::string points_from_json(const boost::json::value& v, std::vector<client::Fa
     const auto* route = o ? o->if_contains("route") : nullptr;
     const auto* attempt = o ? o->if_contains("attempt") : nullptr;
     const auto* rule = o ? o->if_contains("rule") : nullptr;
-    const auto parsed = action && action->is_string() ? parse_enum<Action>(action->as_string()) : std::nullopt;
-    if (!parsed || !route || !route->is_string() || !attempt || !(attempt->is_null() || attempt->is_int64()) ||
-        !rule || !rule->is_int64())
+    const auto parsed =
+        action && action->is_string() ? parse_enum<Action>(action->as_string()) : std::nullopt;
+    if (!parsed || !route || !route->is_string() || !attempt ||
+        !(attempt->is_null() || attempt->is_int64()) || !rule || !rule->is_int64())
       return "a point is not {\"action\", \"route\", \"attempt\", \"rule\"}: " + boost::json::serialize(item);
     client::FailurePoint fp;
     fp.point = static_cast<int>(out.size()) + 1;
@@ -114,21 +119,24 @@ std::string points_from_json(const boost::json::value& v, std::vector<client::Fa
     fp.route = std::string(route->as_string());
     fp.attempt = attempt->is_null() ? -1 : static_cast<int>(attempt->as_int64());
     fp.rule = static_cast<int>(rule->as_int64());
-    if (const auto* text = o->if_contains("rule_text"); text && text->is_string()) fp.rule_text = std::string(text->as_string());
+    if (const auto* text = o->if_contains("rule_text"); text && text->is_string())
+      fp.rule_text = std::string(text->as_string());
     out.push_back(std::move(fp));
   }
   return {};
 }
 
 // The outcome a reply stands for, from what the target reported and how the reply ended.
-std::optional<ReportedOutcome> settled_outcome(std::optional<ReportedOutcome> reported, int status, bool complete, bool stream) {
+std::optional<ReportedOutcome> settled_outcome(std::optional<ReportedOutcome> reported, int status,
+                                               bool complete, bool stream) {
   // A stream's head (and its provisional action) went out with the first token: a stream that then
   // broke is what the caller saw, a failure.
   if (!complete && status == 200) reported = ReportedOutcome{Outcome::fail_closed, false};
   if (status == 202 && !reported) reported = ReportedOutcome{Outcome::queued, false};
   // The same head named a primary success before the stream could break: one resumed afterwards
   // (SPEC 3 rule 0, a cut background response) is still a success, which the ledger names.
-  if (status == 200 && complete && stream && reported && reported->outcome == Outcome::primary_success) reported->outcome.reset();
+  if (status == 200 && complete && stream && reported && reported->outcome == Outcome::primary_success)
+    reported->outcome.reset();
   return reported;
 }
 
@@ -141,8 +149,8 @@ class TargetProcess {
     std::filesystem::create_directories(dir_);
     const auto config = (dir_ / "target.toml").string();
     if (!o.target_config.empty()) {
-      std::ofstream(config) << render_target_config(read_text(o.target_config), o.target_config, env, o.target_key, Escape::toml,
-                                               o.target_route_fields);
+      std::ofstream(config) << render_target_config(read_text(o.target_config), o.target_config, env,
+                                                    o.target_key, Escape::toml, o.target_route_fields);
     }
     log_ = (dir_ / "target.log").string();
     const int fd = ::open(log_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -170,11 +178,17 @@ class TargetProcess {
     const double until = now_ms() + bound_ms;
     while (!accepts_connections(port)) {
       if (auto status = exited())
-        throw UnknownVerdict("crash", fmt::format("--target-command exited ({}) before accepting connections on port {}",
-                                                  describe(*status), port), output());
+        throw UnknownVerdict(
+            "crash",
+            fmt::format("--target-command exited ({}) before accepting connections on port {}",
+                        describe(*status), port),
+            output());
       if (now_ms() >= until)
-        throw UnknownVerdict("hang", fmt::format("--target-command did not accept connections on port {} within {:.0f} ms",
-                                                 port, bound_ms), output());
+        throw UnknownVerdict(
+            "hang",
+            fmt::format("--target-command did not accept connections on port {} within {:.0f} ms", port,
+                        bound_ms),
+            output());
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }
   }
@@ -200,7 +214,8 @@ class TargetProcess {
     std::ifstream in(log_, std::ios::binary);
     CappedText text(output_cap);
     char buf[8192];
-    while (in.read(buf, sizeof buf) || in.gcount() > 0) text.append(std::string_view(buf, static_cast<std::size_t>(in.gcount())));
+    while (in.read(buf, sizeof buf) || in.gcount() > 0)
+      text.append(std::string_view(buf, static_cast<std::size_t>(in.gcount())));
     return "$ " + command_ + "\n" + text.text();
   }
 
@@ -219,7 +234,8 @@ std::vector<std::pair<std::string, std::string>> case_headers(const CaseEnv& env
   std::vector<std::pair<std::string, std::string>> out;
   for (const auto& spec : o.target_headers) {
     auto [name, text] = split_header(spec);
-    auto value = render_target_config(text, "--target-header " + name, env, o.target_key, Escape::json, o.target_route_fields);
+    auto value = render_target_config(text, "--target-header " + name, env, o.target_key, Escape::json,
+                                      o.target_route_fields);
     std::replace(value.begin(), value.end(), '\n', ' ');  // a header is one line
     std::replace(value.begin(), value.end(), '\r', ' ');
     out.emplace_back(std::move(name), std::move(value));
@@ -230,7 +246,11 @@ std::vector<std::pair<std::string, std::string>> case_headers(const CaseEnv& env
 class HttpSession final : public CaseSession {
  public:
   HttpSession(const CaseEnv& env, const DriverOptions& options)
-      : env_(env), key_(options.target_key), drain_(options.target_drain), opened_ms_(now_ms()), transport_([&] {
+      : env_(env),
+        key_(options.target_key),
+        drain_(options.target_drain),
+        opened_ms_(now_ms()),
+        transport_([&] {
           client::HttpTransportOptions o;
           o.api_key = options.target_key;
           o.user_agent = "llmchaos-harness/http-driver";
@@ -264,7 +284,8 @@ class HttpSession final : public CaseSession {
       refused->elapsed_ms = wall;
       return *refused;
     }
-    const bool complete = res.event == client::TransportEvent::none || res.event == client::TransportEvent::missing_terminator;
+    const bool complete =
+        res.event == client::TransportEvent::none || res.event == client::TransportEvent::missing_terminator;
     const auto reported = settled_outcome(reported_action(res), res.status, complete, ar.stream);
     const bool ok = res.status == 200 && complete;
     auto attempts = attempts_since(before, ar.operation_id);
@@ -303,7 +324,8 @@ class HttpSession final : public CaseSession {
     try {
       reply = net::http_call(call);
     } catch (const std::exception& e) {
-      const bool timed_out = std::string_view(e.what()).find("timeout") != std::string_view::npos;  // Beast: "...due to a timeout"
+      const bool timed_out = std::string_view(e.what()).find("timeout") !=
+                             std::string_view::npos;  // Beast: "...due to a timeout"
       no_answer(fmt::format("drain: {}", e.what()), timed_out);
     }
     if (reply.status != 200) return {};
@@ -311,7 +333,8 @@ class HttpSession final : public CaseSession {
     auto v = boost::json::parse(reply.body, ec);
     const auto* items = !ec && v.is_object() ? v.as_object().if_contains("redelivered") : nullptr;
     if (!items || !items->is_array())
-      throw UnknownVerdict("error: contract", "drain: the answer has no \"redelivered\" array: " + reply.body, output());
+      throw UnknownVerdict("error: contract", "drain: the answer has no \"redelivered\" array: " + reply.body,
+                           output());
     const auto attempts = attempts_since(before);
     std::vector<client::DecisionLog> out;
     for (const auto& item : items->as_array()) {
@@ -326,7 +349,8 @@ class HttpSession final : public CaseSession {
       for (const auto& e : attempts)
         if (e.idempotency_key == op) mine.push_back(e);
       auto reported = parse_reported_outcome(str("outcome"));
-      const bool answered = o->contains("answered") && o->at("answered").is_bool() && o->at("answered").as_bool();
+      const bool answered =
+          o->contains("answered") && o->at("answered").is_bool() && o->at("answered").as_bool();
       auto log = outside_log(op, reported, answered, str("text"), mine, *env_.c);
       log.delivery = 2;
       attribute(log, mine);
@@ -338,7 +362,8 @@ class HttpSession final : public CaseSession {
         points.emplace();
         if (auto error = points_from_json(*list, *points); !error.empty())
           throw UnknownVerdict("error: contract", "drain: " + where + ": " + error, output());
-        any_unsent = std::any_of(points->begin(), points->end(), [](const client::FailurePoint& fp) { return fp.attempt < 0; });
+        any_unsent = std::any_of(points->begin(), points->end(),
+                                 [](const client::FailurePoint& fp) { return fp.attempt < 0; });
       } else if (const auto* unsent = o->if_contains("unsent_points"); unsent && unsent->is_array()) {
         any_unsent = !unsent->as_array().empty();
       }
@@ -377,22 +402,25 @@ class HttpSession final : public CaseSession {
 
   // Notes the reply; a reply that never came ends the case (no_answer).
   void note_reply(const client::AttemptResult& res, double timeout_ms) {
-    note(fmt::format("request {}: {} {} action={} attempts={} route={}{}", sent_, res.status,
-                     res.event == client::TransportEvent::none ? "" : std::string(llmchaos::to_string(res.event)),
-                     header(res, "x-llmchaos-action"), header(res, "x-llmchaos-attempts"), header(res, "x-llmchaos-route"),
-                     res.error.empty() ? "" : " error: " + res.error));
+    note(fmt::format(
+        "request {}: {} {} action={} attempts={} route={}{}", sent_, res.status,
+        res.event == client::TransportEvent::none ? "" : std::string(llmchaos::to_string(res.event)),
+        header(res, "x-llmchaos-action"), header(res, "x-llmchaos-attempts"), header(res, "x-llmchaos-route"),
+        res.error.empty() ? "" : " error: " + res.error));
     if (res.status == 202) queued_ = true;
     if (res.status == 0) {
       if (res.event == client::TransportEvent::timeout_no_byte)
-        no_answer(fmt::format("the target did not answer request {} within {:.0f} ms", sent_, timeout_ms), true);
+        no_answer(fmt::format("the target did not answer request {} within {:.0f} ms", sent_, timeout_ms),
+                  true);
       no_answer(fmt::format("request {} to {}: {}", sent_, base_url_, res.error), false);
     }
   }
 
   // A 429 the target answered itself, no attempt sent, in a case with a [tier]: its tier refused it.
-  std::optional<client::DecisionLog> tier_refusal(const client::AttemptResult& res, const std::string& operation_id,
-                                                  std::size_t before) const {
-    if (res.status != 429 || !env_.c->tier || !attempts_since(before, operation_id).empty()) return std::nullopt;
+  std::optional<client::DecisionLog> tier_refusal(const client::AttemptResult& res,
+                                                  const std::string& operation_id, std::size_t before) const {
+    if (res.status != 429 || !env_.c->tier || !attempts_since(before, operation_id).empty())
+      return std::nullopt;
     client::DecisionLog refused;
     refused.operation_id = operation_id;
     refused.limited_by = "rate_limited";
@@ -405,26 +433,36 @@ class HttpSession final : public CaseSession {
   // action ends the case as the harness's or the target's error.
   std::optional<ReportedOutcome> reported_action(const client::AttemptResult& res) const {
     const std::string action = header(res, "x-llmchaos-action");
-    if (action == "rejected")  // auth, body or a tier limit the case did not ask for: the harness's setup is wrong
-      throw UnknownVerdict("error: target", fmt::format("the target rejected request {} with {}: {}", sent_, res.status, res.body), output());
+    if (action ==
+        "rejected")  // auth, body or a tier limit the case did not ask for: the harness's setup is wrong
+      throw UnknownVerdict(
+          "error: target",
+          fmt::format("the target rejected request {} with {}: {}", sent_, res.status, res.body), output());
     if (action.empty()) return std::nullopt;
     auto reported = parse_reported_outcome(action);
-    if (!reported) throw UnknownVerdict("error: contract", fmt::format("unknown x-llmchaos-action \"{}\"", action), output());
+    if (!reported)
+      throw UnknownVerdict("error: contract", fmt::format("unknown x-llmchaos-action \"{}\"", action),
+                           output());
     return reported;
   }
 
   // The target's own error (a 5xx, a broken stream) after the upstream served it whole: the target
   // failed, not the provider; never a correct fail_closed. `attempts` may be read again meanwhile
   // (healthy_last waits for the mock's last record).
-  void check_target_failure(const client::AttemptResult& res, bool complete, std::vector<LedgerEntry>& attempts,
-                            std::size_t before, const std::string& operation_id) const {
-    if ((res.status >= 500 || (res.status == 200 && !complete)) && healthy_last(attempts, before, operation_id))
-      throw TargetFailure("target error after a healthy upstream answer",
-                          fmt::format("request {}: the target answered {}{} although the mock's last attempt ({} attempt(s) "
-                                      "this request) was a complete 200 on route \"{}\"",
-                                      sent_, res.status, complete ? "" : fmt::format(" and the stream broke ({})", llmchaos::to_string(res.event)),
-                                      attempts.size(), attempts.back().route),
-                          output());
+  void check_target_failure(const client::AttemptResult& res, bool complete,
+                            std::vector<LedgerEntry>& attempts, std::size_t before,
+                            const std::string& operation_id) const {
+    if ((res.status >= 500 || (res.status == 200 && !complete)) &&
+        healthy_last(attempts, before, operation_id))
+      throw TargetFailure(
+          "target error after a healthy upstream answer",
+          fmt::format(
+              "request {}: the target answered {}{} although the mock's last attempt ({} attempt(s) "
+              "this request) was a complete 200 on route \"{}\"",
+              sent_, res.status,
+              complete ? "" : fmt::format(" and the stream broke ({})", llmchaos::to_string(res.event)),
+              attempts.size(), attempts.back().route),
+          output());
   }
 
   // The failure points the reply's headers report (x-llmchaos-points, else only where the first unsent
@@ -439,12 +477,14 @@ class HttpSession final : public CaseSession {
         throw UnknownVerdict("error: contract", where + ": " + error, output());
       for (const auto& fp : *points)
         if (fp.attempt < 0 && !first_unsent) first_unsent = fp.point;
-    } else if (auto unsent = client::split_header_list(header(res, "x-llmchaos-unsent-points"), ','); !unsent.empty()) {
+    } else if (auto unsent = client::split_header_list(header(res, "x-llmchaos-unsent-points"), ',');
+               !unsent.empty()) {
       first_unsent = parse_int(unsent.front());
     }
-    const auto points_here =
-        static_cast<int>(points ? points->size() : client::split_header_list(header(res, "x-llmchaos-actions"), ',').size());
-    take_points(log, std::move(points), first_unsent ? std::optional<int>(points_before_ + *first_unsent) : std::nullopt, where);
+    const auto points_here = static_cast<int>(
+        points ? points->size() : client::split_header_list(header(res, "x-llmchaos-actions"), ',').size());
+    take_points(log, std::move(points),
+                first_unsent ? std::optional<int>(points_before_ + *first_unsent) : std::nullopt, where);
     points_before_ += points_here;
   }
 
@@ -463,8 +503,10 @@ class HttpSession final : public CaseSession {
   }
   // Whether the request's last attempt was a complete, healthy 200 (the mock may finish recording an
   // attempt a moment after the target read its last byte: waited for briefly).
-  bool healthy_last(std::vector<LedgerEntry>& attempts, std::size_t before, const std::string& operation_id) const {
-    for (const double until = now_ms() + 500; !attempts.empty() && !attempts.back().finished && now_ms() < until;) {
+  bool healthy_last(std::vector<LedgerEntry>& attempts, std::size_t before,
+                    const std::string& operation_id) const {
+    for (const double until = now_ms() + 500;
+         !attempts.empty() && !attempts.back().finished && now_ms() < until;) {
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
       attempts = attempts_since(before, operation_id);
     }
@@ -489,7 +531,8 @@ class HttpSession final : public CaseSession {
   // the checker can refute (the actions) is left to it, what contradicts the ledger right here (an
   // attempt the mock did not see on that route) is a broken contract. A delivery without points makes
   // the whole case ledger-only, and then an unsent point before a pinned one cannot be checked.
-  void take_points(client::DecisionLog& log, ReportedPoints points, std::optional<int> first_unsent, const std::string& where) {
+  void take_points(client::DecisionLog& log, ReportedPoints points, std::optional<int> first_unsent,
+                   const std::string& where) {
     if (points) {
       for (const auto& fp : *points) {
         if (fp.attempt < 0) continue;
@@ -497,18 +540,22 @@ class HttpSession final : public CaseSession {
         if (k >= log.attempts.size() || log.attempts[k].route != fp.route)
           throw UnknownVerdict(
               "error: contract",
-              fmt::format("{}: the target's failure point {} names attempt {} on route \"{}\", but the mock saw {}", where,
-                          fp.point, fp.attempt, fp.route,
-                          k < log.attempts.size() ? fmt::format("that attempt on route \"{}\"", log.attempts[k].route)
-                                                  : fmt::format("{} attempt(s) of this delivery", log.attempts.size())),
+              fmt::format(
+                  "{}: the target's failure point {} names attempt {} on route \"{}\", but the mock saw {}",
+                  where, fp.point, fp.attempt, fp.route,
+                  k < log.attempts.size()
+                      ? fmt::format("that attempt on route \"{}\"", log.attempts[k].route)
+                      : fmt::format("{} attempt(s) of this delivery", log.attempts.size())),
               output());
       }
       log.failures = std::move(*points);
     } else {
       every_delivery_reported_ = false;
     }
-    if (first_unsent && (!first_unsent_ || *first_unsent < first_unsent_->first)) first_unsent_.emplace(*first_unsent, where);
-    if (!every_delivery_reported_ && first_unsent_) skip_if_pinned_after(first_unsent_->first, first_unsent_->second);
+    if (first_unsent && (!first_unsent_ || *first_unsent < first_unsent_->first))
+      first_unsent_.emplace(*first_unsent, where);
+    if (!every_delivery_reported_ && first_unsent_)
+      skip_if_pinned_after(first_unsent_->first, first_unsent_->second);
   }
   // A failure point the service decided without sending an attempt leaves no ledger entry: from its
   // position on, the points the checker derives from the ledger are numbered differently from the
@@ -518,10 +565,13 @@ class HttpSession final : public CaseSession {
       if (pinned.point >= first_unsent)
         throw UnknownVerdict(
             "skipped: decision not observable",
-            fmt::format("{}: the target decided failure point {} without sending an attempt (a breaker already open "
-                        "or a budget gate), which the ledger cannot show; the case pins failure point {}, so it needs "
-                        "the client's decision log (--driver inproc, or a target "
-                        "that reports x-llmchaos-points with every answer)", where, first_unsent, pinned.point),
+            fmt::format(
+                "{}: the target decided failure point {} without sending an attempt (a breaker already open "
+                "or a budget gate), which the ledger cannot show; the case pins failure point {}, so it "
+                "needs "
+                "the client's decision log (--driver inproc, or a target "
+                "that reports x-llmchaos-points with every answer)",
+                where, first_unsent, pinned.point),
             output());
   }
   // No answer at all: the service died (crash: a sanitizer abort, a segfault), stayed silent past the
@@ -531,7 +581,9 @@ class HttpSession final : public CaseSession {
     if (target_)
       for (const double until = now_ms() + (timed_out ? 0 : 1000);;) {
         if (auto status = target_->exited())
-          throw UnknownVerdict("crash", fmt::format("{}; the target exited ({})", what, TargetProcess::describe(*status)), output());
+          throw UnknownVerdict(
+              "crash", fmt::format("{}; the target exited ({})", what, TargetProcess::describe(*status)),
+              output());
         if (now_ms() >= until) break;
         std::this_thread::sleep_for(std::chrono::milliseconds(20));
       }
@@ -552,13 +604,16 @@ class HttpSession final : public CaseSession {
   net::Url target_url_;
   int sent_ = 0;
   int points_before_ = 0;  // failure points the service reported for the requests before this one
-  bool every_delivery_reported_ = true;  // x-llmchaos-points (or the drain's "points") with every delivery so far
-  std::optional<std::pair<int, std::string>> first_unsent_;  // the first point sent without an attempt, and where
+  bool every_delivery_reported_ =
+      true;  // x-llmchaos-points (or the drain's "points") with every delivery so far
+  std::optional<std::pair<int, std::string>>
+      first_unsent_;  // the first point sent without an attempt, and where
   std::string notes_;
 };
 
 std::string validate(const DriverOptions& o) {
-  if (o.target_url.empty()) return "needs --target URL (the service under test, e.g. http://127.0.0.1:{port})";
+  if (o.target_url.empty())
+    return "needs --target URL (the service under test, e.g. http://127.0.0.1:{port})";
   if (!o.exec_command.empty()) return "--exec is for --driver exec";
   if (!o.mutation.empty()) return "--mutate is for --driver inproc";
   if (!o.target_config.empty() && o.target_command.empty())
@@ -568,21 +623,24 @@ std::string validate(const DriverOptions& o) {
   if (o.target_url.rfind("http://", 0) != 0) return "--target must be an http:// URL";
   RouteFields declared;
   if (!o.target_config.empty()) {
-    if (!std::filesystem::is_regular_file(o.target_config)) return "--target-config " + o.target_config + ": no such file";
+    if (!std::filesystem::is_regular_file(o.target_config))
+      return "--target-config " + o.target_config + ": no such file";
     const auto text = read_text(o.target_config);
     try {
       declared = read_target_declarations(text, o.target_config).route_fields;
     } catch (const std::invalid_argument& e) {
       return e.what();
     }
-    if (auto problem = check_target_template(text, o.target_config, declared); !problem.empty()) return problem;
+    if (auto problem = check_target_template(text, o.target_config, declared); !problem.empty())
+      return problem;
   }
   if (!o.target_drain.empty() && o.target_drain != "none" && o.target_drain.front() != '/')
     return "--target-drain is a path (/v1/llmchaos/drain) or none";
   for (const auto& spec : o.target_headers) {
     try {
       const auto [name, text] = split_header(spec);
-      if (auto problem = check_target_template(text, "--target-header " + name, declared); !problem.empty()) return problem;
+      if (auto problem = check_target_template(text, "--target-header " + name, declared); !problem.empty())
+        return problem;
     } catch (const std::invalid_argument& e) {
       return e.what();
     }
@@ -609,7 +667,8 @@ std::string prepare(DriverOptions& o, double time_scale, std::vector<std::string
   for (const auto& spec : d.headers) {
     try {
       const auto [name, header_text] = split_header(spec);
-      if (auto problem = check_target_template(header_text, o.target_config + " llmchaos.header " + name, d.route_fields);
+      if (auto problem = check_target_template(header_text, o.target_config + " llmchaos.header " + name,
+                                               d.route_fields);
           !problem.empty())
         return problem;
     } catch (const std::invalid_argument& e) {
@@ -619,17 +678,22 @@ std::string prepare(DriverOptions& o, double time_scale, std::vector<std::string
   if (d.time_scale == false) o.follows_time_scale = false;
   if (time_scale == 1) return {};
   if (!o.follows_time_scale)
-    return fmt::format("the target cannot scale its own timers ({}llmchaos.time_scale = false): run it with --time-scale 1, "
-                       "not {}", o.target_config.empty() ? "" : o.target_config + ": ", time_scale);
+    return fmt::format(
+        "the target cannot scale its own timers ({}llmchaos.time_scale = false): run it with --time-scale 1, "
+        "not {}",
+        o.target_config.empty() ? "" : o.target_config + ": ", time_scale);
   bool scaled = uses_placeholder(text, "time_scale");
   for (const auto& spec : o.target_headers) scaled = scaled || uses_placeholder(spec, "time_scale");
   if (!scaled)
-    warnings.push_back(fmt::format(
-        "--time-scale {}: the target's config {} does not use {{{{time_scale}}}}, so its own timers (backoff, "
-        "Retry-After waits, timeouts) run unscaled while the cases' delays and budgets are scaled: elapsed-time and "
-        "Retry-After verdicts may be wrong. Run it at --time-scale 1, or declare llmchaos.time_scale = false to refuse "
-        "other scales",
-        time_scale, o.target_config.empty() ? "(none: no --target-config)" : o.target_config));
+    warnings.push_back(
+        fmt::format("--time-scale {}: the target's config {} does not use {{{{time_scale}}}}, so its own "
+                    "timers (backoff, "
+                    "Retry-After waits, timeouts) run unscaled while the cases' delays and budgets are "
+                    "scaled: elapsed-time and "
+                    "Retry-After verdicts may be wrong. Run it at --time-scale 1, or declare "
+                    "llmchaos.time_scale = false to refuse "
+                    "other scales",
+                    time_scale, o.target_config.empty() ? "(none: no --target-config)" : o.target_config));
   return {};
 }
 
@@ -641,7 +705,8 @@ std::unique_ptr<CaseSession> open(const CaseEnv& env, const DriverOptions& optio
 }  // namespace
 
 Driver http() {
-  return {"http", "a gateway or service over HTTP (OpenAI chat), its upstreams pointed at the mock", validate, open, prepare};
+  return {"http", "a gateway or service over HTTP (OpenAI chat), its upstreams pointed at the mock", validate,
+          open, prepare};
 }
 
 }  // namespace llmchaos::harness::driver_units

@@ -34,7 +34,8 @@ std::unique_ptr<client::Transport> with_groups(const CaseEnv& env, std::unique_p
                                                   client::group_balancer_settings(env.time_scale));
 }
 
-std::map<std::string, client::Endpoint> stack_endpoints(const CaseEnv& env, const client::Transport& transport) {
+std::map<std::string, client::Endpoint> stack_endpoints(const CaseEnv& env,
+                                                        const client::Transport& transport) {
   auto out = env.endpoints;
   if (const auto* groups = dynamic_cast<const client::GroupTransport*>(&transport))
     for (const auto& [name, members] : env.c->groups) out[name] = groups->endpoint_for(name);
@@ -47,8 +48,8 @@ class InprocSession final : public CaseSession {
       : rng_(env.seed),
         balancer_rng_(env.seed ^ 0x6a09e667f3bcc908ULL),
         transport_(with_groups(env, env.make_transport(env), wire_, balancer_rng_)),
-        stack_(mutated(env.c->policy, options.mutation).scaled(env.time_scale), stack_endpoints(env, *transport_),
-               *env.clock, rng_, *transport_),
+        stack_(mutated(env.c->policy, options.mutation).scaled(env.time_scale),
+               stack_endpoints(env, *transport_), *env.clock, rng_, *transport_),
         clock_(*env.clock),
         time_scale_(env.time_scale) {
     if (env.c->tier) tier_.emplace(*env.c->tier, tier_now());
@@ -69,7 +70,9 @@ class InprocSession final : public CaseSession {
     tier_->settle(estimate, log.input_tokens + log.output_tokens, tier_now());
     return log;
   }
-  std::vector<client::DecisionLog> drain() override { return stack_.queued() ? stack_.drain() : std::vector<client::DecisionLog>{}; }
+  std::vector<client::DecisionLog> drain() override {
+    return stack_.queued() ? stack_.drain() : std::vector<client::DecisionLog>{};
+  }
   bool has_decision_log() const override { return true; }
 
  private:
@@ -101,6 +104,8 @@ std::unique_ptr<CaseSession> open(const CaseEnv& env, const DriverOptions& optio
 
 }  // namespace
 
-Driver inproc() { return {"inproc", "the reference client stack in this process", no_options, open}; }
+Driver inproc() {
+  return {"inproc", "the reference client stack in this process", no_options, open};
+}
 
 }  // namespace llmchaos::harness::driver_units

@@ -1,15 +1,15 @@
 // Rendering of --target-config templates (target_config.hpp).
 #include "target_config.hpp"
 
-#include <cctype>
+#include <fmt/format.h>
+
 #include <algorithm>
+#include <boost/json.hpp>
+#include <cctype>
 #include <cmath>
 #include <map>
 #include <optional>
 #include <stdexcept>
-
-#include <boost/json.hpp>
-#include <fmt/format.h>
 
 #include "external.hpp"
 #include "llmchaos/core/toml_text.hpp"
@@ -29,7 +29,9 @@ std::string string_array(const std::vector<std::string>& items) {
   return out + "]";
 }
 
-std::string number(double v) { return fmt::format("{}", v); }
+std::string number(double v) {
+  return fmt::format("{}", v);
+}
 
 }  // namespace
 
@@ -37,30 +39,37 @@ std::string case_policy_toml(const CaseEnv& env) {
   const auto& p = env.c->policy;
   const auto& w = p.workflow;
   std::string out = "[workflow]\n";
-  out += fmt::format("name = {}\nprimary = {}\nfallback = {}\n", toml_string(w.name), toml_string(w.primary), string_array(w.fallback));
-  out += fmt::format("max_total_attempts = {}\nmax_elapsed_ms = {}\nattempt_timeout_ms = {}\n", w.max_total_attempts,
-                     number(w.max_elapsed_ms), number(w.attempt_timeout_ms));
-  if (std::isfinite(w.max_extra_cost_usd)) out += fmt::format("max_extra_cost_usd = {}\n", number(w.max_extra_cost_usd));
-  out += fmt::format("replay_safe = {}\nqueue_allowed = {}\ndegrade_allowed = {}\ndegrade_text = {}\n", w.replay_safe,
-                     w.queue_allowed, w.degrade_allowed, toml_string(w.degrade_text));
-  if (!w.output_required.empty()) out += fmt::format("output_required = {}\n", string_array(w.output_required));
+  out += fmt::format("name = {}\nprimary = {}\nfallback = {}\n", toml_string(w.name), toml_string(w.primary),
+                     string_array(w.fallback));
+  out += fmt::format("max_total_attempts = {}\nmax_elapsed_ms = {}\nattempt_timeout_ms = {}\n",
+                     w.max_total_attempts, number(w.max_elapsed_ms), number(w.attempt_timeout_ms));
+  if (std::isfinite(w.max_extra_cost_usd))
+    out += fmt::format("max_extra_cost_usd = {}\n", number(w.max_extra_cost_usd));
+  out += fmt::format("replay_safe = {}\nqueue_allowed = {}\ndegrade_allowed = {}\ndegrade_text = {}\n",
+                     w.replay_safe, w.queue_allowed, w.degrade_allowed, toml_string(w.degrade_text));
+  if (!w.output_required.empty())
+    out += fmt::format("output_required = {}\n", string_array(w.output_required));
   if (w.background) out += "background = true\n";  // only then: the configs of other cases keep their text
-  out += fmt::format("\n[backoff]\nbase_ms = {}\ncap_ms = {}\n", number(p.backoff.base_ms), number(p.backoff.cap_ms));
+  out += fmt::format("\n[backoff]\nbase_ms = {}\ncap_ms = {}\n", number(p.backoff.base_ms),
+                     number(p.backoff.cap_ms));
   auto policy_keys = [&](const std::string& name) {
     const auto& r = p.route(name);
-    out += fmt::format("expected_latency_ms = {}\ncost_per_attempt_usd = {}\napproved = {}\n", number(r.expected_latency_ms),
-                       number(r.cost_per_attempt_usd), r.approved);
+    out += fmt::format("expected_latency_ms = {}\ncost_per_attempt_usd = {}\napproved = {}\n",
+                       number(r.expected_latency_ms), number(r.cost_per_attempt_usd), r.approved);
     // Only when kept: the configs of other cases keep their text.
     if (r.quota_cooldown_ms > 0) out += fmt::format("quota_cooldown_ms = {}\n", number(r.quota_cooldown_ms));
     if (r.rate_cooldown) out += "rate_cooldown = true\n";
     const auto& b = r.breaker;
-    out += fmt::format("breaker = {{ failure_threshold = {}, success_threshold = {}, open_ms = {}, half_open_max_probes = {} }}\n",
-                       b.failure_threshold, b.success_threshold, number(b.open_ms), b.half_open_max_probes);
+    out += fmt::format(
+        "breaker = {{ failure_threshold = {}, success_threshold = {}, open_ms = {}, half_open_max_probes = "
+        "{} }}\n",
+        b.failure_threshold, b.success_threshold, number(b.open_ms), b.half_open_max_probes);
   };
   for (const auto& [name, endpoint] : env.endpoints) {
-    out += fmt::format("\n[route.{}]\nbase_url = {}\ndialect = {}\n", toml_string(name), toml_string(endpoint.base_url),
-                       toml_string(to_string(endpoint.dialect)));
-    if (env.c->weights.contains(name)) out += fmt::format("weight = {}\n", number(env.c->weights.at(name)));  // a group member's share
+    out += fmt::format("\n[route.{}]\nbase_url = {}\ndialect = {}\n", toml_string(name),
+                       toml_string(endpoint.base_url), toml_string(to_string(endpoint.dialect)));
+    if (env.c->weights.contains(name))
+      out += fmt::format("weight = {}\n", number(env.c->weights.at(name)));  // a group member's share
     policy_keys(name);
   }
   // A model group: a route table without base_url holds the group's policy keys (the gateway's format).
@@ -102,7 +111,8 @@ boost::json::array routes_array(const CaseEnv& env, bool fallbacks_only) {
   const auto& fallback = env.c->policy.workflow.fallback;
   boost::json::array out;
   for (const auto& name : ordered_routes(env))
-    if (!fallbacks_only || std::find(fallback.begin(), fallback.end(), name) != fallback.end()) out.push_back(route_json(env, name));
+    if (!fallbacks_only || std::find(fallback.begin(), fallback.end(), name) != fallback.end())
+      out.push_back(route_json(env, name));
   return out;
 }
 
@@ -123,26 +133,30 @@ std::optional<std::string> workflow_value(const CaseEnv& env, std::string_view k
 // Calls `on_placeholder(name, line)` for each {{name}} and `on_text` for the text between; throws
 // std::invalid_argument naming the line of an unclosed {{.
 template <class Text, class Placeholder>
-void scan_template(std::string_view text, const std::string& source, Text on_text, Placeholder on_placeholder) {
+void scan_template(std::string_view text, const std::string& source, Text on_text,
+                   Placeholder on_placeholder) {
   std::size_t at = 0;
   for (;;) {
     const auto open = text.find("{{", at);
     on_text(text.substr(at, open == std::string_view::npos ? std::string_view::npos : open - at));
     if (open == std::string_view::npos) return;
-    const int line = 1 + static_cast<int>(std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(open), '\n'));
+    const int line = 1 + static_cast<int>(std::count(text.begin(),
+                                                     text.begin() + static_cast<std::ptrdiff_t>(open), '\n'));
     const auto close = text.find("}}", open + 2);
-    if (close == std::string_view::npos) throw std::invalid_argument(fmt::format("{}:{}: unclosed {{{{", source, line));
+    if (close == std::string_view::npos)
+      throw std::invalid_argument(fmt::format("{}:{}: unclosed {{{{", source, line));
     on_placeholder(text.substr(open + 2, close - open - 2), line);
     at = close + 2;
   }
 }
 
-constexpr std::string_view case_placeholders[] = {"policy",     "case",        "namespace",     "mock_base_url", "time_scale",
-                                                   "key",        "primary",     "policy_json",   "routes_json",   "fallback_json",
-                                                   "tier_limits", "groups"};
+constexpr std::string_view case_placeholders[] = {
+    "policy",  "case",        "namespace",   "mock_base_url", "time_scale",  "key",
+    "primary", "policy_json", "routes_json", "fallback_json", "tier_limits", "groups"};
 constexpr std::string_view route_fields[] = {"base_url", "sdk_base_url", "dialect"};
-constexpr std::string_view workflow_keys[] = {"max_total_attempts", "max_retries",     "max_elapsed_ms", "attempt_timeout_ms",
-                                              "replay_safe",        "queue_allowed",   "degrade_allowed", "name"};
+constexpr std::string_view workflow_keys[] = {"max_total_attempts", "max_retries", "max_elapsed_ms",
+                                              "attempt_timeout_ms", "replay_safe", "queue_allowed",
+                                              "degrade_allowed",    "name"};
 
 std::string_view trimmed(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
@@ -155,9 +169,12 @@ bool built_in_route_field(std::string_view field) {
 }
 
 bool known_placeholder(std::string_view name, const RouteFields& declared) {
-  if (std::find(std::begin(case_placeholders), std::end(case_placeholders), name) != std::end(case_placeholders)) return true;
+  if (std::find(std::begin(case_placeholders), std::end(case_placeholders), name) !=
+      std::end(case_placeholders))
+    return true;
   if (name.starts_with("workflow."))
-    return std::find(std::begin(workflow_keys), std::end(workflow_keys), name.substr(9)) != std::end(workflow_keys);
+    return std::find(std::begin(workflow_keys), std::end(workflow_keys), name.substr(9)) !=
+           std::end(workflow_keys);
   if (name.starts_with("route.")) {
     if (name.ends_with("?")) name.remove_suffix(1);  // optional: "" when the case has no such route
     const auto dot = name.rfind('.');
@@ -175,11 +192,13 @@ bool is_token(std::string_view s) {
 }
 
 // `DIALECT: VALUE, DIALECT: VALUE` (a value may be empty) -> dialect name -> value.
-std::map<std::string, std::string> read_route_field(std::string_view field, std::string_view value, const std::string& source,
-                                                    int line_no) {
+std::map<std::string, std::string> read_route_field(std::string_view field, std::string_view value,
+                                                    const std::string& source, int line_no) {
   if (!is_token(field) || built_in_route_field(field))
-    throw std::invalid_argument(fmt::format("{}:{}: llmchaos.route_field.{} is not a new field name (built in: base_url, "
-                                            "sdk_base_url, dialect)", source, line_no, field));
+    throw std::invalid_argument(
+        fmt::format("{}:{}: llmchaos.route_field.{} is not a new field name (built in: base_url, "
+                    "sdk_base_url, dialect)",
+                    source, line_no, field));
   std::map<std::string, std::string> out;
   for (std::size_t at = 0; at <= value.size();) {
     const auto end = std::min(value.find(',', at), value.size());
@@ -189,8 +208,10 @@ std::map<std::string, std::string> read_route_field(std::string_view field, std:
     const auto colon = item.find(':');
     const auto dialect = trimmed(item.substr(0, colon));
     if (colon == std::string_view::npos || !parse_enum<Dialect>(dialect))
-      throw std::invalid_argument(fmt::format("{}:{}: llmchaos.route_field.{}: \"{}\" is not \"DIALECT: VALUE\" with a dialect "
-                                              "the mock speaks", source, line_no, field, item));
+      throw std::invalid_argument(
+          fmt::format("{}:{}: llmchaos.route_field.{}: \"{}\" is not \"DIALECT: VALUE\" with a dialect "
+                      "the mock speaks",
+                      source, line_no, field, item));
     out[std::string(dialect)] = std::string(trimmed(item.substr(colon + 1)));
   }
   return out;
@@ -230,7 +251,8 @@ std::string case_routes_json(const CaseEnv& env, bool fallbacks_only) {
 bool uses_placeholder(std::string_view text, std::string_view name) {
   bool used = false;
   try {
-    scan_template(text, "", [](std::string_view) {}, [&](std::string_view n, int) { used = used || n == name; });
+    scan_template(
+        text, "", [](std::string_view) {}, [&](std::string_view n, int) { used = used || n == name; });
   } catch (const std::invalid_argument&) {
   }
   return used;
@@ -252,7 +274,8 @@ TargetDeclarations read_target_declarations(std::string_view text, const std::st
     if (!line.starts_with("llmchaos.")) continue;
     const auto eq = line.find('=');
     if (eq == std::string_view::npos)
-      throw std::invalid_argument(fmt::format("{}:{}: \"{}\" is not \"llmchaos.KEY = VALUE\"", source, line_no, line));
+      throw std::invalid_argument(
+          fmt::format("{}:{}: \"{}\" is not \"llmchaos.KEY = VALUE\"", source, line_no, line));
     const auto key = trimmed(line.substr(9, eq - 9));
     auto value = trimmed(line.substr(eq + 1));
     if (value.size() >= 2 && (value.front() == '"' || value.front() == '\'') && value.back() == value.front())
@@ -261,18 +284,21 @@ TargetDeclarations read_target_declarations(std::string_view text, const std::st
       out.capabilities = std::string(value);
     } else if (key == "time_scale") {
       if (value != "true" && value != "false")
-        throw std::invalid_argument(fmt::format("{}:{}: llmchaos.time_scale is true or false, not \"{}\"", source, line_no, value));
+        throw std::invalid_argument(
+            fmt::format("{}:{}: llmchaos.time_scale is true or false, not \"{}\"", source, line_no, value));
       out.time_scale = value == "true";
     } else if (key == "drain") {
       out.drain = std::string(value);
     } else if (key == "header") {
       out.headers.emplace_back(value);
     } else if (key.starts_with("route_field.")) {
-      out.route_fields[std::string(key.substr(12))] = read_route_field(key.substr(12), value, source, line_no);
+      out.route_fields[std::string(key.substr(12))] =
+          read_route_field(key.substr(12), value, source, line_no);
     } else {
-      throw std::invalid_argument(fmt::format(
-          "{}:{}: unknown declaration llmchaos.{} (keys: capabilities, time_scale, drain, header, route_field.NAME)", source,
-          line_no, key));
+      throw std::invalid_argument(
+          fmt::format("{}:{}: unknown declaration llmchaos.{} (keys: capabilities, time_scale, drain, "
+                      "header, route_field.NAME)",
+                      source, line_no, key));
     }
   }
   return out;
@@ -281,16 +307,21 @@ TargetDeclarations read_target_declarations(std::string_view text, const std::st
 std::pair<std::string, std::string> split_header(std::string_view spec) {
   const auto colon = spec.find(':');
   const auto name = colon == std::string_view::npos ? std::string_view() : trimmed(spec.substr(0, colon));
-  if (!is_token(name)) throw std::invalid_argument(fmt::format("--target-header \"{}\" is not \"NAME: TEMPLATE\"", spec));
+  if (!is_token(name))
+    throw std::invalid_argument(fmt::format("--target-header \"{}\" is not \"NAME: TEMPLATE\"", spec));
   return {std::string(name), std::string(trimmed(spec.substr(colon + 1)))};
 }
 
-std::string check_target_template(std::string_view text, const std::string& source, const RouteFields& declared) {
+std::string check_target_template(std::string_view text, const std::string& source,
+                                  const RouteFields& declared) {
   try {
-    scan_template(text, source, [](std::string_view) {}, [&](std::string_view name, int line) {
-      if (!known_placeholder(name, declared))
-        throw std::invalid_argument(fmt::format("{}:{}: unknown placeholder {{{{{}}}}} (see harness/drivers/README.md)", source, line, name));
-    });
+    scan_template(
+        text, source, [](std::string_view) {},
+        [&](std::string_view name, int line) {
+          if (!known_placeholder(name, declared))
+            throw std::invalid_argument(fmt::format(
+                "{}:{}: unknown placeholder {{{{{}}}}} (see harness/drivers/README.md)", source, line, name));
+        });
   } catch (const std::invalid_argument& e) {
     return e.what();
   }
@@ -345,25 +376,29 @@ std::string render_target_config(std::string_view text, const std::string& sourc
       if (auto f = declared.find(std::string(field)); f != declared.end()) {
         auto v = f->second.find(std::string(to_string(it->second.dialect)));
         if (v == f->second.end())
-          throw std::invalid_argument(fmt::format("{}: llmchaos.route_field.{} has no value for dialect {} (route {} of case \"{}\")",
-                                                  source, field, to_string(it->second.dialect), it->first, env.c->name));
+          throw std::invalid_argument(
+              fmt::format("{}: llmchaos.route_field.{} has no value for dialect {} (route {} of case \"{}\")",
+                          source, field, to_string(it->second.dialect), it->first, env.c->name));
         return esc(v->second);
       }
     }
     return std::nullopt;
   };
   std::string out;
-  scan_template(text, source, [&](std::string_view part) { out.append(part); }, [&](std::string_view name, int line) {
-    auto value = value_of(name);
-    if (!value)  // a route this case does not have
-      throw std::invalid_argument(fmt::format("{}:{}: placeholder {{{{{}}}}} has no value for case \"{}\" (routes: {})", source,
-                                              line, name, env.c->name, [&] {
-                                                std::string all;
-                                                for (const auto& [r, e] : env.endpoints) all += (all.empty() ? "" : ", ") + r;
-                                                return all;
-                                              }()));
-    out += *value;
-  });
+  scan_template(
+      text, source, [&](std::string_view part) { out.append(part); },
+      [&](std::string_view name, int line) {
+        auto value = value_of(name);
+        if (!value)  // a route this case does not have
+          throw std::invalid_argument(
+              fmt::format("{}:{}: placeholder {{{{{}}}}} has no value for case \"{}\" (routes: {})", source,
+                          line, name, env.c->name, [&] {
+                            std::string all;
+                            for (const auto& [r, e] : env.endpoints) all += (all.empty() ? "" : ", ") + r;
+                            return all;
+                          }()));
+        out += *value;
+      });
   return out;
 }
 

@@ -38,7 +38,8 @@ using RouteFields = std::map<std::string, std::map<std::string, std::string>>;
 
 // "" when every {{placeholder}} of the template is one the renderer knows (the built-in ones and the
 // declared route fields), else "file:line: ..." (the run's usage check, before any case).
-std::string check_target_template(std::string_view text, const std::string& source, const RouteFields& declared = {});
+std::string check_target_template(std::string_view text, const std::string& source,
+                                  const RouteFields& declared = {});
 
 // How a string placeholder is escaped: a TOML basic string's content (a config file), or a JSON
 // string's (a header, a .json config). Neither writes the quotes.
@@ -47,7 +48,8 @@ enum class Escape { toml, json };
 // Replaces every {{placeholder}} of `text`; an unknown one is an error naming `source` and the line,
 // as is a declared route field with no value for the route's dialect.
 std::string render_target_config(std::string_view text, const std::string& source, const CaseEnv& env,
-                                 const std::string& api_key, Escape escape = Escape::toml, const RouteFields& declared = {});
+                                 const std::string& api_key, Escape escape = Escape::toml,
+                                 const RouteFields& declared = {});
 
 // Whether the template uses {{time_scale}} (so the target's timers follow --time-scale).
 bool uses_placeholder(std::string_view text, std::string_view name);

@@ -12,7 +12,8 @@
 namespace llmchaos::harness {
 
 std::map<std::uint64_t, const mock::Step*> resolve_steps(const mock::Script& script,
-                                                         const std::vector<LedgerEntry>& ledger, double time_scale) {
+                                                         const std::vector<LedgerEntry>& ledger,
+                                                         double time_scale) {
   std::vector<const LedgerEntry*> sorted;
   for (const auto& e : ledger) sorted.push_back(&e);
   std::stable_sort(sorted.begin(), sorted.end(), [](auto* a, auto* b) { return a->seq < b->seq; });
@@ -21,7 +22,8 @@ std::map<std::uint64_t, const mock::Step*> resolve_steps(const mock::Script& scr
   for (const auto* e : sorted) {
     auto it = script.routes.find(e->route);
     if (it == script.routes.end()) continue;
-    if (!e->path.empty() && !is_completion_path(e->dialect, e->path)) continue;  // the engine answered it without a step
+    if (!e->path.empty() && !is_completion_path(e->dialect, e->path))
+      continue;  // the engine answered it without a step
     // The engine's own step selection (mock::next_step), replayed over the ledger.
     out[e->seq] = mock::next_step(it->second.steps, cursors[e->route], e->received_at_ms, time_scale);
   }
@@ -36,7 +38,8 @@ bool is_completion_path(Dialect dialect, std::string_view path) {
 bool is_foreign(const LedgerEntry& entry, const std::vector<std::string>& keys) {
   // (A literal history may leave the path out: the mock always records one, "/" at least.)
   if (!entry.path.empty() && !is_completion_path(entry.dialect, entry.path)) return true;
-  return !entry.idempotency_key.empty() && std::find(keys.begin(), keys.end(), entry.idempotency_key) == keys.end();
+  return !entry.idempotency_key.empty() &&
+         std::find(keys.begin(), keys.end(), entry.idempotency_key) == keys.end();
 }
 
 void split_foreign(History& history) {
@@ -59,9 +62,12 @@ bool attempt_failed(const LedgerEntry& entry, const client::Policy& policy) {
   if (entry.status >= 400 || entry.status == 0) return true;
   if (entry.finished && entry.outcome != AttemptOutcome::completed) return true;
   switch (mock::fault_traits(entry.fault).in_band) {  // a 2xx that still failed (the fault says so)
-    case mock::InBand::always: return true;
-    case mock::InBand::under_output_contract: return !policy.workflow.output_required.empty();
-    case mock::InBand::never: return false;
+    case mock::InBand::always:
+      return true;
+    case mock::InBand::under_output_contract:
+      return !policy.workflow.output_required.empty();
+    case mock::InBand::never:
+      return false;
   }
   return false;
 }
@@ -103,7 +109,8 @@ std::vector<RequestView> group_by_request(const History& history, std::vector<co
   // Match log attempts to entries route by route, in order.
   for (auto& v : views) {
     std::map<std::string, std::vector<std::size_t>> pending;  // route -> entry indices not yet matched
-    for (std::size_t i = 0; i < v.entries.size(); ++i) pending[logical(group_of, v.entries[i]->route)].push_back(i);
+    for (std::size_t i = 0; i < v.entries.size(); ++i)
+      pending[logical(group_of, v.entries[i]->route)].push_back(i);
     std::map<std::string, std::size_t> next;
     v.entry_attempt.assign(v.entries.size(), nullptr);
     v.entry_delivery.assign(v.entries.size(), -1);
@@ -133,10 +140,14 @@ namespace {
 // No further attempt in the delivery: the answer decides.
 Action terminal_action(const client::DecisionLog& log) {
   switch (log.outcome) {
-    case Outcome::degraded: return Action::degrade;
-    case Outcome::queued: return Action::queue;
-    case Outcome::fail_closed: return Action::fail_closed;
-    default: return Action::none;  // reported as a success: the failure was accepted as an answer
+    case Outcome::degraded:
+      return Action::degrade;
+    case Outcome::queued:
+      return Action::queue;
+    case Outcome::fail_closed:
+      return Action::fail_closed;
+    default:
+      return Action::none;  // reported as a success: the failure was accepted as an answer
   }
 }
 
@@ -149,8 +160,8 @@ struct Positioned {
 
 }  // namespace
 
-std::vector<PointResult> derive_points(const RequestView& v, const client::Policy& policy, bool has_decision_log,
-                                       const GroupOf& group_of) {
+std::vector<PointResult> derive_points(const RequestView& v, const client::Policy& policy,
+                                       bool has_decision_log, const GroupOf& group_of) {
   const int n = static_cast<int>(v.entries.size());
   auto route_of = [&](int i) -> const std::string& { return logical(group_of, v.entries[i]->route); };
   // Ledger alone: what followed entry `i` inside its delivery.
@@ -189,7 +200,8 @@ std::vector<PointResult> derive_points(const RequestView& v, const client::Polic
         int entry = -1;
         if (fp.attempt >= 0) {
           for (int i = 0; i < n; ++i)
-            if (v.entry_attempt[i] && v.entry_delivery[i] == d && v.entry_attempt[i]->index == fp.attempt) entry = i;
+            if (v.entry_attempt[i] && v.entry_delivery[i] == d && v.entry_attempt[i]->index == fp.attempt)
+              entry = i;
         }
         if (entry >= 0) {
           referenced[entry] = true;

@@ -1,11 +1,11 @@
 #include "llmchaos/harness/baseline.hpp"
 
+#include <fmt/format.h>
+
+#include <boost/json.hpp>
 #include <filesystem>
 #include <fstream>
 #include <set>
-
-#include <boost/json.hpp>
-#include <fmt/format.h>
 
 #include "llmchaos/core/atomic_file.hpp"
 #include "llmchaos/core/file_text.hpp"
@@ -39,8 +39,11 @@ std::string baseline_to_json(const RunResult& run) {
                                  {"verdict", to_string(c.verdict)},
                                  {"file", c.file}};
   }
-  json::object doc{{"version", 1}, {"tool_version", run.tool_version}, {"seed", run.seed},
-                   {"driver", run.driver}, {"cases", std::move(cases)}};
+  json::object doc{{"version", 1},
+                   {"tool_version", run.tool_version},
+                   {"seed", run.seed},
+                   {"driver", run.driver},
+                   {"cases", std::move(cases)}};
   return json::serialize(doc) + "\n";
 }
 
@@ -87,7 +90,8 @@ void write_baseline(const RunResult& run, const std::string& path) {
 }
 
 std::vector<BaselineChange> compare_baseline(const Baseline& before, const RunResult& run,
-                                             std::vector<std::string>* added, std::vector<std::string>* removed) {
+                                             std::vector<std::string>* added,
+                                             std::vector<std::string>* removed) {
   std::vector<BaselineChange> changes;
   std::set<std::string> seen;
   for (const auto& c : run.cases) {
@@ -107,14 +111,16 @@ std::vector<BaselineChange> compare_baseline(const Baseline& before, const RunRe
   return changes;
 }
 
-GateResult gate_on_baseline(const Baseline& before, const std::string& path, bool accept_changes, RunResult& run) {
+GateResult gate_on_baseline(const Baseline& before, const std::string& path, bool accept_changes,
+                            RunResult& run) {
   GateResult gate;
   run.baseline = path;
   std::vector<std::string> added, removed;
   run.baseline_changes = compare_baseline(before, run, &added, &removed);
   gate.text = fmt::format("\nbaseline {}: {} case(s) changed action\n", path, run.baseline_changes.size());
   for (const auto& ch : run.baseline_changes)
-    gate.text += fmt::format("  changed: {}: {} -> {}\n", ch.case_name, actions_str(ch.before_all), actions_str(ch.after_all));
+    gate.text += fmt::format("  changed: {}: {} -> {}\n", ch.case_name, actions_str(ch.before_all),
+                             actions_str(ch.after_all));
   for (const auto& name : added) gate.text += fmt::format("  new (not in the baseline): {}\n", name);
   for (const auto& name : removed) gate.text += fmt::format("  not run (in the baseline): {}\n", name);
   if (!run.baseline_changes.empty())

@@ -1,22 +1,29 @@
 // The capability table (capabilities.hpp) and what each case needs of a target.
 #include "llmchaos/harness/capabilities.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <stdexcept>
-
-#include <fmt/format.h>
 
 namespace llmchaos::harness {
 namespace {
 
 bool pins(const Case& c, Action a) {
   if (c.expect == a) return true;
-  return std::any_of(c.expect_at.begin(), c.expect_at.end(), [a](const ExpectAt& at) { return at.action == a; });
+  return std::any_of(c.expect_at.begin(), c.expect_at.end(),
+                     [a](const ExpectAt& at) { return at.action == a; });
 }
 
-bool needs_queue(const Case& c) { return pins(c, Action::queue) || c.expect_outcome == Outcome::queued; }
-bool needs_degrade(const Case& c) { return pins(c, Action::degrade) || c.expect_outcome == Outcome::degraded; }
-bool needs_output_contract(const Case& c) { return !c.policy.workflow.output_required.empty(); }
+bool needs_queue(const Case& c) {
+  return pins(c, Action::queue) || c.expect_outcome == Outcome::queued;
+}
+bool needs_degrade(const Case& c) {
+  return pins(c, Action::degrade) || c.expect_outcome == Outcome::degraded;
+}
+bool needs_output_contract(const Case& c) {
+  return !c.policy.workflow.output_required.empty();
+}
 // A point pinned after the first queued one is the redelivery's own decision.
 bool needs_redelivery(const Case& c) {
   if (!needs_queue(c)) return false;
@@ -24,19 +31,27 @@ bool needs_redelivery(const Case& c) {
   for (const auto& at : c.expect_at)
     if (at.action == Action::queue && (queued_at == 0 || at.point < queued_at)) queued_at = at.point;
   if (queued_at == 0) return false;
-  return std::any_of(c.expect_at.begin(), c.expect_at.end(), [&](const ExpectAt& at) { return at.point > queued_at; });
+  return std::any_of(c.expect_at.begin(), c.expect_at.end(),
+                     [&](const ExpectAt& at) { return at.point > queued_at; });
 }
 
-bool needs_tier(const Case& c) { return c.tier.has_value(); }
-bool needs_groups(const Case& c) { return !c.groups.empty(); }
+bool needs_tier(const Case& c) {
+  return c.tier.has_value();
+}
+bool needs_groups(const Case& c) {
+  return !c.groups.empty();
+}
 
 constexpr Capability table[] = {
     {"queue", "queues a request it cannot serve now (SPEC rule 6), answering 202", needs_queue},
     {"degrade", "answers a request with the workflow's degrade text (rule 7)", needs_degrade},
-    {"output_contract", "checks an answer against the workflow's required output fields", needs_output_contract},
+    {"output_contract", "checks an answer against the workflow's required output fields",
+     needs_output_contract},
     {"redelivery", "redelivers what it queued on the budget already spent (the drain)", needs_redelivery},
-    {"tier_limits", "refuses a request over its key's tier limits (rpm, rpd, tpm) with a 429 before running it", needs_tier},
-    {"model_groups", "balances a model group's member routes ({{groups}}) as one route of the workflow", needs_groups},
+    {"tier_limits",
+     "refuses a request over its key's tier limits (rpm, rpd, tpm) with a 429 before running it", needs_tier},
+    {"model_groups", "balances a model group's member routes ({{groups}}) as one route of the workflow",
+     needs_groups},
 };
 
 std::string join(const std::vector<std::string>& items) {
@@ -47,7 +62,9 @@ std::string join(const std::vector<std::string>& items) {
 
 }  // namespace
 
-std::span<const Capability> capabilities() { return table; }
+std::span<const Capability> capabilities() {
+  return table;
+}
 
 std::string capability_names() {
   std::string out;
@@ -65,7 +82,8 @@ std::vector<std::string> parse_capabilities(std::string_view list) {
     at = end + 1;
     if (item.empty() || item == "none") continue;
     if (std::none_of(std::begin(table), std::end(table), [&](const Capability& c) { return c.name == item; }))
-      throw std::invalid_argument(fmt::format("unknown capability \"{}\" (capabilities: {}, or none)", item, capability_names()));
+      throw std::invalid_argument(
+          fmt::format("unknown capability \"{}\" (capabilities: {}, or none)", item, capability_names()));
     if (std::find(out.begin(), out.end(), item) == out.end()) out.emplace_back(item);
   }
   return out;

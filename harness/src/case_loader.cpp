@@ -1,16 +1,15 @@
 // Case loader: TOML -> validated Case. Sections are read one by one and each section's error is kept,
 // so `llmchaos lint` shows every broken section of a file at once.
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <toml++/toml.h>
+
 #include <algorithm>
 #include <filesystem>
 #include <functional>
 #include <ranges>
 #include <set>
 #include <span>
-
-#include <fmt/ranges.h>
-
-#include <fmt/format.h>
-#include <toml++/toml.h>
 
 #include "llmchaos/core/toml_reader.hpp"
 #include "llmchaos/harness/case.hpp"
@@ -20,10 +19,13 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr std::string_view case_sections[] = {"workflow", "backoff", "route", "request", "checks", "sequence", "tier", "groups"};
+constexpr std::string_view case_sections[] = {"workflow", "backoff",  "route", "request",
+                                              "checks",   "sequence", "tier",  "groups"};
 constexpr double inf = std::numeric_limits<double>::infinity();
 
-std::vector<std::string_view> keys_of(std::span<const std::string_view> keys) { return {keys.begin(), keys.end()}; }
+std::vector<std::string_view> keys_of(std::span<const std::string_view> keys) {
+  return {keys.begin(), keys.end()};
+}
 
 // Runs one section; a SpecError is kept and loading goes on.
 class Collector {
@@ -40,7 +42,8 @@ class Collector {
 void merge_missing(toml::table& into, toml::table&& from) {
   for (auto&& [key, node] : from) {
     if (auto* existing = into.get(key)) {
-      if (existing->is_table() && node.is_table()) merge_missing(*existing->as_table(), std::move(*node.as_table()));
+      if (existing->is_table() && node.is_table())
+        merge_missing(*existing->as_table(), std::move(*node.as_table()));
       continue;
     }
     // Init-captures: clang < 16 cannot capture a structured binding (C++20 P1091), and the fuzz
@@ -49,7 +52,9 @@ void merge_missing(toml::table& into, toml::table&& from) {
   }
 }
 
-double read_ms(TomlReader& r, std::string_view key) { return *r.opt_number(key, 0, inf); }
+double read_ms(TomlReader& r, std::string_view key) {
+  return *r.opt_number(key, 0, inf);
+}
 
 Checks read_checks(const toml::table& t, const std::string& file) {
   TomlReader r(t, file, "checks");
@@ -120,10 +125,12 @@ std::map<std::string, std::vector<std::string>> read_groups(const toml::table& t
   for (const auto& [key, node] : t) {
     const std::string name(key.str());
     auto members = r.opt_string_array(name);
-    if (!members || members->empty()) r.fail(name, "needs a list of member routes, [\"a\", \"b\", ...] (at least one)");
+    if (!members || members->empty())
+      r.fail(name, "needs a list of member routes, [\"a\", \"b\", ...] (at least one)");
     for (const auto& m : *members) {
       if (m == name) r.fail(name, fmt::format("a group cannot be its own member (\"{}\")", m));
-      if (!seen.insert(m).second) r.fail(name, fmt::format("route \"{}\" is a member twice (a route belongs to one group)", m));
+      if (!seen.insert(m).second)
+        r.fail(name, fmt::format("route \"{}\" is a member twice (a route belongs to one group)", m));
     }
     out[name] = *members;
   }
@@ -153,7 +160,8 @@ std::vector<ExpectShare> read_expect_share(const toml::array& arr, const std::st
       r.fail_here("needs at least one of min, max, min_attempts, max_attempts");
     if (e.from_ms && e.until_ms && *e.until_ms <= *e.from_ms) r.fail("until_ms", "must be after from_ms");
     if (e.min && e.max && *e.max < *e.min) r.fail("max", "is below min");
-    if (e.min_attempts && e.max_attempts && *e.max_attempts < *e.min_attempts) r.fail("max_attempts", "is below min_attempts");
+    if (e.min_attempts && e.max_attempts && *e.max_attempts < *e.min_attempts)
+      r.fail("max_attempts", "is below min_attempts");
     out.push_back(std::move(e));
   }
   return out;
@@ -180,20 +188,28 @@ std::string key_list(const Map& map) {
   return out;
 }
 
-std::string route_list(const mock::Script& script) { return key_list(script.routes); }
-std::string group_list(const Case& c) { return key_list(c.groups); }
+std::string route_list(const mock::Script& script) {
+  return key_list(script.routes);
+}
+std::string group_list(const Case& c) {
+  return key_list(c.groups);
+}
 
 bool has_window(const mock::RouteScript& route) {
-  return std::any_of(route.steps.begin(), route.steps.end(), [](const mock::Step& s) { return s.until_ms.has_value(); });
+  return std::any_of(route.steps.begin(), route.steps.end(),
+                     [](const mock::Step& s) { return s.until_ms.has_value(); });
 }
 
 // File order; a key both owners of a route table reject is reported once.
 void sort_errors(std::vector<SpecError>& errors) {
   std::stable_sort(errors.begin(), errors.end(), [](const SpecError& a, const SpecError& b) {
-    return std::tie(a.pos().file, a.pos().line, a.pos().column) < std::tie(b.pos().file, b.pos().line, b.pos().column);
+    return std::tie(a.pos().file, a.pos().line, a.pos().column) <
+           std::tie(b.pos().file, b.pos().line, b.pos().column);
   });
   errors.erase(std::unique(errors.begin(), errors.end(),
-                           [](const SpecError& a, const SpecError& b) { return std::string_view(a.what()) == b.what(); }),
+                           [](const SpecError& a, const SpecError& b) {
+                             return std::string_view(a.what()) == b.what();
+                           }),
                errors.end());
 }
 
@@ -249,7 +265,9 @@ void read_top_level(CaseLoad& x) {
   errors.run([&] { c.tags = top.opt_string_array("tags").value_or(std::vector<std::string>{}); });
   x.expect_ok = errors.run([&] {
     auto e = top.opt_enum<Action>("expect");
-    if (!e) top.fail_here("missing required key \"expect\" (retry, fallback, queue, degrade, fail_closed, resume or none)");
+    if (!e)
+      top.fail_here(
+          "missing required key \"expect\" (retry, fallback, queue, degrade, fail_closed, resume or none)");
     c.expect = *e;
   });
   errors.run([&] { c.expect_outcome = top.opt_enum<Outcome>("expect_outcome"); });
@@ -271,7 +289,8 @@ void read_top_level(CaseLoad& x) {
     c.exact_time = top.opt_bool("exact_time").value_or(false);
   });
   errors.run([&] {
-    if (auto n = top.opt_int("expect_rate_limited", 0, 1'000'000)) c.expect_rate_limited = static_cast<int>(*n);
+    if (auto n = top.opt_int("expect_rate_limited", 0, 1'000'000))
+      c.expect_rate_limited = static_cast<int>(*n);
   });
   errors.run([&] {
     if (auto* arr = top.opt_array("expect_share")) c.expect_share = read_expect_share(*arr, x.file);
@@ -309,7 +328,8 @@ void merge_policy_file(CaseLoad& x) {
 }
 
 // One [route.NAME] table: a group's (the stack's policy keys only, no script) or a route of the mock.
-void read_route(CaseLoad& x, const std::string& name, const toml::node& node, const std::vector<std::string_view>& policy_keys,
+void read_route(CaseLoad& x, const std::string& name, const toml::node& node,
+                const std::vector<std::string_view>& policy_keys,
                 const std::vector<std::string_view>& member_keys) {
   auto* t = node.as_table();
   if (!t) throw SpecError(pos_of(node, x.file), fmt::format("route.{}: expected a table", name));
@@ -323,7 +343,8 @@ void read_route(CaseLoad& x, const std::string& name, const toml::node& node, co
   if (t->contains("weight")) {
     TomlReader r(*t, x.file, "route." + name);
     const auto w = r.opt_number("weight", 1e-6, 1e6);
-    if (!x.c.group_of.contains(name)) r.fail("weight", "only a member of a [groups] group has a weight (its share of the group)");
+    if (!x.c.group_of.contains(name))
+      r.fail("weight", "only a member of a [groups] group has a weight (its share of the group)");
     x.c.weights[name] = *w;
   }
 }
@@ -355,7 +376,9 @@ void read_routes_and_policy(CaseLoad& x) {
     for (const auto& [name, members] : x.c.groups)
       if (!routes->as_table()->contains(name)) routes->as_table()->insert(name, toml::table{});
   }
-  x.workflow_ok = x.policy_ok && x.errors.run([&] { x.c.policy = client::policy_from_toml(x.doc, x.file, true, script_keys); });
+  x.workflow_ok = x.policy_ok && x.errors.run([&] {
+    x.c.policy = client::policy_from_toml(x.doc, x.file, true, script_keys);
+  });
 }
 
 // Phase 4, the optional sections.
@@ -388,9 +411,11 @@ void check_routes_used(const CaseLoad& x) {
   const auto& w = c.policy.workflow;
   for (const auto& [name, r] : c.script.routes) {
     if (!named_by_workflow(c, c.logical_route(name)))
-      throw SpecError(r.pos, fmt::format("route.{}: the workflow never uses this route{} (primary = \"{}\", fallback = [{}])", name,
-                                         c.group_of.contains(name) ? " nor its group " + c.group_of.at(name) : "", w.primary,
-                                         fmt::join(w.fallback, ", ")));
+      throw SpecError(
+          r.pos,
+          fmt::format("route.{}: the workflow never uses this route{} (primary = \"{}\", fallback = [{}])",
+                      name, c.group_of.contains(name) ? " nor its group " + c.group_of.at(name) : "",
+                      w.primary, fmt::join(w.fallback, ", ")));
   }
 }
 
@@ -401,16 +426,21 @@ void check_groups(const CaseLoad& x) {
   for (const auto& [name, members] : c.groups) {
     TomlReader r(*t, x.file, "groups");
     if (!named_by_workflow(c, name))
-      r.fail(name, fmt::format("the workflow never uses group \"{}\" (primary = \"{}\", fallback = [{}])", name, w.primary,
-                               fmt::join(w.fallback, ", ")));
+      r.fail(name, fmt::format("the workflow never uses group \"{}\" (primary = \"{}\", fallback = [{}])",
+                               name, w.primary, fmt::join(w.fallback, ", ")));
     for (const auto& m : members) {
-      if (c.groups.contains(m)) r.fail(name, fmt::format("\"{}\" is a group (a group's members are routes)", m));
+      if (c.groups.contains(m))
+        r.fail(name, fmt::format("\"{}\" is a group (a group's members are routes)", m));
       if (!c.script.routes.contains(m))
-        r.fail(name, fmt::format("\"{}\" is not a route (a [route.{}] with its script; routes: {})", m, m, route_list(c.script)));
-      if (named_by_workflow(c, m)) r.fail(name, fmt::format("\"{}\" is also named by the workflow (a member is reached through its group)", m));
+        r.fail(name, fmt::format("\"{}\" is not a route (a [route.{}] with its script; routes: {})", m, m,
+                                 route_list(c.script)));
+      if (named_by_workflow(c, m))
+        r.fail(name, fmt::format(
+                         "\"{}\" is also named by the workflow (a member is reached through its group)", m));
       // The stack classifies a group's answers in one dialect (as the gateway's [groups.NAME]).
       if (c.script.routes.at(m).dialect != c.script.routes.at(members.front()).dialect)
-        r.fail(name, fmt::format("\"{}\" and \"{}\" speak different dialects (a group's routes speak one)", members.front(), m));
+        r.fail(name, fmt::format("\"{}\" and \"{}\" speak different dialects (a group's routes speak one)",
+                                 members.front(), m));
     }
   }
 }
@@ -421,13 +451,15 @@ void check_named_routes(CaseLoad& x) {
   x.errors.run([&] {
     for (const auto& e : c.expect_share)
       if (!c.group_of.contains(e.route))
-        throw SpecError(e.pos, fmt::format("expect_share: \"{}\" is not a member of a group (groups: {})", e.route, group_list(c)));
+        throw SpecError(e.pos, fmt::format("expect_share: \"{}\" is not a member of a group (groups: {})",
+                                           e.route, group_list(c)));
   });
   x.errors.run([&] {
     for (const auto& [route, n] : c.expect_attempts)
       if (!c.script.routes.contains(route) && !c.groups.contains(route))
-        throw SpecError(x.attempts_pos.at(route),
-                        fmt::format("expect_attempts.{}: unknown route (routes: {})", route, route_list(c.script)));
+        throw SpecError(
+            x.attempts_pos.at(route),
+            fmt::format("expect_attempts.{}: unknown route (routes: {})", route, route_list(c.script)));
   });
   x.errors.run([&] {
     const auto& h = c.checks.no_hammering;
@@ -448,16 +480,20 @@ void check_sequence(CaseLoad& x) {
   const bool needs_outage = s.recovered_within_ms || s.max_outage_attempts;
   if (c.groups.contains(s.outage_route)) {  // the primary a group: its outage is its members'
     if (needs_outage)
-      r.fail_here(fmt::format("recovered_within_ms and max_outage_attempts need outage_route = a route of the mock (\"{}\" is a group)",
-                              s.outage_route));
+      r.fail_here(
+          fmt::format("recovered_within_ms and max_outage_attempts need outage_route = a route of the mock "
+                      "(\"{}\" is a group)",
+                      s.outage_route));
     return;
   }
   auto it = c.script.routes.find(s.outage_route);
   if (it == c.script.routes.end())
-    r.fail("outage_route", fmt::format("unknown route \"{}\" (routes: {})", s.outage_route, route_list(c.script)));
+    r.fail("outage_route",
+           fmt::format("unknown route \"{}\" (routes: {})", s.outage_route, route_list(c.script)));
   if (needs_outage && !has_window(it->second))
-    r.fail_here(fmt::format("recovered_within_ms and max_outage_attempts need an outage: a step with until_ms in route.{}",
-                            s.outage_route));
+    r.fail_here(fmt::format(
+        "recovered_within_ms and max_outage_attempts need an outage: a step with until_ms in route.{}",
+        s.outage_route));
 }
 
 // Phase 5, the cross-checks: names that must exist, expectations that must agree.
@@ -466,10 +502,11 @@ void cross_check(CaseLoad& x) {
   if (x.expect_ok) {
     x.errors.run([&] {
       for (const auto& at : c.expect_at) {
-        if (c.expect == Action::none) throw SpecError(at.pos, "expect_at: the case expects no failure point (expect = \"none\")");
+        if (c.expect == Action::none)
+          throw SpecError(at.pos, "expect_at: the case expects no failure point (expect = \"none\")");
         if (at.point == 1 && at.action != c.expect)
-          throw SpecError(at.pos, fmt::format("expect_at: point 1 is \"{}\" but expect is \"{}\"", to_string(at.action),
-                                              to_string(c.expect)));
+          throw SpecError(at.pos, fmt::format("expect_at: point 1 is \"{}\" but expect is \"{}\"",
+                                              to_string(at.action), to_string(c.expect)));
       }
     });
   }
@@ -563,7 +600,8 @@ LintReport lint_paths(const std::vector<std::string>& paths) {
   for (const auto& arg : paths) {
     std::vector<SuiteFile> files;
     if (!collect_errors(out.errors, [&] { files = expand_paths({arg}); })) continue;
-    if (files.empty()) out.warnings.emplace_back(SourcePos{arg, 0, 0}, "no case or policy here (no .toml file)");
+    if (files.empty())
+      out.warnings.emplace_back(SourcePos{arg, 0, 0}, "no case or policy here (no .toml file)");
     out.files += files.size();
     for (const auto& f : files) {
       auto errors = lint_file(f.path);

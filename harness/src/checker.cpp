@@ -2,42 +2,46 @@
 // not asked for returns nothing; one that throws makes the case `unknown`.
 #include "llmchaos/harness/checker.hpp"
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <set>
 
-#include <fmt/format.h>
-#include <fmt/ranges.h>
-
-#include "llmchaos/mockprovider/fault_traits.hpp"
 #include "checker_ctx.hpp"
+#include "llmchaos/mockprovider/fault_traits.hpp"
 #include "retry_hint.hpp"
 
 namespace llmchaos::harness {
 namespace detail {
 std::string entry_str(const LedgerEntry& e) {
-  return fmt::format("#{} {}[{}] {} status {} {} at {:.0f}-{:.0f} ms", e.seq, e.route, e.attempt, to_string(e.fault),
-                     e.status, to_string(e.outcome), e.received_at_ms, e.finished_at_ms);
+  return fmt::format("#{} {}[{}] {} status {} {} at {:.0f}-{:.0f} ms", e.seq, e.route, e.attempt,
+                     to_string(e.fault), e.status, to_string(e.outcome), e.received_at_ms, e.finished_at_ms);
 }
 
 std::string timeline(const Ctx& x) {
   std::vector<std::string> parts;
   for (const auto& e : x.h.ledger) parts.push_back(entry_str(e));
-  auto out = parts.empty() ? std::string("(the mock saw no attempt)") : fmt::format("{}", fmt::join(parts, "; "));
-  if (!x.h.foreign.empty()) out += fmt::format("; foreign traffic, not counted: {} attempt(s)", x.h.foreign.size());
+  auto out =
+      parts.empty() ? std::string("(the mock saw no attempt)") : fmt::format("{}", fmt::join(parts, "; "));
+  if (!x.h.foreign.empty())
+    out += fmt::format("; foreign traffic, not counted: {} attempt(s)", x.h.foreign.size());
   return out;
 }
 
-CheckResult result(std::string name, bool ok, std::string message) { return {std::move(name), ok, std::move(message)}; }
+CheckResult result(std::string name, bool ok, std::string message) {
+  return {std::move(name), ok, std::move(message)};
+}
 
 }  // namespace detail
 
 namespace {
 using detail::Ctx;
+using detail::entry_str;
 using detail::result;
 using detail::timeline;
-using detail::entry_str;
 
 constexpr double cost_epsilon = 1e-9;
 
@@ -51,7 +55,8 @@ std::optional<CheckResult> check_action(const Ctx& x) {
   const Action observed = x.points.empty() ? Action::none : x.observed(x.points.front());
   std::string rule = x.points.empty() ? std::string("no failure point") : x.points.front().rule;
   const bool ok = observed == x.c.expect;
-  auto message = fmt::format("expected {}, observed {} ({})", to_string(x.c.expect), to_string(observed), rule);
+  auto message =
+      fmt::format("expected {}, observed {} ({})", to_string(x.c.expect), to_string(observed), rule);
   if (!ok) message += "; timeline: " + timeline(x);
   return result("action", ok, std::move(message));
 }
@@ -66,7 +71,8 @@ std::optional<CheckResult> check_expect_at(const Ctx& x) {
       continue;
     }
     const Action observed = x.observed(x.points[at.point - 1]);
-    auto line = fmt::format("point {}: expected {}, observed {}", at.point, to_string(at.action), to_string(observed));
+    auto line = fmt::format("point {}: expected {}, observed {}", at.point, to_string(at.action),
+                            to_string(observed));
     (observed == at.action ? good : bad).push_back(std::move(line));
   }
   return result("expect_at", bad.empty(), fmt::format("{}", fmt::join(bad.empty() ? good : bad, "; ")));
@@ -78,10 +84,11 @@ std::optional<CheckResult> check_agreement(const Ctx& x) {
   std::vector<std::string> bad;
   for (const auto& p : x.points) {
     if (x.h.has_decision_log && p.from_log != p.from_ledger)
-      bad.push_back(fmt::format("point {}: decision log says {}, ledger says {}", p.point, to_string(p.from_log),
-                                to_string(p.from_ledger)));
+      bad.push_back(fmt::format("point {}: decision log says {}, ledger says {}", p.point,
+                                to_string(p.from_log), to_string(p.from_ledger)));
     else if (x.observed(p) == Action::none)
-      bad.push_back(fmt::format("point {}: a failed attempt with no action (reported as a success)", p.point));
+      bad.push_back(
+          fmt::format("point {}: a failed attempt with no action (reported as a success)", p.point));
   }
   return result("action_agreement", bad.empty(),
                 bad.empty() ? fmt::format("log and ledger agree on {} failure point(s)", x.points.size())
@@ -100,10 +107,12 @@ std::optional<CheckResult> check_attempts(const Ctx& x) {
   std::vector<std::string> bad, good;
   for (const auto& [route, want] : x.c.expect_attempts) {
     // A group's attempts are its members' together.
-    const auto got = std::count_if(x.h.ledger.begin(), x.h.ledger.end(), [&x, &route = route](const LedgerEntry& e) {
-      return e.route == route || x.c.logical_route(e.route) == route;
-    });
-    (got == want ? good : bad).push_back(fmt::format("{}: expected {}, the mock received {}", route, want, got));
+    const auto got =
+        std::count_if(x.h.ledger.begin(), x.h.ledger.end(), [&x, &route = route](const LedgerEntry& e) {
+          return e.route == route || x.c.logical_route(e.route) == route;
+        });
+    (got == want ? good : bad)
+        .push_back(fmt::format("{}: expected {}, the mock received {}", route, want, got));
   }
   return result("expect_attempts", bad.empty(), fmt::format("{}", fmt::join(bad.empty() ? good : bad, "; ")));
 }
@@ -135,10 +144,12 @@ std::optional<CheckResult> check_elapsed(const Ctx& x) {
     for (std::size_t d = 0; d < v.deliveries.size(); ++d) {
       if (!v.deliveries[d]->limited_by.empty()) continue;  // its tier refused it: the workflow never ran
       // The stack's own measure, or the caller's wait when the driver cannot see the stack.
-      // (An outside driver may measure it from the first attempt, without the program's start-up: elapsed_ms > 0.)
-      const double claimed = x.h.has_decision_log ? v.deliveries[d]->elapsed_ms
-                             : d == 0 ? (v.deliveries[d]->elapsed_ms > 0 ? v.deliveries[d]->elapsed_ms : v.request->wall_ms)
-                                      : 0;
+      // (An outside driver may measure it from the first attempt, without the program's start-up: elapsed_ms
+      // > 0.)
+      const double claimed =
+          x.h.has_decision_log ? v.deliveries[d]->elapsed_ms
+          : d == 0 ? (v.deliveries[d]->elapsed_ms > 0 ? v.deliveries[d]->elapsed_ms : v.request->wall_ms)
+                   : 0;
       // The mock's view: first arrival to last answer of the delivery.
       double first = -1, last = 0;
       for (std::size_t k = 0; k < v.entries.size(); ++k) {
@@ -150,14 +161,15 @@ std::optional<CheckResult> check_elapsed(const Ctx& x) {
       const double worst = std::max(claimed, seen);
       most = std::max(most, worst);
       if (worst > limit)
-        bad.push_back(fmt::format("request {} delivery {}: {:.0f} ms (stack {:.0f} ms, mock {:.0f} ms)", i + 1, d + 1,
-                                  worst, claimed, seen));
+        bad.push_back(fmt::format("request {} delivery {}: {:.0f} ms (stack {:.0f} ms, mock {:.0f} ms)",
+                                  i + 1, d + 1, worst, claimed, seen));
     }
   }
   const auto rule = fmt::format("budget {:.0f} ms, tolerance {:.0f}% + {:.0f} ms -> limit {:.0f} ms", budget,
                                 100 * x.opt.elapsed_tolerance_ratio, x.opt.elapsed_tolerance_ms, limit);
   return result("max_elapsed_ms", bad.empty(),
-                bad.empty() ? fmt::format("longest {:.0f} ms; {}", most, rule) : fmt::format("{}; {}", fmt::join(bad, "; "), rule));
+                bad.empty() ? fmt::format("longest {:.0f} ms; {}", most, rule)
+                            : fmt::format("{}; {}", fmt::join(bad, "; "), rule));
 }
 
 std::optional<CheckResult> check_cost(const Ctx& x) {
@@ -166,13 +178,14 @@ std::optional<CheckResult> check_cost(const Ctx& x) {
   std::vector<std::string> bad;
   for (std::size_t i = 0; i < x.views.size(); ++i) {
     const auto& v = x.views[i];
-    double seen = 0;  // every attempt after the first, at its route's price
+    double seen = 0;                                    // every attempt after the first, at its route's price
     for (std::size_t k = 1; k < v.entries.size(); ++k)  // a group member costs what its group costs the stack
       seen += x.c.policy.route(x.c.logical_route(v.entries[k]->route)).cost_per_attempt_usd;
     double claimed = 0;
     for (const auto* log : v.deliveries) claimed = std::max(claimed, log->extra_cost_usd);
     if (seen > max + cost_epsilon || claimed > max + cost_epsilon)
-      bad.push_back(fmt::format("request {}: extra cost ${:.4f} by the ledger, ${:.4f} by the stack", i + 1, seen, claimed));
+      bad.push_back(fmt::format("request {}: extra cost ${:.4f} by the ledger, ${:.4f} by the stack", i + 1,
+                                seen, claimed));
   }
   return result("max_extra_cost_usd", bad.empty(),
                 fmt::format("budget ${:.4f}{}{}", max, bad.empty() ? "" : "; ", fmt::join(bad, "; ")));
@@ -187,13 +200,15 @@ std::optional<CheckResult> check_duplicates(const Ctx& x) {
   // caller, so the provider's work on it is not a commit the caller could repeat. A commit on arrival
   // (post_commit_timeout: no event, never completed) still counts: the provider did the work.
   const bool contract = !x.c.policy.workflow.output_required.empty();
-  auto broke_off = [](const LedgerEntry& e) {  // the stream ended before a whole answer (SPEC 2's stream rows)
-    return mock::fault_traits(e.fault).breaks_stream || e.outcome != AttemptOutcome::completed;
-  };
-  auto held_back = [&](const LedgerEntry& e) {  // an answer the contract refuses (schema_missing) is no commit either
-    const bool refused = mock::fault_traits(e.fault).in_band == mock::InBand::under_output_contract;
-    return contract && (refused || (e.events_sent > 0 && broke_off(e)));
-  };
+  auto broke_off =
+      [](const LedgerEntry& e) {  // the stream ended before a whole answer (SPEC 2's stream rows)
+        return mock::fault_traits(e.fault).breaks_stream || e.outcome != AttemptOutcome::completed;
+      };
+  auto held_back =
+      [&](const LedgerEntry& e) {  // an answer the contract refuses (schema_missing) is no commit either
+        const bool refused = mock::fault_traits(e.fault).in_band == mock::InBand::under_output_contract;
+        return contract && (refused || (e.events_sent > 0 && broke_off(e)));
+      };
   // A resume re-reads a response the provider already made (SPEC 3 rule 0): no new work, no new commit.
   for (const auto& e : x.h.ledger)
     if (e.committed && !held_back(e) && e.resume_of == 0) ++committed[e.idempotency_key];
@@ -204,7 +219,8 @@ std::optional<CheckResult> check_duplicates(const Ctx& x) {
   // A tool workflow commits twice legitimately: the tool call, then the answer after its side effect.
   for (const auto& [op, n] : committed) {
     const int allowed = 1 + (effects.contains(op) ? effects.at(op) : 0);
-    if (n > allowed) bad.push_back(fmt::format("operation \"{}\": {} committed attempts (allowed {})", op, n, allowed));
+    if (n > allowed)
+      bad.push_back(fmt::format("operation \"{}\": {} committed attempts (allowed {})", op, n, allowed));
   }
   return result("no_duplicate_commit", bad.empty(),
                 bad.empty() ? "no operation committed twice" : fmt::format("{}", fmt::join(bad, "; ")));
@@ -218,8 +234,9 @@ std::optional<CheckResult> check_timeline(const Ctx& x) {
       if (!v.entry_attempt[k]) bad.push_back(entry_str(*v.entries[k]));
   for (const auto* e : x.unmatched) bad.push_back(entry_str(*e) + " (key names no request)");
   return result("timeline", bad.empty(),
-                bad.empty() ? "every attempt the mock received is in the decision log"
-                            : fmt::format("attempts missing from the decision log: {}", fmt::join(bad, "; ")));
+                bad.empty()
+                    ? "every attempt the mock received is in the decision log"
+                    : fmt::format("attempts missing from the decision log: {}", fmt::join(bad, "; ")));
 }
 
 // ---- conduct checks ([checks]) ----
@@ -246,7 +263,8 @@ std::optional<CheckResult> check_no_hang(const Ctx& x) {
   const double limit = x.bound(*x.c.checks.no_hang_ms);
   double most = 0;
   for (const auto& v : x.views) most = std::max(most, call_ms(x, v));
-  return result("no_hang", most <= limit, fmt::format("longest call {:.0f} ms, bound {:.0f} ms", most, limit));
+  return result("no_hang", most <= limit,
+                fmt::format("longest call {:.0f} ms, bound {:.0f} ms", most, limit));
 }
 
 std::optional<CheckResult> check_truncation(const Ctx& x) {
@@ -261,12 +279,14 @@ std::optional<CheckResult> check_truncation(const Ctx& x) {
       ++answers;
       const auto* serving = x.serving_entry(v, static_cast<int>(d));
       if (!serving) {
-        bad.push_back(fmt::format("request {}: reported {} but the mock completed no attempt", i + 1, to_string(log.outcome)));
+        bad.push_back(fmt::format("request {}: reported {} but the mock completed no attempt", i + 1,
+                                  to_string(log.outcome)));
         continue;
       }
       const auto want = x.canonical_text(*serving);
       if (log.text != want)
-        bad.push_back(fmt::format("request {}: answer \"{}\" is not the canonical \"{}\"", i + 1, log.text, want));
+        bad.push_back(
+            fmt::format("request {}: answer \"{}\" is not the canonical \"{}\"", i + 1, log.text, want));
     }
   }
   return result("no_truncated_success", bad.empty(),
@@ -283,7 +303,8 @@ std::optional<CheckResult> check_retry_after(const Ctx& x) {
       const auto hint = readable_sent_hint(e, x.step(e), x.opt.time_scale);
       if (!hint) continue;
       for (std::size_t j = k + 1; j < v.entries.size(); ++j) {
-        if (x.c.logical_route(v.entries[j]->route) != x.c.logical_route(e.route)) continue;  // a group: any member
+        if (x.c.logical_route(v.entries[j]->route) != x.c.logical_route(e.route))
+          continue;  // a group: any member
         const double gap = v.entries[j]->received_at_ms - e.finished_at_ms;
         const double want = hint->ms;
         // Slack: the mock stamps finished_at_ms when its write completes, which can trail the client's
@@ -295,13 +316,16 @@ std::optional<CheckResult> check_retry_after(const Ctx& x) {
       }
     }
   }
-  if (good.empty() && bad.empty()) return result("retry_after_honoured", true, "no attempt followed a retry-after on its route");
-  return result("retry_after_honoured", bad.empty(), fmt::format("{}", fmt::join(bad.empty() ? good : bad, "; ")));
+  if (good.empty() && bad.empty())
+    return result("retry_after_honoured", true, "no attempt followed a retry-after on its route");
+  return result("retry_after_honoured", bad.empty(),
+                fmt::format("{}", fmt::join(bad.empty() ? good : bad, "; ")));
 }
 
 // The wait before each retry against the policy's backoff (exponential, full jitter, capped; a
 // readable retry hint wins when longer; the jitter clamped to the time the decision checked), by the
-// ledger alone: the gap from the failed attempt's end to the retry's arrival on the same route (a model group: any of its members).
+// ledger alone: the gap from the failed attempt's end to the retry's arrival on the same route (a model
+// group: any of its members).
 // - Upper bound: gap <= max(hint, min(ceiling(n), room)), ceiling(n) = min(cap, base * 2^n) for the
 //   route's n-th retry of the delivery, room = the time left at the failure minus the route's expected
 //   latency. Checked under virtual time only, where the gap is the wait exactly: live, a loaded
@@ -330,7 +354,7 @@ std::optional<CheckResult> check_backoff(const Ctx& x) {
       const double start = es.front()->received_at_ms;
       std::map<std::string, int> index;  // route -> retries so far in this delivery
       double p = 1, longest = 0;
-      int plain = 0;                     // retries with no hint and no clamp
+      int plain = 0;  // retries with no hint and no clamp
       for (std::size_t k = 0; k + 1 < es.size(); ++k) {
         const auto &e = *es[k], &next = *es[k + 1];
         const std::string& route = x.c.logical_route(e.route);  // a retry within a group moves to any member
@@ -339,7 +363,8 @@ std::optional<CheckResult> check_backoff(const Ctx& x) {
         const int n = index[route]++;
         ++retries;
         const double ceiling = std::min(cap, base * std::ldexp(1.0, std::min(n, 1000)));
-        const double room = std::max(0.0, budget - (e.finished_at_ms - start) - x.scaled(x.c.policy.route(route).expected_latency_ms));
+        const double room = std::max(
+            0.0, budget - (e.finished_at_ms - start) - x.scaled(x.c.policy.route(route).expected_latency_ms));
         double hint = 0;
         if (const auto h = sent_retry_hint(e, x.step(e), x.opt.time_scale)) {
           hint = h->ms;
@@ -349,10 +374,11 @@ std::optional<CheckResult> check_backoff(const Ctx& x) {
         const double upper = std::max(hint, std::min(ceiling, room));
         if (upper > 0) worst_ratio = std::max(worst_ratio, gap / upper);
         if (x.opt.exact_time && gap > upper + 0.5)
-          bad.push_back(fmt::format("request {}: {}[{}] -> [{}] waited {:.1f} ms, more than the backoff allows ({:.1f} ms: "
-                                    "retry {} of the route, ceiling {:.1f} ms, time left for it {:.1f} ms{})",
-                                    r + 1, e.route, e.attempt, next.attempt, gap, upper, n + 1, ceiling, room,
-                                    hint > 0 ? fmt::format(", hint {:.1f} ms", hint) : std::string()));
+          bad.push_back(fmt::format(
+              "request {}: {}[{}] -> [{}] waited {:.1f} ms, more than the backoff allows ({:.1f} ms: "
+              "retry {} of the route, ceiling {:.1f} ms, time left for it {:.1f} ms{})",
+              r + 1, e.route, e.attempt, next.attempt, gap, upper, n + 1, ceiling, room,
+              hint > 0 ? fmt::format(", hint {:.1f} ms", hint) : std::string()));
         if (hint == 0 && room >= ceiling && ceiling > 0) {
           ++plain;
           p *= std::min(1.0, base / ceiling);
@@ -360,17 +386,19 @@ std::optional<CheckResult> check_backoff(const Ctx& x) {
         }
       }
       if (plain > 0 && p < 1e-6 && longest < base)
-        bad.push_back(fmt::format("request {}: the backoff never grew: {} retries all waited under the base {:.1f} ms "
-                                  "(longest {:.1f} ms), which a growing full-jitter backoff does with probability {:.1e}",
-                                  r + 1, plain, base, longest, p));
+        bad.push_back(fmt::format(
+            "request {}: the backoff never grew: {} retries all waited under the base {:.1f} ms "
+            "(longest {:.1f} ms), which a growing full-jitter backoff does with probability {:.1e}",
+            r + 1, plain, base, longest, p));
     }
   }
   if (retries == 0) return std::nullopt;
   return result("backoff_bounds", bad.empty(),
-                bad.empty() ? fmt::format("{} retr{} within the backoff (the longest at {:.0f}% of its bound{})", retries,
-                                          retries == 1 ? "y" : "ies", 100 * worst_ratio,
-                                          x.opt.exact_time ? "" : "; upper bounds are checked under --virtual-time")
-                            : fmt::format("{}; timeline: {}", fmt::join(bad, "; "), timeline(x)));
+                bad.empty()
+                    ? fmt::format("{} retr{} within the backoff (the longest at {:.0f}% of its bound{})",
+                                  retries, retries == 1 ? "y" : "ies", 100 * worst_ratio,
+                                  x.opt.exact_time ? "" : "; upper bounds are checked under --virtual-time")
+                    : fmt::format("{}; timeline: {}", fmt::join(bad, "; "), timeline(x)));
 }
 
 std::optional<CheckResult> check_hammering(const Ctx& x) {
@@ -389,28 +417,32 @@ std::optional<CheckResult> check_hammering(const Ctx& x) {
       const int in_window = static_cast<int>(i - j + 1);
       worst = std::max(worst, in_window);
       if (in_window > h->max_attempts) {
-        bad.push_back(fmt::format("{}: {} attempts within {:.0f} ms (from {:.0f} ms)", route, in_window, window, t[j]));
+        bad.push_back(
+            fmt::format("{}: {} attempts within {:.0f} ms (from {:.0f} ms)", route, in_window, window, t[j]));
         break;
       }
     }
   }
   return result("no_hammering", bad.empty(),
-                bad.empty() ? fmt::format("at most {} attempt(s) per {:.0f} ms window <= {}", worst, window, h->max_attempts)
+                bad.empty() ? fmt::format("at most {} attempt(s) per {:.0f} ms window <= {}", worst, window,
+                                          h->max_attempts)
                             : fmt::format("max {} per window; {}", h->max_attempts, fmt::join(bad, "; ")));
 }
 
 std::optional<CheckResult> check_wall(const Ctx& x) {
   if (!x.c.checks.max_wall_ms) return std::nullopt;
   const double limit = x.bound(*x.c.checks.max_wall_ms);
-  return result("max_wall_ms", x.h.wall_ms <= limit, fmt::format("case took {:.0f} ms, bound {:.0f} ms", x.h.wall_ms, limit));
+  return result("max_wall_ms", x.h.wall_ms <= limit,
+                fmt::format("case took {:.0f} ms, bound {:.0f} ms", x.h.wall_ms, limit));
 }
 
 std::optional<CheckResult> check_alive(const Ctx& x) {
   if (!x.c.checks.alive_after) return std::nullopt;
   if (!x.h.alive) return result("alive_after", false, "no request was sent after the case");
   const auto& log = x.h.alive->log;
-  return result("alive_after", log.answered && is_success(log.outcome),
-                fmt::format("healthy request after the case: {} via \"{}\"", to_string(log.outcome), log.route));
+  return result(
+      "alive_after", log.answered && is_success(log.outcome),
+      fmt::format("healthy request after the case: {} via \"{}\"", to_string(log.outcome), log.route));
 }
 
 // [[expect_share]]: a member's attempts and its share of its group's, over a window of the case.
@@ -423,22 +455,29 @@ std::optional<CheckResult> check_share(const Ctx& x) {
     const double until = want.until_ms ? x.scaled(*want.until_ms) : std::numeric_limits<double>::infinity();
     int mine = 0, all = 0;
     for (const auto& e : x.h.ledger) {
-      if (x.c.logical_route(e.route) != group || e.route == group || e.received_at_ms < from || e.received_at_ms >= until)
+      if (x.c.logical_route(e.route) != group || e.route == group || e.received_at_ms < from ||
+          e.received_at_ms >= until)
         continue;
       ++all;
       if (e.route == want.route) ++mine;
     }
     const double share = all ? static_cast<double>(mine) / all : 0;
     std::vector<std::string> wrong;
-    if (want.min_attempts && mine < *want.min_attempts) wrong.push_back(fmt::format("fewer than {} attempts", *want.min_attempts));
-    if (want.max_attempts && mine > *want.max_attempts) wrong.push_back(fmt::format("more than {} attempts", *want.max_attempts));
-    if (want.min && (all == 0 || share < *want.min)) wrong.push_back(fmt::format("share below {:.2f}", *want.min));
-    if (want.max && all > 0 && share > *want.max) wrong.push_back(fmt::format("share above {:.2f}", *want.max));
-    const std::string window = want.from_ms || want.until_ms
-                                   ? fmt::format(" in [{:.0f}, {}) ms", want.from_ms.value_or(0),
-                                                 want.until_ms ? fmt::format("{:.0f}", *want.until_ms) : std::string("end"))
-                                   : std::string();
-    auto line = fmt::format("{}: {} of {}'s {} attempts{} (share {:.2f})", want.route, mine, group, all, window, share);
+    if (want.min_attempts && mine < *want.min_attempts)
+      wrong.push_back(fmt::format("fewer than {} attempts", *want.min_attempts));
+    if (want.max_attempts && mine > *want.max_attempts)
+      wrong.push_back(fmt::format("more than {} attempts", *want.max_attempts));
+    if (want.min && (all == 0 || share < *want.min))
+      wrong.push_back(fmt::format("share below {:.2f}", *want.min));
+    if (want.max && all > 0 && share > *want.max)
+      wrong.push_back(fmt::format("share above {:.2f}", *want.max));
+    const std::string window =
+        want.from_ms || want.until_ms
+            ? fmt::format(" in [{:.0f}, {}) ms", want.from_ms.value_or(0),
+                          want.until_ms ? fmt::format("{:.0f}", *want.until_ms) : std::string("end"))
+            : std::string();
+    auto line = fmt::format("{}: {} of {}'s {} attempts{} (share {:.2f})", want.route, mine, group, all,
+                            window, share);
     if (wrong.empty())
       good.push_back(std::move(line));
     else
@@ -476,8 +515,10 @@ std::optional<CheckResult> check_serving_route(const Ctx& x) {
         bad.push_back(fmt::format("request {}: {}", i + 1, fmt::join(wrong, ", ")));
     }
   }
-  if (good.empty() && bad.empty()) return result("names_serving_route", true, "no successful answer to check");
-  return result("names_serving_route", bad.empty(), fmt::format("{}", fmt::join(bad.empty() ? good : bad, "; ")));
+  if (good.empty() && bad.empty())
+    return result("names_serving_route", true, "no successful answer to check");
+  return result("names_serving_route", bad.empty(),
+                fmt::format("{}", fmt::join(bad.empty() ? good : bad, "; ")));
 }
 
 // ---- sequences ----
@@ -488,7 +529,8 @@ std::optional<CheckResult> check_served(const Ctx& x) {
   for (std::size_t i = 0; i < x.h.requests.size(); ++i) {
     const auto& log = x.h.requests[i].log;
     if (!is_success(log.outcome))
-      bad.push_back(fmt::format("request {} at {:.0f} ms: {}", i + 1, x.h.requests[i].started_ms, to_string(log.outcome)));
+      bad.push_back(fmt::format("request {} at {:.0f} ms: {}", i + 1, x.h.requests[i].started_ms,
+                                to_string(log.outcome)));
   }
   return result("served_during_outage", bad.empty(),
                 bad.empty() ? fmt::format("all {} requests answered by a model", x.h.requests.size())
@@ -506,25 +548,30 @@ std::optional<CheckResult> check_recovered(const Ctx& x) {
     if (r.started_ms < from) continue;
     ++after;
     if (r.log.outcome != Outcome::primary_success || r.log.route != x.c.policy.workflow.primary)
-      bad.push_back(fmt::format("request {} at {:.0f} ms: {} via \"{}\"", i + 1, r.started_ms, to_string(r.log.outcome), r.log.route));
+      bad.push_back(fmt::format("request {} at {:.0f} ms: {} via \"{}\"", i + 1, r.started_ms,
+                                to_string(r.log.outcome), r.log.route));
   }
   if (after == 0)
-    return result("recovered_within", false, fmt::format("no request started after {:.0f} ms (outage ended at {:.0f} ms): "
-                                                         "the sequence is too short to show recovery", from, end));
+    return result("recovered_within", false,
+                  fmt::format("no request started after {:.0f} ms (outage ended at {:.0f} ms): "
+                              "the sequence is too short to show recovery",
+                              from, end));
   return result("recovered_within", bad.empty(),
-                bad.empty() ? fmt::format("{} request(s) after {:.0f} ms served by the primary", after, from)
-                            : fmt::format("outage ended at {:.0f} ms; not recovered: {}", end, fmt::join(bad, "; ")));
+                bad.empty()
+                    ? fmt::format("{} request(s) after {:.0f} ms served by the primary", after, from)
+                    : fmt::format("outage ended at {:.0f} ms; not recovered: {}", end, fmt::join(bad, "; ")));
 }
 
 std::optional<CheckResult> check_outage_attempts(const Ctx& x) {
   if (!x.c.sequence || !x.c.sequence->max_outage_attempts) return std::nullopt;
   const double end = x.outage_end_ms();
   const auto& route = x.c.sequence->outage_route;
-  const auto n = std::count_if(x.h.ledger.begin(), x.h.ledger.end(),
-                               [&](const LedgerEntry& e) { return e.route == route && e.received_at_ms < end; });
+  const auto n = std::count_if(x.h.ledger.begin(), x.h.ledger.end(), [&](const LedgerEntry& e) {
+    return e.route == route && e.received_at_ms < end;
+  });
   return result("max_outage_attempts", n <= *x.c.sequence->max_outage_attempts,
-                fmt::format("{} attempt(s) on \"{}\" during the outage (until {:.0f} ms), at most {}", n, route, end,
-                            *x.c.sequence->max_outage_attempts));
+                fmt::format("{} attempt(s) on \"{}\" during the outage (until {:.0f} ms), at most {}", n,
+                            route, end, *x.c.sequence->max_outage_attempts));
 }
 
 // ---- tiers ----
@@ -545,8 +592,9 @@ std::optional<CheckResult> check_rate_limited(const Ctx& x) {
                                    x.views[i].entries.size()));
   }
   const bool ok = refused == *x.c.expect_rate_limited && leaked.empty();
-  auto message = fmt::format("expected {} request(s) refused by the tier, {} were{}{}", *x.c.expect_rate_limited, refused,
-                             which.empty() ? "" : ": request ", fmt::format("{}", fmt::join(which, ", ")));
+  auto message =
+      fmt::format("expected {} request(s) refused by the tier, {} were{}{}", *x.c.expect_rate_limited,
+                  refused, which.empty() ? "" : ": request ", fmt::format("{}", fmt::join(which, ", ")));
   if (!leaked.empty()) message += fmt::format("; {}", fmt::join(leaked, "; "));
   if (!ok) message += "; timeline: " + timeline(x);
   return result("expect_rate_limited", ok, std::move(message));
@@ -573,13 +621,16 @@ std::optional<CheckResult> check_tier_windows(const Ctx& x) {
       while (firsts[i] - firsts[j] >= window) ++j;
       worst = std::max(worst, static_cast<int>(i - j + 1));
     }
-    (worst <= *limit ? good : bad).push_back(fmt::format("{}: at most {} request(s) reached the mock per {:.0f} ms, limit {}",
-                                                         name, worst, window, *limit));
+    (worst <= *limit ? good : bad)
+        .push_back(fmt::format("{}: at most {} request(s) reached the mock per {:.0f} ms, limit {}", name,
+                               worst, window, *limit));
   };
   window_check(x.c.tier->requests_per_minute, 60'000, "rpm");
   window_check(x.c.tier->requests_per_day, 24 * 3'600'000.0, "rpd");
-  if (good.empty() && bad.empty()) return result("within_tier_limits", true, "the tier sets no request limit (tpm only)");
-  return result("within_tier_limits", bad.empty(), fmt::format("{}", fmt::join(bad.empty() ? good : bad, "; ")));
+  if (good.empty() && bad.empty())
+    return result("within_tier_limits", true, "the tier sets no request limit (tpm only)");
+  return result("within_tier_limits", bad.empty(),
+                fmt::format("{}", fmt::join(bad.empty() ? good : bad, "; ")));
 }
 
 using CheckFn = std::optional<CheckResult> (*)(const Ctx&);

@@ -61,7 +61,6 @@ struct Ctx {
   }
 };
 
-
 std::string entry_str(const LedgerEntry& e);
 std::string timeline(const Ctx& x);
 CheckResult result(std::string name, bool ok, std::string message);

@@ -1,15 +1,15 @@
 // Cooldown conformance (SPEC 5, issue 27): over the case's sequence of requests, a route that answered
 // a 429 or 402 is left alone for as long as its owner says, and no longer than needed. Judged from the
 // ledger alone, so it applies to every driver.
-#include <algorithm>
-#include <map>
-
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
+#include <map>
+
 #include "checker_ctx.hpp"
-#include "retry_hint.hpp"
 #include "llmchaos/mockprovider/fault_traits.hpp"
+#include "retry_hint.hpp"
 
 namespace llmchaos::harness::detail {
 
@@ -20,7 +20,9 @@ std::optional<double> sent_hint_ms(const Ctx& x, const LedgerEntry& e) {
 
 namespace {
 
-bool quota_like(FaultKind f) { return f == FaultKind::quota_429 || f == FaultKind::payment_402; }
+bool quota_like(FaultKind f) {
+  return f == FaultKind::quota_429 || f == FaultKind::payment_402;
+}
 
 // One route's cooldown as the ledger's answers set it (real ms after the case started).
 struct RouteCooldown {
@@ -65,17 +67,18 @@ std::optional<CheckResult> check_cooldown_by_owner(const Ctx& x) {
   for (const auto& e : x.h.ledger) {
     for (auto& [route, st] : state)  // a route free since rate_end + slack while traffic went elsewhere
       if (route != e.route && st.rate_due && e.received_at_ms > st.rate_end + slack) {
-        bad.push_back(fmt::format("{}: cooldown ended at {:.0f} ms, but #{} went to {} at {:.0f} ms (slack {:.0f} ms)",
-                                  route, st.rate_end, e.seq, e.route, e.received_at_ms, slack));
+        bad.push_back(
+            fmt::format("{}: cooldown ended at {:.0f} ms, but #{} went to {} at {:.0f} ms (slack {:.0f} ms)",
+                        route, st.rate_end, e.seq, e.route, e.received_at_ms, slack));
         st.rate_due = false;
       }
     auto& st = state[e.route];
     if (st.rate_end >= 0 && !early_ok(e.received_at_ms, st.rate_end, st.rate_end))
-      bad.push_back(fmt::format("{}: #{} at {:.0f} ms, inside the rate cooldown ending at {:.0f} ms", e.route, e.seq,
-                                e.received_at_ms, st.rate_end));
+      bad.push_back(fmt::format("{}: #{} at {:.0f} ms, inside the rate cooldown ending at {:.0f} ms", e.route,
+                                e.seq, e.received_at_ms, st.rate_end));
     if (st.quota_end >= 0 && e.received_at_ms < st.quota_end)
-      bad.push_back(fmt::format("{}: #{} at {:.0f} ms, inside the quota window ending at {:.0f} ms", e.route, e.seq,
-                                e.received_at_ms, st.quota_end));
+      bad.push_back(fmt::format("{}: #{} at {:.0f} ms, inside the quota window ending at {:.0f} ms", e.route,
+                                e.seq, e.received_at_ms, st.quota_end));
     st.rate_due = false;
     if (cool_by(x, e, st)) ++cooled;
   }
@@ -89,7 +92,8 @@ namespace {
 
 // The caller gave up on this attempt while the provider was healthy, only slow (its own attempt timeout).
 bool abandoned_by_caller(const LedgerEntry& e) {
-  const bool healthy_fault = e.fault == FaultKind::ok || e.fault == FaultKind::slow || e.fault == FaultKind::slow_first_token;
+  const bool healthy_fault =
+      e.fault == FaultKind::ok || e.fault == FaultKind::slow || e.fault == FaultKind::slow_first_token;
   return e.outcome == AttemptOutcome::client_closed && healthy_fault;
 }
 
@@ -132,15 +136,18 @@ std::optional<CheckResult> check_caller_timeout_no_cooldown(const Ctx& x) {
     if (!gave_up) continue;
     ++judged;
     if (x.c.logical_route(firsts[i]->route) != primary)
-      bad.push_back(fmt::format("the caller abandoned #{} on {} at {:.0f} ms (provider healthy, slow), and the next "
-                                "request started on {} (#{} at {:.0f} ms): its own timeout cooled the route",
-                                gave_up->seq, primary, gave_up->finished_at_ms, firsts[i]->route, firsts[i]->seq,
-                                firsts[i]->received_at_ms));
+      bad.push_back(
+          fmt::format("the caller abandoned #{} on {} at {:.0f} ms (provider healthy, slow), and the next "
+                      "request started on {} (#{} at {:.0f} ms): its own timeout cooled the route",
+                      gave_up->seq, primary, gave_up->finished_at_ms, firsts[i]->route, firsts[i]->seq,
+                      firsts[i]->received_at_ms));
   }
-  if (judged == 0) return result("caller_timeout_no_cooldown", true, "no request followed an attempt the caller abandoned");
+  if (judged == 0)
+    return result("caller_timeout_no_cooldown", true, "no request followed an attempt the caller abandoned");
   return result("caller_timeout_no_cooldown", bad.empty(),
-                bad.empty() ? fmt::format("{} request(s) after an abandoned attempt started on {}", judged, primary)
-                            : fmt::format("{}; timeline: {}", fmt::join(bad, "; "), timeline(x)));
+                bad.empty()
+                    ? fmt::format("{} request(s) after an abandoned attempt started on {}", judged, primary)
+                    : fmt::format("{}; timeline: {}", fmt::join(bad, "; "), timeline(x)));
 }
 
 // When a failure point's action is fallback, the fallback attempt starts at once: the retry backoff and
@@ -160,8 +167,8 @@ std::optional<CheckResult> check_fallback_without_waiting(const Ctx& x) {
       ++fallbacks;
       const double gap = next.received_at_ms - failed.finished_at_ms;
       if (gap > bound)
-        bad.push_back(fmt::format("#{} on {} started {:.0f} ms after #{} on {} failed (bound {:.0f} ms)", next.seq,
-                                  next.route, gap, failed.seq, failed.route, bound));
+        bad.push_back(fmt::format("#{} on {} started {:.0f} ms after #{} on {} failed (bound {:.0f} ms)",
+                                  next.seq, next.route, gap, failed.seq, failed.route, bound));
     }
   if (fallbacks == 0) return result("fallback_without_waiting", true, "no fallback was taken");
   return result("fallback_without_waiting", bad.empty(),
@@ -206,17 +213,24 @@ std::optional<CheckResult> check_retry_after_forwarded(const Ctx& x) {
     ++judged;
     const auto& wait = req.log.retry_after_ms;
     if (!wait)
-      bad.push_back(fmt::format("request {} was refused at {:.0f} ms while every route was cooling (the soonest free at "
-                                "{:.0f} ms), with no Retry-After", i + 1, end, *soonest));
+      bad.push_back(fmt::format(
+          "request {} was refused at {:.0f} ms while every route was cooling (the soonest free at "
+          "{:.0f} ms), with no Retry-After",
+          i + 1, end, *soonest));
     else if (end + *wait + 5 < *soonest)
-      bad.push_back(fmt::format("request {} was refused at {:.0f} ms with a Retry-After of {:.0f} ms, before the soonest "
-                                "cooldown end at {:.0f} ms", i + 1, end, *wait, *soonest));
+      bad.push_back(fmt::format(
+          "request {} was refused at {:.0f} ms with a Retry-After of {:.0f} ms, before the soonest "
+          "cooldown end at {:.0f} ms",
+          i + 1, end, *wait, *soonest));
   }
-  if (judged == 0) return result("retry_after_forwarded", true, "no request was refused while every route was cooling");
+  if (judged == 0)
+    return result("retry_after_forwarded", true, "no request was refused while every route was cooling");
   return result("retry_after_forwarded", bad.empty(),
-                bad.empty() ? fmt::format("{} refusal(s) while every route was cooling, each with a Retry-After past "
-                                          "the soonest cooldown end", judged)
-                            : fmt::format("{}; timeline: {}", fmt::join(bad, "; "), timeline(x)));
+                bad.empty()
+                    ? fmt::format("{} refusal(s) while every route was cooling, each with a Retry-After past "
+                                  "the soonest cooldown end",
+                                  judged)
+                    : fmt::format("{}; timeline: {}", fmt::join(bad, "; "), timeline(x)));
 }
 
 }  // namespace llmchaos::harness::detail

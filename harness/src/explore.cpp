@@ -3,14 +3,14 @@
 // anything, so a seed names its runs.
 #include "llmchaos/harness/explore.hpp"
 
+#include <fmt/format.h>
+
 #include <climits>
 #include <filesystem>
 #include <fstream>
 #include <ostream>
 #include <set>
 #include <stdexcept>
-
-#include <fmt/format.h>
 
 #include "llmchaos/core/clock.hpp"
 #include "llmchaos/core/ledger.hpp"
@@ -28,11 +28,12 @@ namespace {
 // Every check `run` applies judges a generated run (issue 27: a check that fails the reference stack is a
 // finding, of the stack or of the check). Only the checks of a case's written expectation are left out:
 // a generated case states none of its own, the SPEC model is its expectation.
-constexpr std::string_view expectation_checks[] = {"action", "expect_at", "expect_outcome", "expect_attempts",
-                                                   "expect_share", "expect_rate_limited"};
+constexpr std::string_view expectation_checks[] = {"action",          "expect_at",    "expect_outcome",
+                                                   "expect_attempts", "expect_share", "expect_rate_limited"};
 
 bool judges_explore(std::string_view name) {
-  return std::find(std::begin(expectation_checks), std::end(expectation_checks), name) == std::end(expectation_checks);
+  return std::find(std::begin(expectation_checks), std::end(expectation_checks), name) ==
+         std::end(expectation_checks);
 }
 
 std::uint64_t fnv(std::string_view s, std::uint64_t h = 1469598103934665603ull) {
@@ -41,12 +42,14 @@ std::uint64_t fnv(std::string_view s, std::uint64_t h = 1469598103934665603ull) 
 }
 
 void log_text(const client::DecisionLog& log, std::string& out) {
-  out += fmt::format("|{} {} {} {:.3f} {}", log.operation_id, to_string(log.outcome), log.route, log.elapsed_ms, log.text);
+  out += fmt::format("|{} {} {} {:.3f} {}", log.operation_id, to_string(log.outcome), log.route,
+                     log.elapsed_ms, log.text);
   for (const auto& a : log.attempts)
-    out += fmt::format(";a {} {} {} {} {:.3f}-{:.3f}", a.route, a.status, static_cast<int>(a.event), to_string(a.owner),
-                       a.start_ms, a.end_ms);
+    out += fmt::format(";a {} {} {} {} {:.3f}-{:.3f}", a.route, a.status, static_cast<int>(a.event),
+                       to_string(a.owner), a.start_ms, a.end_ms);
   for (const auto& f : log.failures)
-    out += fmt::format(";f {} {} {} {} {:.3f}", f.attempt, to_string(f.action), f.rule, f.next_route, f.wait_ms);
+    out +=
+        fmt::format(";f {} {} {} {} {:.3f}", f.attempt, to_string(f.action), f.rule, f.next_route, f.wait_ms);
 }
 
 // Everything a run produced that the digest covers: the mock's ledger and side effects, the stack's logs.
@@ -70,8 +73,10 @@ class Explorer {
   explicit Explorer(const ExploreOptions& o) : o_(o) {
     if (o.runs < 0) throw std::invalid_argument("--runs must be >= 0");
     if (!o.mutation.empty() && !find_mutation(o.mutation))
-      throw std::invalid_argument(fmt::format("unknown mutation \"{}\" (mutations: {})", o.mutation, mutation_names()));
-    if (!o.policy_file.empty()) shape_ = policy_shape(fs::absolute(o.policy_file).lexically_normal().string());
+      throw std::invalid_argument(
+          fmt::format("unknown mutation \"{}\" (mutations: {})", o.mutation, mutation_names()));
+    if (!o.policy_file.empty())
+      shape_ = policy_shape(fs::absolute(o.policy_file).lexically_normal().string());
     if (!o.out_dir.empty()) fs::create_directories(o.out_dir);
     rep_.seed = o.seed;
   }
@@ -111,13 +116,15 @@ class Explorer {
             // A background workflow (rule 0, resume) only where it means something: a streamed route of a
             // dialect that stores responses, under the sweep's own policy.
             for (const bool background : {false, true}) {
-              if (background && !(stream && mock::dialect_spec(dialect).stores_responses && base.policy_file.empty()))
+              if (background &&
+                  !(stream && mock::dialect_spec(dialect).stores_responses && base.policy_file.empty()))
                 continue;
               for (int n = 1; n <= max_position; ++n) {
-                const auto name = fmt::format("explore sweep: {} attempt {} {} on {} ({}{})", base.routes[r].name, n,
-                                              fault_name, dialect_name, stream ? "streamed" : "plain",
-                                              background ? ", background" : "");
-                const Judged j = consider(sweep_schedule(base, r, n, fault, dialect, stream, name, background), run++);
+                const auto name = fmt::format(
+                    "explore sweep: {} attempt {} {} on {} ({}{})", base.routes[r].name, n, fault_name,
+                    dialect_name, stream ? "streamed" : "plain", background ? ", background" : "");
+                const Judged j =
+                    consider(sweep_schedule(base, r, n, fault, dialect, stream, name, background), run++);
                 const auto it = j.attempts_by_route.find(base.routes[r].name);
                 if (it == j.attempts_by_route.end() || it->second < n) break;
               }
@@ -128,7 +135,8 @@ class Explorer {
   Judged consider(const Schedule& s, int run) {
     Judged j = judge_schedule(s, o_.mutation);
     if (!j.invalid.empty())
-      throw std::logic_error(fmt::format("explore: schedule \"{}\" is not a valid case: {}", s.name, j.invalid));
+      throw std::logic_error(
+          fmt::format("explore: schedule \"{}\" is not a valid case: {}", s.name, j.invalid));
     ++rep_.runs;
     rep_.points += j.points;
     rep_.not_judged += j.not_judged;
@@ -142,9 +150,10 @@ class Explorer {
       rep_.violations.push_back(shrink(s, j, run, kind));
       if (o_.log) {
         const auto& v = rep_.violations.back();
-        *o_.log << fmt::format("  shrunk in {} runs from {} step(s) on {} route(s) to {} step(s) on {} route(s){}{}\n",
-                               v.shrink_runs, v.steps_before, v.routes_before, v.steps_after, v.routes_after,
-                               v.case_file.empty() ? "" : ": " + v.case_file, v.reproduced ? "" : " (NOT reproduced)");
+        *o_.log << fmt::format(
+            "  shrunk in {} runs from {} step(s) on {} route(s) to {} step(s) on {} route(s){}{}\n",
+            v.shrink_runs, v.steps_before, v.routes_before, v.steps_after, v.routes_after,
+            v.case_file.empty() ? "" : ": " + v.case_file, v.reproduced ? "" : " (NOT reproduced)");
       }
     }
     return j;
@@ -182,8 +191,10 @@ class Explorer {
     const auto how = o_.sweep ? std::string("--sweep") : fmt::format("--seed {}", o_.seed);
     const auto mutate = o_.mutation.empty() ? std::string() : " --mutate " + o_.mutation;
     expect.description = fmt::format(
-        "Found by `llmchaos explore {}{}` (run {}): {}: {}. Shrunk from {} step(s) on {} route(s) to {} step(s) on {} "
-        "route(s). The expected actions are SPEC section 3's (explore's independent model), up to the first point "
+        "Found by `llmchaos explore {}{}` (run {}): {}: {}. Shrunk from {} step(s) on {} route(s) to {} "
+        "step(s) on {} "
+        "route(s). The expected actions are SPEC section 3's (explore's independent model), up to the first "
+        "point "
         "where the stack differs.",
         how, mutate, run, kind, v.message, v.steps_before, v.routes_before, v.steps_after, v.routes_after);
 
@@ -192,13 +203,17 @@ class Explorer {
       policy_ref = fs::relative(best.policy_file, fs::absolute(o_.out_dir)).generic_string();
     v.case_text = schedule_to_toml(best, expect, policy_ref);
     if (!o_.out_dir.empty()) {
-      const auto path = (fs::path(o_.out_dir) / fmt::format("explore-{}-{}.toml", o_.sweep ? std::string("sweep") : std::to_string(o_.seed), run)).string();
+      const auto path =
+          (fs::path(o_.out_dir) /
+           fmt::format("explore-{}-{}.toml", o_.sweep ? std::string("sweep") : std::to_string(o_.seed), run))
+              .string();
       std::ofstream f(path, std::ios::binary | std::ios::trunc);
       f << v.case_text;
       f.close();
       if (!f) throw std::runtime_error(fmt::format("explore: cannot write {}", path));
       if (auto errors = lint_file(path); !errors.empty())
-        throw std::logic_error(fmt::format("explore: the case it wrote does not lint: {}", errors.front().what()));
+        throw std::logic_error(
+            fmt::format("explore: the case it wrote does not lint: {}", errors.front().what()));
       v.case_file = path;
     }
     v.reproduced = reproduces(v);
@@ -207,7 +222,8 @@ class Explorer {
 
   // The written case, loaded back like `llmchaos run` loads it, fails under virtual time.
   bool reproduces(const Violation& v) const {
-    auto loaded = v.case_file.empty() ? load_case_text(v.case_text, "explore.toml") : load_case_file(v.case_file);
+    auto loaded =
+        v.case_file.empty() ? load_case_text(v.case_text, "explore.toml") : load_case_file(v.case_file);
     if (!loaded.value) return false;
     RunOptions opt;
     opt.virtual_time = true;
@@ -229,7 +245,8 @@ Judged judge_schedule(const Schedule& s, const std::string& mutation) {
   const std::string text = schedule_to_toml(s, {});
   auto loaded = load_case_text(text, s.name + ".toml");
   if (!loaded.value) {
-    j.invalid = loaded.errors.empty() ? std::string("the case did not load") : std::string(loaded.errors.front().what());
+    j.invalid = loaded.errors.empty() ? std::string("the case did not load")
+                                      : std::string(loaded.errors.front().what());
     return j;
   }
   const Case& c = *loaded.value;
@@ -263,6 +280,8 @@ Judged judge_schedule(const Schedule& s, const std::string& mutation) {
   return j;
 }
 
-ExploreReport explore(const ExploreOptions& options) { return Explorer(options).run(); }
+ExploreReport explore(const ExploreOptions& options) {
+  return Explorer(options).run();
+}
 
 }  // namespace llmchaos::harness

@@ -1,10 +1,10 @@
 // Schedules for `llmchaos explore`: drawing them (seeded), sweeping failure positions, shrinking them, and
 // writing one as a case file (cases/README.md is the format).
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <iterator>
-
-#include <fmt/format.h>
 
 #include "llmchaos/client/policy.hpp"
 #include "llmchaos/core/toml_text.hpp"
@@ -16,9 +16,11 @@ namespace llmchaos::harness {
 namespace {
 
 constexpr const char* route_names[] = {"primary", "backup", "backup2"};
-constexpr const char* words[] = {"alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india"};
+constexpr const char* words[] = {"alpha",   "bravo", "charlie", "delta", "echo",
+                                 "foxtrot", "golf",  "hotel",   "india"};
 
-// Every dialect the mock registers (mockprovider/src/dialect.cpp's table): a new one is drawn with no edit here.
+// Every dialect the mock registers (mockprovider/src/dialect.cpp's table): a new one is drawn with no edit
+// here.
 const std::vector<Dialect>& dialects() {
   static const std::vector<Dialect> all = mock::registered_dialects();
   return all;
@@ -30,7 +32,9 @@ std::string number(double v) {
   return fmt::format("{}", v);
 }
 
-std::string action_name(Action a) { return std::string(to_string(a)); }
+std::string action_name(Action a) {
+  return std::string(to_string(a));
+}
 
 // A route's canonical text: several words (a cut answer never passes for a whole one), a JSON object
 // carrying "label" under an output contract.
@@ -64,40 +68,46 @@ int Schedule::step_count() const {
   return n;
 }
 
-std::string schedule_to_toml(const Schedule& s, const CaseExpectations& expect, const std::string& policy_ref) {
+std::string schedule_to_toml(const Schedule& s, const CaseExpectations& expect,
+                             const std::string& policy_ref) {
   std::string out;
   out += fmt::format("name = {}\n", toml_string(s.name));
   if (!expect.description.empty()) out += fmt::format("description = {}\n", toml_string(expect.description));
   out += "tags = [\"explore\"]\n";
   const auto first = expect.actions.empty() ? std::optional<Action>(Action::none) : expect.actions.front();
   out += fmt::format("expect = {}\n", toml_string(action_name(first.value_or(Action::none))));
-  if (!s.policy_file.empty()) out += fmt::format("policy = {}\n", toml_string(policy_ref.empty() ? s.policy_file : policy_ref));
+  if (!s.policy_file.empty())
+    out += fmt::format("policy = {}\n", toml_string(policy_ref.empty() ? s.policy_file : policy_ref));
   for (std::size_t i = 1; i < expect.actions.size(); ++i)
     if (expect.actions[i])
-      out += fmt::format("\n[[expect_at]]\npoint = {}\naction = {}\n", i + 1, toml_string(action_name(*expect.actions[i])));
+      out += fmt::format("\n[[expect_at]]\npoint = {}\naction = {}\n", i + 1,
+                         toml_string(action_name(*expect.actions[i])));
 
   const bool inline_policy = s.policy_file.empty();
   if (inline_policy) {
     out += "\n[workflow]\n";
     out += fmt::format("primary = {}\n", toml_string(s.routes.front().name));
     std::string chain;
-    for (std::size_t i = 1; i < s.routes.size(); ++i) chain += (i > 1 ? ", " : "") + toml_string(s.routes[i].name);
+    for (std::size_t i = 1; i < s.routes.size(); ++i)
+      chain += (i > 1 ? ", " : "") + toml_string(s.routes[i].name);
     out += fmt::format("fallback = [{}]\n", chain);
     out += fmt::format("max_total_attempts = {}\n", s.max_total_attempts);
     out += fmt::format("max_elapsed_ms = {}\n", number(s.max_elapsed_ms));
     if (s.max_extra_cost_usd) out += fmt::format("max_extra_cost_usd = {}\n", number(*s.max_extra_cost_usd));
     out += fmt::format("attempt_timeout_ms = {}\n", number(s.attempt_timeout_ms));
-    out += fmt::format("replay_safe = {}\nqueue_allowed = {}\ndegrade_allowed = {}\n", s.replay_safe, s.queue_allowed,
-                       s.degrade_allowed);
+    out += fmt::format("replay_safe = {}\nqueue_allowed = {}\ndegrade_allowed = {}\n", s.replay_safe,
+                       s.queue_allowed, s.degrade_allowed);
     if (s.contract) out += "output_required = [\"label\"]\n";
     if (s.background) out += "background = true\n";
-    out += fmt::format("\n[backoff]\nbase_ms = {}\ncap_ms = {}\n", number(s.backoff_base_ms), number(s.backoff_cap_ms));
+    out += fmt::format("\n[backoff]\nbase_ms = {}\ncap_ms = {}\n", number(s.backoff_base_ms),
+                       number(s.backoff_cap_ms));
   }
   for (const auto& r : s.routes) {
-    out += fmt::format("\n[route.{}]\ndialect = {}\ntext = {}\n", r.name, toml_string(to_string(r.dialect)), toml_string(r.text));
+    out += fmt::format("\n[route.{}]\ndialect = {}\ntext = {}\n", r.name, toml_string(to_string(r.dialect)),
+                       toml_string(r.text));
     if (inline_policy) {
-      out += fmt::format("expected_latency_ms = {}\ncost_per_attempt_usd = {}\n", number(r.expected_latency_ms),
-                         number(r.cost_per_attempt_usd));
+      out += fmt::format("expected_latency_ms = {}\ncost_per_attempt_usd = {}\n",
+                         number(r.expected_latency_ms), number(r.cost_per_attempt_usd));
       if (!r.approved) out += "approved = false\n";
     }
     out += "script = [";
@@ -106,7 +116,8 @@ std::string schedule_to_toml(const Schedule& s, const CaseExpectations& expect, 
       out += fmt::format("{}\n  {{ fault = {}", k ? "," : "", toml_string(to_string(st.fault)));
       if (st.times != 1) out += fmt::format(", times = {}", st.times);
       for (const auto& [key, v] : st.params) out += fmt::format(", {} = {}", key, number(v));
-      if (!st.missing_field.empty()) out += fmt::format(", missing_field = {}", toml_string(st.missing_field));
+      if (!st.missing_field.empty())
+        out += fmt::format(", missing_field = {}", toml_string(st.missing_field));
       out += " }";
     }
     out += r.steps.empty() ? "]\n" : ",\n]\n";
@@ -158,7 +169,8 @@ Schedule random_schedule(Rng& rng, const std::optional<PolicyShape>& policy, con
   for (std::size_t i = 0; i < names.size(); ++i) {
     ScheduleRoute r;
     r.name = names[i];
-    r.dialect = dialects()[static_cast<std::size_t>(rng.between(0, static_cast<std::int64_t>(dialects().size()) - 1))];
+    r.dialect = dialects()[static_cast<std::size_t>(
+        rng.between(0, static_cast<std::int64_t>(dialects().size()) - 1))];
     const int tokens = static_cast<int>(rng.between(3, 6));
     r.text = route_text(i, tokens - 2, s.contract);  // "<route> says w1 w2 ...": tokens words in all
     if (!policy) {
@@ -211,14 +223,15 @@ Schedule sweep_base(const std::optional<PolicyShape>& policy) {
   return s;
 }
 
-Schedule sweep_schedule(const Schedule& base, std::size_t route, int n, FaultKind fault, Dialect dialect, bool stream,
-                        const std::string& name, bool background) {
+Schedule sweep_schedule(const Schedule& base, std::size_t route, int n, FaultKind fault, Dialect dialect,
+                        bool stream, const std::string& name, bool background) {
   Schedule s = base;
   s.name = name;
   s.stream = stream;
   s.background = background;
   s.prefill = fault == FaultKind::prefill_rejected;
-  for (std::size_t j = 0; j < route && j < s.routes.size(); ++j) s.routes[j].steps = {ScheduleStep{FaultKind::quota_429, 1, {}, {}}};
+  for (std::size_t j = 0; j < route && j < s.routes.size(); ++j)
+    s.routes[j].steps = {ScheduleStep{FaultKind::quota_429, 1, {}, {}}};
   auto& r = s.routes.at(route);
   r.dialect = dialect;
   r.steps.clear();

@@ -1,15 +1,19 @@
 #include "llmchaos/harness/mutation.hpp"
 
+#include <fmt/format.h>
+
 #include <array>
 #include <stdexcept>
-
-#include <fmt/format.h>
 
 namespace llmchaos::harness {
 namespace {
 
-void extra_attempt(client::Policy& p) { ++p.workflow.max_total_attempts; }
-void ignore_unknown_commit(client::Policy& p) { p.workflow.replay_safe = true; }
+void extra_attempt(client::Policy& p) {
+  ++p.workflow.max_total_attempts;
+}
+void ignore_unknown_commit(client::Policy& p) {
+  p.workflow.replay_safe = true;
+}
 void no_fallback(client::Policy& p) {
   for (const auto& name : p.workflow.fallback) {
     auto route = p.route(name);  // an unlisted route has the defaults: list it to change it
@@ -29,7 +33,8 @@ void slow_backoff(client::Policy& p) {
 
 std::span<const Mutation> mutations() {
   static constexpr std::array table{
-      Mutation{"extra_attempt", "the stack spends one attempt more than the budget (an SDK retry under the app's)",
+      Mutation{"extra_attempt",
+               "the stack spends one attempt more than the budget (an SDK retry under the app's)",
                extra_attempt},
       Mutation{"ignore_unknown_commit", "rule 2 broken: a timeout with no byte counts as not committed",
                ignore_unknown_commit},
@@ -55,7 +60,9 @@ client::Policy mutated(const client::Policy& policy, std::string_view name) {
   client::Policy out = policy;
   if (name.empty()) return out;
   const auto* m = find_mutation(name);
-  if (!m) throw std::invalid_argument(fmt::format("unknown mutation \"{}\" (mutations: {})", name, mutation_names()));
+  if (!m)
+    throw std::invalid_argument(
+        fmt::format("unknown mutation \"{}\" (mutations: {})", name, mutation_names()));
   m->apply(out);
   return out;
 }

@@ -19,7 +19,8 @@ struct SentHint {
 // scale: the time scale, for a script step's (unscaled) key; the ledger's value is scaled already.
 inline std::optional<SentHint> sent_retry_hint(const LedgerEntry& e, const mock::Step* step, double scale) {
   if (e.retry_after_sent_ms) {
-    const auto form = parse_enum<mock::RetryAfterForm>(e.retry_after_form).value_or(mock::RetryAfterForm::both);
+    const auto form =
+        parse_enum<mock::RetryAfterForm>(e.retry_after_form).value_or(mock::RetryAfterForm::both);
     return SentHint{*e.retry_after_sent_ms, form};
   }
   if (e.status < 400 || !step || step->retry_after_form == mock::RetryAfterForm::none) return std::nullopt;
@@ -30,7 +31,8 @@ inline std::optional<SentHint> sent_retry_hint(const LedgerEntry& e, const mock:
 }
 
 // A hint a client can read as a wait (not absent, not Anthropic's reset-time headers alone).
-inline std::optional<SentHint> readable_sent_hint(const LedgerEntry& e, const mock::Step* step, double scale) {
+inline std::optional<SentHint> readable_sent_hint(const LedgerEntry& e, const mock::Step* step,
+                                                  double scale) {
   auto h = sent_retry_hint(e, step, scale);
   if (h && !mock::readable_retry_hint(h->form)) h.reset();
   return h;

@@ -1,7 +1,9 @@
 // The runner: the only part of the harness that does I/O (the mock, the driver, threads, time).
 #include "llmchaos/harness/runner.hpp"
 
+#include <fmt/format.h>
 #include <fnmatch.h>
+#include <toml++/toml.h>
 
 #include <algorithm>
 #include <atomic>
@@ -16,15 +18,12 @@
 #include <stdexcept>
 #include <thread>
 
-#include <fmt/format.h>
-#include <toml++/toml.h>
-
+#include "case_play.hpp"
 #include "llmchaos/core/rng.hpp"
 #include "llmchaos/core/toml_reader.hpp"
 #include "llmchaos/harness/capabilities.hpp"
 #include "llmchaos/harness/checker.hpp"
 #include "llmchaos/mockprovider/server.hpp"
-#include "case_play.hpp"
 
 namespace llmchaos::harness {
 
@@ -73,8 +72,8 @@ SuiteLoad load_suite(const std::vector<std::string>& paths, const std::vector<st
     if (!loaded.value) continue;
     auto [it, fresh] = names.emplace(loaded.value->name, f.path);
     if (!fresh) {
-      out.errors.emplace_back(SourcePos{f.path, 1, 1},
-                              fmt::format("name: \"{}\" is already the name of {}", loaded.value->name, it->second));
+      out.errors.emplace_back(SourcePos{f.path, 1, 1}, fmt::format("name: \"{}\" is already the name of {}",
+                                                                   loaded.value->name, it->second));
       continue;
     }
     if (matches_filter(*loaded.value, filters)) out.cases.push_back(std::move(*loaded.value));
@@ -82,7 +81,9 @@ SuiteLoad load_suite(const std::vector<std::string>& paths, const std::vector<st
   return out;
 }
 
-std::uint64_t case_seed(std::uint64_t run_seed, std::string_view case_name) { return derive_seed(run_seed, case_name); }
+std::uint64_t case_seed(std::uint64_t run_seed, std::string_view case_name) {
+  return derive_seed(run_seed, case_name);
+}
 
 // ---- one case ----
 
@@ -108,22 +109,28 @@ mock::Script healthy_script(const mock::Script& script) {
   return out;
 }
 
-CaseEnv case_env(const Case& c, const std::string& ns, const std::string& mock_base_url, const RunOptions& options) {
+CaseEnv case_env(const Case& c, const std::string& ns, const std::string& mock_base_url,
+                 const RunOptions& options) {
   CaseEnv env;
   env.c = &c;
   env.ns = ns;
   env.mock_base_url = mock_base_url;
   for (const auto& [name, route] : c.script.routes)
-    env.endpoints[name] = client::Endpoint{name, route.dialect, fmt::format("{}/{}/{}", mock_base_url, ns, name)};
+    env.endpoints[name] =
+        client::Endpoint{name, route.dialect, fmt::format("{}/{}/{}", mock_base_url, ns, name)};
   env.time_scale = options.time_scale;
   env.seed = case_seed(options.seed, c.name);
   env.deadline_real_ms = c.deadline_real_ms(options.time_scale, options.min_deadline_ms);
   return env;
 }
 
-void collect_ledger(History& h, mock::Engine& engine, const std::string& ns, Clock& clock, const std::atomic<bool>& cancelled) {
+void collect_ledger(History& h, mock::Engine& engine, const std::string& ns, Clock& clock,
+                    const std::atomic<bool>& cancelled) {
   h.ledger = engine.ledger(ns);
-  for (int i = 0; i < 200 && !cancelled && std::any_of(h.ledger.begin(), h.ledger.end(), [](const LedgerEntry& e) { return !e.finished; }); ++i) {
+  for (int i = 0;
+       i < 200 && !cancelled &&
+       std::any_of(h.ledger.begin(), h.ledger.end(), [](const LedgerEntry& e) { return !e.finished; });
+       ++i) {
     clock.sleep_ms(5);
     h.ledger = engine.ledger(ns);
   }
@@ -184,8 +191,9 @@ Played play_case(const Case& c, const std::string& ns, const CaseWorld& world, c
   // Queued requests are redelivered once; their attempts count in the same budget.
   if (!cancelled) {
     for (auto& again : session->drain()) {
-      auto it = std::find_if(h.requests.begin(), h.requests.end(),
-                             [&](const RequestRecord& r) { return r.log.operation_id == again.operation_id; });
+      auto it = std::find_if(h.requests.begin(), h.requests.end(), [&](const RequestRecord& r) {
+        return r.log.operation_id == again.operation_id;
+      });
       if (it != h.requests.end()) it->redeliveries.push_back(std::move(again));
     }
   }
@@ -198,7 +206,8 @@ Played play_case(const Case& c, const std::string& ns, const CaseWorld& world, c
   collect_ledger(h, engine, ns, clock, cancelled);
 
   if (c.checks.alive_after && !cancelled) {
-    engine.install(ns, healthy_script(c.script), env.seed);  // a fresh ledger; the stack keeps its breakers and pools
+    engine.install(ns, healthy_script(c.script),
+                   env.seed);  // a fresh ledger; the stack keeps its breakers and pools
     RequestRecord rec;
     const double start = clock.now_ms();
     rec.log = session->send(c.request);
@@ -224,7 +233,6 @@ CaseResult run_case(const Case& c, const std::string& ns, Shared& sh, const std:
   return result;
 }
 
-
 // The system under test failed on its own although the provider served it (TargetFailure).
 CaseResult target_failure_result(const Case& c, const TargetFailure& e, std::vector<LedgerEntry> ledger) {
   History h;
@@ -237,13 +245,13 @@ CaseResult target_failure_result(const Case& c, const TargetFailure& e, std::vec
   return r;
 }
 
-
 // A case in its own virtual world (virtual_run.cpp); a throw is the case's unknown verdict.
 CaseResult virtual_result(const Case& c, const RunOptions& options) {
   try {
     return run_case_virtual(c, options).result;
   } catch (const std::exception& e) {
-    return unknown_result(c, fmt::format("crash: {}", e.what()), fmt::format("the case threw: {}", e.what()), {});
+    return unknown_result(c, fmt::format("crash: {}", e.what()), fmt::format("the case threw: {}", e.what()),
+                          {});
   }
 }
 
@@ -281,12 +289,15 @@ class Progress {
     ++done_;
     if (r.verdict != Verdict::pass) ++bad_;
     if (tty_) {
-      *out_ << fmt::format("\r\033[K[{}/{}] {} failed or unknown  {}", done_, total_, bad_, r.name.substr(0, 60)) << std::flush;
+      *out_ << fmt::format("\r\033[K[{}/{}] {} failed or unknown  {}", done_, total_, bad_,
+                           r.name.substr(0, 60))
+            << std::flush;
     } else {
       const auto why = r.verdict == Verdict::unknown ? " (" + r.unknown_reason + ")"
-                       : !r.reason.empty()             ? " (" + r.reason + ")"
-                                                       : std::string();
-      *out_ << fmt::format("[{}/{}] {:7} {}{}\n", done_, total_, to_string(r.verdict), r.name, why) << std::flush;
+                       : !r.reason.empty()           ? " (" + r.reason + ")"
+                                                     : std::string();
+      *out_ << fmt::format("[{}/{}] {:7} {}{}\n", done_, total_, to_string(r.verdict), r.name, why)
+            << std::flush;
     }
   }
   void end() {
@@ -309,11 +320,15 @@ namespace {
 // Phase 1: the driver, checked and prepared; its warnings and capabilities noted in the run.
 std::pair<const Driver*, DriverOptions> prepare_driver(const RunOptions& options, RunResult& run) {
   const Driver* driver = find_driver(options.driver);
-  if (!driver) throw std::invalid_argument(fmt::format("unknown driver \"{}\" (drivers: {})", options.driver, driver_names()));
+  if (!driver)
+    throw std::invalid_argument(
+        fmt::format("unknown driver \"{}\" (drivers: {})", options.driver, driver_names()));
   if (auto problem = driver->validate(options.driver_options); !problem.empty())
     throw std::invalid_argument(fmt::format("--driver {}: {}", options.driver, problem));
-  if (options.virtual_time && options.driver != "inproc")  // only a stack in this process talks through the virtual transport
-    throw std::invalid_argument(fmt::format("--virtual-time drives the in-process stack (--driver inproc), not {}", options.driver));
+  if (options.virtual_time &&
+      options.driver != "inproc")  // only a stack in this process talks through the virtual transport
+    throw std::invalid_argument(
+        fmt::format("--virtual-time drives the in-process stack (--driver inproc), not {}", options.driver));
   DriverOptions driver_options = options.driver_options;
   if (driver->prepare)
     if (auto problem = driver->prepare(driver_options, options.time_scale, run.warnings); !problem.empty())
@@ -344,7 +359,8 @@ void for_each_case(std::size_t count, int jobs, const std::function<void(std::si
 // abandoned (its verdict unknown) when it hangs.
 class LiveRun {
  public:
-  LiveRun(const Driver* driver, const RunOptions& options, const DriverOptions& driver_options) : shared_(std::make_shared<Shared>()) {
+  LiveRun(const Driver* driver, const RunOptions& options, const DriverOptions& driver_options)
+      : shared_(std::make_shared<Shared>()) {
     mock::ServerOptions so;
     so.time_scale = options.time_scale;
     so.threads = 2;
@@ -365,7 +381,8 @@ class LiveRun {
       r.virtual_time = true;
       return r;
     }
-    if (auto missing = not_run_live(kase, capabilities); !missing.empty()) return not_applicable_result(kase, missing);
+    if (auto missing = not_run_live(kase, capabilities); !missing.empty())
+      return not_applicable_result(kase, missing);
     return play_on_thread(std::make_shared<const Case>(kase), fmt::format("case{}", index + 1));
   }
 
@@ -389,7 +406,8 @@ class LiveRun {
   }
 
  private:
-  static CaseResult verdict_of(const Case& c, const std::string& ns, Shared& sh, const std::atomic<bool>& cancelled) {
+  static CaseResult verdict_of(const Case& c, const std::string& ns, Shared& sh,
+                               const std::atomic<bool>& cancelled) {
     try {
       return run_case(c, ns, sh, cancelled);
     } catch (const UnknownVerdict& e) {  // the driver saw the system under test hang or crash
@@ -399,8 +417,8 @@ class LiveRun {
     } catch (const TargetFailure& e) {  // the target's own error after a healthy upstream answer
       return target_failure_result(c, e, sh.mock->engine().ledger(ns));
     } catch (const std::exception& e) {
-      return unknown_result(c, fmt::format("crash: {}", e.what()), fmt::format("the case threw: {}", e.what()),
-                            sh.mock->engine().ledger(ns));
+      return unknown_result(c, fmt::format("crash: {}", e.what()),
+                            fmt::format("the case threw: {}", e.what()), sh.mock->engine().ledger(ns));
     }
   }
 
@@ -417,7 +435,8 @@ class LiveRun {
     const auto& options = shared_->options;
     const double deadline = c->deadline_real_ms(options.time_scale, options.min_deadline_ms);
     std::unique_lock lock(job->mutex);
-    const bool done = job->cv.wait_for(lock, std::chrono::duration<double, std::milli>(deadline), [&] { return job->done; });
+    const bool done = job->cv.wait_for(lock, std::chrono::duration<double, std::milli>(deadline),
+                                       [&] { return job->done; });
     CaseResult r;
     if (done) {
       lock.unlock();
@@ -426,7 +445,8 @@ class LiveRun {
     } else {
       job->cancelled = true;
       lock.unlock();
-      r = unknown_result(*c, "hang", fmt::format("no verdict within the hard deadline of {:.0f} ms", deadline),
+      r = unknown_result(*c, "hang",
+                         fmt::format("no verdict within the hard deadline of {:.0f} ms", deadline),
                          shared_->mock->engine().ledger(ns));
       std::lock_guard al(abandoned_mutex_);
       abandoned_.emplace_back(std::move(t), job);
@@ -451,8 +471,10 @@ RunOutcome run_suite(const std::vector<Case>& cases, const RunOptions& options) 
   run.time_scale = options.time_scale;
   run.started_at = iso_now();
   run.cases.resize(cases.size());
-  const int jobs = std::max(1, std::min<int>(options.jobs > 0 ? options.jobs : static_cast<int>(std::thread::hardware_concurrency()),
-                                             static_cast<int>(cases.size())));
+  const int jobs = std::max(
+      1,
+      std::min<int>(options.jobs > 0 ? options.jobs : static_cast<int>(std::thread::hardware_concurrency()),
+                    static_cast<int>(cases.size())));
   Progress progress(options, static_cast<int>(cases.size()));
   // Virtual time: each case in its own virtual world (virtual_run.cpp), no mock server, no per-case
   // thread, no deadline (a wait advances the virtual clock, so nothing blocks).
@@ -472,23 +494,25 @@ RunOutcome run_suite(const std::vector<Case>& cases, const RunOptions& options) 
 std::string summary_table(const RunResult& run) {
   std::size_t width = 4;
   for (const auto& c : run.cases) width = std::max(width, std::min<std::size_t>(c.name.size(), 70));
-  std::string out = fmt::format("{:<8} {:<{}} {:<12} {:<12} {:<18} {:>8} {:>8}\n", "verdict", "case", width, "expected",
-                                "observed", "outcome", "attempts", "ms");
+  std::string out = fmt::format("{:<8} {:<{}} {:<12} {:<12} {:<18} {:>8} {:>8}\n", "verdict", "case", width,
+                                "expected", "observed", "outcome", "attempts", "ms");
   for (const auto& c : run.cases) {
     int attempts = 0;
     for (const auto& [route, n] : c.attempts_by_route) attempts += n;
     auto name = c.name.size() > width ? c.name.substr(0, width - 3) + "..." : c.name;
-    out += fmt::format("{:<8} {:<{}} {:<12} {:<12} {:<18} {:>8} {:>8.0f}\n", to_string(c.verdict), name, width,
-                       to_string(c.expected), to_string(c.observed),
-                       c.observed_outcome ? std::string(to_string(*c.observed_outcome)) : std::string("-"), attempts,
-                       c.wall_ms);
+    out += fmt::format("{:<8} {:<{}} {:<12} {:<12} {:<18} {:>8} {:>8.0f}\n", to_string(c.verdict), name,
+                       width, to_string(c.expected), to_string(c.observed),
+                       c.observed_outcome ? std::string(to_string(*c.observed_outcome)) : std::string("-"),
+                       attempts, c.wall_ms);
   }
   std::string split;
-  for (const auto& [o, n] : run.outcome_split()) split += fmt::format("{}{} {}", split.empty() ? "" : ", ", to_string(o), n);
-  out += fmt::format("\n{} cases: {} passed, {} failed, {} unknown{} in {:.1f} s (seed {}, driver {}, time scale {})\n",
-                     run.cases.size(), run.passed(), run.failed(), run.unknown(),
-                     run.not_applicable() ? fmt::format(", {} n/a", run.not_applicable()) : std::string(),
-                     run.duration_ms / 1000, run.seed, run.driver, run.time_scale);
+  for (const auto& [o, n] : run.outcome_split())
+    split += fmt::format("{}{} {}", split.empty() ? "" : ", ", to_string(o), n);
+  out += fmt::format(
+      "\n{} cases: {} passed, {} failed, {} unknown{} in {:.1f} s (seed {}, driver {}, time scale {})\n",
+      run.cases.size(), run.passed(), run.failed(), run.unknown(),
+      run.not_applicable() ? fmt::format(", {} n/a", run.not_applicable()) : std::string(),
+      run.duration_ms / 1000, run.seed, run.driver, run.time_scale);
   for (const auto& w : run.warnings) out += fmt::format("warning: {}\n", w);
   out += fmt::format("requests by outcome: {}\n", split);
   for (const auto& c : run.cases) {
@@ -496,7 +520,8 @@ std::string summary_table(const RunResult& run) {
     out += fmt::format("\n{} {} ({})\n", to_string(c.verdict), c.name, c.file);
     if (!c.unknown_reason.empty()) out += fmt::format("  unknown: {}\n", c.unknown_reason);
     if (!c.reason.empty()) out += fmt::format("  {}: {}\n", to_string(c.verdict), c.reason);
-    if (!c.foreign.empty()) out += fmt::format("  foreign traffic (not counted): {} attempt(s)\n", c.foreign.size());
+    if (!c.foreign.empty())
+      out += fmt::format("  foreign traffic (not counted): {} attempt(s)\n", c.foreign.size());
     if (c.verdict == Verdict::na) continue;
     for (const auto& k : c.checks)
       if (!k.ok) out += fmt::format("  {}: {}\n", k.name, k.message);

@@ -1,12 +1,12 @@
 #include "llmchaos/harness/shard.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <charconv>
 #include <cstdint>
 #include <numeric>
 #include <set>
-
-#include <fmt/format.h>
 
 namespace llmchaos::harness {
 
@@ -38,22 +38,26 @@ std::vector<std::size_t> shard_cases(const std::vector<std::string>& names, Shar
   std::vector<std::size_t> order(names.size());
   std::iota(order.begin(), order.end(), std::size_t{0});
   // Ties (equal names: two cases of one name) keep suite order; everything else depends on names only.
-  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return names[a] < names[b]; });
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t a, std::size_t b) { return names[a] < names[b]; });
   std::vector<int> shard_of(names.size(), 0);
   std::vector<double> known;
   for (const auto& name : names)
     if (auto it = durations.find(name); it != durations.end()) known.push_back(std::max(0.0, it->second));
   if (known.empty()) {
-    for (std::size_t i = 0; i < order.size(); ++i) shard_of[order[i]] = static_cast<int>(i % static_cast<std::size_t>(s.count)) + 1;
+    for (std::size_t i = 0; i < order.size(); ++i)
+      shard_of[order[i]] = static_cast<int>(i % static_cast<std::size_t>(s.count)) + 1;
   } else {
-    std::nth_element(known.begin(), known.begin() + static_cast<std::ptrdiff_t>(known.size() / 2), known.end());
+    std::nth_element(known.begin(), known.begin() + static_cast<std::ptrdiff_t>(known.size() / 2),
+                     known.end());
     const double median = known[known.size() / 2];
     auto cost = [&](std::size_t i) {
       auto it = durations.find(names[i]);
       return it == durations.end() ? median : std::max(0.0, it->second);
     };
     // Longest first (by name on ties), each to the least loaded shard (the lowest on ties).
-    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return cost(a) > cost(b); });
+    std::stable_sort(order.begin(), order.end(),
+                     [&](std::size_t a, std::size_t b) { return cost(a) > cost(b); });
     std::vector<double> load(static_cast<std::size_t>(s.count), 0.0);
     std::vector<std::size_t> count(load.size(), 0);
     for (std::size_t i : order) {
@@ -106,12 +110,18 @@ MergeOutcome merge_shards(std::vector<RunResult> shards, const std::vector<std::
   auto plain = [](const auto& v) { return fmt::format("{}", v); };
   for (std::size_t i = 0; i < shards.size(); ++i)
     if (shards[i].catalog.empty())
-      errors.push_back(fmt::format("{} names no catalog (written by an older llmchaos?): cannot tell its shards apart", src(i)));
-  same("catalog", [](const RunResult& r) { return r.catalog; }, quoted);
-  same("seed", [](const RunResult& r) { return r.seed; }, plain);
-  same("driver", [](const RunResult& r) { return r.driver; }, quoted);
-  same("time scale", [](const RunResult& r) { return r.time_scale; }, plain);
-  same("shard count", [](const RunResult& r) { return r.shard.count; }, plain);
+      errors.push_back(fmt::format(
+          "{} names no catalog (written by an older llmchaos?): cannot tell its shards apart", src(i)));
+  same(
+      "catalog", [](const RunResult& r) { return r.catalog; }, quoted);
+  same(
+      "seed", [](const RunResult& r) { return r.seed; }, plain);
+  same(
+      "driver", [](const RunResult& r) { return r.driver; }, quoted);
+  same(
+      "time scale", [](const RunResult& r) { return r.time_scale; }, plain);
+  same(
+      "shard count", [](const RunResult& r) { return r.shard.count; }, plain);
   if (!errors.empty()) return out;
 
   // Every shard 1..N exactly once (an unsharded report is the only shard of 1).
@@ -135,7 +145,7 @@ MergeOutcome merge_shards(std::vector<RunResult> shards, const std::vector<std::
   run.seed = first.seed;
   run.driver = first.driver;
   run.time_scale = first.time_scale;
-  run.label = first.label;        // one target: the first shard's label, settings and warnings
+  run.label = first.label;  // one target: the first shard's label, settings and warnings
   run.settings = first.settings;
   run.warnings = first.warnings;
   run.catalog = first.catalog;
@@ -145,7 +155,8 @@ MergeOutcome merge_shards(std::vector<RunResult> shards, const std::vector<std::
   std::set<std::string> names;
   for (std::size_t i = 0; i < shards.size(); ++i) {
     auto& s = shards[i];
-    if (!s.started_at.empty() && (run.started_at.empty() || s.started_at < run.started_at)) run.started_at = s.started_at;
+    if (!s.started_at.empty() && (run.started_at.empty() || s.started_at < run.started_at))
+      run.started_at = s.started_at;
     run.duration_ms += s.duration_ms;  // what one runner would have spent
     for (auto& c : s.cases) {
       if (!names.insert(c.folder + "/" + c.name).second)
@@ -154,7 +165,8 @@ MergeOutcome merge_shards(std::vector<RunResult> shards, const std::vector<std::
     }
   }
   if (run.catalog_cases > 0 && static_cast<int>(run.cases.size()) != run.catalog_cases && errors.empty())
-    errors.push_back(fmt::format("the shards hold {} case(s), the catalog {}", run.cases.size(), run.catalog_cases));
+    errors.push_back(
+        fmt::format("the shards hold {} case(s), the catalog {}", run.cases.size(), run.catalog_cases));
   std::stable_sort(run.cases.begin(), run.cases.end(),
                    [](const CaseResult& a, const CaseResult& b) { return a.index < b.index; });
   return out;

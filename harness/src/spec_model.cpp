@@ -3,17 +3,16 @@
 // misreads the spec, and explore shows the smallest case where it matters.
 #include "llmchaos/harness/spec_model.hpp"
 
-#include "retry_hint.hpp"
+#include <fmt/format.h>
 
 #include <algorithm>
+#include <boost/json/parse.hpp>
 #include <cmath>
 #include <map>
 #include <set>
 
-#include <boost/json/parse.hpp>
-#include <fmt/format.h>
-
 #include "llmchaos/mockprovider/dialect.hpp"
+#include "retry_hint.hpp"
 
 namespace llmchaos::harness {
 namespace {
@@ -68,7 +67,8 @@ bool meets_contract(const Case& c, const LedgerEntry& e, const mock::Step* step)
 // SPEC 2's table, read off the mock's record of the attempt. `side_effect_before`: a tool side effect of
 // this operation ran before the attempt (every later failure is committed). `shown_before`: content
 // events of the same background response the caller saw before this attempt resumed it.
-Failure judge(const Case& c, const LedgerEntry& e, const mock::Step* step, bool side_effect_before, int shown_before) {
+Failure judge(const Case& c, const LedgerEntry& e, const mock::Step* step, bool side_effect_before,
+              int shown_before) {
   const auto& wf = c.policy.workflow;
   Failure f;
   f.failed = true;
@@ -82,11 +82,13 @@ Failure judge(const Case& c, const LedgerEntry& e, const mock::Step* step, bool 
   const bool shown = side_effect_before || (tokens_reach_caller && shown_before > 0);
   const CommitState after_tokens = shown || visible > 0 ? CommitState::committed : CommitState::none;
   const CommitState before_any = shown ? CommitState::committed : CommitState::none;
-  // Background responses exist where a dialect stores responses (the Responses API); the request that created one, or a resume of it,
-  // streamed with a 200. A cut or a stall breaks the stream after its first frame (response.created)
-  // named it.
-  const bool background_stream = wf.background && mock::dialect_spec(e.dialect).stores_responses && e.stream && e.status == 200;
-  f.background_cut = background_stream && (e.fault == FaultKind::stream_cut || e.fault == FaultKind::stream_stall);
+  // Background responses exist where a dialect stores responses (the Responses API); the request that created
+  // one, or a resume of it, streamed with a 200. A cut or a stall breaks the stream after its first frame
+  // (response.created) named it.
+  const bool background_stream =
+      wf.background && mock::dialect_spec(e.dialect).stores_responses && e.stream && e.status == 200;
+  f.background_cut =
+      background_stream && (e.fault == FaultKind::stream_cut || e.fault == FaultKind::stream_stall);
   auto set = [&](Owner owner, CommitState commit, std::string what) {
     f.owner = owner;
     f.commit = commit;
@@ -99,48 +101,65 @@ Failure judge(const Case& c, const LedgerEntry& e, const mock::Step* step, bool 
     // no byte (SPEC 2's post_commit_timeout / no_response rows, and any answer later than the timeout):
     // owner transient, and "no evidence that nothing happened" -> commit unknown, none only for a
     // replay-safe workflow (then rules 4-7 decide).
-    if (e.outcome == AttemptOutcome::reset) return set(Owner::transient, before_any, "reset before any response byte");
-    return set(Owner::transient, shown ? CommitState::committed : wf.replay_safe ? CommitState::none : CommitState::unknown,
+    if (e.outcome == AttemptOutcome::reset)
+      return set(Owner::transient, before_any, "reset before any response byte");
+    return set(Owner::transient,
+               shown            ? CommitState::committed
+               : wf.replay_safe ? CommitState::none
+                                : CommitState::unknown,
                "no response byte before the timeout");
   }
   switch (e.fault) {
-    case FaultKind::rate_429: return set(Owner::rate, before_any, "rate_429");
+    case FaultKind::rate_429:
+      return set(Owner::rate, before_any, "rate_429");
     case FaultKind::quota_429:
-    case FaultKind::payment_402: return set(Owner::quota, before_any, std::string(to_string(e.fault)));
-    case FaultKind::overloaded: return set(Owner::transient, before_any, "overloaded");
-    case FaultKind::server_500: return set(Owner::unknown, before_any, "server_500");
+    case FaultKind::payment_402:
+      return set(Owner::quota, before_any, std::string(to_string(e.fault)));
+    case FaultKind::overloaded:
+      return set(Owner::transient, before_any, "overloaded");
+    case FaultKind::server_500:
+      return set(Owner::unknown, before_any, "server_500");
     case FaultKind::server_500_context:
     case FaultKind::bad_request:
-    case FaultKind::prefill_rejected: return set(Owner::request, before_any, std::string(to_string(e.fault)));
-    case FaultKind::auth: return set(Owner::auth, before_any, "auth");
-    case FaultKind::policy: return set(Owner::policy, after_tokens, "policy");
+    case FaultKind::prefill_rejected:
+      return set(Owner::request, before_any, std::string(to_string(e.fault)));
+    case FaultKind::auth:
+      return set(Owner::auth, before_any, "auth");
+    case FaultKind::policy:
+      return set(Owner::policy, after_tokens, "policy");
     case FaultKind::stream_cut:
     case FaultKind::stream_stall:
     case FaultKind::malformed_event:
-      return set(Owner::transient, after_tokens, fmt::format("{} after {} visible token(s)", to_string(e.fault), visible));
+      return set(Owner::transient, after_tokens,
+                 fmt::format("{} after {} visible token(s)", to_string(e.fault), visible));
     case FaultKind::stream_error:
       // A plain request gets the interruption as a status: the row of what that status is.
       if (!e.stream && e.status == 500) return set(Owner::unknown, before_any, "stream_error as a bare 500");
-      return set(Owner::transient, after_tokens, fmt::format("stream_error after {} visible token(s)", visible));
+      return set(Owner::transient, after_tokens,
+                 fmt::format("stream_error after {} visible token(s)", visible));
     case FaultKind::post_commit_timeout:
     case FaultKind::no_response:
-    case FaultKind::connect_reset: return set(Owner::unknown, CommitState::unknown, "a silent fault that answered");
+    case FaultKind::connect_reset:
+      return set(Owner::unknown, CommitState::unknown, "a silent fault that answered");
     // Answers (a whole one, or one judged below by how it ended and what it holds). Listed, not a
     // default: a new fault kind must be placed in this oracle by hand (-Wswitch), never read as healthy.
     case FaultKind::ok:
     case FaultKind::slow:
     case FaultKind::slow_first_token:
     case FaultKind::no_terminator:
-    case FaultKind::schema_missing: break;
+    case FaultKind::schema_missing:
+      break;
   }
   if (e.outcome != AttemptOutcome::completed) {  // the answer broke off (an idle gap past the timeout)
     // A resume needs no frame of its own to be resumable: its id and sequence are the ones it resumed
     // from (a slow_first_token on it breaks off before any frame; the creating stream's first frame
     // would have named the response, and slow_first_token holds exactly that frame back).
     f.background_cut = background_stream && e.resume_of != 0;
-    return set(Owner::transient, after_tokens, fmt::format("{} broken off after {} visible token(s)", to_string(e.fault), visible));
+    return set(Owner::transient, after_tokens,
+               fmt::format("{} broken off after {} visible token(s)", to_string(e.fault), visible));
   }
-  if (!tool_leg && !meets_contract(c, e, step)) return set(Owner::contract, before_any, "answer misses a required field");
+  if (!tool_leg && !meets_contract(c, e, step))
+    return set(Owner::contract, before_any, "answer misses a required field");
   f.failed = false;
   return f;
 }
@@ -230,7 +249,8 @@ class Model {
         if (!tainted_) {
           decide(p, f, b, e, step, tried);
         } else {
-          p.why = "not judged: a breaker may be open (its state is the client's, not an input SPEC 3 defines)";
+          p.why =
+              "not judged: a breaker may be open (its state is the client's, not an input SPEC 3 defines)";
         }
         points_.push_back(std::move(p));
       }
@@ -242,9 +262,9 @@ class Model {
               const std::set<std::string>& tried) const {
     const auto& wf = c_.policy.workflow;
     const auto ra = retry_after(e, step);
-    const std::string inputs =
-        fmt::format("{}: owner {}, commit {}, attempts left {}, time left {:.0f} ms, cost left {:.4f}", f.what,
-                    to_string(f.owner), to_string(f.commit), b.attempts_left, b.time_left_ms, b.cost_left_usd);
+    const std::string inputs = fmt::format(
+        "{}: owner {}, commit {}, attempts left {}, time left {:.0f} ms, cost left {:.4f}", f.what,
+        to_string(f.owner), to_string(f.commit), b.attempts_left, b.time_left_ms, b.cost_left_usd);
     auto done = [&](Action a, int rule, std::string_view text) {
       p.action = a;
       p.rule = rule;
@@ -267,7 +287,8 @@ class Model {
     if ((o == Owner::transient || o == Owner::rate) && b.attempts_left > 0 &&
         b.time_left_ms >= ra.value_or(0) + here.latency_ms && b.cost_left_usd + cost_slack >= here.cost_usd)
       return done(Action::retry, 4,
-                  fmt::format("retry fits: retry-after {:.0f} ms + expected {:.0f} ms", ra.value_or(0), here.latency_ms));
+                  fmt::format("retry fits: retry-after {:.0f} ms + expected {:.0f} ms", ra.value_or(0),
+                              here.latency_ms));
 
     if (o == Owner::transient || o == Owner::rate || o == Owner::quota) {
       // "another approved route": the chain in order, never one this delivery already went to.
@@ -277,7 +298,8 @@ class Model {
         if (fb.approved && b.attempts_left > 0 && b.time_left_ms >= fb.latency_ms &&
             b.cost_left_usd + cost_slack >= fb.cost_usd) {
           p.target = name;
-          return done(Action::fallback, 5, fmt::format("fallback to {} fits (expected {:.0f} ms)", name, fb.latency_ms));
+          return done(Action::fallback, 5,
+                      fmt::format("fallback to {} fits (expected {:.0f} ms)", name, fb.latency_ms));
         }
       }
     }
@@ -327,9 +349,10 @@ std::vector<SpecDisagreement> compare_with_spec(const History& h, const std::vec
       auto it = by_seq.find(e.seq);
       if (it == by_seq.end()) {
         if (fp)
-          out.push_back({seen + 1, fmt::format("{} attempt {} ({}): SPEC 2 sees no failure; the stack did {} ({})",
-                                               e.route, e.attempt, to_string(e.fault), to_string(fp->action),
-                                               fp->rule_text)});
+          out.push_back(
+              {seen + 1,
+               fmt::format("{} attempt {} ({}): SPEC 2 sees no failure; the stack did {} ({})", e.route,
+                           e.attempt, to_string(e.fault), to_string(fp->action), fp->rule_text)});
         continue;
       }
       const SpecPoint& p = *it->second;
@@ -338,11 +361,13 @@ std::vector<SpecDisagreement> compare_with_spec(const History& h, const std::vec
       const Action did = fp ? fp->action : Action::none;
       const bool same = did == *p.action && (did != Action::fallback || fp->next_route == p.target);
       if (!same)
-        out.push_back({p.point, fmt::format("{}: SPEC 3 says {}{} ({}); the stack did {}{} ({})", point_str(p),
-                                            to_string(*p.action), p.target.empty() ? "" : " to " + p.target, p.why,
-                                            to_string(did),
-                                            fp && !fp->next_route.empty() && did == Action::fallback ? " to " + fp->next_route : "",
-                                            fp ? fp->rule_text : "no failure point in the decision log")});
+        out.push_back(
+            {p.point,
+             fmt::format(
+                 "{}: SPEC 3 says {}{} ({}); the stack did {}{} ({})", point_str(p), to_string(*p.action),
+                 p.target.empty() ? "" : " to " + p.target, p.why, to_string(did),
+                 fp && !fp->next_route.empty() && did == Action::fallback ? " to " + fp->next_route : "",
+                 fp ? fp->rule_text : "no failure point in the decision log")});
     }
   }
   return out;

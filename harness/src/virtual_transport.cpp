@@ -4,11 +4,10 @@
 #include "llmchaos/harness/virtual_transport.hpp"
 
 #include <algorithm>
-#include <cctype>
-#include <optional>
-
 #include <boost/json/object.hpp>
 #include <boost/json/serialize.hpp>
+#include <cctype>
+#include <optional>
 
 #include "llmchaos/client/dialect_codec.hpp"
 #include "llmchaos/client/http_transport.hpp"
@@ -29,7 +28,8 @@ std::string path_of(const std::string& base_url) {
 }
 
 std::string lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  std::transform(s.begin(), s.end(), s.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   return s;
 }
 
@@ -105,11 +105,13 @@ struct Playback {
         clock.sleep_ms(timeout);
         return no_response(TransportEvent::timeout_no_byte, "timeout, no response byte",
                            AttemptOutcome::held_then_closed);
-      case mock::WireAction::respond: break;
+      case mock::WireAction::respond:
+        break;
     }
     if (plan.latency_ms >= timeout) {
       clock.sleep_ms(timeout);
-      return no_response(TransportEvent::timeout_no_byte, "timeout, no response byte", AttemptOutcome::client_closed);
+      return no_response(TransportEvent::timeout_no_byte, "timeout, no response byte",
+                         AttemptOutcome::client_closed);
     }
     clock.sleep_ms(plan.latency_ms);
     reader.head(plan.status, head_of(plan));
@@ -126,7 +128,8 @@ struct Playback {
         if (plan.stall_ms >= timeout) return idle_timeout(events);
         clock.sleep_ms(plan.stall_ms);
         break;
-      case mock::StreamEnd::abort: break;
+      case mock::StreamEnd::abort:
+        break;
     }
     reader.broken(false, cut_text);
     return end(AttemptOutcome::cut, events, plan.status);
@@ -173,7 +176,8 @@ client::AttemptResult VirtualTransport::send(const client::AttemptRequest& req, 
   client::ResponseReader reader(req, on_token);
   reader.result().started_ms = clock.now_ms();
   const mock::Routed routed = impl_->router.handle(wire_request(req, impl_->api_key));
-  Playback play{reader, clock, impl_->engine, routed, std::max(req.timeout_ms, 1.0)};  // the live timers' floor
+  Playback play{reader, clock, impl_->engine, routed,
+                std::max(req.timeout_ms, 1.0)};  // the live timers' floor
   if (auto unanswered = play.head()) return std::move(*unanswered);
   return routed.plan.streamed ? play.frames() : play.whole_body();
 }

@@ -3,7 +3,9 @@
 
 namespace llmchaos::mock {
 namespace {
-Plan plan(const FaultInput& in) { return detail::error_plan(in, FaultKind::auth, ErrorKind::auth); }
+Plan plan(const FaultInput& in) {
+  return detail::error_plan(in, FaultKind::auth, ErrorKind::auth);
+}
 }  // namespace
 
 extern const FaultSpec auth_fault = {

@@ -3,7 +3,9 @@
 
 namespace llmchaos::mock {
 namespace {
-Plan plan(const FaultInput& in) { return detail::error_plan(in, FaultKind::bad_request, ErrorKind::bad_request); }
+Plan plan(const FaultInput& in) {
+  return detail::error_plan(in, FaultKind::bad_request, ErrorKind::bad_request);
+}
 }  // namespace
 
 extern const FaultSpec bad_request_fault = {

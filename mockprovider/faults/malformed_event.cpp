@@ -39,7 +39,10 @@ extern const FaultSpec malformed_event_fault = {
     .params = params,
     .plan = plan,
     .summary = "200, SSE with event N+1 not valid JSON, otherwise complete",
-    .traits = {.in_band = InBand::always, .breaks_stream = true, .explore_inter_event = false, .explore_draw = draw},
+    .traits = {.in_band = InBand::always,
+               .breaks_stream = true,
+               .explore_inter_event = false,
+               .explore_draw = draw},
 };
 
 }  // namespace llmchaos::mock

@@ -5,7 +5,9 @@ namespace llmchaos::mock {
 namespace {
 constexpr std::string_view params[] = {"hold_ms"};
 
-Plan plan(const FaultInput& in) { return detail::hold_plan(in, FaultKind::no_response, false); }
+Plan plan(const FaultInput& in) {
+  return detail::hold_plan(in, FaultKind::no_response, false);
+}
 }  // namespace
 
 extern const FaultSpec no_response_fault = {

@@ -3,7 +3,9 @@
 
 namespace llmchaos::mock {
 namespace {
-Plan plan(const FaultInput& in) { return detail::answer_plan(in, FaultKind::ok); }
+Plan plan(const FaultInput& in) {
+  return detail::answer_plan(in, FaultKind::ok);
+}
 }  // namespace
 
 extern const FaultSpec ok_fault = {

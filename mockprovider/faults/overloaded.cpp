@@ -3,7 +3,9 @@
 
 namespace llmchaos::mock {
 namespace {
-Plan plan(const FaultInput& in) { return detail::error_plan(in, FaultKind::overloaded, ErrorKind::overloaded); }
+Plan plan(const FaultInput& in) {
+  return detail::error_plan(in, FaultKind::overloaded, ErrorKind::overloaded);
+}
 
 void draw(ExploreDraw& d) {
   if (d.maybe(0.25)) d.param("retry_after_ms", d.maybe(0.5) ? 50 : 500);

@@ -4,7 +4,9 @@
 namespace llmchaos::mock {
 namespace {
 constexpr std::string_view params[] = {"body"};  // a named real body of the dialect
-Plan plan(const FaultInput& in) { return detail::error_plan(in, FaultKind::payment_402, ErrorKind::payment); }
+Plan plan(const FaultInput& in) {
+  return detail::error_plan(in, FaultKind::payment_402, ErrorKind::payment);
+}
 }  // namespace
 
 extern const FaultSpec payment_402_fault = {

@@ -15,7 +15,9 @@ Plan plan(const FaultInput& in) {
   return detail::answer_plan(in, FaultKind::policy, stopped);
 }
 
-void draw(ExploreDraw& d) { detail::draw_cut_after_events(d); }
+void draw(ExploreDraw& d) {
+  detail::draw_cut_after_events(d);
+}
 }  // namespace
 
 extern const FaultSpec policy_fault = {

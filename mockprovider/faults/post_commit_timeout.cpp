@@ -6,7 +6,9 @@ namespace llmchaos::mock {
 namespace {
 constexpr std::string_view params[] = {"hold_ms"};
 
-Plan plan(const FaultInput& in) { return detail::hold_plan(in, FaultKind::post_commit_timeout, true); }
+Plan plan(const FaultInput& in) {
+  return detail::hold_plan(in, FaultKind::post_commit_timeout, true);
+}
 }  // namespace
 
 extern const FaultSpec post_commit_timeout_fault = {

@@ -9,8 +9,9 @@ constexpr double default_retry_after_ms = 1000;
 Plan plan(const FaultInput& in) {
   Step step = in.step;  // the headers are always sent: default the hint when the script gives none
   if (!step.retry_after_ms) step.retry_after_ms = default_retry_after_ms;
-  return detail::error_plan({step, in.request, in.dialect, in.answer, in.request_id, in.time_scale, in.rng, in.unix_now_ms},
-                            FaultKind::rate_429, ErrorKind::rate_limit);
+  return detail::error_plan(
+      {step, in.request, in.dialect, in.answer, in.request_id, in.time_scale, in.rng, in.unix_now_ms},
+      FaultKind::rate_429, ErrorKind::rate_limit);
 }
 
 void draw(ExploreDraw& d) {

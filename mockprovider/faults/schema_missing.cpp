@@ -19,7 +19,8 @@ std::string without_field(const std::string& text, const std::optional<std::stri
 
 Plan plan(const FaultInput& in) {
   Answer lacking = in.answer;
-  if (lacking.tool_name.empty()) lacking.tokens = split_tokens(without_field(in.answer.text(), in.step.missing_field));
+  if (lacking.tool_name.empty())
+    lacking.tokens = split_tokens(without_field(in.answer.text(), in.step.missing_field));
   return detail::answer_plan(in, FaultKind::schema_missing, lacking);
 }
 

@@ -3,7 +3,9 @@
 
 namespace llmchaos::mock {
 namespace {
-Plan plan(const FaultInput& in) { return detail::error_plan(in, FaultKind::server_500, ErrorKind::server); }
+Plan plan(const FaultInput& in) {
+  return detail::error_plan(in, FaultKind::server_500, ErrorKind::server);
+}
 }  // namespace
 
 extern const FaultSpec server_500_fault = {

@@ -3,7 +3,9 @@
 
 namespace llmchaos::mock {
 namespace {
-Plan plan(const FaultInput& in) { return detail::error_plan(in, FaultKind::server_500_context, ErrorKind::server_context); }
+Plan plan(const FaultInput& in) {
+  return detail::error_plan(in, FaultKind::server_500_context, ErrorKind::server_context);
+}
 }  // namespace
 
 extern const FaultSpec server_500_context_fault = {

@@ -17,7 +17,9 @@ Plan plan(const FaultInput& in) {
   return p;
 }
 
-void draw(ExploreDraw& d) { d.param("first_token_ms", d.maybe(0.5) ? d.within() : d.beyond()); }
+void draw(ExploreDraw& d) {
+  d.param("first_token_ms", d.maybe(0.5) ? d.within() : d.beyond());
+}
 }  // namespace
 
 extern const FaultSpec slow_first_token_fault = {

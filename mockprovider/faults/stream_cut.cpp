@@ -11,7 +11,9 @@ Plan plan(const FaultInput& in) {
   return detail::partial_stream(in, FaultKind::stream_cut, detail::cut_after(in, 1), {}, StreamEnd::abort);
 }
 
-void draw(ExploreDraw& d) { detail::draw_cut_after_events(d); }
+void draw(ExploreDraw& d) {
+  detail::draw_cut_after_events(d);
+}
 }  // namespace
 
 extern const FaultSpec stream_cut_fault = {

@@ -8,13 +8,17 @@ namespace {
 constexpr std::string_view params[] = {"cut_after_events"};
 
 Plan plan(const FaultInput& in) {
-  if (!in.request.stream) return detail::error_plan(in, FaultKind::stream_error, ErrorKind::stream_interrupted);
-  Plan p = detail::partial_stream(in, FaultKind::stream_error, detail::cut_after(in, 1), {}, StreamEnd::complete);
+  if (!in.request.stream)
+    return detail::error_plan(in, FaultKind::stream_error, ErrorKind::stream_interrupted);
+  Plan p =
+      detail::partial_stream(in, FaultKind::stream_error, detail::cut_after(in, 1), {}, StreamEnd::complete);
   p.frames.push_back(in.dialect.stream_error_frame(in.answer, p.frames.size()));
   return p;
 }
 
-void draw(ExploreDraw& d) { detail::draw_cut_after_events(d); }
+void draw(ExploreDraw& d) {
+  detail::draw_cut_after_events(d);
+}
 }  // namespace
 
 extern const FaultSpec stream_error_fault = {

@@ -26,7 +26,8 @@ ParsedRequest parse(std::string_view method, std::string_view target, std::strin
       c.prefill = role == "assistant";
       if (const auto* content = array_member(last, "content"))
         for (const auto& block : *content)
-          if (block.is_object() && str_member(block.get_object(), "type") == "tool_result") c.last_is_tool_result = true;
+          if (block.is_object() && str_member(block.get_object(), "type") == "tool_result")
+            c.last_is_tool_result = true;
     }
   }
   if (auto* sys = o->if_contains("system")) c.input_tokens += words_in(*sys);
@@ -35,9 +36,12 @@ ParsedRequest parse(std::string_view method, std::string_view target, std::strin
 
 std::string_view stop_reason(const Answer& a) {
   switch (a.finish) {
-    case Finish::content_filter: return "refusal";
-    case Finish::tool_call: return "tool_use";
-    default: return "end_turn";
+    case Finish::content_filter:
+      return "refusal";
+    case Finish::tool_call:
+      return "tool_use";
+    default:
+      return "end_turn";
   }
 }
 
@@ -52,14 +56,15 @@ std::string render_body(const Answer& a) {
   } else {
     content.push_back(tool_block(a));
   }
-  json::object body{{"id", a.id},
-                    {"type", "message"},
-                    {"role", "assistant"},
-                    {"model", a.model},
-                    {"content", std::move(content)},
-                    {"stop_reason", stop_reason(a)},
-                    {"stop_sequence", nullptr},
-                    {"usage", json::object{{"input_tokens", a.input_tokens}, {"output_tokens", a.output_tokens()}}}};
+  json::object body{
+      {"id", a.id},
+      {"type", "message"},
+      {"role", "assistant"},
+      {"model", a.model},
+      {"content", std::move(content)},
+      {"stop_reason", stop_reason(a)},
+      {"stop_sequence", nullptr},
+      {"usage", json::object{{"input_tokens", a.input_tokens}, {"output_tokens", a.output_tokens()}}}};
   return json::serialize(body);
 }
 
@@ -73,22 +78,26 @@ StreamParts render_stream(const Answer& a) {
                        {"stop_reason", nullptr},
                        {"stop_sequence", nullptr},
                        {"usage", json::object{{"input_tokens", a.input_tokens}, {"output_tokens", 1}}}};
-  p.head.push_back(sse_event("message_start", json::object{{"type", "message_start"}, {"message", std::move(message)}}));
+  p.head.push_back(
+      sse_event("message_start", json::object{{"type", "message_start"}, {"message", std::move(message)}}));
   json::object block = a.tool_name.empty() ? json::object{{"type", "text"}, {"text", ""}} : tool_block(a);
-  p.head.push_back(sse_event("content_block_start",
-                             json::object{{"type", "content_block_start"}, {"index", 0}, {"content_block", std::move(block)}}));
+  p.head.push_back(sse_event(
+      "content_block_start",
+      json::object{{"type", "content_block_start"}, {"index", 0}, {"content_block", std::move(block)}}));
   p.head.push_back(sse_event("ping", json::object{{"type", "ping"}}));
   const auto delta = [](json::object d) {
     return json::object{{"type", "content_block_delta"}, {"index", 0}, {"delta", std::move(d)}};
   };
   if (a.tool_name.empty()) {
     for (const auto& t : a.tokens)
-      p.content.push_back(sse_event("content_block_delta", delta({{"type", "text_delta"}, {"text", t}}), true));
+      p.content.push_back(
+          sse_event("content_block_delta", delta({{"type", "text_delta"}, {"text", t}}), true));
   } else {
-    p.content.push_back(
-        sse_event("content_block_delta", delta({{"type", "input_json_delta"}, {"partial_json", "{}"}}), true));
+    p.content.push_back(sse_event("content_block_delta",
+                                  delta({{"type", "input_json_delta"}, {"partial_json", "{}"}}), true));
   }
-  p.tail.push_back(sse_event("content_block_stop", json::object{{"type", "content_block_stop"}, {"index", 0}}));
+  p.tail.push_back(
+      sse_event("content_block_stop", json::object{{"type", "content_block_stop"}, {"index", 0}}));
   // message_delta must carry usage: the SDK reads usage.output_tokens unconditionally.
   p.tail.push_back(sse_event(
       "message_delta",
@@ -109,35 +118,50 @@ Shape shape(ErrorKind kind) {
     case ErrorKind::rate_limit:
       return {429, "rate_limit_error",
               "Number of requests has exceeded your per-minute rate limit "
-              "(https://docs.claude.com/en/api/rate-limits); see the response headers for current usage. Please try "
+              "(https://docs.claude.com/en/api/rate-limits); see the response headers for current usage. "
+              "Please try "
               "again later."};
     case ErrorKind::quota:
       return {429, "rate_limit_error",
-              "Your organization has exceeded its monthly usage quota for this API; requests are refused until the "
+              "Your organization has exceeded its monthly usage quota for this API; requests are refused "
+              "until the "
               "limit is raised in Plans & Billing."};
     case ErrorKind::payment:
       return {402, "billing_error",
-              "Your credit balance is too low to access the Anthropic API. Please go to Plans & Billing to upgrade "
+              "Your credit balance is too low to access the Anthropic API. Please go to Plans & Billing to "
+              "upgrade "
               "or purchase credits."};
     case ErrorKind::overloaded:
-    case ErrorKind::stream_interrupted: return {529, "overloaded_error", "Overloaded"};
-    case ErrorKind::server: return {500, "api_error", "Internal server error"};
+    case ErrorKind::stream_interrupted:
+      return {529, "overloaded_error", "Overloaded"};
+    case ErrorKind::server:
+      return {500, "api_error", "Internal server error"};
     case ErrorKind::server_context:
-      return {500, "api_error", "Internal server error while processing the input: prompt is too long for the context window"};
-    case ErrorKind::bad_request: return {400, "invalid_request_error", "prompt is too long: 208719 tokens > 200000 maximum"};
-    case ErrorKind::auth: return {401, "authentication_error", "invalid x-api-key"};
-    case ErrorKind::policy: return {400, "invalid_request_error", "Output blocked by content filtering policy"};
+      return {500, "api_error",
+              "Internal server error while processing the input: prompt is too long for the context window"};
+    case ErrorKind::bad_request:
+      return {400, "invalid_request_error", "prompt is too long: 208719 tokens > 200000 maximum"};
+    case ErrorKind::auth:
+      return {401, "authentication_error", "invalid x-api-key"};
+    case ErrorKind::policy:
+      return {400, "invalid_request_error", "Output blocked by content filtering policy"};
     case ErrorKind::prefill:
       return {400, "invalid_request_error",
-              "This model does not support assistant message prefill. The conversation must end with a user message."};
-    case ErrorKind::not_found: return {404, "not_found_error", "Not found"};
-    case ErrorKind::method_not_allowed: return {405, "invalid_request_error", "Method not allowed"};
+              "This model does not support assistant message prefill. The conversation must end with a user "
+              "message."};
+    case ErrorKind::not_found:
+      return {404, "not_found_error", "Not found"};
+    case ErrorKind::method_not_allowed:
+      return {405, "invalid_request_error", "Method not allowed"};
     case ErrorKind::invalid_json:
-      return {400, "invalid_request_error", "There was an issue with the format or content of your request: invalid JSON"};
-    case ErrorKind::too_large: return {413, "request_too_large", "Request exceeds the maximum allowed number of bytes."};
+      return {400, "invalid_request_error",
+              "There was an issue with the format or content of your request: invalid JSON"};
+    case ErrorKind::too_large:
+      return {413, "request_too_large", "Request exceeds the maximum allowed number of bytes."};
     // No key: 401 {"type":"error","error":{"type":"authentication_error","message":"x-api-key header is
     // required"},"request_id":"req_..."} (n8n-io/n8n#37930, karthink/gptel#354).
-    case ErrorKind::missing_key: return {401, "authentication_error", "x-api-key header is required"};
+    case ErrorKind::missing_key:
+      return {401, "authentication_error", "x-api-key header is required"};
   }
   return {500, "api_error", "error"};
 }
@@ -151,7 +175,8 @@ struct NamedShape {
   Shape shape;
 };
 constexpr std::string_view credit_too_low =
-    "Your credit balance is too low to access the Anthropic API. Please go to Plans & Billing to upgrade or purchase "
+    "Your credit balance is too low to access the Anthropic API. Please go to Plans & Billing to upgrade or "
+    "purchase "
     "credits.";
 constexpr std::string_view usage_limits =
     "You have reached your specified API usage limits. You will regain access on 2026-04-01 at 00:00 UTC.";
@@ -166,7 +191,9 @@ Shape shape(ErrorKind kind, std::string_view name) {
   return n ? n->shape : shape(kind);
 }
 
-std::vector<std::string_view> body_names(ErrorKind kind) { return detail::named_for(named_shapes, kind); }
+std::vector<std::string_view> body_names(ErrorKind kind) {
+  return detail::named_for(named_shapes, kind);
+}
 
 json::object error_object(ErrorKind kind, std::string_view detail, std::string_view body = {}) {
   const auto s = shape(kind, body);
@@ -176,20 +203,26 @@ json::object error_object(ErrorKind kind, std::string_view detail, std::string_v
 }
 
 ErrorReply error(ErrorKind kind, const ErrorContext& ctx) {
-  json::object body{{"type", "error"}, {"error", error_object(kind, ctx.detail, ctx.body)}, {"request_id", ctx.request_id}};
+  json::object body{
+      {"type", "error"}, {"error", error_object(kind, ctx.detail, ctx.body)}, {"request_id", ctx.request_id}};
   return {shape(kind, ctx.body).status, json::serialize(body)};
 }
 
 SseFrame stream_error_frame(const Answer&, std::size_t) {
-  return sse_event("error", json::object{{"type", "error"}, {"error", error_object(ErrorKind::stream_interrupted, {})}});
+  return sse_event(
+      "error", json::object{{"type", "error"}, {"error", error_object(ErrorKind::stream_interrupted, {})}});
 }
 
 SseFrame malformed_frame() {
-  return {"event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\n\n",
-          false};
+  return {
+      "event: content_block_delta\ndata: "
+      "{\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\n\n",
+      false};
 }
 
-std::string models_body(std::string_view) { return {}; }
+std::string models_body(std::string_view) {
+  return {};
+}
 constexpr std::string_view served_paths[] = {"POST /v1/messages"};
 // SDK 0.x sends x-api-key, 1.x Authorization: Bearer (provider-wire.md section 0): the API takes either.
 constexpr Credential credentials[] = {{"x-api-key", ""}, {"authorization", "Bearer"}};

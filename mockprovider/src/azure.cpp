@@ -43,7 +43,8 @@ std::string_view deployment_of(std::string_view path) {
   if (path.substr(0, deployments_prefix.size()) != deployments_prefix || path.size() <= chat_suffix.size() ||
       path.substr(path.size() - chat_suffix.size()) != chat_suffix)
     return {};
-  const auto name = path.substr(deployments_prefix.size(), path.size() - deployments_prefix.size() - chat_suffix.size());
+  const auto name =
+      path.substr(deployments_prefix.size(), path.size() - deployments_prefix.size() - chat_suffix.size());
   return name.find('/') == std::string_view::npos ? name : std::string_view{};
 }
 
@@ -64,11 +65,16 @@ ParsedRequest parse(std::string_view method, std::string_view target, std::strin
 }
 
 // A category's verdict: {"filtered": bool, "severity": "safe" | "medium"}.
-json::object severity(bool filtered) { return {{"filtered", filtered}, {"severity", filtered ? "medium" : "safe"}}; }
+json::object severity(bool filtered) {
+  return {{"filtered", filtered}, {"severity", filtered ? "medium" : "safe"}};
+}
 
 // The four harm categories (violence flagged when `filtered`), as Azure reports them per choice.
 json::object categories(bool filtered) {
-  return {{"hate", severity(false)}, {"self_harm", severity(false)}, {"sexual", severity(false)}, {"violence", severity(filtered)}};
+  return {{"hate", severity(false)},
+          {"self_harm", severity(false)},
+          {"sexual", severity(false)},
+          {"violence", severity(filtered)}};
 }
 
 // What the prompt's filter found (nothing: a prompt that tripped it is the 400 content_filter).
@@ -127,11 +133,11 @@ StreamParts render_stream(const Answer& a) {
   for (auto& f : p.tail) annotate(f, a, true);
   // Azure's first chunk: the prompt's filter results, no choices, empty id and model.
   p.head.insert(p.head.begin(), sse_data(json::object{{"choices", json::array{}},
-                                                     {"created", 0},
-                                                     {"id", ""},
-                                                     {"model", ""},
-                                                     {"object", ""},
-                                                     {"prompt_filter_results", prompt_filter_results()}}));
+                                                      {"created", 0},
+                                                      {"id", ""},
+                                                      {"model", ""},
+                                                      {"object", ""},
+                                                      {"prompt_filter_results", prompt_filter_results()}}));
   return p;
 }
 
@@ -152,18 +158,23 @@ struct Named {
 };
 constexpr Named named_bodies[] = {{ErrorKind::rate_limit, "token_rate_limit"}};
 
-std::vector<std::string_view> body_names(ErrorKind kind) { return named_for(named_bodies, kind); }
+std::vector<std::string_view> body_names(ErrorKind kind) {
+  return named_for(named_bodies, kind);
+}
 
 ErrorReply error(ErrorKind kind, const ErrorContext& ctx) {
   switch (kind) {
     case ErrorKind::rate_limit: {
       const bool tokens = ctx.body == "token_rate_limit";
-      return {429, json::serialize(azure_error(
-                       "429", fmt::format("Requests to the ChatCompletions_Create Operation under Azure OpenAI API version {} "
-                                          "have exceeded {} rate limit of your current OpenAI S0 pricing tier.{}Please go "
-                                          "here: https://aka.ms/oai/quotaincrease if you would like to further increase the "
-                                          "default rate limit.",
-                                          api_version, tokens ? "token" : "call", retry_sentence(ctx))))};
+      return {
+          429,
+          json::serialize(azure_error(
+              "429", fmt::format(
+                         "Requests to the ChatCompletions_Create Operation under Azure OpenAI API version {} "
+                         "have exceeded {} rate limit of your current OpenAI S0 pricing tier.{}Please go "
+                         "here: https://aka.ms/oai/quotaincrease if you would like to further increase the "
+                         "default rate limit.",
+                         api_version, tokens ? "token" : "call", retry_sentence(ctx))))};
     }
     case ErrorKind::quota:
       // Not confirmed against a real answer: Azure's documented "quota" is the per-minute TPM/RPM limit,
@@ -171,36 +182,48 @@ ErrorReply error(ErrorKind kind, const ErrorContext& ctx) {
       // demo#1246), and no public report shows a runtime spend-quota body (searched 2026-12-04: the
       // InsufficientQuota reports are deployment-time ARM errors). This one keeps OpenAI's
       // `insufficient_quota` code, the token a stack would key on.
-      return {429, json::serialize(azure_error(
-                       "insufficient_quota",
-                       fmt::format("Requests to the ChatCompletions_Create Operation under Azure OpenAI API version {} have "
-                                   "exceeded the token quota of your subscription for this period: insufficient quota. "
-                                   "Please go here: https://aka.ms/oai/quotaincrease to request more quota.",
-                                   api_version)))};
+      return {
+          429,
+          json::serialize(azure_error(
+              "insufficient_quota",
+              fmt::format(
+                  "Requests to the ChatCompletions_Create Operation under Azure OpenAI API version {} have "
+                  "exceeded the token quota of your subscription for this period: insufficient quota. "
+                  "Please go here: https://aka.ms/oai/quotaincrease to request more quota.",
+                  api_version)))};
     case ErrorKind::auth:
-      return {401, json::serialize(azure_error(
-                       "401", "Access denied due to invalid subscription key or wrong API endpoint. Make sure to provide a "
-                              "valid key for an active subscription and use a correct regional API endpoint for your "
-                              "resource."))};
-    case ErrorKind::not_found: return {404, json::serialize(azure_error("404", "Resource not found"))};
-    case ErrorKind::missing_key:  // no api-key header: the gateway's own shape (openai/openai-python#1527, continuedev/continue#4601)
-      return {401, json::serialize(json::object{
-                       {"statusCode", 401},
-                       {"message", "Access denied due to missing subscription key. Make sure to include subscription key "
-                                   "when making requests to an API."}})};
+      return {
+          401,
+          json::serialize(azure_error(
+              "401",
+              "Access denied due to invalid subscription key or wrong API endpoint. Make sure to provide a "
+              "valid key for an active subscription and use a correct regional API endpoint for your "
+              "resource."))};
+    case ErrorKind::not_found:
+      return {404, json::serialize(azure_error("404", "Resource not found"))};
+    case ErrorKind::missing_key:  // no api-key header: the gateway's own shape (openai/openai-python#1527,
+                                  // continuedev/continue#4601)
+      return {401,
+              json::serialize(json::object{
+                  {"statusCode", 401},
+                  {"message",
+                   "Access denied due to missing subscription key. Make sure to include subscription key "
+                   "when making requests to an API."}})};
     case ErrorKind::policy: {
       auto results = categories(true);
       results["jailbreak"] = json::object{{"filtered", false}, {"detected", false}};
-      json::object e{{"message",
-                      "The response was filtered due to the prompt triggering Azure OpenAI's content management policy. "
-                      "Please modify your prompt and retry. To learn more about our content filtering policies please read "
-                      "our documentation: https://go.microsoft.com/fwlink/?linkid=2198766"},
-                     {"type", nullptr},
-                     {"param", "prompt"},
-                     {"code", "content_filter"},
-                     {"status", 400},
-                     {"innererror", json::object{{"code", "ResponsibleAIPolicyViolation"},
-                                                 {"content_filter_result", std::move(results)}}}};
+      json::object e{
+          {"message",
+           "The response was filtered due to the prompt triggering Azure OpenAI's content management policy. "
+           "Please modify your prompt and retry. To learn more about our content filtering policies please "
+           "read "
+           "our documentation: https://go.microsoft.com/fwlink/?linkid=2198766"},
+          {"type", nullptr},
+          {"param", "prompt"},
+          {"code", "content_filter"},
+          {"status", 400},
+          {"innererror", json::object{{"code", "ResponsibleAIPolicyViolation"},
+                                      {"content_filter_result", std::move(results)}}}};
       return {400, json::serialize(json::object{{"error", std::move(e)}})};
     }
     default:  // the model backend's answers: OpenAI's bodies and statuses
@@ -208,19 +231,29 @@ ErrorReply error(ErrorKind kind, const ErrorContext& ctx) {
   }
 }
 
-SseFrame stream_error_frame(const Answer& a, std::size_t sequence) { return openai_dialect.stream_error_frame(a, sequence); }
+SseFrame stream_error_frame(const Answer& a, std::size_t sequence) {
+  return openai_dialect.stream_error_frame(a, sequence);
+}
 
-SseFrame malformed_frame() { return openai_dialect.malformed_frame(); }
+SseFrame malformed_frame() {
+  return openai_dialect.malformed_frame();
+}
 
-std::string models_body(std::string_view model) { return openai_dialect.models_body(model); }
+std::string models_body(std::string_view model) {
+  return openai_dialect.models_body(model);
+}
 
-constexpr std::string_view served_paths[] = {"POST /openai/deployments/{model}/chat/completions?api-version=2024-10-21",
-                                             "POST /openai/v1/chat/completions", "GET /openai/v1/models"};
-// The `api-key` header (what AzureOpenAI sends with an apiKey), or an Entra ID token as Authorization: Bearer.
+constexpr std::string_view served_paths[] = {
+    "POST /openai/deployments/{model}/chat/completions?api-version=2024-10-21",
+    "POST /openai/v1/chat/completions", "GET /openai/v1/models"};
+// The `api-key` header (what AzureOpenAI sends with an apiKey), or an Entra ID token as Authorization:
+// Bearer.
 constexpr Credential credentials[] = {{"api-key", ""}, {"authorization", "Bearer"}};
 
 // The Chat Completions chunks: the openai unit's reading of them (the filter annotations are structure).
-FrameRole frame_role(std::string_view event, const json::object& data) { return openai_dialect.frame_role(event, data); }
+FrameRole frame_role(std::string_view event, const json::object& data) {
+  return openai_dialect.frame_role(event, data);
+}
 }  // namespace
 
 extern const DialectSpec azure_dialect = {

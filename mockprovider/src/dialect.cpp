@@ -1,4 +1,6 @@
 // The table of dialects and what they share.
+#include "llmchaos/mockprovider/dialect.hpp"
+
 #include <algorithm>
 #include <array>
 #include <cctype>
@@ -7,7 +9,6 @@
 
 #include "dialect_util.hpp"
 #include "llmchaos/core/byte_scan.hpp"
-#include "llmchaos/mockprovider/dialect.hpp"
 
 namespace llmchaos::mock {
 
@@ -20,8 +21,8 @@ extern const DialectSpec azure_dialect;
 
 namespace {
 // The one table: to add a dialect, add its unit and a line here (see mockprovider/README.md).
-const DialectSpec* const dialect_table[] = {&openai_dialect, &anthropic_dialect, &gemini_dialect, &responses_dialect,
-                                           &azure_dialect};
+const DialectSpec* const dialect_table[] = {&openai_dialect, &anthropic_dialect, &gemini_dialect,
+                                            &responses_dialect, &azure_dialect};
 }  // namespace
 
 const DialectSpec& dialect_spec(Dialect d) {
@@ -61,19 +62,23 @@ std::string_view key_in(std::string_view value, std::string_view scheme) {
 }
 }  // namespace
 
-bool has_credential(const DialectSpec& dialect, const std::vector<std::pair<std::string, std::string>>& headers,
+bool has_credential(const DialectSpec& dialect,
+                    const std::vector<std::pair<std::string, std::string>>& headers,
                     std::string_view target) {
   for (const auto& c : dialect.auth.headers)
     for (const auto& [name, value] : headers)
       if (name == c.header && !key_in(value, c.scheme).empty()) return true;
   if (dialect.auth.query_param.empty()) return false;
   const auto q = target.find('?');
-  for (auto query = q == std::string_view::npos ? std::string_view{} : target.substr(q + 1); !query.empty();) {
+  for (auto query = q == std::string_view::npos ? std::string_view{} : target.substr(q + 1);
+       !query.empty();) {
     const auto amp = query.find('&');
     const auto pair = query.substr(0, amp);
     query = amp == std::string_view::npos ? std::string_view{} : query.substr(amp + 1);
     const auto eq = pair.find('=');
-    if (eq != std::string_view::npos && eq + 1 < pair.size() && pair.substr(0, eq) == dialect.auth.query_param) return true;
+    if (eq != std::string_view::npos && eq + 1 < pair.size() &&
+        pair.substr(0, eq) == dialect.auth.query_param)
+      return true;
   }
   return false;
 }
@@ -143,7 +148,9 @@ std::string Answer::text() const {
   return out;
 }
 
-int Answer::output_tokens() const { return tool_name.empty() ? static_cast<int>(tokens.size()) : 1; }
+int Answer::output_tokens() const {
+  return tool_name.empty() ? static_cast<int>(tokens.size()) : 1;
+}
 
 namespace detail {
 
@@ -174,10 +181,12 @@ bool word_needs_escape(std::uint64_t w) {
   const auto has_zero_byte = [](std::uint64_t v) { return (v - ones) & ~v & highs; };
   const std::uint64_t below_space = (w - ones * 0x20) & ~w & highs;
   const std::uint64_t above_tilde = ((w + ones) | w) & highs;
-  return (below_space | above_tilde | has_zero_byte(w ^ (ones * '"')) | has_zero_byte(w ^ (ones * '\\'))) != 0;
+  return (below_space | above_tilde | has_zero_byte(w ^ (ones * '"')) | has_zero_byte(w ^ (ones * '\\'))) !=
+         0;
 }
 
-template <class Word> std::uint64_t load(const char* p) {
+template <class Word>
+std::uint64_t load(const char* p) {
   Word w;
   std::memcpy(&w, p, sizeof w);
   return w;
@@ -243,7 +252,9 @@ char* JsonString::write(char* at) const {
   return at;
 }
 
-std::string_view path_only(std::string_view target) { return target.substr(0, target.find('?')); }
+std::string_view path_only(std::string_view target) {
+  return target.substr(0, target.find('?'));
+}
 
 std::string_view query_of(std::string_view target) {
   auto q = target.find('?');
@@ -288,7 +299,8 @@ const json::object* parse_body(std::string_view body, json::value& storage, Pars
   return &storage.get_object();
 }
 
-const json::object* read_request(std::string_view body, json::value& storage, ParsedRequest& out, bool members) {
+const json::object* read_request(std::string_view body, json::value& storage, ParsedRequest& out,
+                                 bool members) {
   const auto* o = parse_body(body, storage, out);
   if (o && members) {
     out.chat.stream = bool_member(*o, "stream");
@@ -384,7 +396,7 @@ class PlainJson {
   }
 
  private:
-  static constexpr int max_depth = 16;   // the full parser allows 32: deeper bodies go to it
+  static constexpr int max_depth = 16;  // the full parser allows 32: deeper bodies go to it
   static constexpr std::size_t max_keys = 16;
 
   // Keys of one object, to refuse duplicates (which the full parser resolves its own way). Plain
@@ -442,7 +454,8 @@ class PlainJson {
     return digits <= 15;
   }
   bool literal(std::string_view word) {
-    if (end_ - p_ < static_cast<std::ptrdiff_t>(word.size()) || std::string_view(p_, word.size()) != word) return false;
+    if (end_ - p_ < static_cast<std::ptrdiff_t>(word.size()) || std::string_view(p_, word.size()) != word)
+      return false;
     p_ += word.size();
     return true;
   }
@@ -487,7 +500,8 @@ class PlainJson {
   bool skip(int depth, int* words) {
     if (p_ >= end_ || depth > max_depth) return false;
     switch (*p_) {
-      case '"': return string_value(words);
+      case '"':
+        return string_value(words);
       case '{': {
         ++p_;
         ws();
@@ -508,10 +522,14 @@ class PlainJson {
           if (closed_) return true;
         }
       }
-      case 't': return literal("true");
-      case 'f': return literal("false");
-      case 'n': return literal("null");
-      default: return number();
+      case 't':
+        return literal("true");
+      case 'f':
+        return literal("false");
+      case 'n':
+        return literal("null");
+      default:
+        return number();
     }
   }
   bool stream_options(ChatScan& out) {
@@ -550,7 +568,8 @@ class PlainJson {
             if (!member_key(key, keys)) return false;
             const char* value = p_;
             if (!member_value(3, &out.message_words)) return false;
-            if (key == "role" && *value == '"') out.last_role = std::string_view(value + 1, static_cast<std::size_t>(p_ - value - 2));
+            if (key == "role" && *value == '"')
+              out.last_role = std::string_view(value + 1, static_cast<std::size_t>(p_ - value - 2));
             if (!next_member()) return false;
             if (closed_) break;
           }
@@ -577,7 +596,8 @@ bool scan_chat_request(std::string_view body, ChatScan& out) {
 
 int words_in(const json::value& v) {
   switch (v.kind()) {
-    case json::kind::string: return count_words(v.get_string());
+    case json::kind::string:
+      return count_words(v.get_string());
     case json::kind::array: {
       int n = 0;
       for (const auto& e : v.get_array()) n += words_in(e);
@@ -588,7 +608,8 @@ int words_in(const json::value& v) {
       for (const auto& [k, e] : v.get_object()) n += words_in(e);
       return n;
     }
-    default: return 0;
+    default:
+      return 0;
   }
 }
 

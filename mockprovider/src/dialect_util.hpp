@@ -1,14 +1,14 @@
 #pragma once
 // Small pieces every dialect unit shares: SSE framing, request JSON reading, path splitting.
+#include <fmt/format.h>
+
+#include <boost/json.hpp>
 #include <initializer_list>
 #include <iterator>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <boost/json.hpp>
-#include <fmt/format.h>
 
 #include "llmchaos/mockprovider/dialect.hpp"
 #include "sized_text.hpp"
@@ -39,9 +39,9 @@ class JsonString {
   char* write(char* at) const;  // the literal at `at`, returns its end
 
  private:
-  std::string_view one_;                               // the string (parts_ null)
-  const std::vector<std::string>* parts_ = nullptr;    // or the parts joined
-  std::string escaped_;                                // the serializer's text, when some byte needs an escape
+  std::string_view one_;                             // the string (parts_ null)
+  const std::vector<std::string>* parts_ = nullptr;  // or the parts joined
+  std::string escaped_;                              // the serializer's text, when some byte needs an escape
   std::size_t size_ = 0;
 };
 
@@ -66,7 +66,8 @@ const json::object* parse_body(std::string_view body, json::value& storage, Pars
 // the request's top-level `stream` and `model` members into out.chat. A dialect that names both
 // elsewhere (Gemini: the model in its path, the stream by its method) passes `members = false`. Null
 // (with `out.error` filled) when the body is not a JSON object.
-const json::object* read_request(std::string_view body, json::value& storage, ParsedRequest& out, bool members = true);
+const json::object* read_request(std::string_view body, json::value& storage, ParsedRequest& out,
+                                 bool members = true);
 
 // A dialect's named real bodies (a step's `body`): a table of entries with `kind` and `name`.
 template <class Named, std::size_t N>

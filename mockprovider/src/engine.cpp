@@ -16,11 +16,11 @@
 
 #include <fmt/format.h>
 
+#include "ledger_store.hpp"
 #include "llmchaos/core/rng.hpp"
 #include "llmchaos/mockprovider/fault.hpp"
 #include "llmchaos/mockprovider/fault_traits.hpp"
 #include "llmchaos/mockprovider/router.hpp"
-#include "ledger_store.hpp"
 #include "plan_builder.hpp"
 
 namespace llmchaos::mock {
@@ -29,7 +29,8 @@ namespace {
 // Every fault kind has a name and a spec: faults/registry.cpp checks its table's size against the names.
 constexpr std::size_t fault_kinds = std::size(enum_names<FaultKind>::table);
 constexpr std::size_t outcomes = std::size(enum_names<AttemptOutcome>::table);
-static_assert(outcomes == static_cast<std::size_t>(AttemptOutcome::client_closed) + 1, "an outcome without a name");
+static_assert(outcomes == static_cast<std::size_t>(AttemptOutcome::client_closed) + 1,
+              "an outcome without a name");
 
 // Attempts of one route by fault and outcome: a flat array, so counting an attempt allocates nothing.
 struct RouteCounts {
@@ -41,9 +42,9 @@ struct RouteCounts {
 
 struct RouteState {
   RouteScript script;
-  StepCursor cursor{};    // the current step and the attempts it has taken
-  int attempts = 0;       // attempts seen on this route
-  Step then{};            // the step of every attempt after the script (select_step hands out a reference)
+  StepCursor cursor{};  // the current step and the attempts it has taken
+  int attempts = 0;     // attempts seen on this route
+  Step then{};          // the step of every attempt after the script (select_step hands out a reference)
   // The answer text last split into tokens, and its tokens: a route answers the same text again and
   // again, and splitting it per attempt cost more than copying the result.
   std::string split_text{};
@@ -63,11 +64,11 @@ constexpr std::size_t stored_limit = 1024;
 
 struct Namespace {
   std::map<std::string, RouteState, std::less<>> routes;  // transparent: looked up by string_view
-  std::unordered_map<std::string, Stored> stored;  // by response id
-  std::deque<std::string> stored_order;           // ids, oldest first
+  std::unordered_map<std::string, Stored> stored;         // by response id
+  std::deque<std::string> stored_order;                   // ids, oldest first
   double installed_at_ms = 0;
-  LedgerStore ledger;  // every attempt, compact (ledger_store.hpp)
-  std::uint64_t dropped = 0;       // oldest entries dropped over the ledger limit (ledger[0] is entry `dropped`)
+  LedgerStore ledger;         // every attempt, compact (ledger_store.hpp)
+  std::uint64_t dropped = 0;  // oldest entries dropped over the ledger limit (ledger[0] is entry `dropped`)
   std::vector<SideEffect> side_effects;
   std::uint64_t seed = 0;  // of rng, kept for reset
   Rng rng{0};
@@ -79,7 +80,7 @@ struct Pending {
   // Its namespace's node (stable: a namespace is replaced, reset or removed only after its pending
   // attempts are forgotten), so finishing an attempt looks no name up.
   NamespaceEntry* ns = nullptr;
-  std::uint64_t index = 0;      // entry number in the namespace's ledger since its reset (dropped ones included)
+  std::uint64_t index = 0;  // entry number in the namespace's ledger since its reset (dropped ones included)
   RouteCounts* counts = nullptr;  // the route's metric (map nodes are stable), so finishing looks nothing up
   FaultKind fault = FaultKind::ok;
   bool commits_when_sent = false;
@@ -87,9 +88,12 @@ struct Pending {
 
 ErrorKind error_kind(RequestError e) {
   switch (e) {
-    case RequestError::not_found: return ErrorKind::not_found;
-    case RequestError::method_not_allowed: return ErrorKind::method_not_allowed;
-    default: return ErrorKind::invalid_json;
+    case RequestError::not_found:
+      return ErrorKind::not_found;
+    case RequestError::method_not_allowed:
+      return ErrorKind::method_not_allowed;
+    default:
+      return ErrorKind::invalid_json;
   }
 }
 
@@ -109,10 +113,14 @@ LedgerHeaders ledger_headers(const IncomingRequest& req) {
   using namespace std::string_view_literals;  // compared as views: the sizes first, no strlen
   for (const auto& [k, v] : req.headers) {
     const std::string_view name = k;
-    if (name == "x-request-id"sv) take(v, x_request_id, seen_x);
-    else if (name == "request-id"sv) take(v, request_id, seen_plain);
-    else if (name == "idempotency-key"sv) take(v, idempotency_key, seen_key);
-    else if (name == "x-stainless-retry-count"sv) take(v, retry_count, seen_count);
+    if (name == "x-request-id"sv)
+      take(v, x_request_id, seen_x);
+    else if (name == "request-id"sv)
+      take(v, request_id, seen_plain);
+    else if (name == "idempotency-key"sv)
+      take(v, idempotency_key, seen_key);
+    else if (name == "x-stainless-retry-count"sv)
+      take(v, retry_count, seen_count);
   }
   return {x_request_id.empty() ? request_id : x_request_id,
           req.idempotency_key.empty() ? idempotency_key : std::string_view(req.idempotency_key),
@@ -133,17 +141,20 @@ const Step& select_step(RouteState& r, double t_ms, double time_scale) {
 
 namespace {
 // healthy_answer with the answer's tokens already split.
-Answer healthy_answer_of(const RouteScript& route, const Step& step, const ChatRequest& request, std::uint64_t seq,
-                         std::vector<std::string> tokens) {
+Answer healthy_answer_of(const RouteScript& route, const Step& step, const ChatRequest& request,
+                         std::uint64_t seq, std::vector<std::string> tokens) {
   Answer a;
   // Built in place (a conditional over std::string and a literal would copy through a temporary).
   const fmt::format_int digits(seq);
   const auto& dialect = dialect_spec(route.dialect);
   a.id = dialect.id_prefix;
   a.id.append(digits.data(), digits.size());
-  if (step.model) a.model = *step.model;
-  else if (!request.model.empty()) a.model = request.model;
-  else a.model = "mock-model";
+  if (step.model)
+    a.model = *step.model;
+  else if (!request.model.empty())
+    a.model = request.model;
+  else
+    a.model = "mock-model";
   a.tokens = std::move(tokens);
   a.input_tokens = request.input_tokens;
   a.include_usage = request.include_usage;
@@ -166,11 +177,15 @@ Answer healthy_answer_cached(RouteState& r, const Step& step, const ChatRequest&
   return healthy_answer_of(r.script, step, request, seq, std::move(r.split));
 }
 
-void give_back(RouteState& r, Answer& answer) { r.split = std::move(answer.tokens); }
+void give_back(RouteState& r, Answer& answer) {
+  r.split = std::move(answer.tokens);
+}
 }  // namespace
 
-Answer healthy_answer(const RouteScript& route, const Step& step, const ChatRequest& request, std::uint64_t seq) {
-  return healthy_answer_of(route, step, request, seq, split_tokens(step.text ? *step.text : route.default_text));
+Answer healthy_answer(const RouteScript& route, const Step& step, const ChatRequest& request,
+                      std::uint64_t seq) {
+  return healthy_answer_of(route, step, request, seq,
+                           split_tokens(step.text ? *step.text : route.default_text));
 }
 
 namespace {
@@ -245,7 +260,8 @@ Plan retrieve_plan(const AttemptContext& at, const Step& scripted, const Answer&
   if (!r.stream || r.starting_after < 0) return at.fault_plan(scripted, answer);
   const auto parts = at.dialect.render_stream(answer);
   const auto kept_from =
-      upstream_frames ? std::size_t{0} : static_cast<std::size_t>(std::min<std::int64_t>(r.starting_after, 1 << 30)) + 1;
+      upstream_frames ? std::size_t{0}
+                      : static_cast<std::size_t>(std::min<std::int64_t>(r.starting_after, 1 << 30)) + 1;
   const auto head = parts.head.size();
   const auto shown = kept_from > head ? std::min(kept_from - head, parts.content.size()) : std::size_t{0};
   Step step = scripted;
@@ -262,8 +278,10 @@ Plan retrieve_plan(const AttemptContext& at, const Step& scripted, const Answer&
 // --- One planner per path of Engine::begin ------------------------------------------------------
 
 Plan unknown_route_plan(const IncomingRequest& req) {
-  return json_plan(404, fmt::format(R"({{"error":{{"message":"no route \"{}\" in namespace \"{}\"","type":"not_found_error"}}}})",
-                                    req.route, req.ns));
+  return json_plan(
+      404, fmt::format(
+               R"({{"error":{{"message":"no route \"{}\" in namespace \"{}\"","type":"not_found_error"}}}})",
+               req.route, req.ns));
 }
 
 // GET /v1/models where the dialect has a list: not an attempt.
@@ -278,8 +296,8 @@ std::optional<Plan> models_list_plan(const DialectSpec& dialect, const ParsedReq
 
 // A request the provider refuses before any work (no key, bad JSON, a wrong path): ledgered, but it
 // takes no script step.
-Plan refusal_plan(RouteState& route, const AttemptContext& at, std::uint64_t seq, FaultKind fault, ErrorKind error,
-                  std::string_view error_detail = {}) {
+Plan refusal_plan(RouteState& route, const AttemptContext& at, std::uint64_t seq, FaultKind fault,
+                  ErrorKind error, std::string_view error_detail = {}) {
   Step step;
   step.fault = fault;
   return over_healthy_answer(route, step, at, seq, [&](const Answer& answer) {
@@ -298,8 +316,8 @@ Plan unknown_response_plan(const AttemptContext& at, std::string_view id) {
 
 // The upstream holds the response (an id it issued): the plan is sized on the route's synthetic answer
 // and forwarded, whether or not the create passed here (an unknown id is the upstream's 404).
-Plan forwarded_retrieve_plan(RouteState& route, const AttemptContext& at, const Step& step, const Retrieve& retrieve,
-                             std::uint64_t seq) {
+Plan forwarded_retrieve_plan(RouteState& route, const AttemptContext& at, const Step& step,
+                             const Retrieve& retrieve, std::uint64_t seq) {
   return over_healthy_answer(route, step, at, seq, [&](Answer& answer) {
     answer.background = true;
     return retrieve_plan(at, step, answer, retrieve, true);
@@ -307,8 +325,8 @@ Plan forwarded_retrieve_plan(RouteState& route, const AttemptContext& at, const 
 }
 
 // A retrieve is an attempt: it takes its step, so a script can fault a resume like any attempt.
-Plan retrieve_attempt_plan(RouteState& route, Namespace& ns, const AttemptContext& at, const Retrieve& retrieve,
-                           LedgerStore::NewAttempt& e, bool answers_forwarded) {
+Plan retrieve_attempt_plan(RouteState& route, Namespace& ns, const AttemptContext& at,
+                           const Retrieve& retrieve, LedgerStore::NewAttempt& e, bool answers_forwarded) {
   e.starting_after = retrieve.starting_after;
   const auto it = ns.stored.find(retrieve.id);
   const Stored* stored = it == ns.stored.end() ? nullptr : &it->second;
@@ -323,8 +341,9 @@ Plan retrieve_attempt_plan(RouteState& route, Namespace& ns, const AttemptContex
 }
 
 // The common case: the script's next step over the healthy answer.
-Plan scripted_attempt_plan(RouteState& route, Namespace& ns, const AttemptContext& at, const ParsedRequest& parsed,
-                           const LedgerStore::NewAttempt& e, bool answers_forwarded) {
+Plan scripted_attempt_plan(RouteState& route, Namespace& ns, const AttemptContext& at,
+                           const ParsedRequest& parsed, const LedgerStore::NewAttempt& e,
+                           bool answers_forwarded) {
   const Step& step = select_step(route, e.received_at_ms, at.time_scale);
   return over_healthy_answer(route, step, at, e.seq, [&](Answer& answer) {
     answer.background = e.background;
@@ -332,7 +351,8 @@ Plan scripted_attempt_plan(RouteState& route, Namespace& ns, const AttemptContex
     if (parsed.chat.json_array_stream) detail::as_json_array(plan);
     // The provider stores a background response once it accepted the request; it goes on generating it
     // whatever becomes of the stream (a cut, a stall), so the stored answer is the whole one.
-    const bool accepted = (plan.action == WireAction::respond && plan.status / 100 == 2) || plan.committed_on_arrival;
+    const bool accepted =
+        (plan.action == WireAction::respond && plan.status / 100 == 2) || plan.committed_on_arrival;
     // Forwarded answers carry the upstream's ids: the forwarder reports the one it saw (note_response).
     if (answer.background && accepted && !answers_forwarded) store_response(ns, answer, e.seq);
     return plan;
@@ -362,9 +382,13 @@ LedgerStore::NewAttempt new_ledger_entry(const IncomingRequest& req, const Parse
 
 struct Engine::Impl {
   Impl(Clock& c, double scale, std::uint64_t s)
-      : clock(c), time_scale(scale), seed(s),
-        unix_base_ms(std::chrono::duration<double, std::milli>(std::chrono::system_clock::now().time_since_epoch()).count() -
-                     c.now_ms()) {}
+      : clock(c),
+        time_scale(scale),
+        seed(s),
+        unix_base_ms(
+            std::chrono::duration<double, std::milli>(std::chrono::system_clock::now().time_since_epoch())
+                .count() -
+            c.now_ms()) {}
   double unix_now_ms() const { return unix_base_ms + clock.now_ms(); }
   Clock& clock;
   const double time_scale;
@@ -447,7 +471,9 @@ Engine::Engine(Clock& clock, double time_scale, std::uint64_t seed)
     : impl_(std::make_unique<Impl>(clock, time_scale > 0 ? time_scale : 1.0, seed)) {}
 Engine::~Engine() = default;
 
-double Engine::time_scale() const { return impl_->time_scale; }
+double Engine::time_scale() const {
+  return impl_->time_scale;
+}
 
 void Engine::install(const std::string& ns, Script script, std::optional<std::uint64_t> seed) {
   std::lock_guard lock(impl_->mutex);
@@ -462,7 +488,8 @@ void Engine::install(const std::string& ns, Script script, std::optional<std::ui
 
 void Engine::reset(const std::string& ns) {
   std::lock_guard lock(impl_->mutex);
-  if (auto it = impl_->namespaces.find(ns); it != impl_->namespaces.end()) impl_->reset_locked(ns, it->second);
+  if (auto it = impl_->namespaces.find(ns); it != impl_->namespaces.end())
+    impl_->reset_locked(ns, it->second);
   return_freed_memory();
 }
 
@@ -521,12 +548,13 @@ PlannedAttempt Engine::begin(const IncomingRequest& req) {
   const auto seq = impl_->next_seq++;
   const auto headers = ledger_headers(req);
   const DefaultRequestId default_request_id(seq);
-  const AttemptContext at{.dialect = dialect,
-                          .request = parsed.chat,
-                          .request_id = headers.request_id.empty() ? default_request_id.view() : headers.request_id,
-                          .time_scale = impl_->time_scale,
-                          .rng = ns.rng,
-                          .unix_now_ms = impl_->unix_now_ms()};
+  const AttemptContext at{
+      .dialect = dialect,
+      .request = parsed.chat,
+      .request_id = headers.request_id.empty() ? default_request_id.view() : headers.request_id,
+      .time_scale = impl_->time_scale,
+      .rng = ns.rng,
+      .unix_now_ms = impl_->unix_now_ms()};
   // Views: parsed, req and the stored answer outlive it.
   auto e = new_ledger_entry(req, parsed, headers, *route, seq, impl_->clock.now_ms() - ns.installed_at_ms);
   Plan plan = impl_->plan_attempt(req, *route, ns, at, parsed, e);
@@ -534,9 +562,11 @@ PlannedAttempt Engine::begin(const IncomingRequest& req) {
   return {seq, std::move(plan)};
 }
 
-Plan Engine::Impl::plan_attempt(const IncomingRequest& req, RouteState& route, Namespace& ns, const AttemptContext& at,
-                                const ParsedRequest& parsed, LedgerStore::NewAttempt& e) {
-  if (route.script.require_auth.value_or(require_auth) && !has_credential(at.dialect, req.headers, req.path)) {
+Plan Engine::Impl::plan_attempt(const IncomingRequest& req, RouteState& route, Namespace& ns,
+                                const AttemptContext& at, const ParsedRequest& parsed,
+                                LedgerStore::NewAttempt& e) {
+  if (route.script.require_auth.value_or(require_auth) &&
+      !has_credential(at.dialect, req.headers, req.path)) {
     // The provider checks the key before anything else.
     e.missing_credential = true;
     return refusal_plan(route, at, e.seq, FaultKind::auth, ErrorKind::missing_key);
@@ -562,7 +592,8 @@ void Engine::Impl::record_attempt(NamespaceEntry& entry, RouteState& route, std:
     route.counts = &counts->second;
   }
   Namespace& ns = entry.second;
-  add_pending(e.seq, {&entry, ns.dropped + ns.ledger.size(), route.counts, plan.fault, plan.commits_when_sent});
+  add_pending(e.seq,
+              {&entry, ns.dropped + ns.ledger.size(), route.counts, plan.fault, plan.commits_when_sent});
   ns.ledger.push_back(e);
   if (ledger_limit && ns.ledger.size() > ledger_limit) {
     ns.ledger.pop_front();
@@ -581,8 +612,8 @@ void Engine::finish(std::uint64_t seq, AttemptOutcome outcome, int events_sent, 
   if (p.index < ns.dropped) return;  // dropped over the ledger limit: only the metric remembers it
   // Committed once a content token left (streams) or a whole answer was written (plain).
   const bool committed = events_sent > 0 || (p.commits_when_sent && outcome == AttemptOutcome::completed);
-  ns.ledger.finish(p.index - ns.dropped, outcome, events_sent, status, impl_->clock.now_ms() - ns.installed_at_ms,
-                   committed);
+  ns.ledger.finish(p.index - ns.dropped, outcome, events_sent, status,
+                   impl_->clock.now_ms() - ns.installed_at_ms, committed);
 }
 
 void Engine::note_upstream(std::uint64_t seq, int upstream_status, double head_ms, double total_ms) {
@@ -624,7 +655,8 @@ void Engine::set_ledger_limit(std::size_t entries) {
   impl_->ledger_limit = entries;
 }
 
-void Engine::record_side_effect(const std::string& ns, const std::string& operation_id, const std::string& tool) {
+void Engine::record_side_effect(const std::string& ns, const std::string& operation_id,
+                                const std::string& tool) {
   std::lock_guard lock(impl_->mutex);
   auto& n = impl_->namespaces[ns];
   SideEffect s;
@@ -662,7 +694,8 @@ std::vector<SideEffect> Engine::side_effects(const std::string& ns) const {
 std::vector<SideEffect> Engine::side_effects_all() const {
   std::lock_guard lock(impl_->mutex);
   std::vector<SideEffect> out;
-  for (const auto& [name, n] : impl_->namespaces) out.insert(out.end(), n.side_effects.begin(), n.side_effects.end());
+  for (const auto& [name, n] : impl_->namespaces)
+    out.insert(out.end(), n.side_effects.begin(), n.side_effects.end());
   std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.seq < b.seq; });
   return out;
 }
@@ -684,13 +717,16 @@ std::string Engine::metrics_text() const {
     for (std::size_t f = 0; f < fault_kinds; ++f)
       for (std::size_t o = 0; o < outcomes; ++o)
         if (const auto n = counts.n[f * outcomes + o])
-          out += fmt::format("llmchaos_attempts_total{{route=\"{}\",fault=\"{}\",outcome=\"{}\"}} {}\n", route,
-                             to_string(static_cast<FaultKind>(f)), to_string(static_cast<AttemptOutcome>(o)), n);
-  out += "# HELP llmchaos_attempts_in_flight Attempts being served now (held ones included).\n"
-         "# TYPE llmchaos_attempts_in_flight gauge\n";
+          out +=
+              fmt::format("llmchaos_attempts_total{{route=\"{}\",fault=\"{}\",outcome=\"{}\"}} {}\n", route,
+                          to_string(static_cast<FaultKind>(f)), to_string(static_cast<AttemptOutcome>(o)), n);
+  out +=
+      "# HELP llmchaos_attempts_in_flight Attempts being served now (held ones included).\n"
+      "# TYPE llmchaos_attempts_in_flight gauge\n";
   out += fmt::format("llmchaos_attempts_in_flight {}\n", impl_->pending.size());
-  out += "# HELP llmchaos_server_events_total Connection-level events (timeouts, rejections).\n"
-         "# TYPE llmchaos_server_events_total counter\n";
+  out +=
+      "# HELP llmchaos_server_events_total Connection-level events (timeouts, rejections).\n"
+      "# TYPE llmchaos_server_events_total counter\n";
   for (const auto& [event, n] : impl_->events_metric)
     out += fmt::format("llmchaos_server_events_total{{event=\"{}\"}} {}\n", event, n);
   return out;

@@ -26,12 +26,23 @@ enum class FastField { ignored, content_length, connection, beast, router };
 FastField fast_field(std::string_view lname) {
   using namespace std::string_view_literals;
   switch (lname.size()) {
-    case 6: if (lname == "expect"sv) return FastField::beast; break;
-    case 7: if (lname == "upgrade"sv) return FastField::beast; break;
-    case 10: if (lname == "connection"sv) return FastField::connection; break;
-    case 14: if (lname == "content-length"sv) return FastField::content_length; break;
-    case 17: if (lname == "transfer-encoding"sv) return FastField::beast; break;
-    default: break;
+    case 6:
+      if (lname == "expect"sv) return FastField::beast;
+      break;
+    case 7:
+      if (lname == "upgrade"sv) return FastField::beast;
+      break;
+    case 10:
+      if (lname == "connection"sv) return FastField::connection;
+      break;
+    case 14:
+      if (lname == "content-length"sv) return FastField::content_length;
+      break;
+    case 17:
+      if (lname == "transfer-encoding"sv) return FastField::beast;
+      break;
+    default:
+      break;
   }
   return Router::reads_header(lname) ? FastField::router : FastField::ignored;
 }
@@ -39,7 +50,8 @@ FastField fast_field(std::string_view lname) {
 // Where the head's blank line starts (its CR), or npos while it is not all there: from CR to CR
 // (string_view::find of a 4-byte string tests every byte).
 std::size_t head_end(std::string_view in) {
-  for (std::size_t cr = in.find('\r'); cr != std::string_view::npos && cr + 4 <= in.size(); cr = in.find('\r', cr + 1))
+  for (std::size_t cr = in.find('\r'); cr != std::string_view::npos && cr + 4 <= in.size();
+       cr = in.find('\r', cr + 1))
     if (in[cr + 1] == '\n' && in[cr + 2] == '\r' && in[cr + 3] == '\n') return cr;
   return std::string_view::npos;
 }
@@ -53,7 +65,7 @@ void set(std::string& s, std::string_view v) {
 }
 
 constexpr std::size_t fast_head_max = 8 * 1024;  // a longer head goes to Beast (which enforces header_limit)
-constexpr std::size_t fast_name_max = 32;        // a longer field name is none the fast path or the router reads
+constexpr std::size_t fast_name_max = 32;  // a longer field name is none the fast path or the router reads
 
 // A field name of n <= fast_name_max bytes lower-cased into out (fast_name_max bytes), 16 at a time
 // where the buffer has the bytes (the bytes after the name are lowered too, and ignored): a loop per
@@ -78,7 +90,8 @@ FastHeadRead read_fast_head(std::string_view in, const FastHeadLimits& opt, RawR
   // The session looks for a pipelined request before each read: mostly there is none.
   if (in.empty()) return {FastHead::need_more};
   const auto refuse = [&in]() -> FastHeadRead {
-    return {head_end(in) != std::string_view::npos || in.size() > fast_head_max ? FastHead::beast : FastHead::need_more};
+    return {head_end(in) != std::string_view::npos || in.size() > fast_head_max ? FastHead::beast
+                                                                                : FastHead::need_more};
   };
   const char* const first = in.data();
   const char* const last = first + in.size();
@@ -143,15 +156,19 @@ FastHeadRead read_fast_head(std::string_view in, const FastHeadLimits& opt, RawR
       case FastField::connection:
         if (connection_seen) return refuse();  // Beast reads the first one only: its rules
         connection_seen = true;
-        if (iequals_lower(value, "close")) close = true;
-        else if (!iequals_lower(value, "keep-alive")) return refuse();
+        if (iequals_lower(value, "close"))
+          close = true;
+        else if (!iequals_lower(value, "keep-alive"))
+          return refuse();
         break;
-      case FastField::beast: return refuse();
+      case FastField::beast:
+        return refuse();
       case FastField::router:
         if (nreq == wanted.size()) return refuse();
         wanted[nreq++] = {name_len, value};
         break;
-      case FastField::ignored: break;
+      case FastField::ignored:
+        break;
     }
   }
   const auto head_len = static_cast<std::size_t>(p + 2 - first);

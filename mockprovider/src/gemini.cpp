@@ -17,7 +17,9 @@ ParsedRequest parse(std::string_view method, std::string_view target, std::strin
     if (path.substr(0, prefix.size()) == prefix) rest = path.substr(prefix.size());
   const auto colon = rest.rfind(':');
   const auto verb = colon == std::string_view::npos ? std::string_view{} : rest.substr(colon + 1);
-  if (!accept_post(out, method, path, !rest.empty() && (verb == "generateContent" || verb == "streamGenerateContent"))) return out;
+  if (!accept_post(out, method, path,
+                   !rest.empty() && (verb == "generateContent" || verb == "streamGenerateContent")))
+    return out;
   out.chat.model = std::string(rest.substr(0, colon));
   // The stream is chosen by the method, never by Accept. The SDK always asks for alt=sse; without it
   // the real API answers one JSON array of the same chunks (provider-wire.md section 3.3).
@@ -48,13 +50,16 @@ ParsedRequest parse(std::string_view method, std::string_view target, std::strin
       c.prefill = str_member(last, "role") == "model";
       if (const auto* parts = array_member(last, "parts"))
         for (const auto& part : *parts)
-          if (part.is_object() && part.get_object().contains("functionResponse")) c.last_is_tool_result = true;
+          if (part.is_object() && part.get_object().contains("functionResponse"))
+            c.last_is_tool_result = true;
     }
   }
   return out;
 }
 
-std::string_view finish_reason(const Answer& a) { return a.finish == Finish::content_filter ? "SAFETY" : "STOP"; }
+std::string_view finish_reason(const Answer& a) {
+  return a.finish == Finish::content_filter ? "SAFETY" : "STOP";
+}
 
 json::object usage(const Answer& a, bool final) {
   json::object u{{"promptTokenCount", a.input_tokens}};
@@ -66,7 +71,8 @@ json::object usage(const Answer& a, bool final) {
 }
 
 json::object response(const Answer& a, json::array parts, std::string_view finish, bool final) {
-  json::object candidate{{"content", json::object{{"role", "model"}, {"parts", std::move(parts)}}}, {"index", 0}};
+  json::object candidate{{"content", json::object{{"role", "model"}, {"parts", std::move(parts)}}},
+                         {"index", 0}};
   if (!finish.empty()) candidate["finishReason"] = finish;
   return {{"candidates", json::array{std::move(candidate)}},
           {"usageMetadata", usage(a, final)},
@@ -80,7 +86,9 @@ json::array answer_parts(const Answer& a) {
   return {json::object{{"text", a.text()}}};
 }
 
-std::string render_body(const Answer& a) { return json::serialize(response(a, answer_parts(a), finish_reason(a), true)); }
+std::string render_body(const Answer& a) {
+  return json::serialize(response(a, answer_parts(a), finish_reason(a), true));
+}
 
 StreamParts render_stream(const Answer& a) {
   StreamParts p;
@@ -109,32 +117,42 @@ Shape shape(ErrorKind kind) {
       return {429, "RESOURCE_EXHAUSTED",
               "You exceeded your current quota, please check your plan and billing details."};
     case ErrorKind::payment:
-      return {402, "FAILED_PRECONDITION", "The prepaid credits of this project are exhausted; add billing credits to continue."};
+      return {402, "FAILED_PRECONDITION",
+              "The prepaid credits of this project are exhausted; add billing credits to continue."};
     case ErrorKind::overloaded:
-    case ErrorKind::stream_interrupted: return {503, "UNAVAILABLE", "The model is overloaded. Please try again later."};
+    case ErrorKind::stream_interrupted:
+      return {503, "UNAVAILABLE", "The model is overloaded. Please try again later."};
     case ErrorKind::server:
       return {500, "INTERNAL",
               "An internal error has occurred. Please retry or report in "
               "https://developers.generativeai.google/guide/troubleshooting"};
     case ErrorKind::server_context:
-      return {500, "INTERNAL", "Internal error while processing the input: the input token count exceeds the context window."};
+      return {500, "INTERNAL",
+              "Internal error while processing the input: the input token count exceeds the context window."};
     case ErrorKind::bad_request:
       return {400, "INVALID_ARGUMENT",
               "The input token count (1048577) exceeds the maximum number of tokens allowed (1048576)."};
-    case ErrorKind::auth: return {401, "UNAUTHENTICATED", "API key not valid. Please pass a valid API key."};
-    case ErrorKind::policy: return {400, "INVALID_ARGUMENT", "The request was blocked by the content safety policy."};
+    case ErrorKind::auth:
+      return {401, "UNAUTHENTICATED", "API key not valid. Please pass a valid API key."};
+    case ErrorKind::policy:
+      return {400, "INVALID_ARGUMENT", "The request was blocked by the content safety policy."};
     case ErrorKind::prefill:
       return {400, "INVALID_ARGUMENT",
               "Please ensure that the conversation ends with a user turn: a model (assistant) prefill is not "
               "supported by this model."};
-    case ErrorKind::not_found: return {404, "NOT_FOUND", "Requested entity was not found."};
-    case ErrorKind::method_not_allowed: return {405, "INVALID_ARGUMENT", "Method not allowed."};
-    case ErrorKind::invalid_json: return {400, "INVALID_ARGUMENT", "Invalid JSON payload received."};
-    case ErrorKind::too_large: return {413, "INVALID_ARGUMENT", "Request payload size exceeds the limit."};
+    case ErrorKind::not_found:
+      return {404, "NOT_FOUND", "Requested entity was not found."};
+    case ErrorKind::method_not_allowed:
+      return {405, "INVALID_ARGUMENT", "Method not allowed."};
+    case ErrorKind::invalid_json:
+      return {400, "INVALID_ARGUMENT", "Invalid JSON payload received."};
+    case ErrorKind::too_large:
+      return {413, "INVALID_ARGUMENT", "Request payload size exceeds the limit."};
     // No key: a 403, not a 401 (PublicAffairs/openai-gemini#92, UnityGameStudio/Gemini-Unity-Package#1).
     case ErrorKind::missing_key:
       return {403, "PERMISSION_DENIED",
-              "Method doesn't allow unregistered callers (callers without established identity). Please use API Key "
+              "Method doesn't allow unregistered callers (callers without established identity). Please use "
+              "API Key "
               "or other form of API consumer identity to call this API."};
   }
   return {500, "INTERNAL", "error"};
@@ -153,34 +171,50 @@ struct NamedShape {
   std::string_view quota_metric, quota_id;
 };
 constexpr NamedShape named_shapes[] = {
-    {ErrorKind::rate_limit, "per_minute_quota",
-     {429, "RESOURCE_EXHAUSTED", "You exceeded your current quota, please check your plan and billing details."},
+    {ErrorKind::rate_limit,
+     "per_minute_quota",
+     {429, "RESOURCE_EXHAUSTED",
+      "You exceeded your current quota, please check your plan and billing details."},
      "generativelanguage.googleapis.com/generate_content_free_tier_requests",
      "GenerateRequestsPerMinutePerProjectPerModel-FreeTier"},
-    {ErrorKind::quota, "free_tier_limit_0",
+    {ErrorKind::quota,
+     "free_tier_limit_0",
      {429, "RESOURCE_EXHAUSTED",
-      "Quota exceeded for metric: generativelanguage.googleapis.com/generate_content_free_tier_requests, limit: 0, "
+      "Quota exceeded for metric: generativelanguage.googleapis.com/generate_content_free_tier_requests, "
+      "limit: 0, "
       "model: gemini-2.5-pro"},
      "generativelanguage.googleapis.com/generate_content_free_tier_requests",
      "GenerateRequestsPerMinutePerProjectPerModel-FreeTier"},
-    {ErrorKind::rate_limit, "per_minute_wording",
+    {ErrorKind::rate_limit,
+     "per_minute_wording",
      {429, "RESOURCE_EXHAUSTED",
       "Quota exceeded for quota metric 'Generate Content API requests per minute' and limit 'GenerateContent "
       "request limit per minute for a region' of service 'generativelanguage.googleapis.com' for consumer "
       "'project_number:100000000001'."},
-     "", ""},
-    {ErrorKind::quota, "per_day_wording",
+     "",
+     ""},
+    {ErrorKind::quota,
+     "per_day_wording",
      {429, "RESOURCE_EXHAUSTED",
-      "Quota exceeded for quota metric 'Gemini 2.5 Pro Requests' and limit 'Gemini 2.5 Pro Requests per day per "
+      "Quota exceeded for quota metric 'Gemini 2.5 Pro Requests' and limit 'Gemini 2.5 Pro Requests per day "
+      "per "
       "user per tier' of service 'cloudcode-pa.googleapis.com' for consumer 'project_number:100000000001'."},
-     "", ""},
+     "",
+     ""},
 };
-constexpr NamedShape default_quota = {ErrorKind::quota, "", {}, "generativelanguage.googleapis.com/generate_content_requests",
+constexpr NamedShape default_quota = {ErrorKind::quota,
+                                      "",
+                                      {},
+                                      "generativelanguage.googleapis.com/generate_content_requests",
                                       "GenerateRequestsPerDayPerProjectPerModel"};
 
-const NamedShape* named(ErrorKind kind, std::string_view name) { return detail::find_named(named_shapes, kind, name); }
+const NamedShape* named(ErrorKind kind, std::string_view name) {
+  return detail::find_named(named_shapes, kind, name);
+}
 
-std::vector<std::string_view> body_names(ErrorKind kind) { return detail::named_for(named_shapes, kind); }
+std::vector<std::string_view> body_names(ErrorKind kind) {
+  return detail::named_for(named_shapes, kind);
+}
 
 json::object error_json(ErrorKind kind, const ErrorContext& ctx) {
   const auto* n = named(kind, ctx.body);
@@ -191,9 +225,9 @@ json::object error_json(ErrorKind kind, const ErrorContext& ctx) {
   json::array details;
   if (!n && kind == ErrorKind::quota) n = &default_quota;
   if (n && !n->quota_id.empty())
-    details.push_back(json::object{
-        {"@type", "type.googleapis.com/google.rpc.QuotaFailure"},
-        {"violations", json::array{json::object{{"quotaMetric", n->quota_metric}, {"quotaId", n->quota_id}}}}});
+    details.push_back(json::object{{"@type", "type.googleapis.com/google.rpc.QuotaFailure"},
+                                   {"violations", json::array{json::object{{"quotaMetric", n->quota_metric},
+                                                                           {"quotaId", n->quota_id}}}}});
   // Gemini's retry hint lives in the body (RetryInfo), not in a header.
   if (ctx.retry_after_ms)
     details.push_back(json::object{{"@type", "type.googleapis.com/google.rpc.RetryInfo"},
@@ -208,16 +242,21 @@ ErrorReply error(ErrorKind kind, const ErrorContext& ctx) {
 }
 
 // The SDK throws on a chunk with error.code in 400..599.
-SseFrame stream_error_frame(const Answer&, std::size_t) { return sse_data_crlf(error_json(ErrorKind::stream_interrupted, {})); }
+SseFrame stream_error_frame(const Answer&, std::size_t) {
+  return sse_data_crlf(error_json(ErrorKind::stream_interrupted, {}));
+}
 
 SseFrame malformed_frame() {
   return {"data: {\"candidates\":[{\"content\":{\"role\":\"model\",\"parts\":[{\"text\":\r\n\r\n", false};
 }
 
-std::string models_body(std::string_view) { return {}; }
+std::string models_body(std::string_view) {
+  return {};
+}
 constexpr std::string_view served_paths[] = {"POST /v1beta/models/{model}:generateContent",
                                              "POST /v1beta/models/{model}:streamGenerateContent?alt=sse"};
-constexpr Credential credentials[] = {{"x-goog-api-key", ""}};  // or the `key=` query parameter of REST clients
+constexpr Credential credentials[] = {
+    {"x-goog-api-key", ""}};  // or the `key=` query parameter of REST clients
 
 // A candidate with a finishReason ends the stream (Gemini has no other terminator); one whose parts carry
 // text or a functionCall is content; the rest is structure.
@@ -229,7 +268,8 @@ FrameRole frame_role(std::string_view, const json::object& o) {
   const auto* parts = content && content->is_object() ? content->get_object().if_contains("parts") : nullptr;
   if (parts && parts->is_array())
     for (const auto& p : parts->get_array())
-      if (p.is_object() && (non_empty_string(p.get_object(), "text") || p.get_object().contains("functionCall")))
+      if (p.is_object() &&
+          (non_empty_string(p.get_object(), "text") || p.get_object().contains("functionCall")))
         return FrameRole::content;
   return FrameRole::structure;
 }

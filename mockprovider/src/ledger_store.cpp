@@ -54,10 +54,12 @@ void LedgerStore::push_back(const NewAttempt& a) {
   }
 }
 
-void LedgerStore::pop_front() { records_.pop_front(); }
+void LedgerStore::pop_front() {
+  records_.pop_front();
+}
 
-void LedgerStore::finish(std::size_t i, AttemptOutcome outcome, int events_sent, int status, double finished_at_ms,
-                         bool committed) {
+void LedgerStore::finish(std::size_t i, AttemptOutcome outcome, int events_sent, int status,
+                         double finished_at_ms, bool committed) {
   Record& r = records_.at(i);
   r.outcome = static_cast<std::uint8_t>(outcome);
   r.events_sent = events_sent;

@@ -28,11 +28,13 @@ void read_chat_completions(std::string_view body, ParsedRequest& out) {
   json::value storage(&memory);
   const auto* o = read_request(body, storage, out);
   if (!o) return;
-  if (const auto* so = object_member(*o, "stream_options")) c.include_usage = bool_member(*so, "include_usage");
+  if (const auto* so = object_member(*o, "stream_options"))
+    c.include_usage = bool_member(*so, "include_usage");
   if (const auto* tools = array_member(*o, "tools"))
     for (const auto& t : *tools)
       if (t.is_object())
-        if (const auto* fn = object_member(t.get_object(), "function")) c.tools.push_back(str_member(*fn, "name"));
+        if (const auto* fn = object_member(t.get_object(), "function"))
+          c.tools.push_back(str_member(*fn, "name"));
   if (const auto* msgs = array_member(*o, "messages")) {
     c.input_tokens = words_in(*msgs);
     if (!msgs->empty() && msgs->back().is_object()) {
@@ -52,16 +54,20 @@ ParsedRequest parse(std::string_view method, std::string_view target, std::strin
   ParsedRequest out;
   const auto path = path_only(target);
   if (models_list(out, method, path, {"/v1/models", "/models"})) return out;
-  if (!accept_post(out, method, path, path == "/v1/chat/completions" || path == "/chat/completions")) return out;
+  if (!accept_post(out, method, path, path == "/v1/chat/completions" || path == "/chat/completions"))
+    return out;
   read_chat_completions(body, out);
   return out;
 }
 
 std::string_view finish_reason(const Answer& a) {
   switch (a.finish) {
-    case Finish::content_filter: return "content_filter";
-    case Finish::tool_call: return "tool_calls";
-    default: return "stop";
+    case Finish::content_filter:
+      return "content_filter";
+    case Finish::tool_call:
+      return "tool_calls";
+    default:
+      return "stop";
   }
 }
 
@@ -125,9 +131,14 @@ std::string render_body(const Answer& a) {
 
 StreamParts render_stream(const Answer& a) {
   const auto chunk = [&](json::object delta, json::value finish) {
-    json::object c{{"id", a.id}, {"object", "chat.completion.chunk"}, {"created", created}, {"model", a.model},
-                   {"choices", json::array{json::object{{"index", 0}, {"delta", std::move(delta)},
-                                                        {"logprobs", nullptr}, {"finish_reason", std::move(finish)}}}}};
+    json::object c{{"id", a.id},
+                   {"object", "chat.completion.chunk"},
+                   {"created", created},
+                   {"model", a.model},
+                   {"choices", json::array{json::object{{"index", 0},
+                                                        {"delta", std::move(delta)},
+                                                        {"logprobs", nullptr},
+                                                        {"finish_reason", std::move(finish)}}}}};
     if (a.include_usage) c["usage"] = nullptr;
     return c;
   };
@@ -141,8 +152,8 @@ StreamParts render_stream(const Answer& a) {
   }
   p.tail.push_back(sse_data(chunk({}, json::string(finish_reason(a)))));
   if (a.include_usage) {
-    json::object u{{"id", a.id},         {"object", "chat.completion.chunk"}, {"created", created},
-                   {"model", a.model},   {"choices", json::array{}},        {"usage", usage(a)}};
+    json::object u{{"id", a.id},       {"object", "chat.completion.chunk"}, {"created", created},
+                   {"model", a.model}, {"choices", json::array{}},          {"usage", usage(a)}};
     p.tail.push_back(sse_data(u));
   }
   p.terminator.push_back({"data: [DONE]\n\n", false});
@@ -158,11 +169,14 @@ Shape shape(ErrorKind kind) {
   switch (kind) {
     case ErrorKind::rate_limit:
       return {429, "requests", "rate_limit_exceeded",
-              "Rate limit reached for requests in organization org-mock on requests per min (RPM): Limit 60, Used 60, "
-              "Requested 1. Please try again later. Visit https://platform.openai.com/account/rate-limits to learn more."};
+              "Rate limit reached for requests in organization org-mock on requests per min (RPM): Limit 60, "
+              "Used 60, "
+              "Requested 1. Please try again later. Visit https://platform.openai.com/account/rate-limits to "
+              "learn more."};
     case ErrorKind::quota:
       return {429, "insufficient_quota", "insufficient_quota",
-              "You exceeded your current quota, please check your plan and billing details. For more information on "
+              "You exceeded your current quota, please check your plan and billing details. For more "
+              "information on "
               "this error, read the docs: https://platform.openai.com/docs/guides/error-codes/api-errors."};
     case ErrorKind::payment:
       return {402, "insufficient_quota", "credit_balance_exhausted",
@@ -172,40 +186,51 @@ Shape shape(ErrorKind kind) {
               "The engine is currently overloaded, please try again later"};
     case ErrorKind::server:
     case ErrorKind::stream_interrupted:
-      return {500, "server_error", "", "The server had an error while processing your request. Sorry about that!"};
-    case ErrorKind::server_context:
       return {500, "server_error", "",
-              "The server had an error processing your request: the input (messages) is longer than the model's "
-              "context window."};
+              "The server had an error while processing your request. Sorry about that!"};
+    case ErrorKind::server_context:
+      return {
+          500, "server_error", "",
+          "The server had an error processing your request: the input (messages) is longer than the model's "
+          "context window."};
     case ErrorKind::bad_request:
-      return {400, "invalid_request_error", "context_length_exceeded",
-              "This model's maximum context length is 128000 tokens. However, your messages resulted in 131072 "
-              "tokens. Please reduce the length of the messages."};
+      return {
+          400, "invalid_request_error", "context_length_exceeded",
+          "This model's maximum context length is 128000 tokens. However, your messages resulted in 131072 "
+          "tokens. Please reduce the length of the messages."};
     case ErrorKind::auth:
       return {401, "invalid_request_error", "invalid_api_key",
-              "Incorrect API key provided. You can find your API key at https://platform.openai.com/account/api-keys."};
+              "Incorrect API key provided. You can find your API key at "
+              "https://platform.openai.com/account/api-keys."};
     case ErrorKind::policy:
       return {400, "invalid_request_error", "content_policy_violation",
               "Your request was rejected as a result of our safety system."};
     case ErrorKind::prefill:
       return {400, "invalid_request_error", "unsupported_value",
-              "This model does not support an assistant message prefill: the last message must come from the user "
+              "This model does not support an assistant message prefill: the last message must come from the "
+              "user "
               "or a tool."};
-    case ErrorKind::not_found: return {404, "invalid_request_error", "unknown_url", "Unknown request URL"};
+    case ErrorKind::not_found:
+      return {404, "invalid_request_error", "unknown_url", "Unknown request URL"};
     case ErrorKind::method_not_allowed:
       return {405, "invalid_request_error", "method_not_allowed", "Method not allowed for this URL"};
     case ErrorKind::invalid_json:
       return {400, "invalid_request_error", "",
-              "We could not parse the JSON body of your request. (HINT: This likely means you aren't using your HTTP "
+              "We could not parse the JSON body of your request. (HINT: This likely means you aren't using "
+              "your HTTP "
               "library correctly.)"};
     case ErrorKind::too_large:
-      return {413, "invalid_request_error", "request_too_large", "The request body is larger than the limit."};
-    case ErrorKind::missing_key:  // no Authorization header (yihong0618/bilingual_book_maker#137 quotes the message)
-      return {401, "invalid_request_error", "",
-              "You didn't provide an API key. You need to provide your API key in an Authorization header using "
-              "Bearer auth (i.e. Authorization: Bearer YOUR_KEY), or as the password field (with blank username) if "
-              "you're accessing the API from your browser and are prompted for a username and password. You can "
-              "obtain an API key from https://platform.openai.com/account/api-keys."};
+      return {413, "invalid_request_error", "request_too_large",
+              "The request body is larger than the limit."};
+    case ErrorKind::missing_key:  // no Authorization header (yihong0618/bilingual_book_maker#137 quotes the
+                                  // message)
+      return {
+          401, "invalid_request_error", "",
+          "You didn't provide an API key. You need to provide your API key in an Authorization header using "
+          "Bearer auth (i.e. Authorization: Bearer YOUR_KEY), or as the password field (with blank username) "
+          "if "
+          "you're accessing the API from your browser and are prompted for a username and password. You can "
+          "obtain an API key from https://platform.openai.com/account/api-keys."};
   }
   return {500, "server_error", "", "error"};
 }
@@ -219,17 +244,24 @@ struct NamedShape {
   Shape shape;
 };
 constexpr NamedShape named_shapes[] = {
-    {ErrorKind::quota, "credit_balance_exhausted",
-     {429, "insufficient_quota", "credit_balance_exhausted", "Your credit balance is exhausted. Add credits to continue."}},
-    {ErrorKind::quota, "organization_spend_limit_exceeded",
+    {ErrorKind::quota,
+     "credit_balance_exhausted",
+     {429, "insufficient_quota", "credit_balance_exhausted",
+      "Your credit balance is exhausted. Add credits to continue."}},
+    {ErrorKind::quota,
+     "organization_spend_limit_exceeded",
      {429, "insufficient_quota", "organization_spend_limit_exceeded",
       "Your organization has reached the spend limit set for this month."}},
-    {ErrorKind::quota, "project_spend_limit_exceeded",
-     {429, "insufficient_quota", "project_spend_limit_exceeded", "This project has reached its monthly budget."}},
-    {ErrorKind::quota, "organization_usage_limit_exceeded",
+    {ErrorKind::quota,
+     "project_spend_limit_exceeded",
+     {429, "insufficient_quota", "project_spend_limit_exceeded",
+      "This project has reached its monthly budget."}},
+    {ErrorKind::quota,
+     "organization_usage_limit_exceeded",
      {429, "insufficient_quota", "organization_usage_limit_exceeded",
       "Your organization has reached its usage limit for this billing period."}},
-    {ErrorKind::quota, "billing_hard_limit_reached",
+    {ErrorKind::quota,
+     "billing_hard_limit_reached",
      {400, "invalid_request_error", "billing_hard_limit_reached", "Billing hard limit has been reached"}},
 };
 
@@ -238,27 +270,35 @@ Shape shape(ErrorKind kind, std::string_view name) {
   return n ? n->shape : shape(kind);
 }
 
-std::vector<std::string_view> body_names(ErrorKind kind) { return detail::named_for(named_shapes, kind); }
+std::vector<std::string_view> body_names(ErrorKind kind) {
+  return detail::named_for(named_shapes, kind);
+}
 
 json::value error_json(ErrorKind kind, std::string_view detail, std::string_view body = {}) {
   const auto s = shape(kind, body);
   std::string message(s.message);
   if (!detail.empty()) message += std::string(" (") + std::string(detail) + ")";
-  return json::object{{"error", json::object{{"message", message},
-                                             {"type", s.type},
-                                             {"param", kind == ErrorKind::bad_request ? json::value("messages") : nullptr},
-                                             {"code", s.code.empty() ? json::value(nullptr) : json::value(s.code)}}}};
+  return json::object{
+      {"error", json::object{{"message", message},
+                             {"type", s.type},
+                             {"param", kind == ErrorKind::bad_request ? json::value("messages") : nullptr},
+                             {"code", s.code.empty() ? json::value(nullptr) : json::value(s.code)}}}};
 }
 
 ErrorReply error(ErrorKind kind, const ErrorContext& ctx) {
   return {shape(kind, ctx.body).status, json::serialize(error_json(kind, ctx.detail, ctx.body))};
 }
 
-SseFrame stream_error_frame(const Answer&, std::size_t) { return sse_data(error_json(ErrorKind::stream_interrupted, {})); }
+SseFrame stream_error_frame(const Answer&, std::size_t) {
+  return sse_data(error_json(ErrorKind::stream_interrupted, {}));
+}
 
 SseFrame malformed_frame() {
-  return {"data: {\"id\":\"chatcmpl-broken\",\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\n\n",
-          false};
+  return {
+      "data: "
+      "{\"id\":\"chatcmpl-broken\",\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":{"
+      "\"content\":\n\n",
+      false};
 }
 
 std::string models_body(std::string_view model) {
@@ -275,7 +315,8 @@ FrameRole frame_role(std::string_view, const json::object& o) {
   if (!choice) return o.contains("usage") ? FrameRole::closing : FrameRole::structure;
   if (const auto* d = choice->if_contains("delta"); d && d->is_object()) {
     const auto& delta = d->get_object();
-    if (non_empty_string(delta, "content") || non_empty_string(delta, "refusal") || delta.contains("tool_calls"))
+    if (non_empty_string(delta, "content") || non_empty_string(delta, "refusal") ||
+        delta.contains("tool_calls"))
       return FrameRole::content;
   }
   const auto* finish = choice->if_contains("finish_reason");

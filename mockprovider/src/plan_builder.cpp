@@ -1,9 +1,9 @@
 #include "plan_builder.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
-
-#include <fmt/format.h>
 
 namespace llmchaos::mock::detail {
 namespace {
@@ -67,14 +67,18 @@ std::string format_time(long long unix_s, bool rfc3339) {
   const Civil c = civil_from_days(day_count);
   const auto hh = secs / 3600, mm = secs / 60 % 60, ss = secs % 60;
   if (rfc3339) return fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}Z", c.year, c.month, c.day, hh, mm, ss);
-  return fmt::format("{}, {:02} {} {:04} {:02}:{:02}:{:02} GMT", days[c.weekday], c.day, months[c.month - 1], c.year, hh,
-                     mm, ss);
+  return fmt::format("{}, {:02} {} {:04} {:02}:{:02}:{:02} GMT", days[c.weekday], c.day, months[c.month - 1],
+                     c.year, hh, mm, ss);
 }
 }  // namespace
 
-double scaled(const FaultInput& in, double ms) { return ms * in.time_scale; }
+double scaled(const FaultInput& in, double ms) {
+  return ms * in.time_scale;
+}
 
-Plan answer_plan(const FaultInput& in, FaultKind kind) { return answer_plan(in, kind, in.answer); }
+Plan answer_plan(const FaultInput& in, FaultKind kind) {
+  return answer_plan(in, kind, in.answer);
+}
 
 Plan answer_plan(const FaultInput& in, FaultKind kind, const Answer& answer) {
   Plan p = base_plan(in, kind, in.request.stream);
@@ -104,7 +108,9 @@ Plan error_plan(const FaultInput& in, FaultKind kind, ErrorKind error, std::stri
   return p;
 }
 
-void add_retry_after(Plan& plan, double ms) { add_retry_hint(plan, ms, RetryAfterForm::both, 0); }
+void add_retry_after(Plan& plan, double ms) {
+  add_retry_hint(plan, ms, RetryAfterForm::both, 0);
+}
 
 void add_retry_hint(Plan& plan, double ms, RetryAfterForm form, double unix_now_ms) {
   // Whole seconds rounded up, so a client that reads only retry-after never comes back too early.
@@ -117,19 +123,25 @@ void add_retry_hint(Plan& plan, double ms, RetryAfterForm form, double unix_now_
       plan.headers.emplace_back("retry-after", fmt::format("{}", whole_seconds));
       plan.headers.emplace_back("retry-after-ms", format_ms(ms));
       break;
-    case RetryAfterForm::seconds: plan.headers.emplace_back("retry-after", format_seconds(ms)); break;
-    case RetryAfterForm::ms: plan.headers.emplace_back("retry-after-ms", format_ms(ms)); break;
+    case RetryAfterForm::seconds:
+      plan.headers.emplace_back("retry-after", format_seconds(ms));
+      break;
+    case RetryAfterForm::ms:
+      plan.headers.emplace_back("retry-after-ms", format_ms(ms));
+      break;
     case RetryAfterForm::http_date:
       // The date the server answered at, so a client measures the wait against the server's clock.
       plan.headers.emplace_back("date", format_time(now_s, false));
       plan.headers.emplace_back("retry-after", format_time(now_s + whole_seconds, false));
       break;
     case RetryAfterForm::anthropic_ratelimit:
-      plan.headers.emplace_back("anthropic-ratelimit-requests-reset", format_time(now_s + whole_seconds, true));
+      plan.headers.emplace_back("anthropic-ratelimit-requests-reset",
+                                format_time(now_s + whole_seconds, true));
       plan.headers.emplace_back("anthropic-ratelimit-tokens-reset", format_time(now_s + whole_seconds, true));
       break;
     case RetryAfterForm::retry_info:  // in the body (Gemini's RetryInfo), no header
-    case RetryAfterForm::none: break;
+    case RetryAfterForm::none:
+      break;
   }
 }
 
@@ -143,7 +155,8 @@ Plan partial_stream(const FaultInput& in, FaultKind kind, int n, std::vector<Sse
   p.status = in.step.status.value_or(200);
   auto parts = in.dialect.render_stream(in.answer);
   for (auto& f : parts.head) p.frames.push_back(std::move(f));
-  for (int i = 0; i < n && i < static_cast<int>(parts.content.size()); ++i) p.frames.push_back(std::move(parts.content[i]));
+  for (int i = 0; i < n && i < static_cast<int>(parts.content.size()); ++i)
+    p.frames.push_back(std::move(parts.content[i]));
   for (auto& f : extra) p.frames.push_back(std::move(f));
   p.end = end;
   return p;

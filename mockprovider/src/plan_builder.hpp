@@ -19,7 +19,9 @@ void add_retry_hint(Plan& plan, double ms, RetryAfterForm form, double unix_now_
 // Content events before a stream fault: the step's cut_after_events (else `fallback`), at most all.
 int cut_after(const FaultInput& in, int fallback);
 // explore's draw of cut_after_events: anywhere from before the first content event to after the last.
-inline void draw_cut_after_events(ExploreDraw& d) { d.param("cut_after_events", d.between(0, d.tokens)); }
+inline void draw_cut_after_events(ExploreDraw& d) {
+  d.param("cut_after_events", d.between(0, d.tokens));
+}
 // A stream of the head and the first `n` content frames, then `extra`, ending with `end`.
 Plan partial_stream(const FaultInput& in, FaultKind kind, int n, std::vector<SseFrame> extra, StreamEnd end);
 // A plain answer whose body stops half way: the shape a cut takes on a non-streamed request.

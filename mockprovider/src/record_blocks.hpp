@@ -21,7 +21,7 @@ namespace llmchaos::mock {
 template <class T>
 class RecordBlocks {
  public:
-  static constexpr std::size_t kFirstBlock = 8;                   // records
+  static constexpr std::size_t kFirstBlock = 8;                    // records
   static constexpr std::size_t kHugeBytes = std::size_t{2} << 20;  // x86-64 and arm64 (4 KiB base pages)
 
   RecordBlocks() = default;
@@ -70,7 +70,8 @@ class RecordBlocks {
     auto it = blocks_.end() - 1;
     if (n < it->first) {
       it = std::upper_bound(blocks_.begin(), blocks_.end(), n,
-                            [](std::size_t k, const Block& b) { return k < b.first; }) - 1;
+                            [](std::size_t k, const Block& b) { return k < b.first; }) -
+           1;
     }
     return it->items[n - it->first];
   }
@@ -91,14 +92,16 @@ class RecordBlocks {
   void grow() {
     std::size_t bytes = blocks_.empty() ? kFirstBlock * sizeof(T) : blocks_.back().bytes * 2;
     if (bytes > kHugeBytes / 2) bytes = kHugeBytes;
-    void* memory = ::operator new(bytes, std::align_val_t{alignment(bytes)});
+    void* memory = ::operator new (bytes, std::align_val_t{alignment(bytes)});
 #if defined(__linux__) && defined(MADV_HUGEPAGE)
     if (bytes == kHugeBytes) ::madvise(memory, bytes, MADV_HUGEPAGE);  // advice only: failure is harmless
 #endif
     blocks_.push_back(Block{static_cast<T*>(memory), end_, bytes / sizeof(T), bytes});
   }
 
-  static void release(const Block& b) { ::operator delete(b.items, std::align_val_t{alignment(b.bytes)}); }
+  static void release(const Block& b) {
+    ::operator delete (b.items, std::align_val_t{alignment(b.bytes)});
+  }
 
   void swap(RecordBlocks& other) noexcept {
     blocks_.swap(other.blocks_);

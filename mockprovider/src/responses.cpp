@@ -46,7 +46,8 @@ bool valid_id(std::string_view id) {
 }
 
 // GET /v1/responses/{id}[?stream=true&starting_after=N]: a bad id is unknown_url, a bad parameter 400.
-void parse_retrieve(ParsedRequest& out, std::string_view method, std::string_view target, std::string_view id) {
+void parse_retrieve(ParsedRequest& out, std::string_view method, std::string_view target,
+                    std::string_view id) {
   if (!valid_id(id)) {
     out.error = RequestError::not_found;
     out.detail = std::string(path_only(target));
@@ -102,7 +103,8 @@ ParsedRequest parse(std::string_view method, std::string_view target, std::strin
     for (const auto& t : *tools)
       if (t.is_object()) {
         auto name = str_member(t.get_object(), "name");
-        if (const auto* fn = object_member(t.get_object(), "function"); name.empty() && fn) name = str_member(*fn, "name");
+        if (const auto* fn = object_member(t.get_object(), "function"); name.empty() && fn)
+          name = str_member(*fn, "name");
         c.tools.push_back(std::move(name));
       }
   // `input` is a string (one user message) or a list of items: messages ({role, content}),
@@ -128,17 +130,21 @@ json::object usage(const Answer& a) {
 }
 
 json::object text_part(std::string_view text) {
-  return {{"type", "output_text"}, {"text", text}, {"annotations", json::array{}}, {"logprobs", json::array{}}};
+  return {
+      {"type", "output_text"}, {"text", text}, {"annotations", json::array{}}, {"logprobs", json::array{}}};
 }
 
 // The answer's one output item: a message with its text so far, or the function call.
 json::object output_item(const Answer& a, std::string_view status, bool whole) {
   if (!a.tool_name.empty())
-    return {{"type", "function_call"}, {"id", item_id(a, "fc_")},   {"call_id", a.tool_call_id},
-            {"name", a.tool_name},      {"arguments", whole ? "{}" : ""}, {"status", status}};
+    return {{"type", "function_call"}, {"id", item_id(a, "fc_")},        {"call_id", a.tool_call_id},
+            {"name", a.tool_name},     {"arguments", whole ? "{}" : ""}, {"status", status}};
   json::array content;
   if (whole) content.push_back(text_part(a.text()));
-  return {{"type", "message"}, {"id", item_id(a, "msg_")}, {"status", status}, {"role", "assistant"},
+  return {{"type", "message"},
+          {"id", item_id(a, "msg_")},
+          {"status", status},
+          {"role", "assistant"},
           {"content", std::move(content)}};
 }
 
@@ -175,9 +181,13 @@ json::object response_object(const Answer& a, std::string_view status) {
           {"user", nullptr}};
 }
 
-std::string_view final_status(const Answer& a) { return a.finish == Finish::content_filter ? "incomplete" : "completed"; }
+std::string_view final_status(const Answer& a) {
+  return a.finish == Finish::content_filter ? "incomplete" : "completed";
+}
 
-std::string render_body(const Answer& a) { return json::serialize(response_object(a, final_status(a))); }
+std::string render_body(const Answer& a) {
+  return json::serialize(response_object(a, final_status(a)));
+}
 
 // One typed frame: `event: <type>` and data {type, ...fields, sequence_number}.
 SseFrame typed(std::string_view type, json::object fields, std::size_t sequence, bool content = false) {
@@ -192,14 +202,16 @@ SseFrame typed(std::string_view type, json::object fields, std::size_t sequence,
 StreamParts render_stream(const Answer& a) {
   StreamParts p;
   std::size_t seq = 0;
-  const auto add = [&](std::vector<SseFrame>& part, std::string_view type, json::object fields, bool content = false) {
+  const auto add = [&](std::vector<SseFrame>& part, std::string_view type, json::object fields,
+                       bool content = false) {
     part.push_back(typed(type, std::move(fields), seq++, content));
   };
   const bool text = a.tool_name.empty();
   const auto id = item_id(a, text ? "msg_" : "fc_");
   add(p.head, "response.created", {{"response", response_object(a, "in_progress")}});
   add(p.head, "response.in_progress", {{"response", response_object(a, "in_progress")}});
-  add(p.head, "response.output_item.added", {{"output_index", 0}, {"item", output_item(a, "in_progress", false)}});
+  add(p.head, "response.output_item.added",
+      {{"output_index", 0}, {"item", output_item(a, "in_progress", false)}});
   const json::object at{{"item_id", id}, {"output_index", 0}, {"content_index", 0}};
   const auto with = [&](json::object more) {
     json::object o = at;
@@ -213,22 +225,31 @@ StreamParts render_stream(const Answer& a) {
     add(p.tail, "response.output_text.done", with({{"text", a.text()}, {"logprobs", json::array{}}}));
     add(p.tail, "response.content_part.done", with({{"part", text_part(a.text())}}));
   } else {
-    add(p.content, "response.function_call_arguments.delta", {{"item_id", id}, {"output_index", 0}, {"delta", "{}"}}, true);
-    add(p.tail, "response.function_call_arguments.done", {{"item_id", id}, {"output_index", 0}, {"arguments", "{}"}});
+    add(p.content, "response.function_call_arguments.delta",
+        {{"item_id", id}, {"output_index", 0}, {"delta", "{}"}}, true);
+    add(p.tail, "response.function_call_arguments.done",
+        {{"item_id", id}, {"output_index", 0}, {"arguments", "{}"}});
   }
   const auto status = final_status(a);
   add(p.tail, "response.output_item.done",
-      {{"output_index", 0}, {"item", output_item(a, status == "incomplete" ? "incomplete" : "completed", true)}});
+      {{"output_index", 0},
+       {"item", output_item(a, status == "incomplete" ? "incomplete" : "completed", true)}});
   add(p.terminator, status == "incomplete" ? "response.incomplete" : "response.completed",
       {{"response", response_object(a, status)}});
   return p;
 }
 
-ErrorReply error(ErrorKind kind, const ErrorContext& ctx) { return openai_dialect.error(kind, ctx); }
+ErrorReply error(ErrorKind kind, const ErrorContext& ctx) {
+  return openai_dialect.error(kind, ctx);
+}
 
-std::vector<std::string_view> body_names(ErrorKind kind) { return openai_dialect.body_names(kind); }
+std::vector<std::string_view> body_names(ErrorKind kind) {
+  return openai_dialect.body_names(kind);
+}
 
-std::string models_body(std::string_view model) { return openai_dialect.models_body(model); }
+std::string models_body(std::string_view model) {
+  return openai_dialect.models_body(model);
+}
 
 // A mid-stream failure: response.failed, the response carrying its error (the SDK's accumulator takes
 // it as the final snapshot; codex-style clients read response.error).
@@ -240,9 +261,11 @@ SseFrame stream_error_frame(const Answer& a, std::size_t sequence) {
 }
 
 SseFrame malformed_frame() {
-  return {"event: response.output_text.delta\ndata: {\"type\":\"response.output_text.delta\",\"item_id\":\"msg_broken\","
-          "\"output_index\":0,\"content_index\":0,\"delta\":\n\n",
-          false};
+  return {
+      "event: response.output_text.delta\ndata: "
+      "{\"type\":\"response.output_text.delta\",\"item_id\":\"msg_broken\","
+      "\"output_index\":0,\"content_index\":0,\"delta\":\n\n",
+      false};
 }
 // OpenAI's answer to a retrieve of an id it does not hold.
 ErrorReply unknown_response(std::string_view id) {
@@ -253,8 +276,10 @@ ErrorReply unknown_response(std::string_view id) {
                                           {"code", nullptr}}}})};
 }
 
-constexpr std::string_view served_paths[] = {"POST /v1/responses", "GET /v1/responses/{id}", "GET /v1/models"};
-constexpr Credential credentials[] = {{"authorization", "Bearer"}};  // OpenAI's platform, as for Chat Completions
+constexpr std::string_view served_paths[] = {"POST /v1/responses", "GET /v1/responses/{id}",
+                                             "GET /v1/models"};
+constexpr Credential credentials[] = {
+    {"authorization", "Bearer"}};  // OpenAI's platform, as for Chat Completions
 
 // Every event is typed (`event:` and data.type): deltas are content, the *.done events close the output,
 // response.completed / .incomplete end the stream, response.failed (and `error`) is a failure.

@@ -2,16 +2,16 @@
 // side-effect endpoint); control plane: /__llmchaos/... (token-guarded) and /metrics.
 #include "llmchaos/mockprovider/router.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <array>
+#include <boost/json.hpp>
 #include <cctype>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <iterator>
-
-#include <boost/json.hpp>
-#include <fmt/format.h>
 
 #include "llmchaos/core/json_text.hpp"
 #include "llmchaos/core/ledger_json.hpp"
@@ -44,7 +44,9 @@ Plan error_json(int status, std::string_view message) {
   return json_plan(status, json::serialize(json::object{{"error", message}}));
 }
 
-Plan ok_json(json::value v) { return json_plan(200, json::serialize(v)); }
+Plan ok_json(json::value v) {
+  return json_plan(200, json::serialize(v));
+}
 
 // Where a provider request goes: namespace, route and the path below the route (query kept); views
 // into the request's target.
@@ -54,7 +56,8 @@ struct Target {
 
 // The first n segments of a path as split_path gives them (fewer when the path has fewer), without
 // building the whole list: resolve runs for every provider request.
-template <std::size_t N> std::size_t first_segments(std::string_view path, std::array<std::string_view, N>& out) {
+template <std::size_t N>
+std::size_t first_segments(std::string_view path, std::array<std::string_view, N>& out) {
   std::size_t n = 0, i = 0;
   while (n < N && i < path.size()) {
     while (i < path.size() && path[i] == '/') ++i;
@@ -80,9 +83,12 @@ std::optional<Target> resolve(const Engine& engine, std::string_view target) {
   int found = engine.route_segments(segs[0], nsegs >= 2 ? segs[1] : std::string_view{});
   if (found == 2 && !valid_name(segs[0])) found = engine.route_segments(segs[0], {});
   switch (found) {
-    case 2: return Target{segs[0], segs[1], rest_after(2)};
-    case 1: return Target{{}, segs[0], rest_after(1)};
-    default: return std::nullopt;
+    case 2:
+      return Target{segs[0], segs[1], rest_after(2)};
+    case 1:
+      return Target{{}, segs[0], rest_after(1)};
+    default:
+      return std::nullopt;
   }
 }
 
@@ -91,12 +97,13 @@ Plan unknown_route(const Engine& engine, std::string_view target) {
   const auto first = segs.empty() ? std::string_view{} : segs[0];
   std::string known;
   for (const auto& r : engine.routes("")) known += (known.empty() ? "" : ", ") + r;
-  return json_plan(404, json::serialize(json::object{
-                            {"error", json::object{{"message", fmt::format("no route \"{}\" on this mock provider (routes "
-                                                                           "of the default namespace: {})",
-                                                                           first, known.empty() ? "none" : known)},
-                                                   {"type", "not_found_error"},
-                                                   {"code", "unknown_route"}}}}));
+  return json_plan(
+      404, json::serialize(json::object{
+               {"error", json::object{{"message", fmt::format("no route \"{}\" on this mock provider (routes "
+                                                              "of the default namespace: {})",
+                                                              first, known.empty() ? "none" : known)},
+                                      {"type", "not_found_error"},
+                                      {"code", "unknown_route"}}}}));
 }
 
 Routed side_effect(Engine& engine, const std::string& ns, const RawRequest& req) {
@@ -131,7 +138,8 @@ json::value effects_json(const std::vector<SideEffect>& effects) {
 // `Authorization: Bearer TOKEN`, the scheme in any case (RFC 9110 11.1), blanks after it ignored.
 bool bearer_matches(std::string_view value, std::string_view token) {
   constexpr std::string_view scheme = "bearer";
-  if (value.size() <= scheme.size() || (value[scheme.size()] != ' ' && value[scheme.size()] != '\t')) return false;
+  if (value.size() <= scheme.size() || (value[scheme.size()] != ' ' && value[scheme.size()] != '\t'))
+    return false;
   for (std::size_t i = 0; i < scheme.size(); ++i)
     if (std::tolower(static_cast<unsigned char>(value[i])) != scheme[i]) return false;
   auto rest = value.substr(scheme.size());
@@ -150,7 +158,8 @@ bool method_listed(std::string_view methods, std::string_view method) {
 }
 
 Routed method_not_allowed(std::string_view method, std::string_view path, std::string_view allowed) {
-  Plan p = error_json(405, fmt::format("{} is not allowed on {}{} (allowed: {})", method, admin_prefix, path, allowed));
+  Plan p = error_json(
+      405, fmt::format("{} is not allowed on {}{} (allowed: {})", method, admin_prefix, path, allowed));
   p.headers.emplace_back("allow", std::string(allowed));
   return {std::move(p), {}};
 }
@@ -161,7 +170,8 @@ Routed no_admin_endpoint(std::string_view path) {
 
 // A namespace no script was installed in (or deleted): 404, not an empty answer.
 Routed unknown_namespace(const std::string& name) {
-  return {error_json(404, fmt::format("no namespace \"{}\" (install one with PUT {}ns/{}/script)", name, admin_prefix, name)),
+  return {error_json(404, fmt::format("no namespace \"{}\" (install one with PUT {}ns/{}/script)", name,
+                                      admin_prefix, name)),
           {}};
 }
 
@@ -170,8 +180,10 @@ struct AdminEndpoint {
   std::string_view name, methods;
   bool per_ns_only;
 };
-constexpr AdminEndpoint admin_endpoints[] = {{"script", "PUT, POST", false},  {"reset", "POST", false},
-                                             {"ledger", "GET", false},        {"side_effects", "GET", false},
+constexpr AdminEndpoint admin_endpoints[] = {{"script", "PUT, POST", false},
+                                             {"reset", "POST", false},
+                                             {"ledger", "GET", false},
+                                             {"side_effects", "GET", false},
                                              {"side_effect", "POST", true}};
 
 // nullptr when `what` names no endpoint (of every namespace when `all`).
@@ -186,14 +198,14 @@ const AdminEndpoint* find_admin_endpoint(std::string_view what, bool all) {
 // /__llmchaos/X (every namespace), /__llmchaos/ns/{ns}/X, /__llmchaos/ns/{ns} (the namespace itself).
 AdminPath parse_admin_path(const std::vector<std::string_view>& segs) {
   if (segs.size() == 1) return {AdminPath::Kind::endpoint, "", segs[0], true};
-  if (segs.size() == 3 && segs[0] == "ns" && valid_name(segs[1])) return {AdminPath::Kind::endpoint, std::string(segs[1]), segs[2], false};
-  if (segs.size() == 2 && segs[0] == "ns" && valid_name(segs[1])) return {AdminPath::Kind::namespace_itself, std::string(segs[1]), {}, false};
+  if (segs.size() == 3 && segs[0] == "ns" && valid_name(segs[1]))
+    return {AdminPath::Kind::endpoint, std::string(segs[1]), segs[2], false};
+  if (segs.size() == 2 && segs[0] == "ns" && valid_name(segs[1]))
+    return {AdminPath::Kind::namespace_itself, std::string(segs[1]), {}, false};
   return {};
 }
 
-namespace {
-
-}  // namespace
+namespace {}  // namespace
 
 std::string RawRequest::header(std::string_view name) const {
   for (const auto& [k, v] : headers)
@@ -211,7 +223,9 @@ Plan json_plan(int status, std::string body) {
 
 Router::Router(Engine& engine, RouterOptions options) : engine_(engine), options_(std::move(options)) {}
 
-void Router::set_extension(std::shared_ptr<AdminExtension> extension) { extension_ = std::move(extension); }
+void Router::set_extension(std::shared_ptr<AdminExtension> extension) {
+  extension_ = std::move(extension);
+}
 
 bool Router::extended(std::string_view target) const {
   if (!extension_ || target.substr(0, admin_prefix.size()) != admin_prefix) return false;
@@ -233,15 +247,17 @@ struct ReadHeaders {
 // every request).
 [[gnu::noinline]] ReadHeaders read_headers() {
   ReadHeaders r;
-  r.names = {"x-request-id", "request-id", "idempotency-key", "x-stainless-retry-count", "authorization",
-             "x-llmchaos-admin-token"};
+  r.names = {"x-request-id",    "request-id",
+             "idempotency-key", "x-stainless-retry-count",
+             "authorization",   "x-llmchaos-admin-token"};
   for (const Dialect d : registered_dialects())
     for (const auto& c : dialect_spec(d).auth.headers)
       if (std::find(r.names.begin(), r.names.end(), c.header) == r.names.end()) r.names.push_back(c.header);
   std::stable_sort(r.names.begin(), r.names.end(), [](auto a, auto b) { return a.size() < b.size(); });
   for (std::size_t n = 0; n < r.from.size(); ++n)
     r.from[n] = static_cast<std::size_t>(
-        std::find_if(r.names.begin(), r.names.end(), [n](auto s) { return s.size() >= n; }) - r.names.begin());
+        std::find_if(r.names.begin(), r.names.end(), [n](auto s) { return s.size() >= n; }) -
+        r.names.begin());
   return r;
 }
 }  // namespace
@@ -267,7 +283,8 @@ Routed Router::handle(RawRequest&& req) {
     p.headers = {{"content-type", "text/plain; version=0.0.4"}};
     return {std::move(p), {}};
   }
-  if (path.substr(0, admin_prefix.size()) == admin_prefix) return admin(req, path.substr(admin_prefix.size()));
+  if (path.substr(0, admin_prefix.size()) == admin_prefix)
+    return admin(req, path.substr(admin_prefix.size()));
   auto where = resolve(engine_, target);
   if (!where) return {unknown_route(engine_, target), {}};
   if (where->rest == side_effect_suffix) return side_effect(engine_, std::string(where->ns), req);
@@ -310,7 +327,9 @@ Routed Router::admin(const RawRequest& req, std::string_view path) {
     return {ok_json(json::object{{"status", "ok"}}), {}};
   }
   if (!admin_token_accepted(req))
-    return {error_json(401, "admin token required: send Authorization: Bearer TOKEN or x-llmchaos-admin-token"), {}};
+    return {
+        error_json(401, "admin token required: send Authorization: Bearer TOKEN or x-llmchaos-admin-token"),
+        {}};
   if (extension_ && extension_->handles(path)) {
     auto reply = extension_->handle(req, path);
     Plan p = json_plan(reply.status, std::move(reply.body));
@@ -328,7 +347,8 @@ Routed Router::admin(const RawRequest& req, std::string_view path) {
   const auto* endpoint = find_admin_endpoint(where.what, where.all);
   if (!endpoint) return no_admin_endpoint(path);
   if (!method_listed(endpoint->methods, m)) return method_not_allowed(m, path, endpoint->methods);
-  if (!where.all && where.what != "script" && engine_.routes(where.ns).empty()) return unknown_namespace(where.ns);
+  if (!where.all && where.what != "script" && engine_.routes(where.ns).empty())
+    return unknown_namespace(where.ns);
   if (auto routed = run_admin_endpoint(req, where)) return std::move(*routed);
   return no_admin_endpoint(path);
 }
@@ -351,9 +371,12 @@ std::optional<Routed> Router::run_admin_endpoint(const RawRequest& req, const Ad
     return Routed{ok_json(json::object{{"ok", true}}), {}};
   }
   if (where.what == "ledger" && m == "GET")
-    return Routed{json_plan(200, compact_json(ledger_json(all ? engine_.ledger_all() : engine_.ledger(ns)))), {}};
+    return Routed{json_plan(200, compact_json(ledger_json(all ? engine_.ledger_all() : engine_.ledger(ns)))),
+                  {}};
   if (where.what == "side_effects" && m == "GET")
-    return Routed{json_plan(200, compact_json(effects_json(all ? engine_.side_effects_all() : engine_.side_effects(ns)))), {}};
+    return Routed{json_plan(200, compact_json(effects_json(all ? engine_.side_effects_all()
+                                                               : engine_.side_effects(ns)))),
+                  {}};
   if (where.what == "side_effect" && !all) return side_effect(engine_, ns, req);
   return std::nullopt;
 }

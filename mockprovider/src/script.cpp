@@ -1,10 +1,10 @@
 // The script loader: TOML (or JSON) -> validated Script, every error as file:line:col: message.
 #include "llmchaos/mockprovider/script.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
-
-#include <fmt/format.h>
 
 #include "llmchaos/core/toml_reader.hpp"
 #include "llmchaos/mockprovider/fault.hpp"
@@ -39,7 +39,8 @@ std::optional<int> count(TomlReader& r, std::string_view key, int min) {
 
 FaultKind fault_kind(TomlReader& r, std::string_view key, const std::string& name) {
   auto kind = parse_enum<FaultKind>(name);
-  if (!kind) r.fail(key, fmt::format("unknown fault \"{}\" (expected one of: {})", name, enum_choices<FaultKind>()));
+  if (!kind)
+    r.fail(key, fmt::format("unknown fault \"{}\" (expected one of: {})", name, enum_choices<FaultKind>()));
   return *kind;
 }
 
@@ -79,7 +80,8 @@ Step step_from_toml(const toml::table& t, const std::string& file, const std::st
   s.model = r.opt_string("model");
   if (s.model && s.model->empty()) r.fail("model", "must not be empty");
   if (auto v = r.opt_int("status")) {
-    if (*v < 100 || *v > 599) r.fail("status", fmt::format("must be an HTTP status from 100 to 599 (got {})", *v));
+    if (*v < 100 || *v > 599)
+      r.fail("status", fmt::format("must be an HTTP status from 100 to 599 (got {})", *v));
     s.status = static_cast<int>(*v);
   }
   s.retry_after_ms = duration(r, "retry_after_ms");
@@ -100,7 +102,8 @@ Step step_from_toml(const toml::table& t, const std::string& file, const std::st
   return s;
 }
 
-RouteScript route_script_from_toml(const toml::table& t, const std::string& route_name, const std::string& file,
+RouteScript route_script_from_toml(const toml::table& t, const std::string& route_name,
+                                   const std::string& file,
                                    const std::vector<std::string_view>& extra_route_keys) {
   const std::string context = "route." + route_name;
   TomlReader r(t, file, context);
@@ -123,21 +126,25 @@ RouteScript route_script_from_toml(const toml::table& t, const std::string& rout
       const auto where = fmt::format("{}.script[{}]", context, i++);
       collect_errors(errors, [&] {
         const auto* step = element.as_table();
-        if (!step) throw SpecError(pos_of(element, file), where + ": expected a table such as { fault = \"ok\" }");
+        if (!step)
+          throw SpecError(pos_of(element, file), where + ": expected a table such as { fault = \"ok\" }");
         rs.steps.push_back(step_from_toml(*step, file, where));
         if (const auto& body = rs.steps.back().body) {
           const auto names = dialect_spec(rs.dialect).body_names(fault_error_kind(rs.steps.back().fault));
           if (std::find(names.begin(), names.end(), *body) == names.end())
-            throw SpecError(pos_of(*step->get("body"), file),
-                            fmt::format("{}.body: {} has no {} body \"{}\" (its bodies: {})", where, to_string(rs.dialect),
-                                        to_string(rs.steps.back().fault), *body,
-                                        names.empty() ? std::string("none") : fmt::format("{}", fmt::join(names, ", "))));
+            throw SpecError(
+                pos_of(*step->get("body"), file),
+                fmt::format("{}.body: {} has no {} body \"{}\" (its bodies: {})", where,
+                            to_string(rs.dialect), to_string(rs.steps.back().fault), *body,
+                            names.empty() ? std::string("none") : fmt::format("{}", fmt::join(names, ", "))));
         }
         if (rs.steps.back().retry_after_form == RetryAfterForm::retry_info &&
             !dialect_spec(rs.dialect).retry_hint_in_body)
-          throw SpecError(pos_of(*step->get("retry_after_form"), file),
-                          fmt::format("{}.retry_after_form: \"retry_info\" is Gemini's body hint; this route's dialect is {}",
-                                      where, to_string(rs.dialect)));
+          throw SpecError(
+              pos_of(*step->get("retry_after_form"), file),
+              fmt::format(
+                  "{}.retry_after_form: \"retry_info\" is Gemini's body hint; this route's dialect is {}",
+                  where, to_string(rs.dialect)));
       });
     }
   }
@@ -155,7 +162,8 @@ Script script_from_toml(const toml::table& doc, const std::string& file,
   Script script;
   std::vector<SpecError> errors;
   for (const auto& [name, node] : *routes) {
-    collect_errors(errors, [&, &name = name, &node = node] {  // init-captures: clang 14 cannot capture a binding
+    collect_errors(errors, [&, &name = name,
+                            &node = node] {  // init-captures: clang 14 cannot capture a binding
       const auto* table = node.as_table();
       if (!table) throw SpecError(pos_of(node, file), fmt::format("route.{}: expected a table", name.str()));
       script.routes.emplace(std::string(name.str()),
@@ -169,7 +177,9 @@ Script script_from_toml(const toml::table& doc, const std::string& file,
   return script;
 }
 
-Script load_script_file(const std::string& path) { return script_from_toml(parse_toml_file(path), path); }
+Script load_script_file(const std::string& path) {
+  return script_from_toml(parse_toml_file(path), path);
+}
 
 Script parse_script_text(std::string_view text, const std::string& source_name) {
   const auto first = text.find_first_not_of(" \t\r\n");

@@ -5,16 +5,10 @@
 // cancels every session and returns within a second.
 #include "llmchaos/mockprovider/server.hpp"
 
+#include <fmt/format.h>
+
 #include <array>
 #include <atomic>
-#include <condition_variable>
-#include <iostream>
-#include <iterator>
-#include <mutex>
-#include <optional>
-#include <thread>
-#include <unordered_map>
-
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/deferred.hpp>
@@ -30,13 +24,19 @@
 #include <boost/asio/write.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
-#include <fmt/format.h>
+#include <condition_variable>
+#include <iostream>
+#include <iterator>
+#include <mutex>
+#include <optional>
+#include <thread>
+#include <unordered_map>
 
-#include "llmchaos/mockprovider/forward_hook.hpp"
-#include "sized_text.hpp"
 #include "llmchaos/core/byte_scan.hpp"
 #include "llmchaos/mockprovider/fast_head.hpp"
+#include "llmchaos/mockprovider/forward_hook.hpp"
 #include "llmchaos/mockprovider/router.hpp"
+#include "sized_text.hpp"
 
 namespace net = boost::asio;
 namespace beast = boost::beast;
@@ -64,15 +64,16 @@ net::ip::address bind_address(net::io_context& ioc, const std::string& bind, std
   auto address = net::ip::make_address(bind, ec);
   if (!ec) return address;
   // Only what can be a host name is resolved: "300.1.2.3" or "bad address!" is a mistyped address.
-  const bool host_name = !bind.empty() && bind.find_first_not_of("0123456789.") != std::string::npos &&
-                         bind.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-.") ==
-                             std::string::npos;
+  const bool host_name =
+      !bind.empty() && bind.find_first_not_of("0123456789.") != std::string::npos &&
+      bind.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-.") ==
+          std::string::npos;
   if (!host_name) throw std::runtime_error(fmt::format("{}:{}: not an IP address", bind, port));
   tcp::resolver resolver(ioc);
   const auto found = resolver.resolve(bind, "", ec);
   if (ec || found.empty())
-    throw std::runtime_error(fmt::format("{}:{}: not an IP address, and not a host name that resolves{}", bind, port,
-                                         ec ? ": " + ec.message() : std::string()));
+    throw std::runtime_error(fmt::format("{}:{}: not an IP address, and not a host name that resolves{}",
+                                         bind, port, ec ? ": " + ec.message() : std::string()));
   for (const auto& entry : found)
     if (entry.endpoint().address().is_v4()) return entry.endpoint().address();
   return found.begin()->endpoint().address();
@@ -106,11 +107,11 @@ class HoldSlot {
 
 class Session;
 
-
 // Everything the server shares with its sessions.
 struct ServerCore {
   explicit ServerCore(ServerOptions o)
-      : options(std::move(o)), engine(clock, options.time_scale, options.seed),
+      : options(std::move(o)),
+        engine(clock, options.time_scale, options.seed),
         router(engine, {options.admin_token, options.forwarder != nullptr}) {
     engine.set_ledger_limit(options.ledger_limit);
     engine.set_answers_forwarded(options.forwarder != nullptr);
@@ -137,7 +138,8 @@ struct ServerCore {
   // their cancel() and the acceptor's close are posted to it, start() opens the acceptor before the
   // thread runs and stop() touches sockets only after joining it. The scheduler keeps its lock (stop()
   // posts from another thread) and so does the reactor's registration (timers, new sockets).
-  net::io_context ioc{options.threads > 1 ? BOOST_ASIO_CONCURRENCY_HINT_DEFAULT : BOOST_ASIO_CONCURRENCY_HINT_UNSAFE_IO};
+  net::io_context ioc{options.threads > 1 ? BOOST_ASIO_CONCURRENCY_HINT_DEFAULT
+                                          : BOOST_ASIO_CONCURRENCY_HINT_UNSAFE_IO};
   std::optional<tcp::acceptor> acceptor;
   std::vector<std::thread> threads;
 
@@ -168,12 +170,13 @@ class Session : public std::enable_shared_from_this<Session>, public ClientWire 
   void cancel();  // on the session's strand
   net::any_io_executor executor() override { return timer_.get_executor(); }
   net::awaitable<WaitEnd> wait(double ms) override;
-  net::awaitable<bool> write_head(int status, const HeaderList& headers, bool chunked, std::size_t content_length,
-                                  bool keep_alive) override;
+  net::awaitable<bool> write_head(int status, const HeaderList& headers, bool chunked,
+                                  std::size_t content_length, bool keep_alive) override;
   net::awaitable<bool> write_chunk(std::string_view bytes) override;
   net::awaitable<bool> write_last_chunk() override;
   net::awaitable<bool> write_body(std::string_view bytes) override;
-  net::awaitable<bool> write_whole(int status, const HeaderList& headers, std::string_view body, bool keep_alive) override;
+  net::awaitable<bool> write_whole(int status, const HeaderList& headers, std::string_view body,
+                                   bool keep_alive) override;
   void reset() override;
 
  private:
@@ -191,8 +194,10 @@ class Session : public std::enable_shared_from_this<Session>, public ClientWire 
   net::awaitable<Executed> respond_stream(const Plan& plan, bool keep_alive);
   net::awaitable<void> send_reject(std::string_view target, int status);
   net::awaitable<void> drain();
-  template <class Message> void apply_headers(Message& m, const HeaderList& headers, bool keep_alive);
-  template <class Message> void apply_headers(Message& m, const Plan& plan, bool keep_alive) {
+  template <class Message>
+  void apply_headers(Message& m, const HeaderList& headers, bool keep_alive);
+  template <class Message>
+  void apply_headers(Message& m, const Plan& plan, bool keep_alive) {
     apply_headers(m, plan.headers, keep_alive);
   }
   net::awaitable<bool> write_all(net::const_buffer bytes);
@@ -228,7 +233,10 @@ class Session : public std::enable_shared_from_this<Session>, public ClientWire 
 };
 
 Session::Session(ServerCore& server, tcp::socket socket)
-    : server_(server), stream_(std::move(socket)), timer_(stream_.get_executor()), watchdog_(stream_.get_executor()),
+    : server_(server),
+      stream_(std::move(socket)),
+      timer_(stream_.get_executor()),
+      watchdog_(stream_.get_executor()),
       idle_ms_(server.options.idle_timeout_ms) {
   beast::error_code ec;
   // A plain answer's write is tried at once and falls back to waiting when the socket is not ready
@@ -238,7 +246,8 @@ Session::Session(ServerCore& server, tcp::socket socket)
 
 Session::~Session() {
   if (active_seq_)
-    server_.engine.finish(*active_seq_, holding_ ? AttemptOutcome::held_then_closed : AttemptOutcome::cut, 0, 0);
+    server_.engine.finish(*active_seq_, holding_ ? AttemptOutcome::held_then_closed : AttemptOutcome::cut, 0,
+                          0);
   server_.remove(this);
 }
 
@@ -255,7 +264,8 @@ net::awaitable<void> Session::watchdog() {
   while (!done_ && !stopping_) {
     // Not reading: look again one idle period later (a read that starts meanwhile ends no earlier).
     const auto now = std::chrono::steady_clock::now();
-    watchdog_.expires_at(read_deadline_ == std::chrono::steady_clock::time_point::max() ? now + idle : read_deadline_);
+    watchdog_.expires_at(read_deadline_ == std::chrono::steady_clock::time_point::max() ? now + idle
+                                                                                        : read_deadline_);
     co_await watchdog_.async_wait(use_tuple);
     if (done_ || stopping_) co_return;
     if (std::chrono::steady_clock::now() >= read_deadline_) {
@@ -313,9 +323,11 @@ net::awaitable<WaitEnd> Session::wait(double ms) {
   }
 }
 
-template <class Message> void Session::apply_headers(Message& m, const HeaderList& headers, bool keep_alive) {
+template <class Message>
+void Session::apply_headers(Message& m, const HeaderList& headers, bool keep_alive) {
   // Beast knows no reason phrase for some statuses providers use (529): never send "<unknown-status>".
-  if (http::obsolete_reason(m.result()) == "<unknown-status>") m.reason(m.result_int() == 529 ? "Overloaded" : "Error");
+  if (http::obsolete_reason(m.result()) == "<unknown-status>")
+    m.reason(m.result_int() == 529 ? "Overloaded" : "Error");
   m.set(http::field::server, "llmchaos");
   for (const auto& [k, v] : headers) m.set(k, v);
   m.keep_alive(keep_alive);
@@ -357,9 +369,12 @@ net::awaitable<bool> Session::write_last_chunk() {
   co_return !ec;
 }
 
-net::awaitable<bool> Session::write_body(std::string_view bytes) { co_return co_await write_all(net::buffer(bytes)); }
+net::awaitable<bool> Session::write_body(std::string_view bytes) {
+  co_return co_await write_all(net::buffer(bytes));
+}
 
-net::awaitable<bool> Session::write_whole(int status, const HeaderList& headers, std::string_view body, bool keep_alive) {
+net::awaitable<bool> Session::write_whole(int status, const HeaderList& headers, std::string_view body,
+                                          bool keep_alive) {
   http::response<http::string_body> res{static_cast<http::status>(status), 11};
   apply_headers(res, headers, keep_alive);
   res.body() = std::string(body);
@@ -375,11 +390,16 @@ net::awaitable<bool> Session::write_whole(int status, const HeaderList& headers,
 bool managed_by_beast(std::string_view name) {
   using namespace std::string_view_literals;
   switch (name.size()) {
-    case 6: return beast::iequals(name, "server"sv);
-    case 10: return beast::iequals(name, "connection"sv);
-    case 14: return beast::iequals(name, "content-length"sv);
-    case 17: return beast::iequals(name, "transfer-encoding"sv);
-    default: return false;
+    case 6:
+      return beast::iequals(name, "server"sv);
+    case 10:
+      return beast::iequals(name, "connection"sv);
+    case 14:
+      return beast::iequals(name, "content-length"sv);
+    case 17:
+      return beast::iequals(name, "transfer-encoding"sv);
+    default:
+      return false;
   }
 }
 
@@ -389,7 +409,8 @@ bool managed_by_beast(std::string_view name) {
 // own rules (a repeated name, or one Beast manages), or the status is one that has no body.
 bool render_plain_head(std::string& out, const Plan& plan, bool keep_alive) {
   const auto status = static_cast<http::status>(plan.status);
-  if (plan.status < 200 || plan.status > 999 || status == http::status::no_content || status == http::status::not_modified)
+  if (plan.status < 200 || plan.status > 999 || status == http::status::no_content ||
+      status == http::status::not_modified)
     return false;
   const auto& headers = plan.headers;
   for (std::size_t i = 0; i < headers.size(); ++i) {
@@ -400,8 +421,9 @@ bool render_plain_head(std::string& out, const Plan& plan, bool keep_alive) {
   }
   using namespace std::string_view_literals;  // literals as views: no strlen per piece
   const auto obsolete = http::obsolete_reason(status);
-  const std::string_view reason = obsolete == "<unknown-status>" ? (plan.status == 529 ? "Overloaded"sv : "Error"sv)
-                                                                 : std::string_view(obsolete.data(), obsolete.size());
+  const std::string_view reason = obsolete == "<unknown-status>"
+                                      ? (plan.status == 529 ? "Overloaded"sv : "Error"sv)
+                                      : std::string_view(obsolete.data(), obsolete.size());
   const fmt::format_int status_digits(plan.status), length_digits(plan.body.size());
   // Sized first, then written in one pass (sized_text.hpp): appending piece by piece (a capacity check
   // and a call per piece) cost 680 of the head's 1,250 instructions per request.
@@ -428,7 +450,8 @@ bool render_plain_head(std::string& out, const Plan& plan, bool keep_alive) {
 using byte_scan::ascii_lower;
 
 FastHead Session::parse_fast(RawRequest& req, bool& keep_alive) {
-  if (server_.options.forwarder) return FastHead::beast;  // a proxy passes every header on: Beast reads them all
+  if (server_.options.forwarder)
+    return FastHead::beast;  // a proxy passes every header on: Beast reads them all
   const auto data = buffer_.data();
   const auto& opt = server_.options;
   const auto read = read_fast_head(std::string_view(static_cast<const char*>(data.data()), data.size()),
@@ -466,7 +489,8 @@ std::size_t Session::write_now(const std::array<net::const_buffer, 2>& bufs, bea
 }
 
 // What the socket did not take at once goes out asynchronously.
-net::awaitable<beast::error_code> Session::write_rest(std::array<net::const_buffer, 2> bufs, std::size_t sent) {
+net::awaitable<beast::error_code> Session::write_rest(std::array<net::const_buffer, 2> bufs,
+                                                      std::size_t sent) {
   beast::buffers_suffix<std::array<net::const_buffer, 2>> rest(bufs);
   rest.consume(sent);
   arm();
@@ -526,7 +550,8 @@ net::awaitable<Executed> Session::respond_plain(const Plan& plan, bool keep_aliv
         stream_, net::buffer(plan.body.data(), std::min(plan.body_cut_at, plan.body.size())), use_tuple);
   }
   out.outcome = AttemptOutcome::cut;
-  if (!ec && plan.end == StreamEnd::stall_then_abort && co_await wait(plan.stall_ms) == WaitEnd::client_closed)
+  if (!ec && plan.end == StreamEnd::stall_then_abort &&
+      co_await wait(plan.stall_ms) == WaitEnd::client_closed)
     out.outcome = AttemptOutcome::client_closed;
   if (ec) fail(ec, "write");
   co_return out;
@@ -557,7 +582,8 @@ net::awaitable<Executed> Session::respond_stream(const Plan& plan, bool keep_ali
     }
     // One write per SSE event: the chunk header, the frame and its CRLF go out together.
     arm();
-    std::tie(ec, n) = co_await net::async_write(stream_, http::make_chunk(net::buffer(plan.frames[i].bytes)), use_tuple);
+    std::tie(ec, n) =
+        co_await net::async_write(stream_, http::make_chunk(net::buffer(plan.frames[i].bytes)), use_tuple);
     if (ec) {
       fail(ec, "write");
       out.outcome = AttemptOutcome::client_closed;
@@ -578,9 +604,11 @@ net::awaitable<Executed> Session::respond_stream(const Plan& plan, bool keep_ali
       break;
     case StreamEnd::stall_then_abort:
       out.outcome = co_await wait(plan.stall_ms) == WaitEnd::client_closed ? AttemptOutcome::client_closed
-                                                                             : AttemptOutcome::cut;
+                                                                           : AttemptOutcome::cut;
       break;
-    case StreamEnd::abort: out.outcome = AttemptOutcome::cut; break;
+    case StreamEnd::abort:
+      out.outcome = AttemptOutcome::cut;
+      break;
   }
   co_return out;
 }
@@ -598,7 +626,8 @@ net::awaitable<Executed> Session::execute(const Plan& plan, bool keep_alive) {
       holding_ = false;
       out.outcome = AttemptOutcome::held_then_closed;
       co_return out;
-    case WireAction::respond: break;
+    case WireAction::respond:
+      break;
   }
   if (plan.latency_ms > 0) {
     const auto w = co_await wait(plan.latency_ms);
@@ -667,7 +696,8 @@ FastHead Session::read_now(RawRequest& req, bool& keep_alive, beast::error_code&
 std::optional<ForwardRequest> Session::keep_for_forwarding(RawRequest& req) const {
   const auto& forwarder = server_.options.forwarder;
   if (!forwarder) return std::nullopt;
-  std::optional<ForwardRequest> forward(ForwardRequest{req.method, req.target, req.headers, req.body, {}, {}, {}});
+  std::optional<ForwardRequest> forward(
+      ForwardRequest{req.method, req.target, req.headers, req.body, {}, {}, {}});
   req.target = forwarder->ledger_target(req.target);
   return forward;
 }
@@ -703,7 +733,8 @@ net::awaitable<bool> Session::read_with_beast(RawRequest& req, bool& keep_alive)
   beast::error_code ec;
   std::size_t n = 0;
   std::tie(ec, n) = co_await http::async_read_header(stream_, buffer_, parser, use_tuple);
-  if (!ec && static_cast<std::size_t>(std::distance(parser.get().begin(), parser.get().end())) > opt.max_header_count) {
+  if (!ec && static_cast<std::size_t>(std::distance(parser.get().begin(), parser.get().end())) >
+                 opt.max_header_count) {
     server_.engine.count_event("too_many_headers");
     co_await send_reject({}, 431);
     co_return false;
@@ -808,8 +839,10 @@ net::awaitable<void> Session::run() {
           if (got != FastHead::need_more || stopping_) break;
           continue;
         }
-        if (timed_out_) ec = beast::error::timeout;
-        else if (!stopping_ && buffer_.size() > 0) got = FastHead::beast;  // a partial request: Beast says what it was
+        if (timed_out_)
+          ec = beast::error::timeout;
+        else if (!stopping_ && buffer_.size() > 0)
+          got = FastHead::beast;  // a partial request: Beast says what it was
         break;
       }
       read_deadline_ = std::chrono::steady_clock::time_point::max();
@@ -820,7 +853,7 @@ net::awaitable<void> Session::run() {
       break;
     }
     if (got == FastHead::need_more) break;  // stopping
-    if (got == FastHead::beast) {  // not in a && (GCC 12's coroutine conditionals, see execute)
+    if (got == FastHead::beast) {           // not in a && (GCC 12's coroutine conditionals, see execute)
       const bool read = co_await read_with_beast(req, keep_alive);
       if (!read) break;
     }
@@ -840,7 +873,8 @@ net::awaitable<void> Session::run() {
       forward->ns = std::move(routed.ns);
       forward->route = std::move(routed.route);
       forward->path = std::move(routed.path);
-      done = co_await opt.forwarder->forward(*this, *forward, routed.plan, keep_alive, server_.engine, *routed.seq);
+      done = co_await opt.forwarder->forward(*this, *forward, routed.plan, keep_alive, server_.engine,
+                                             *routed.seq);
     } else if (answered_at_once(routed.plan) && render_plain_head(head_, routed.plan, keep_alive)) {
       beast::error_code wec;
       const auto bufs = plain_buffers(routed.plan);
@@ -862,21 +896,24 @@ net::awaitable<void> Session::run() {
 // destroys the answer. Not a session (nothing to ledger); it ends by itself within its deadline.
 net::awaitable<void> reject_connection(tcp::socket socket) {
   static constexpr std::string_view busy =
-      "HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\ncontent-length: 33\r\nconnection: "
+      "HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\ncontent-length: "
+      "33\r\nconnection: "
       "close\r\n\r\n{\"error\":\"too many connections\"}\n";
   beast::tcp_stream stream(std::move(socket));
   stream.expires_after(std::chrono::milliseconds(500));
   auto [ec, n] = co_await net::async_write(stream, net::buffer(busy), use_tuple);
   stream.socket().shutdown(tcp::socket::shutdown_send, ec);
   std::array<char, 4096> sink;
-  for (int i = 0; !ec && i < 1024; ++i) std::tie(ec, n) = co_await stream.async_read_some(net::buffer(sink), use_tuple);
+  for (int i = 0; !ec && i < 1024; ++i)
+    std::tie(ec, n) = co_await stream.async_read_some(net::buffer(sink), use_tuple);
   stream.socket().close(ec);
 }
 
 net::awaitable<void> ServerCore::accept_loop() {
   for (;;) {
     // With one thread the io_context already serialises a session's handlers: a strand would only cost.
-    auto executor = options.threads > 1 ? net::any_io_executor(net::make_strand(ioc)) : net::any_io_executor(ioc.get_executor());
+    auto executor = options.threads > 1 ? net::any_io_executor(net::make_strand(ioc))
+                                        : net::any_io_executor(ioc.get_executor());
     auto [ec, socket] = co_await acceptor->async_accept(executor, use_tuple);
     if (stopping) co_return;
     if (ec) {
@@ -908,7 +945,9 @@ struct MockServer::Impl : ServerCore {
 
 MockServer::MockServer(ServerOptions options) : impl_(std::make_unique<Impl>(std::move(options))) {}
 
-MockServer::~MockServer() { stop(); }
+MockServer::~MockServer() {
+  stop();
+}
 
 void MockServer::start() {
   auto& im = *impl_;
@@ -962,13 +1001,17 @@ void MockServer::stop() {
   if (im.options.forwarder) im.options.forwarder->close_idle();  // its sockets belong to this io_context
 }
 
-std::uint16_t MockServer::port() const { return impl_->port; }
+std::uint16_t MockServer::port() const {
+  return impl_->port;
+}
 
 std::string MockServer::base_url() const {
   return fmt::format("http://{}:{}", host_for_url(impl_->options.bind), impl_->port);
 }
 
-Engine& MockServer::engine() { return impl_->engine; }
+Engine& MockServer::engine() {
+  return impl_->engine;
+}
 
 void MockServer::set_admin_extension(std::shared_ptr<AdminExtension> extension) {
   auto& im = *impl_;

@@ -4,12 +4,12 @@
 // list of pieces, so size and bytes cannot disagree, and a hot text (a plain answer's head and body)
 // costs no capacity check or call per piece. A piece is a string view, an fmt::format_int number, or any
 // type with size() and write(char* at) -> its end (dialect_util.hpp's JsonString).
+#include <fmt/format.h>
+
 #include <cassert>
 #include <cstring>
 #include <string>
 #include <string_view>
-
-#include <fmt/format.h>
 
 namespace llmchaos::mock {
 
@@ -18,7 +18,10 @@ struct Count {
   std::size_t n = 0;
   void operator()(std::string_view s) { n += s.size(); }
   void operator()(const fmt::format_int& d) { n += d.size(); }
-  template <class Piece> void operator()(const Piece& p) { n += p.size(); }
+  template <class Piece>
+  void operator()(const Piece& p) {
+    n += p.size();
+  }
 };
 struct Write {
   char* at;
@@ -27,12 +30,16 @@ struct Write {
     at += s.size();
   }
   void operator()(const fmt::format_int& d) { (*this)(std::string_view(d.data(), d.size())); }
-  template <class Piece> void operator()(const Piece& p) { at = p.write(at); }
+  template <class Piece>
+  void operator()(const Piece& p) {
+    at = p.write(at);
+  }
 };
 }  // namespace sized_text_detail
 
 // Into `out` (its capacity reused: a connection's response head is rendered into the same string).
-template <class Emit> void render_sized_into(std::string& out, const Emit& emit) {
+template <class Emit>
+void render_sized_into(std::string& out, const Emit& emit) {
   sized_text_detail::Count count;
   emit(count);
   out.resize(count.n);
@@ -41,7 +48,8 @@ template <class Emit> void render_sized_into(std::string& out, const Emit& emit)
   assert(write.at == out.data() + out.size());
 }
 
-template <class Emit> std::string render_sized(const Emit& emit) {
+template <class Emit>
+std::string render_sized(const Emit& emit) {
   std::string out;
   render_sized_into(out, emit);
   return out;

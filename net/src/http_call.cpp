@@ -1,15 +1,15 @@
 #include "llmchaos/net/http_call.hpp"
 
-#include <algorithm>
-#include <chrono>
-#include <stdexcept>
+#include <fmt/format.h>
 
+#include <algorithm>
 #include <boost/asio/connect.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
-#include <fmt/format.h>
+#include <chrono>
+#include <stdexcept>
 
 namespace beast = boost::beast;
 namespace http = beast::http;
@@ -50,21 +50,30 @@ HttpReply http_call(const HttpCall& call) {
 
   stream.expires_after(deadline);
   stream.async_connect(endpoints, [&](beast::error_code e, const tcp::endpoint&) {
-    if (e) { ec = e; return; }
+    if (e) {
+      ec = e;
+      return;
+    }
     stage = "write";
     http::async_write(stream, req, [&](beast::error_code e2, std::size_t) {
-      if (e2) { ec = e2; return; }
+      if (e2) {
+        ec = e2;
+        return;
+      }
       stage = "read";
       http::async_read(stream, buffer, parser, [&](beast::error_code e3, std::size_t) {
-        if (e3) { ec = e3; return; }
+        if (e3) {
+          ec = e3;
+          return;
+        }
         done = true;
       });
     });
   });
   ioc.run();
   if (!done)
-    throw std::runtime_error(fmt::format("{} {}:{}{}: {}: {}", call.method, call.host, call.port, call.target, stage,
-                                         ec ? ec.message() : "no answer"));
+    throw std::runtime_error(fmt::format("{} {}:{}{}: {}: {}", call.method, call.host, call.port, call.target,
+                                         stage, ec ? ec.message() : "no answer"));
   auto& res = parser.get();
   reply.status = static_cast<int>(res.result_int());
   for (const auto& f : res) {
@@ -95,7 +104,8 @@ Url parse_url(const std::string& url) {
   } else {
     auto colon = hostport.rfind(':');
     out.host = hostport.substr(0, colon);
-    if (colon != std::string::npos) out.port = static_cast<std::uint16_t>(std::stoi(hostport.substr(colon + 1)));
+    if (colon != std::string::npos)
+      out.port = static_cast<std::uint16_t>(std::stoi(hostport.substr(colon + 1)));
   }
   if (out.path.size() > 1 && out.path.back() == '/') out.path.pop_back();
   if (out.path == "/") out.path.clear();

@@ -10,29 +10,28 @@
 // The answer comes from a Source: `template <class Take> net::awaitable<bool> read(Take take)` hands each
 // piece of the body to `take` (an awaitable<bool>; false stops reading) and says whether the body was
 // read to its end.
+#include <boost/asio/awaitable.hpp>
+#include <boost/json.hpp>
 #include <chrono>
 #include <optional>
 #include <string>
 #include <string_view>
 
-#include <boost/asio/awaitable.hpp>
-#include <boost/json.hpp>
-
-#include "llmchaos/mockprovider/forward_hook.hpp"
 #include "llmchaos/mockprovider/dialect.hpp"
+#include "llmchaos/mockprovider/forward_hook.hpp"
 #include "llmchaos/proxy/stream_edit.hpp"
 
 namespace llmchaos::proxy::detail {
 
 // The mock's vocabulary (the forward hook, plans, dialects) this delivery is written in.
 using mock::ClientWire;
+using mock::dialect_spec;
 using mock::Executed;
 using mock::HeaderList;
 using mock::Plan;
 using mock::StreamEnd;
 using mock::WaitEnd;
 using mock::WireAction;
-using mock::dialect_spec;
 
 using DeliveryClock = std::chrono::steady_clock;
 
@@ -111,14 +110,16 @@ struct ResponseIdWatch {
 struct AnswerHead {
   int status = 0;
   HeaderList headers;
-  bool sse = false;                      // content-type text/event-stream
-  std::optional<std::uint64_t> length;   // Content-Length (none: chunked or until close)
+  bool sse = false;                     // content-type text/event-stream
+  std::optional<std::uint64_t> length;  // Content-Length (none: chunked or until close)
 };
 
 // An answer of llmchaos itself (no upstream, no cassette): the status and a JSON error body. The
-// parameters are values: a coroutine keeps them in its frame (a reference to a caller's temporary would dangle).
+// parameters are values: a coroutine keeps them in its frame (a reference to a caller's temporary would
+// dangle).
 inline boost::asio::awaitable<Executed> answer_error(ClientWire& client, int status, std::string message,
-                                                     std::string code, bool keep_alive, HeaderList extra = {}) {
+                                                     std::string code, bool keep_alive,
+                                                     HeaderList extra = {}) {
   Executed out;
   const std::string body = boost::json::serialize(boost::json::object{
       {"error", boost::json::object{{"message", message}, {"type", "upstream_error"}, {"code", code}}}});
@@ -167,7 +168,8 @@ inline boost::asio::awaitable<void> finish_stream(Exchange& x, StreamEnd end) {
 
 // A streamed plan on an SSE answer: the plan's edit, frame by frame.
 template <class Source>
-[[gnu::noinline]] boost::asio::awaitable<void> deliver_stream(Exchange& x, const AnswerHead& head, Source& source, Dialect dialect) {
+[[gnu::noinline]] boost::asio::awaitable<void> deliver_stream(Exchange& x, const AnswerHead& head,
+                                                              Source& source, Dialect dialect) {
   if (!co_await x.client.write_head(head.status, head.headers, true, 0, x.keep_alive)) {
     x.out.outcome = AttemptOutcome::client_closed;
     co_return;
@@ -220,7 +222,8 @@ template <class Source>
 }
 
 template <class Source>
-[[gnu::noinline]] boost::asio::awaitable<void> deliver_answer(Exchange& x, const AnswerHead& head, Source& source, Dialect dialect) {
+[[gnu::noinline]] boost::asio::awaitable<void> deliver_answer(Exchange& x, const AnswerHead& head,
+                                                              Source& source, Dialect dialect) {
   x.upstream_status = head.status;
   const bool ok = head.status / 100 == 2;
 
@@ -314,7 +317,8 @@ template <class Source>
 // The answer under the plan; a dialect that stores responses also has the id the answer names read
 // (x.response_id) as it passes.
 template <class Source>
-[[gnu::noinline]] boost::asio::awaitable<void> deliver(Exchange& x, const AnswerHead& head, Source& source, Dialect dialect) {
+[[gnu::noinline]] boost::asio::awaitable<void> deliver(Exchange& x, const AnswerHead& head, Source& source,
+                                                       Dialect dialect) {
   if (const auto& spec = dialect_spec(dialect); spec.stores_responses && head.status / 100 == 2) {
     ResponseIdReader reader(spec.response_id, head.sse);
     ResponseIdWatch<Source> watched{source, reader};

@@ -1,9 +1,9 @@
 // The cassette file (format 1, proxy/CASSETTES.md): written as JSON with one frame per line, read
 // back with every error at file:line:col. Pure functions, except lint_cassette_file's one read.
+#include <fmt/format.h>
 #include <sys/stat.h>
 
 #include <boost/json.hpp>
-#include <fmt/format.h>
 
 #include "llmchaos/core/file_text.hpp"
 #include "llmchaos/proxy/cassette.hpp"
@@ -13,8 +13,12 @@ namespace json = boost::json;
 namespace llmchaos::proxy {
 namespace {
 
-std::string quoted(std::string_view s) { return json::serialize(json::string(s)); }
-std::string ms(double v) { return fmt::format("{:.3f}", v); }
+std::string quoted(std::string_view s) {
+  return json::serialize(json::string(s));
+}
+std::string ms(double v) {
+  return fmt::format("{:.3f}", v);
+}
 
 std::string header_list(const std::vector<std::pair<std::string, std::string>>& headers) {
   std::string out = "[";
@@ -102,7 +106,8 @@ class Reader {
         }
         out.emplace_back(std::string((*pair)[0].as_string()), std::string((*pair)[1].as_string()));
       }
-    if (bad) error("headers", fmt::format("{}.headers: expected an array of [name, value] string pairs", context));
+    if (bad)
+      error("headers", fmt::format("{}.headers: expected an array of [name, value] string pairs", context));
     return out;
   }
   void error(std::string_view name, std::string message) {
@@ -118,8 +123,8 @@ class Reader {
 // The cassette's JSON object; a SpecError at the first syntax error (the rest cannot be read past it).
 json::value parse_document(std::string_view text, const std::string& file) {
   if (text.size() > cassette_size_limit)
-    throw SpecError({file, 0, 0}, fmt::format("a cassette of {} bytes is larger than the limit ({} bytes)", text.size(),
-                                             cassette_size_limit));
+    throw SpecError({file, 0, 0}, fmt::format("a cassette of {} bytes is larger than the limit ({} bytes)",
+                                              text.size(), cassette_size_limit));
   json::parse_options options;
   options.max_depth = 32;
   json::parser parser({}, options);
@@ -170,7 +175,9 @@ void read_frames(Reader& r, const json::value& frames, Cassette& c) {
     CassetteFrame frame{r.number(f.as_object(), "at_ms", context), r.string(f.as_object(), "bytes", context)};
     const auto* at = f.as_object().if_contains("at_ms");
     if (!at || !at->is_number()) continue;
-    if (frame.at_ms < last) r.error("frames", fmt::format("{}.at_ms: {} is before the frame ahead of it ({})", context, frame.at_ms, last));
+    if (frame.at_ms < last)
+      r.error("frames",
+              fmt::format("{}.at_ms: {} is before the frame ahead of it ({})", context, frame.at_ms, last));
     last = frame.at_ms;
     c.frames.push_back(std::move(frame));
   }
@@ -189,7 +196,8 @@ void read_response(Reader& r, const json::object& res, Cassette& c) {
   c.end_ms = r.number(res, "end_ms", "response");
   c.body = r.string(res, "body", "response");
   if (const auto* frames = r.member(res, "frames", "response")) read_frames(r, *frames, c);
-  if (!c.streamed && !c.frames.empty()) r.error("frames", "response.frames: a cassette with streamed = false has a body, not frames");
+  if (!c.streamed && !c.frames.empty())
+    r.error("frames", "response.frames: a cassette with streamed = false has a body, not frames");
 }
 
 }  // namespace
@@ -197,15 +205,17 @@ void read_response(Reader& r, const json::object& res, Cassette& c) {
 std::string cassette_json(const Cassette& c) {
   std::string out = "{\n";
   out += fmt::format("  \"format\": {},\n  \"key\": {},\n", c.format, quoted(c.key));
-  out += fmt::format("  \"request\": {{\n    \"dialect\": {},\n    \"method\": {},\n    \"path\": {},\n", quoted(to_string(c.dialect)),
-                     quoted(c.method), quoted(c.path));
-  out += fmt::format("    \"headers\": {},\n    \"body\": {}\n  }},\n", header_list(c.request_headers), quoted(c.request_body));
-  out += fmt::format("  \"response\": {{\n    \"status\": {},\n    \"headers\": {},\n    \"head_ms\": {},\n", c.status,
-                     header_list(c.headers), ms(c.head_ms));
-  out += fmt::format("    \"streamed\": {},\n    \"end_ms\": {},\n    \"body\": {},\n    \"frames\": [", c.streamed ? "true" : "false",
-                     ms(c.end_ms), quoted(c.body));
+  out += fmt::format("  \"request\": {{\n    \"dialect\": {},\n    \"method\": {},\n    \"path\": {},\n",
+                     quoted(to_string(c.dialect)), quoted(c.method), quoted(c.path));
+  out += fmt::format("    \"headers\": {},\n    \"body\": {}\n  }},\n", header_list(c.request_headers),
+                     quoted(c.request_body));
+  out += fmt::format("  \"response\": {{\n    \"status\": {},\n    \"headers\": {},\n    \"head_ms\": {},\n",
+                     c.status, header_list(c.headers), ms(c.head_ms));
+  out += fmt::format("    \"streamed\": {},\n    \"end_ms\": {},\n    \"body\": {},\n    \"frames\": [",
+                     c.streamed ? "true" : "false", ms(c.end_ms), quoted(c.body));
   for (std::size_t i = 0; i < c.frames.size(); ++i)
-    out += fmt::format("{}\n      {{\"at_ms\": {}, \"bytes\": {}}}", i ? "," : "", ms(c.frames[i].at_ms), quoted(c.frames[i].bytes));
+    out += fmt::format("{}\n      {{\"at_ms\": {}, \"bytes\": {}}}", i ? "," : "", ms(c.frames[i].at_ms),
+                       quoted(c.frames[i].bytes));
   out += c.frames.empty() ? "]\n" : "\n    ]\n";
   out += "  }\n}\n";
   return out;
@@ -220,8 +230,8 @@ Cassette parse_cassette(std::string_view text, const std::string& file) {
   if (const auto* f = r.member(top, "format", "cassette")) {
     if (!f->is_int64() || f->as_int64() != cassette_format)
       throw SpecError(member_pos(text, "format", file),
-                      fmt::format("format: this llmchaos reads cassette format {}, the file has {}", cassette_format,
-                                  json::serialize(*f)));
+                      fmt::format("format: this llmchaos reads cassette format {}, the file has {}",
+                                  cassette_format, json::serialize(*f)));
   } else {
     throw_errors(std::move(errors));
   }
@@ -236,18 +246,23 @@ std::vector<SpecError> lint_cassette_file(const std::string& path) {
   std::vector<SpecError> errors;
   struct stat st {};
   if (::stat(path.c_str(), &st) == 0 && static_cast<std::size_t>(st.st_size) > cassette_size_limit) {
-    errors.emplace_back(SourcePos{path, 0, 0}, fmt::format("a cassette of {} bytes is larger than the limit ({} bytes)",
-                                                           st.st_size, cassette_size_limit));
+    errors.emplace_back(SourcePos{path, 0, 0},
+                        fmt::format("a cassette of {} bytes is larger than the limit ({} bytes)", st.st_size,
+                                    cassette_size_limit));
     return errors;
   }
   collect_errors(errors, [&] {
     const auto c = parse_cassette(read_file_text(path, "cassette"), path);
     const auto name = path.substr(path.find_last_of('/') + 1);
     if (name != cassette_file_name(c.key))
-      throw SpecError({path, 0, 0}, fmt::format("key: the file of key \"{}\" is named {}, not {}", c.key, cassette_file_name(c.key), name));
+      throw SpecError({path, 0, 0}, fmt::format("key: the file of key \"{}\" is named {}, not {}", c.key,
+                                                cassette_file_name(c.key), name));
     const auto key = cassette_key(c.dialect, c.method, c.path, c.request_body);
     if (key != c.key)
-      throw SpecError({path, 0, 0}, fmt::format("key: the request hashes to \"{}\", the file says \"{}\" (an edited request?)", key, c.key));
+      throw SpecError(
+          {path, 0, 0},
+          fmt::format("key: the request hashes to \"{}\", the file says \"{}\" (an edited request?)", key,
+                      c.key));
   });
   return errors;
 }

@@ -3,18 +3,18 @@
 // goes through answer_delivery.hpp exactly as a real upstream's does in `llmchaos proxy`, so every fault
 // kind applies to it as to the proxy's real traffic. A miss is a 501 naming the key, or (hybrid) the
 // attempt is forwarded to the upstream, which records the missing cassette.
+#include <fmt/format.h>
+
+#include <boost/asio/awaitable.hpp>
 #include <filesystem>
 #include <map>
 #include <mutex>
 
-#include <boost/asio/awaitable.hpp>
-#include <fmt/format.h>
-
 #include "answer_delivery.hpp"
-#include "llmchaos/mockprovider/forward_hook.hpp"
-#include "proxy_forwarder.hpp"
 #include "llmchaos/core/file_text.hpp"
+#include "llmchaos/mockprovider/forward_hook.hpp"
 #include "llmchaos/proxy/cassette.hpp"
+#include "proxy_forwarder.hpp"
 
 namespace net = boost::asio;
 
@@ -24,8 +24,8 @@ namespace llmchaos::proxy {
 using mock::ClientWire;
 using mock::Engine;
 using mock::Executed;
-using mock::ForwardRequest;
 using mock::Forwarder;
+using mock::ForwardRequest;
 using mock::HeaderList;
 using mock::Plan;
 using mock::WaitEnd;
@@ -65,8 +65,8 @@ class CassetteForwarder final : public ProxyForwarder {
   CassetteForwarder(CassetteOptions options, std::shared_ptr<Forwarder> on_miss)
       : options_(std::move(options)), on_miss_(std::move(on_miss)) {}
 
-  net::awaitable<Executed> forward(ClientWire& client, const ForwardRequest& req, const Plan& plan, bool keep_alive,
-                                   Engine& engine, std::uint64_t seq) override;
+  net::awaitable<Executed> forward(ClientWire& client, const ForwardRequest& req, const Plan& plan,
+                                   bool keep_alive, Engine& engine, std::uint64_t seq) override;
   void close_idle() override {
     if (on_miss_) on_miss_->close_idle();
   }
@@ -94,8 +94,9 @@ class CassetteForwarder final : public ProxyForwarder {
 
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmismatched-new-delete"  // as in answer_delivery.hpp
-net::awaitable<Executed> CassetteForwarder::forward(ClientWire& client, const ForwardRequest& req, const Plan& plan,
-                                                    bool keep_alive, Engine& engine, std::uint64_t seq) {
+net::awaitable<Executed> CassetteForwarder::forward(ClientWire& client, const ForwardRequest& req,
+                                                    const Plan& plan, bool keep_alive, Engine& engine,
+                                                    std::uint64_t seq) {
   const Dialect dialect = engine.route_dialect(req.ns, req.route).value_or(Dialect::openai);
   const auto key = cassette_key(dialect, req.method, req.path, req.body);
   const auto file = options_.dir + "/" + cassette_file_name(key);
@@ -109,7 +110,8 @@ net::awaitable<Executed> CassetteForwarder::forward(ClientWire& client, const Fo
   }
   if (!broken.empty()) {
     engine.count_event("cassette_invalid");
-    co_return co_await detail::answer_error(client, 500, fmt::format("cassette {} is broken: {}", key, broken),
+    co_return co_await detail::answer_error(client, 500,
+                                            fmt::format("cassette {} is broken: {}", key, broken),
                                             "llmchaos_cassette_invalid", keep_alive, key_header);
   }
   if (!cassette && on_miss_) {
@@ -118,12 +120,12 @@ net::awaitable<Executed> CassetteForwarder::forward(ClientWire& client, const Fo
   }
   if (!cassette) {
     engine.count_event("cassette_miss");
-    co_return co_await detail::answer_error(
-        client, 501,
-        fmt::format("no cassette for this request: key {} (looked for {}); record it with `llmchaos proxy --record {}`, "
-                    "or serve with --on-miss upstream --upstream URL",
-                    key, file, options_.dir),
-        "llmchaos_cassette_miss", keep_alive, key_header);
+    co_return co_await detail::answer_error(client, 501,
+                                            fmt::format("no cassette for this request: key {} (looked for "
+                                                        "{}); record it with `llmchaos proxy --record {}`, "
+                                                        "or serve with --on-miss upstream --upstream URL",
+                                                        key, file, options_.dir),
+                                            "llmchaos_cassette_miss", keep_alive, key_header);
   }
   engine.count_event("cassette_hit");
   Executed out;
@@ -150,7 +152,8 @@ net::awaitable<Executed> CassetteForwarder::forward(ClientWire& client, const Fo
 
 }  // namespace
 
-std::shared_ptr<Forwarder> make_cassette_forwarder(CassetteOptions options, std::shared_ptr<Forwarder> on_miss) {
+std::shared_ptr<Forwarder> make_cassette_forwarder(CassetteOptions options,
+                                                   std::shared_ptr<Forwarder> on_miss) {
   return std::make_shared<CassetteForwarder>(std::move(options), std::move(on_miss));
 }
 

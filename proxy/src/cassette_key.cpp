@@ -1,10 +1,10 @@
 // The cassette key: a stable hash of the normalised request (cassette.hpp). Pure functions.
-#include <algorithm>
-#include <array>
-
-#include <boost/json.hpp>
 #include <fmt/format.h>
 #include <openssl/evp.h>
+
+#include <algorithm>
+#include <array>
+#include <boost/json.hpp>
 
 #include "llmchaos/proxy/cassette.hpp"
 #include "llmchaos/proxy/proxy.hpp"
@@ -15,8 +15,9 @@ namespace llmchaos::proxy {
 namespace {
 
 // The members of a request body that shape the answer, in every dialect.
-constexpr std::string_view shaping_members[] = {"contents", "input",         "instructions", "messages",         "model",
-                                                "stream",   "stream_options", "system",       "systemInstruction", "tools"};
+constexpr std::string_view shaping_members[] = {
+    "contents", "input",          "instructions", "messages",          "model",
+    "stream",   "stream_options", "system",       "systemInstruction", "tools"};
 
 // The path with its query, less the credential parameters (Gemini's key=): `alt=sse` shapes the answer.
 std::string path_without_keys(std::string_view path) {
@@ -60,7 +61,8 @@ json::value sorted(const json::value& v) {
 
 }  // namespace
 
-std::string normalised_request(Dialect dialect, std::string_view method, std::string_view path, std::string_view body) {
+std::string normalised_request(Dialect dialect, std::string_view method, std::string_view path,
+                               std::string_view body) {
   json::object out;
   out["dialect"] = to_string(dialect);
   out["method"] = method;
@@ -80,7 +82,8 @@ std::string normalised_request(Dialect dialect, std::string_view method, std::st
   return json::serialize(sorted(out));
 }
 
-std::string cassette_key(Dialect dialect, std::string_view method, std::string_view path, std::string_view body) {
+std::string cassette_key(Dialect dialect, std::string_view method, std::string_view path,
+                         std::string_view body) {
   const auto text = normalised_request(dialect, method, path, body);
   std::array<unsigned char, EVP_MAX_MD_SIZE> digest{};
   unsigned int size = 0;
@@ -90,6 +93,8 @@ std::string cassette_key(Dialect dialect, std::string_view method, std::string_v
   return hex;
 }
 
-std::string cassette_file_name(std::string_view key) { return std::string(key) + std::string(cassette_suffix); }
+std::string cassette_file_name(std::string_view key) {
+  return std::string(key) + std::string(cassette_suffix);
+}
 
 }  // namespace llmchaos::proxy

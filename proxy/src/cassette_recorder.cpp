@@ -5,7 +5,8 @@ namespace llmchaos::proxy {
 
 CassetteRecorder::CassetteRecorder(Cassette request) : cassette_(std::move(request)) {}
 
-void CassetteRecorder::on_head(int status, std::vector<std::pair<std::string, std::string>> headers, double head_ms, bool sse) {
+void CassetteRecorder::on_head(int status, std::vector<std::pair<std::string, std::string>> headers,
+                               double head_ms, bool sse) {
   cassette_.status = status;
   cassette_.headers = std::move(headers);
   cassette_.head_ms = head_ms;

@@ -14,16 +14,19 @@ using mock::WireAction;
 
 bool forwards(const Plan& plan) {
   switch (plan.action) {
-    case WireAction::respond: return plan.status >= 200 && plan.status < 300;
-    case WireAction::hold: return plan.committed_on_arrival;  // post_commit_timeout: the provider does the work
-    case WireAction::reset_after_head: return false;
+    case WireAction::respond:
+      return plan.status >= 200 && plan.status < 300;
+    case WireAction::hold:
+      return plan.committed_on_arrival;  // post_commit_timeout: the provider does the work
+    case WireAction::reset_after_head:
+      return false;
   }
   return false;
 }
 
 bool secret_header(std::string_view name) {
-  static constexpr std::string_view secrets[] = {"authorization", "proxy-authorization", "x-api-key", "api-key",
-                                                 "x-goog-api-key", "cookie"};
+  static constexpr std::string_view secrets[] = {"authorization", "proxy-authorization", "x-api-key",
+                                                 "api-key",       "x-goog-api-key",      "cookie"};
   return std::find(std::begin(secrets), std::end(secrets), name) != std::end(secrets);
 }
 

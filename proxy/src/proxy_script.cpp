@@ -1,7 +1,7 @@
 // A proxy script: a fault script whose routes may name their upstream (`upstream = "URL"`).
-#include <algorithm>
-
 #include <fmt/format.h>
+
+#include <algorithm>
 
 #include "llmchaos/core/toml_reader.hpp"
 #include "llmchaos/proxy/proxy.hpp"
@@ -38,8 +38,9 @@ ProxyScript from_toml(const toml::table& doc, const std::string& file) {
       TomlReader r(*table, file, "route." + name);
       if (auto url = r.opt_string("upstream")) {
         if (url->rfind("http://", 0) != 0 && url->rfind("https://", 0) != 0)
-          throw SpecError(r.pos("upstream"), fmt::format("route.{}.upstream: expected an http:// or https:// URL, got \"{}\"",
-                                                         name, *url));
+          throw SpecError(
+              r.pos("upstream"),
+              fmt::format("route.{}.upstream: expected an http:// or https:// URL, got \"{}\"", name, *url));
         out.upstreams[name] = *url;
       }
       own_text = r.has("text");
@@ -51,7 +52,9 @@ ProxyScript from_toml(const toml::table& doc, const std::string& file) {
 
 }  // namespace
 
-ProxyScript load_proxy_script(const std::string& path) { return from_toml(parse_toml_file(path), path); }
+ProxyScript load_proxy_script(const std::string& path) {
+  return from_toml(parse_toml_file(path), path);
+}
 
 ProxyScript parse_proxy_script(std::string_view text, const std::string& source_name) {
   return from_toml(parse_toml(text, source_name), source_name);

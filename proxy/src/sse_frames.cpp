@@ -11,8 +11,8 @@ namespace json = boost::json;
 namespace llmchaos::proxy {
 
 // The mock's vocabulary (plans, the forward hook, dialects, scripts) the proxy is written in.
-using mock::FrameRole;
 using mock::dialect_spec;
+using mock::FrameRole;
 namespace {
 
 struct Event {

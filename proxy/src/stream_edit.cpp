@@ -29,8 +29,11 @@ StreamEdit stream_edit(Dialect dialect, const Plan& plan) {
       case FrameRole::terminator:
         e.pass_terminator = ended = true;
         break;
-      case FrameRole::injected: e.injections.push_back({position, f.bytes, false}); break;
-      case FrameRole::structure: break;
+      case FrameRole::injected:
+        e.injections.push_back({position, f.bytes, false});
+        break;
+      case FrameRole::structure:
+        break;
     }
     after_injection = role == FrameRole::injected;
   }
@@ -42,7 +45,8 @@ StreamEdit stream_edit(Dialect dialect, const Plan& plan) {
 StreamEditor::StreamEditor(Dialect dialect, StreamEdit edit) : dialect_(dialect), edit_(std::move(edit)) {}
 
 void StreamEditor::flush_injections(Output& out, bool all) {
-  while (next_injection_ < edit_.injections.size() && (all || edit_.injections[next_injection_].at <= position_)) {
+  while (next_injection_ < edit_.injections.size() &&
+         (all || edit_.injections[next_injection_].at <= position_)) {
     out.frames.push_back({edit_.injections[next_injection_].bytes, false});
     ++next_injection_;
   }
@@ -80,11 +84,13 @@ StreamEditor::Output StreamEditor::on_frame(std::string_view frame) {
     case FrameRole::closing:
     case FrameRole::terminator: {
       flush_injections(out, true);
-      if (edit_.content_limit) {  // the real answer ended before the plan's N content frames: the plan ends here
+      if (edit_.content_limit) {  // the real answer ended before the plan's N content frames: the plan ends
+                                  // here
         stopped_ = out.stop = true;
         return out;
       }
-      if (role == FrameRole::closing ? edit_.pass_tail : edit_.pass_terminator) out.frames.push_back({std::string(frame), false});
+      if (role == FrameRole::closing ? edit_.pass_tail : edit_.pass_terminator)
+        out.frames.push_back({std::string(frame), false});
       break;
     }
   }

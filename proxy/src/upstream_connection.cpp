@@ -1,14 +1,14 @@
 // An upstream's base URL and a connection to it (upstream_connection.hpp).
 #include "upstream_connection.hpp"
 
-#include <stdexcept>
+#include <fmt/format.h>
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/ssl/host_name_verification.hpp>
 #include <boost/asio/ssl/stream.hpp>
 #include <boost/asio/use_awaitable.hpp>
-#include <fmt/format.h>
+#include <stdexcept>
 
 namespace net = boost::asio;
 namespace beast = boost::beast;
@@ -23,7 +23,9 @@ std::chrono::steady_clock::duration ms_duration(double ms) {
 }
 }  // namespace
 
-std::string UpstreamUrl::origin() const { return fmt::format("{}://{}:{}", tls ? "https" : "http", host, port); }
+std::string UpstreamUrl::origin() const {
+  return fmt::format("{}://{}:{}", tls ? "https" : "http", host, port);
+}
 
 std::string UpstreamUrl::host_header() const {
   const bool default_port = port == (tls ? "443" : "80");
@@ -64,8 +66,8 @@ UpstreamUrl parse_upstream_url(const std::string& url) {
   }
   if (u.host.empty()) throw bad("no host");
   if (u.port.empty()) u.port = u.tls ? "443" : "80";
-  if (u.port.find_first_not_of("0123456789") != std::string::npos || u.port.size() > 5 || std::stoi(u.port) > 65535 ||
-      std::stoi(u.port) == 0)
+  if (u.port.find_first_not_of("0123456789") != std::string::npos || u.port.size() > 5 ||
+      std::stoi(u.port) > 65535 || std::stoi(u.port) == 0)
     throw bad("the port must be 1-65535");
   while (!path.empty() && path.back() == '/') path.remove_suffix(1);
   u.prefix = std::string(path);
@@ -78,14 +80,16 @@ std::shared_ptr<net::ssl::context> make_tls_context(const std::string& ca_file) 
   ctx->set_default_verify_paths(ec);  // the system store (a missing one only means fewer trusted roots)
   if (!ca_file.empty()) {
     ctx->load_verify_file(ca_file, ec);
-    if (ec) throw std::runtime_error(fmt::format("{}: cannot read the CA certificates: {}", ca_file, ec.message()));
+    if (ec)
+      throw std::runtime_error(fmt::format("{}: cannot read the CA certificates: {}", ca_file, ec.message()));
   }
   ctx->set_verify_mode(net::ssl::verify_peer);
   return ctx;
 }
 
 net::awaitable<std::unique_ptr<UpstreamConnection>> connect_upstream(net::any_io_executor executor,
-                                                                     const UpstreamUrl& url, net::ssl::context& tls,
+                                                                     const UpstreamUrl& url,
+                                                                     net::ssl::context& tls,
                                                                      double timeout_ms, std::string& error) {
   auto c = std::make_unique<UpstreamConnection>();
   c->plain.emplace(executor);
@@ -133,7 +137,11 @@ net::awaitable<std::unique_ptr<UpstreamConnection>> connect_upstream(net::any_io
   co_return c;
 }
 
-void upstream_expires_after(beast::tcp_stream& stream, double ms) { stream.expires_after(ms_duration(ms)); }
-void upstream_expires_after(TlsStream& stream, double ms) { beast::get_lowest_layer(stream).expires_after(ms_duration(ms)); }
+void upstream_expires_after(beast::tcp_stream& stream, double ms) {
+  stream.expires_after(ms_duration(ms));
+}
+void upstream_expires_after(TlsStream& stream, double ms) {
+  beast::get_lowest_layer(stream).expires_after(ms_duration(ms));
+}
 
 }  // namespace llmchaos::proxy

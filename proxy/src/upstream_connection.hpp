@@ -1,15 +1,14 @@
 #pragma once
 // Private to the proxy: an upstream's base URL and a connection to it. Beast types: never include it
 // from a public header.
-#include <memory>
-#include <optional>
-#include <string>
-
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/ssl/context.hpp>
 #include <boost/beast/core/tcp_stream.hpp>
 #include <boost/beast/ssl/ssl_stream.hpp>
+#include <memory>
+#include <optional>
+#include <string>
 
 namespace llmchaos::proxy {
 
@@ -18,7 +17,7 @@ struct UpstreamUrl {
   bool tls = false;
   std::string host;
   std::string port;
-  std::string prefix;  // "" or "/..." without a trailing '/'
+  std::string prefix;               // "" or "/..." without a trailing '/'
   std::string origin() const;       // "http://host:port", for messages (a URL carries no credentials here)
   std::string host_header() const;  // host, with :port unless it is the scheme's default
 };
@@ -40,10 +39,9 @@ std::shared_ptr<boost::asio::ssl::context> make_tls_context(const std::string& c
 
 // Resolves, connects and (https) completes the TLS handshake, checking the certificate against the
 // context and the URL's host, within timeout_ms; on failure null, and `error` says why.
-boost::asio::awaitable<std::unique_ptr<UpstreamConnection>> connect_upstream(boost::asio::any_io_executor executor,
-                                                                             const UpstreamUrl& url,
-                                                                             boost::asio::ssl::context& tls,
-                                                                             double timeout_ms, std::string& error);
+boost::asio::awaitable<std::unique_ptr<UpstreamConnection>> connect_upstream(
+    boost::asio::any_io_executor executor, const UpstreamUrl& url, boost::asio::ssl::context& tls,
+    double timeout_ms, std::string& error);
 
 void upstream_expires_after(boost::beast::tcp_stream& stream, double ms);
 void upstream_expires_after(TlsStream& stream, double ms);

@@ -4,7 +4,15 @@
 // to its end with a 2xx status is written as a cassette (cassette.hpp), atomically.
 // Credentials are passed on untouched and never written: the ledger sees a redacted target only, a
 // cassette the headers less secret_header() ones, and no header is logged.
+#include <fmt/format.h>
+
 #include <array>
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/asio/write.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
 #include <chrono>
 #include <iterator>
 #include <map>
@@ -13,23 +21,15 @@
 #include <stdexcept>
 #include <vector>
 
-#include <boost/asio/as_tuple.hpp>
-#include <boost/asio/ip/tcp.hpp>
-#include <boost/asio/use_awaitable.hpp>
-#include <boost/asio/write.hpp>
-#include <boost/beast/core.hpp>
-#include <boost/beast/http.hpp>
-#include <fmt/format.h>
-
 #include "answer_delivery.hpp"
-#include "llmchaos/mockprovider/forward_hook.hpp"
-#include "proxy_forwarder.hpp"
-#include "upstream_connection.hpp"
 #include "llmchaos/core/atomic_file.hpp"
 #include "llmchaos/core/byte_scan.hpp"
+#include "llmchaos/mockprovider/forward_hook.hpp"
 #include "llmchaos/proxy/cassette.hpp"
 #include "llmchaos/proxy/proxy.hpp"
 #include "llmchaos/proxy/stream_edit.hpp"
+#include "proxy_forwarder.hpp"
+#include "upstream_connection.hpp"
 
 namespace net = boost::asio;
 namespace beast = boost::beast;
@@ -41,8 +41,8 @@ namespace llmchaos::proxy {
 using mock::ClientWire;
 using mock::Engine;
 using mock::Executed;
-using mock::ForwardRequest;
 using mock::Forwarder;
+using mock::ForwardRequest;
 using mock::HeaderList;
 using mock::Plan;
 namespace {
@@ -56,9 +56,9 @@ using detail::ms_since;
 
 // Hop-by-hop and framing headers: the proxy frames each side of the exchange itself.
 bool hop_header(std::string_view name) {
-  static constexpr std::string_view hop[] = {"connection", "keep-alive",     "transfer-encoding", "content-length",
-                                             "te",         "trailer",        "upgrade",           "proxy-connection",
-                                             "host",       "accept-encoding", "expect"};
+  static constexpr std::string_view hop[] = {
+      "connection",       "keep-alive", "transfer-encoding", "content-length", "te", "trailer", "upgrade",
+      "proxy-connection", "host",       "accept-encoding",   "expect"};
   for (auto h : hop)
     if (beast::iequals(name, h)) return true;
   return false;
@@ -85,7 +85,8 @@ HeaderList cassette_headers(const HeaderList& headers) {
   for (const auto& [name, value] : headers) {
     std::string lower = name;
     for (auto& c : lower) c = byte_scan::ascii_lower(c);
-    if (!secret_header(lower) && lower != "set-cookie" && lower != "server" && !hop_header(lower)) out.emplace_back(name, value);
+    if (!secret_header(lower) && lower != "set-cookie" && lower != "server" && !hop_header(lower))
+      out.emplace_back(name, value);
   }
   return out;
 }
@@ -108,7 +109,8 @@ class ConnectionPool {
       }
     return nullptr;
   }
-  void give(const std::string& origin, const net::any_io_executor& executor, std::unique_ptr<UpstreamConnection> c) {
+  void give(const std::string& origin, const net::any_io_executor& executor,
+            std::unique_ptr<UpstreamConnection> c) {
     std::lock_guard lock(mutex_);
     if (idle_.size() >= max_idle) idle_.erase(idle_.begin());
     idle_.push_back({origin, executor, std::move(c), Clock::now()});
@@ -139,8 +141,8 @@ class UpstreamForwarder final : public ProxyForwarder {
     tls_ = make_tls_context(options_.ca_file);
   }
 
-  net::awaitable<Executed> forward(ClientWire& client, const ForwardRequest& req, const Plan& plan, bool keep_alive,
-                                   Engine& engine, std::uint64_t seq) override;
+  net::awaitable<Executed> forward(ClientWire& client, const ForwardRequest& req, const Plan& plan,
+                                   bool keep_alive, Engine& engine, std::uint64_t seq) override;
   void close_idle() override { pool_.clear(); }
 
  private:
@@ -163,7 +165,8 @@ using ResponseParser = http::response_parser<http::buffer_body>;
 // fed by hand, without its composed read operations (they cost more than the parsing: bench/proxy).
 // An answer framed by the connection's close ends at EOF.
 template <class Stream>
-net::awaitable<beast::error_code> parse_some(Stream& stream, beast::flat_buffer& buffer, ResponseParser& parser, double timeout_ms) {
+net::awaitable<beast::error_code> parse_some(Stream& stream, beast::flat_buffer& buffer,
+                                             ResponseParser& parser, double timeout_ms) {
   beast::error_code ec;
   for (;;) {
     if (buffer.size() > 0) {
@@ -221,7 +224,8 @@ std::string request_head(const ForwardRequest& req, const UpstreamUrl& url) {
   // back to the pool when the answer is read whole.
   fmt::format_to(std::back_inserter(head), "Host: {}\r\nAccept-Encoding: identity\r\n", url.host_header());
   const bool body_expected = req.method == "POST" || req.method == "PUT" || req.method == "PATCH";
-  if (!req.body.empty() || body_expected) fmt::format_to(std::back_inserter(head), "Content-Length: {}\r\n", req.body.size());
+  if (!req.body.empty() || body_expected)
+    fmt::format_to(std::back_inserter(head), "Content-Length: {}\r\n", req.body.size());
   head += "\r\n";
   return head;
 }
@@ -239,8 +243,10 @@ struct Reuse {
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmismatched-new-delete"
 template <class Stream>
-[[gnu::noinline]] net::awaitable<void> exchange(Exchange& x, Stream& stream, const ForwardRequest& req, const UpstreamUrl& url,
-                              Dialect dialect, double read_timeout_ms, CassetteRecorder* recorder, Reuse& reuse) {
+[[gnu::noinline]] net::awaitable<void> exchange(Exchange& x, Stream& stream, const ForwardRequest& req,
+                                                const UpstreamUrl& url, Dialect dialect,
+                                                double read_timeout_ms, CassetteRecorder* recorder,
+                                                Reuse& reuse) {
   const std::string head_bytes = request_head(req, url);
   const std::array<net::const_buffer, 2> request{net::buffer(head_bytes), net::buffer(req.body)};
   upstream_expires_after(stream, read_timeout_ms);
@@ -250,8 +256,10 @@ template <class Stream>
     co_return;
   }
   if (wec) {
-    x.out = co_await answer_error(x.client, 502, fmt::format("upstream {}: sending the request failed: {}", url.origin(), wec.message()),
-                                  x.keep_alive);
+    x.out = co_await answer_error(
+        x.client, 502,
+        fmt::format("upstream {}: sending the request failed: {}", url.origin(), wec.message()),
+        x.keep_alive);
     co_return;
   }
 
@@ -261,12 +269,13 @@ template <class Stream>
   beast::error_code hec;
   while (!hec && !parser.is_header_done()) hec = co_await parse_some(stream, buffer, parser, read_timeout_ms);
   if (hec && hec != beast::error::timeout && reuse.pooled && !parser.got_some() && buffer.size() == 0) {
-    reuse.stale = true;  // closed (EOF, RST, a TLS close) without a byte of answer: the request was never read
+    reuse.stale =
+        true;  // closed (EOF, RST, a TLS close) without a byte of answer: the request was never read
     co_return;
   }
   if (hec) {
-    x.out = co_await answer_error(x.client, 502, fmt::format("upstream {}: no answer: {}", url.origin(), hec.message()),
-                                  x.keep_alive);
+    x.out = co_await answer_error(
+        x.client, 502, fmt::format("upstream {}: no answer: {}", url.origin(), hec.message()), x.keep_alive);
     co_return;
   }
   x.head_ms = ms_since(x.t0);
@@ -274,7 +283,8 @@ template <class Stream>
   AnswerHead head;
   head.status = h.result_int();
   for (const auto& f : h)
-    if (!hop_header(f.name_string())) head.headers.emplace_back(std::string(f.name_string()), std::string(f.value()));
+    if (!hop_header(f.name_string()))
+      head.headers.emplace_back(std::string(f.name_string()), std::string(f.value()));
   head.sse = beast::iequals(h[http::field::content_type].substr(0, 17), "text/event-stream");
   if (const auto length = parser.content_length()) head.length = *length;  // a Content-Length answer keeps it
   if (recorder) recorder->on_head(head.status, cassette_headers(head.headers), x.head_ms, head.sse);
@@ -284,15 +294,19 @@ template <class Stream>
 }
 #pragma GCC diagnostic pop
 
-net::awaitable<Executed> UpstreamForwarder::forward(ClientWire& client, const ForwardRequest& req, const Plan& plan,
-                                                    bool keep_alive, Engine& engine, std::uint64_t seq) {
+net::awaitable<Executed> UpstreamForwarder::forward(ClientWire& client, const ForwardRequest& req,
+                                                    const Plan& plan, bool keep_alive, Engine& engine,
+                                                    std::uint64_t seq) {
   Executed out;
   if (!co_await detail::wait_latency(client, plan, out)) co_return out;
   const auto* url = url_of(req.route);
   if (!url) {
     engine.note_upstream(seq, 0, 0, 0);
     co_return co_await answer_error(
-        client, 502, fmt::format("route \"{}\" has no upstream: give it `upstream = \"URL\"` or start the proxy with --upstream", req.route),
+        client, 502,
+        fmt::format(
+            "route \"{}\" has no upstream: give it `upstream = \"URL\"` or start the proxy with --upstream",
+            req.route),
         keep_alive);
   }
   const Dialect dialect = engine.route_dialect(req.ns, req.route).value_or(Dialect::openai);
@@ -315,10 +329,13 @@ net::awaitable<Executed> UpstreamForwarder::forward(ClientWire& client, const Fo
   for (int tries = 0; tries < 2; ++tries) {
     connection = pool_.take(url->origin(), client.executor());
     reuse = Reuse{connection != nullptr};
-    if (!connection) connection = co_await connect_upstream(client.executor(), *url, *tls_, options_.connect_timeout_ms, error);
+    if (!connection)
+      connection =
+          co_await connect_upstream(client.executor(), *url, *tls_, options_.connect_timeout_ms, error);
     if (!connection) {
       engine.note_upstream(seq, 0, ms_since(x.t0), ms_since(x.t0));
-      co_return co_await answer_error(client, 502, fmt::format("upstream {}: {}", url->origin(), error), keep_alive);
+      co_return co_await answer_error(client, 502, fmt::format("upstream {}: {}", url->origin(), error),
+                                      keep_alive);
     }
     if (connection->tls)
       co_await exchange(x, *connection->tls, req, *url, dialect, options_.read_timeout_ms, rec, reuse);

@@ -5,9 +5,8 @@
 // stays small and opens fast for 10,000 cases.
 #include <fmt/format.h>
 
-#include <boost/json.hpp>
-
 #include <algorithm>
+#include <boost/json.hpp>
 #include <map>
 #include <optional>
 #include <ostream>
@@ -134,9 +133,11 @@ footer{margin-top:40px;color:var(--muted);font-size:12px}
 // One mark colour per action, for the timeline marks and the legend: an action added to the Action
 // table needs its colour here (the size check says so), and gets its CSS with no other edit.
 constexpr std::pair<Action, std::string_view> action_colors[] = {
-    {Action::none, "#8c959f"},  {Action::retry, "#0969da"},       {Action::fallback, "#1b7c83"}, {Action::queue, "#6e7781"},
-    {Action::degrade, "#bf8700"}, {Action::fail_closed, "#cf222e"}, {Action::resume, "#8250df"}};
-static_assert(std::size(action_colors) == std::size(enum_names<Action>::table), "every action needs a mark colour");
+    {Action::none, "#8c959f"},  {Action::retry, "#0969da"},   {Action::fallback, "#1b7c83"},
+    {Action::queue, "#6e7781"}, {Action::degrade, "#bf8700"}, {Action::fail_closed, "#cf222e"},
+    {Action::resume, "#8250df"}};
+static_assert(std::size(action_colors) == std::size(enum_names<Action>::table),
+              "every action needs a mark colour");
 
 // The --x-ACTION colours and the rules that paint a timeline mark of class x-ACTION with them.
 std::string action_style() {
@@ -145,7 +146,8 @@ std::string action_style() {
   out += "}\n";
   for (const auto& [a, colour] : action_colors) {
     const auto n = to_string(a);
-    out += fmt::format("svg .x-{0} line{{stroke:var(--x-{0})}}svg .x-{0} circle,svg .x-{0} .act{{fill:var(--x-{0})}}\n", n);
+    out += fmt::format(
+        "svg .x-{0} line{{stroke:var(--x-{0})}}svg .x-{0} circle,svg .x-{0} .act{{fill:var(--x-{0})}}\n", n);
   }
   return out;
 }
@@ -307,12 +309,13 @@ void write_summary(std::ostream& out, const harness::RunResult& run) {
   out << "</p>\n";
   for (const auto& w : run.warnings) out << "<p class=\"warning\"><b>warning:</b> " << h(w) << "</p>\n";
   if (run.shard.sharded())
-    out << "<p class=\"facts\"><span>shard <b>" << run.shard.index << "/" << run.shard.count << "</b> of a catalog of "
-        << run.catalog_cases << " cases</span></p>\n";
+    out << "<p class=\"facts\"><span>shard <b>" << run.shard.index << "/" << run.shard.count
+        << "</b> of a catalog of " << run.catalog_cases << " cases</span></p>\n";
   if (run.merged_shards > 0)
     out << "<p class=\"facts\"><span>merged from <b>" << run.merged_shards << " shards</b></span></p>\n";
   // Each count links to its section (the failed and unknown cases are on the page first).
-  const auto tile = [&](std::string_view cls, std::size_t n, std::string_view label, std::string_view target) {
+  const auto tile = [&](std::string_view cls, std::size_t n, std::string_view label,
+                        std::string_view target) {
     out << fmt::format(
         "<a class=\"tile {}{}\" href=\"#{}\"><span class=\"n\">{}</span><span class=\"l\">{}</span></a>", cls,
         n == 0 && !cls.empty() ? " zero" : "", target, n, label);
@@ -322,8 +325,10 @@ void write_summary(std::ostream& out, const harness::RunResult& run) {
   tile("pass", static_cast<std::size_t>(run.passed()), "passed", "passed");
   tile("fail", static_cast<std::size_t>(run.failed()), "failed", "failed");
   tile("unknown", static_cast<std::size_t>(run.unknown()), "unknown (hang or crash)", "unknown");
-  if (run.not_applicable() > 0) tile("na", static_cast<std::size_t>(run.not_applicable()), "n/a (not run)", "na");
-  if (const auto v = std::count_if(run.cases.begin(), run.cases.end(), [](const auto& c) { return c.virtual_time; }))
+  if (run.not_applicable() > 0)
+    tile("na", static_cast<std::size_t>(run.not_applicable()), "n/a (not run)", "na");
+  if (const auto v =
+          std::count_if(run.cases.begin(), run.cases.end(), [](const auto& c) { return c.virtual_time; }))
     tile("", static_cast<std::size_t>(v), "ran under virtual time (exact_time)", "matrix");
   out << "</div>\n";
 }
@@ -548,7 +553,8 @@ void write_case(std::ostream& out, const CaseResult& c, std::size_t i, double ti
   out << "</p>\n";
   if (!c.foreign.empty())
     out << "<p class=\"warning\">foreign traffic: " << c.foreign.size()
-        << " attempt(s) the mock saw that are not the case's requests (a forwarded drain, a health probe): not counted</p>\n";
+        << " attempt(s) the mock saw that are not the case's requests (a forwarded drain, a health probe): "
+           "not counted</p>\n";
   if (const auto failed = failed_checks(c); !failed.empty()) {
     out << "<ul class=\"failed\">";
     for (const auto* ch : failed) out << "<li><b>" << h(ch->name) << "</b>: " << h(ch->message) << "</li>";
@@ -601,7 +607,8 @@ void write_list(std::ostream& out, const harness::RunResult& run, const std::vec
     text.pop_back();  // the drawing next, already serialised
     text += "," + timeline_json(c, run.time_scale);
     if (c.verdict != Verdict::pass)
-      text += "," + json::serialize(json::array{to_string(c.verdict), clean_text(verdict_summary(c))}).substr(1);
+      text +=
+          "," + json::serialize(json::array{to_string(c.verdict), clean_text(verdict_summary(c))}).substr(1);
     else
       text += "]";
     out << (first ? "\n" : ",\n") << script_safe(std::move(text));
@@ -629,7 +636,8 @@ void write_group(std::ostream& out, const harness::RunResult& run, Verdict verdi
   for (std::size_t k = 0; k < drawn; ++k) write_case(out, run.cases[group[k]], group[k], run.time_scale);
   if (drawn == group.size()) return;
   out << "<h3 id=\"" << id << "-rest\">" << group.size() - drawn << " more, drawn on demand</h3>\n";
-  write_list(out, run, std::vector<std::size_t>(group.begin() + static_cast<std::ptrdiff_t>(drawn), group.end()),
+  write_list(out, run,
+             std::vector<std::size_t>(group.begin() + static_cast<std::ptrdiff_t>(drawn), group.end()),
              std::string(id) + "-rest");
 }
 
@@ -658,12 +666,15 @@ void write_html(const harness::RunResult& run, const Options& /*options*/, std::
   write_group(out, run, Verdict::fail, "Failed", "failed");
   write_group(out, run, Verdict::unknown, "Unknown (hang or crash)", "unknown");
   if (run.not_applicable() > 0)
-    write_group(out, run, Verdict::na, "Not applicable, not run (the target lacks a capability the case needs, or the case needs --virtual-time)", "na");
+    write_group(out, run, Verdict::na,
+                "Not applicable, not run (the target lacks a capability the case needs, or the case needs "
+                "--virtual-time)",
+                "na");
   write_passed(out, run);
   write_confusion(out, run);
   out << "<footer>Written by llmchaos " << h(run.tool_version)
-      << ". Self-contained: this page loads nothing from anywhere.</footer>\n</main>\n<script>" << timeline_geometry_js(run.time_scale)
-      << script << "</script>\n</body>\n</html>\n";
+      << ". Self-contained: this page loads nothing from anywhere.</footer>\n</main>\n<script>"
+      << timeline_geometry_js(run.time_scale) << script << "</script>\n</body>\n</html>\n";
 }
 
 }  // namespace llmchaos::reports::detail

@@ -3,10 +3,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <boost/json.hpp>
 #include <cmath>
 #include <map>
-
-#include <boost/json.hpp>
 
 #include "text.hpp"
 
@@ -92,13 +91,12 @@ Drawing from_logs(const harness::CaseResult& c) {
     const client::AttemptRecord* previous = nullptr;
     for (const auto& a : log.attempts) {
       const std::size_t row = row_for(a.route);
-      std::string title = fmt::format(
-          "attempt {} ({}) · {}#{} · {} – {} · status {} · {}", ++number, to_string(a.kind), a.route,
-          a.route_attempt, format_ms(a.start_ms), format_ms(a.end_ms), a.status,
-          a.owner == Owner::none ? "ok" : "owner " + std::string(to_string(a.owner)));
+      std::string title =
+          fmt::format("attempt {} ({}) · {}#{} · {} – {} · status {} · {}", ++number, to_string(a.kind),
+                      a.route, a.route_attempt, format_ms(a.start_ms), format_ms(a.end_ms), a.status,
+                      a.owner == Owner::none ? "ok" : "owner " + std::string(to_string(a.owner)));
       if (a.commit != CommitState::none) title += " · commit " + std::string(to_string(a.commit));
-      if (a.event != client::TransportEvent::none)
-        title += " · " + std::string(to_string(a.event));
+      if (a.event != client::TransportEvent::none) title += " · " + std::string(to_string(a.event));
       if (!a.reason.empty()) title += " · " + a.reason;
       d.bars.push_back(Bar{row, a.start_ms, a.end_ms, classify_attempt(a),
                            a.owner != Owner::none && a.commit == CommitState::committed, title,
@@ -144,9 +142,9 @@ Drawing from_ledger(const harness::CaseResult& c) {
     const bool ok =
         !unfinished && e.status >= 200 && e.status < 300 && e.outcome == AttemptOutcome::completed;
     const double end = e.finished ? std::max(e.finished_at_ms, e.received_at_ms) : d.extent;
-    std::string title = fmt::format("attempt {} · {}#{} · {} · status {} · received {} · {}", k + 1, e.route,
-                                    e.attempt, to_string(e.fault), e.status, format_ms(e.received_at_ms),
-                                    ledger_end_label(e));
+    std::string title =
+        fmt::format("attempt {} · {}#{} · {} · status {} · received {} · {}", k + 1, e.route, e.attempt,
+                    to_string(e.fault), e.status, format_ms(e.received_at_ms), ledger_end_label(e));
     if (e.committed) title += " · committed";
     d.bars.push_back(Bar{row, e.received_at_ms, end,
                          unfinished ? AttemptClass::unknown
@@ -171,7 +169,8 @@ std::string time_label(double t, double extent) {
 
 std::string scale_note(double scale) {
   if (scale == 1) return {};
-  return fmt::format(", in scripted time (the case file's); real time at --time-scale {} beside it", format_number(scale));
+  return fmt::format(", in scripted time (the case file's); real time at --time-scale {} beside it",
+                     format_number(scale));
 }
 
 // Ticks at round scripted times (what the case file says); the real time beside when scaled.
@@ -233,8 +232,9 @@ void draw_grid(const Layout& at, std::string& svg) {
 // The waits between attempts, then the attempts over them.
 void draw_attempts(const Layout& at, std::string& svg) {
   for (const auto& l : at.d.links)
-    svg += fmt::format("<line class=\"wait\" x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\"/>\n",
-                       at.x_of(l.from), at.row_top(l.from_row) + 23, at.x_of(l.to), at.row_top(l.to_row) + 23);
+    svg +=
+        fmt::format("<line class=\"wait\" x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\"/>\n",
+                    at.x_of(l.from), at.row_top(l.from_row) + 23, at.x_of(l.to), at.row_top(l.to_row) + 23);
   for (const auto& b : at.d.bars) {
     const double x = at.x_of(b.start), w = std::max(3.0, at.x_of(b.end) - x);
     svg += fmt::format(
@@ -367,9 +367,11 @@ std::string timeline_geometry_js(double time_scale) {
   std::string labels;
   for (const auto& [o, name] : enum_names<Outcome>::table)
     labels += fmt::format("{}{}: \"{}\"", labels.empty() ? "" : ", ", name, outcome_label(o));
-  return fmt::format("var G = {{W: {}, LW: {}, PW: {}, RH: {}, TP: {}, AH: {}, CW: {}, NOTE: {}}}, OUTCOMES = {{{}}};\n",
-                     width, label_w, plot_w, row_h, top_pad, axis_h, char_w,
-                     boost::json::serialize(boost::json::value(std::string(logs_axis_note) + scale_note(time_scale))), labels);
+  return fmt::format(
+      "var G = {{W: {}, LW: {}, PW: {}, RH: {}, TP: {}, AH: {}, CW: {}, NOTE: {}}}, OUTCOMES = {{{}}};\n",
+      width, label_w, plot_w, row_h, top_pad, axis_h, char_w,
+      boost::json::serialize(boost::json::value(std::string(logs_axis_note) + scale_note(time_scale))),
+      labels);
 }
 
 std::string timeline_json(const harness::CaseResult& c, double time_scale) {
@@ -379,24 +381,26 @@ std::string timeline_json(const harness::CaseResult& c, double time_scale) {
   json::array rows, bars, marks, links, ends, ticks;
   for (const auto& r : d.rows) rows.emplace_back(clean_text(r));
   for (const auto& b : d.bars)
-    bars.push_back(json::array{b.row, coarse(b.start), coarse(b.end), attempt_class_name(b.cls), b.committed ? 1 : 0,
-                               clean_text(b.title), clean_text(b.label)});
+    bars.push_back(json::array{b.row, coarse(b.start), coarse(b.end), attempt_class_name(b.cls),
+                               b.committed ? 1 : 0, clean_text(b.title), clean_text(b.label)});
   for (const auto& m : d.markers)
-    marks.push_back(json::array{m.row, coarse(m.at), m.point, to_string(m.action), clean_text(m.text), clean_text(m.title)});
-  for (const auto& l : d.links) links.push_back(json::array{l.from_row, l.to_row, coarse(l.from), coarse(l.to)});
+    marks.push_back(json::array{m.row, coarse(m.at), m.point, to_string(m.action), clean_text(m.text),
+                                clean_text(m.title)});
+  for (const auto& l : d.links)
+    links.push_back(json::array{l.from_row, l.to_row, coarse(l.from), coarse(l.to)});
   for (const auto& e : d.ends) ends.push_back(json::array{e.row, to_string(e.outcome)});
   for (const auto& [t, label] : d.ticks) ticks.push_back(json::array{coarse(t), label});
-  return json::serialize(json::object{{"r", std::move(rows)},
-                                      {"b", std::move(bars)},
-                                      {"m", std::move(marks)},
-                                      {"l", std::move(links)},
-                                      {"e", std::move(ends)},
-                                      {"x", coarse(d.extent)},
-                                      {"t", std::move(ticks)},
-                                      // the usual note is the page's G.NOTE (said once, not per case)
-                                      {"n", d.axis_note == std::string(logs_axis_note) + scale_note(time_scale)
-                                                ? json::value(nullptr)
-                                                : json::value(d.axis_note)}});
+  return json::serialize(json::object{
+      {"r", std::move(rows)},
+      {"b", std::move(bars)},
+      {"m", std::move(marks)},
+      {"l", std::move(links)},
+      {"e", std::move(ends)},
+      {"x", coarse(d.extent)},
+      {"t", std::move(ticks)},
+      // the usual note is the page's G.NOTE (said once, not per case)
+      {"n", d.axis_note == std::string(logs_axis_note) + scale_note(time_scale) ? json::value(nullptr)
+                                                                                : json::value(d.axis_note)}});
 }
 
 }  // namespace llmchaos::reports::detail

@@ -19,8 +19,8 @@ std::string timeline_svg(const harness::CaseResult& c, double time_scale);
 // The same drawing as compact JSON, for the page's script to draw on demand (drawTimeline in html.cpp
 // reads exactly these keys): {"r": rows, "b": bars [row, start, end, class, committed, title, label],
 // "m": marks [row, at, point, action, text, title], "l": waits [from_row, to_row, from, to],
-// "e": ends [row, outcome], "x": extent, "t": ticks [at, label], "n": axis note (null: the usual one, G.NOTE)}, every time in whole
-// tenths of a ms; null when no attempt reached the mock.
+// "e": ends [row, outcome], "x": extent, "t": ticks [at, label], "n": axis note (null: the usual one,
+// G.NOTE)}, every time in whole tenths of a ms; null when no attempt reached the mock.
 std::string timeline_json(const harness::CaseResult& c, double time_scale);
 // "var G = {...}, OUTCOMES = {...};": the drawing's geometry for the page's script (the numbers render()
 // uses) and the outcomes' labels.

@@ -3,6 +3,7 @@
 // to read it back. The writer (json.cpp) and the reader (json_read.cpp) both walk these tables, so a key
 // cannot be written under one name and read under another. A field without a reader is derived (the
 // totals, a case's summary): written for tools, recomputed from the rest when a report is read back.
+#include <boost/json.hpp>
 #include <map>
 #include <optional>
 #include <span>
@@ -11,8 +12,6 @@
 #include <string_view>
 #include <type_traits>
 #include <vector>
-
-#include <boost/json.hpp>
 
 #include "llmchaos/core/ledger_json.hpp"
 #include "llmchaos/harness/result.hpp"
@@ -27,34 +26,47 @@ struct BadValue : std::runtime_error {
   std::string where() const { return path.empty() ? std::string(what()) : path + ": " + what(); }
 };
 
-template <class T> struct Field {
+template <class T>
+struct Field {
   std::string_view key;
   json::value (*write)(const T&);
   void (*read)(const json::value&, T&);  // nullptr: derived, written only
 };
 
-template <class T> struct table;  // specialised below: static std::span<const Field<T>> fields()
+template <class T>
+struct table;  // specialised below: static std::span<const Field<T>> fields()
 
 template <class T>
-concept Tabled = requires { table<T>::fields(); };
+concept Tabled = requires {
+  table<T>::fields();
+};
 template <class E>
-concept Named = std::is_enum_v<E> && requires { enum_names<E>::table; };
+concept Named = std::is_enum_v<E> && requires {
+  enum_names<E>::table;
+};
 
-template <class T> struct is_vector : std::false_type {};
-template <class T> struct is_vector<std::vector<T>> : std::true_type {};
-template <class T> struct is_optional : std::false_type {};
-template <class T> struct is_optional<std::optional<T>> : std::true_type {};
+template <class T>
+struct is_vector : std::false_type {};
+template <class T>
+struct is_vector<std::vector<T>> : std::true_type {};
+template <class T>
+struct is_optional : std::false_type {};
+template <class T>
+struct is_optional<std::optional<T>> : std::true_type {};
 
 // ---- writing ----
-template <class V> json::value encode(const V& v);
+template <class V>
+json::value encode(const V& v);
 
-template <class T> json::object encode_object(const T& t) {
+template <class T>
+json::object encode_object(const T& t) {
   json::object o;
   for (const auto& f : table<T>::fields()) o.emplace(f.key, f.write(t));
   return o;
 }
 
-template <class V> json::value encode(const V& v) {
+template <class V>
+json::value encode(const V& v) {
   if constexpr (std::is_same_v<V, bool> || std::is_arithmetic_v<V>) {
     return json::value(v);
   } else if constexpr (std::is_same_v<V, std::string>) {
@@ -83,21 +95,29 @@ template <class V> json::value encode(const V& v) {
 // ---- reading ----
 inline std::string_view kind_name(const json::value& v) {
   switch (v.kind()) {
-    case json::kind::null: return "null";
-    case json::kind::bool_: return "a boolean";
-    case json::kind::string: return "a string";
-    case json::kind::array: return "an array";
-    case json::kind::object: return "an object";
-    default: return "a number";
+    case json::kind::null:
+      return "null";
+    case json::kind::bool_:
+      return "a boolean";
+    case json::kind::string:
+      return "a string";
+    case json::kind::array:
+      return "an array";
+    case json::kind::object:
+      return "an object";
+    default:
+      return "a number";
   }
 }
 [[noreturn]] inline void expected(std::string_view what, const json::value& v) {
   throw BadValue("expected " + std::string(what) + ", found " + std::string(kind_name(v)));
 }
 
-template <class V> void decode(const json::value& j, V& out);
+template <class V>
+void decode(const json::value& j, V& out);
 
-template <class T> void decode_object(const json::value& j, T& out) {
+template <class T>
+void decode_object(const json::value& j, T& out) {
   const auto* o = j.if_object();
   if (!o) expected("an object", j);
   for (const auto& f : table<T>::fields()) {
@@ -113,7 +133,8 @@ template <class T> void decode_object(const json::value& j, T& out) {
   }
 }
 
-template <class V> void decode(const json::value& j, V& out) {
+template <class V>
+void decode(const json::value& j, V& out) {
   if constexpr (std::is_same_v<V, bool>) {
     if (!j.is_bool()) expected("true or false", j);
     out = j.get_bool();
@@ -180,12 +201,15 @@ template <class V> void decode(const json::value& j, V& out) {
 }
 
 // One field bound to a data member: written and read with the codec of the member's type.
-template <class> struct member_of;
-template <class T, class V> struct member_of<V T::*> {
+template <class>
+struct member_of;
+template <class T, class V>
+struct member_of<V T::*> {
   using owner = T;
   using type = V;
 };
-template <auto M> constexpr Field<typename member_of<decltype(M)>::owner> field(std::string_view key) {
+template <auto M>
+constexpr Field<typename member_of<decltype(M)>::owner> field(std::string_view key) {
   using T = typename member_of<decltype(M)>::owner;
   return {key, [](const T& t) { return encode(t.*M); }, [](const json::value& j, T& t) { decode(j, t.*M); }};
 }

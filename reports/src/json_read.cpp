@@ -1,12 +1,11 @@
 // Reading report.json back into the run it was written from (`llmchaos report merge`, `--durations`):
 // the same field tables as the writer (json_tables.hpp), so the two cannot drift apart.
 #include <algorithm>
+#include <boost/json.hpp>
+#include <boost/json/basic_parser_impl.hpp>
 #include <charconv>
 #include <fstream>
 #include <sstream>
-
-#include <boost/json.hpp>
-#include <boost/json/basic_parser_impl.hpp>
 
 #include "json_tables.hpp"
 #include "llmchaos/core/file_text.hpp"
@@ -116,7 +115,8 @@ harness::RunResult run_from_json(std::string_view text, const std::string& sourc
   const json::value doc = parser.handler().st.release();
   const auto* obj = doc.if_object();
   if (!obj || !obj->contains("schema"))
-    throw SpecError({source, 0, 0}, "not an llmchaos JSON report (no \"schema\" key; written by `llmchaos run --json`?)");
+    throw SpecError({source, 0, 0},
+                    "not an llmchaos JSON report (no \"schema\" key; written by `llmchaos run --json`?)");
   harness::RunResult run;
   try {
     detail::jsonf::decode(doc, run);

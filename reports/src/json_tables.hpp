@@ -10,7 +10,8 @@ namespace llmchaos::reports::detail::jsonf {
 // The key of the case list: the writer streams it case by case after every other run field.
 inline constexpr std::string_view cases_key = "cases";
 
-template <> struct table<client::AttemptRecord> {
+template <>
+struct table<client::AttemptRecord> {
   using T = client::AttemptRecord;
   static std::span<const Field<T>> fields() {
     static const Field<T> f[] = {field<&T::index>("index"),
@@ -31,13 +32,14 @@ template <> struct table<client::AttemptRecord> {
   }
 };
 
-template <> struct table<client::FailurePoint> {
+template <>
+struct table<client::FailurePoint> {
   using T = client::FailurePoint;
   static std::span<const Field<T>> fields() {
-    static const Field<T> f[] = {field<&T::point>("point"),         field<&T::attempt>("attempt"),
-                                 field<&T::route>("route"),         field<&T::action>("action"),
-                                 field<&T::rule>("rule"),           field<&T::rule_text>("rule_text"),
-                                 field<&T::inputs>("inputs"),       field<&T::next_route>("next_route"),
+    static const Field<T> f[] = {field<&T::point>("point"),    field<&T::attempt>("attempt"),
+                                 field<&T::route>("route"),    field<&T::action>("action"),
+                                 field<&T::rule>("rule"),      field<&T::rule_text>("rule_text"),
+                                 field<&T::inputs>("inputs"),  field<&T::next_route>("next_route"),
                                  field<&T::wait_ms>("wait_ms")};
     return f;
   }
@@ -57,7 +59,8 @@ inline std::string journal_text(const json::value& v) {
   return json::serialize(v);
 }
 
-template <> struct table<client::DecisionLog> {
+template <>
+struct table<client::DecisionLog> {
   using T = client::DecisionLog;
   static std::span<const Field<T>> fields() {
     static const Field<T> f[] = {
@@ -74,7 +77,8 @@ template <> struct table<client::DecisionLog> {
         field<&T::extra_cost_usd>("extra_cost_usd"),
         field<&T::attempts>("attempts"),
         field<&T::failures>("failures"),
-        field<&T::limited_by>("limited_by"),  // a tier refusal: read back so a merge leaves it out of the split too
+        field<&T::limited_by>(
+            "limited_by"),  // a tier refusal: read back so a merge leaves it out of the split too
         {"journal",
          [](const T& t) {
            json::array a;
@@ -91,7 +95,8 @@ template <> struct table<client::DecisionLog> {
   }
 };
 
-template <> struct table<harness::PointResult> {
+template <>
+struct table<harness::PointResult> {
   using T = harness::PointResult;
   static std::span<const Field<T>> fields() {
     static const Field<T> f[] = {field<&T::point>("point"), field<&T::expected>("expected"),
@@ -101,7 +106,8 @@ template <> struct table<harness::PointResult> {
   }
 };
 
-template <> struct table<harness::CheckResult> {
+template <>
+struct table<harness::CheckResult> {
   using T = harness::CheckResult;
   static std::span<const Field<T>> fields() {
     static const Field<T> f[] = {field<&T::name>("name"), field<&T::ok>("ok"), field<&T::message>("message")};
@@ -112,7 +118,8 @@ template <> struct table<harness::CheckResult> {
 inline void read_verdict(const json::value& j, harness::CaseResult& c) {
   std::string s;
   decode(j, s);
-  for (auto v : {harness::Verdict::pass, harness::Verdict::fail, harness::Verdict::unknown, harness::Verdict::na})
+  for (auto v :
+       {harness::Verdict::pass, harness::Verdict::fail, harness::Verdict::unknown, harness::Verdict::na})
     if (harness::to_string(v) == s) {
       c.verdict = v;
       return;
@@ -120,7 +127,8 @@ inline void read_verdict(const json::value& j, harness::CaseResult& c) {
   throw BadValue("\"" + s + "\" is not one of pass, fail, unknown, n/a");
 }
 
-template <> struct table<harness::CaseResult> {
+template <>
+struct table<harness::CaseResult> {
   using T = harness::CaseResult;
   static std::span<const Field<T>> fields() {
     static const Field<T> f[] = {
@@ -160,7 +168,8 @@ template <> struct table<harness::CaseResult> {
   }
 };
 
-template <> struct table<harness::BaselineChange> {
+template <>
+struct table<harness::BaselineChange> {
   using T = harness::BaselineChange;
   static std::span<const Field<T>> fields() {
     static const Field<T> f[] = {field<&T::case_name>("case"), field<&T::before>("before"),
@@ -170,7 +179,8 @@ template <> struct table<harness::BaselineChange> {
   }
 };
 
-template <> struct table<harness::Setting> {
+template <>
+struct table<harness::Setting> {
   using T = harness::Setting;
   static std::span<const Field<T>> fields() {
     static const Field<T> f[] = {field<&T::name>("name"), field<&T::value>("value")};
@@ -178,7 +188,8 @@ template <> struct table<harness::Setting> {
   }
 };
 
-template <> struct table<harness::Shard> {
+template <>
+struct table<harness::Shard> {
   using T = harness::Shard;
   static std::span<const Field<T>> fields() {
     static const Field<T> f[] = {field<&T::index>("index"), field<&T::count>("count")};
@@ -186,7 +197,8 @@ template <> struct table<harness::Shard> {
   }
 };
 
-template <> struct table<harness::RunResult> {
+template <>
+struct table<harness::RunResult> {
   using T = harness::RunResult;
   static json::value outcome_split(const T& run) {
     // Every outcome is present, zeros included: the split is six numbers, never one success rate.
@@ -205,7 +217,8 @@ template <> struct table<harness::RunResult> {
            std::string s;
            decode(j, s);
            if (s != json_schema_id)
-             throw BadValue("\"" + s + "\" is not " + std::string(json_schema_id) + " (not a report of this version)");
+             throw BadValue("\"" + s + "\" is not " + std::string(json_schema_id) +
+                            " (not a report of this version)");
          }},
         field<&T::tool_version>("tool_version"),
         field<&T::seed>("seed"),
@@ -234,7 +247,8 @@ template <> struct table<harness::RunResult> {
          nullptr},
         {"outcome_split", outcome_split, nullptr},
         {"requests", [](const T& run) { return json::value(split_total(run.outcome_split())); }, nullptr},
-        {"baseline", [](const T& run) { return run.baseline.empty() ? json::value(nullptr) : json::value(run.baseline); },
+        {"baseline",
+         [](const T& run) { return run.baseline.empty() ? json::value(nullptr) : json::value(run.baseline); },
          [](const json::value& j, T& run) {
            if (!j.is_null()) decode(j, run.baseline);
          }},

@@ -66,7 +66,8 @@ void write_properties(std::ostream& out, const harness::RunResult& run, const Su
   if (!run.label.empty()) property(out, "label", run.label);
   for (const auto& w : run.warnings) property(out, "warning", w);
   if (!run.started_at.empty()) property(out, "started_at", run.started_at);
-  if (run.shard.sharded()) property(out, "shard", std::to_string(run.shard.index) + "/" + std::to_string(run.shard.count));
+  if (run.shard.sharded())
+    property(out, "shard", std::to_string(run.shard.index) + "/" + std::to_string(run.shard.count));
   if (run.merged_shards > 0) property(out, "merged_shards", std::to_string(run.merged_shards));
   out << "    </properties>\n";
 }
@@ -106,7 +107,8 @@ void write_junit(const harness::RunResult& run, const Options& /*options*/, std:
     const auto& suite = suites[i];
     out << "  <testsuite name=\"" << attr(suite.name) << "\" package=\"" << attr(suite.name) << "\" id=\""
         << i << "\" tests=\"" << suite.cases.size() << "\" failures=\"" << suite.failures << "\" errors=\""
-        << suite.errors << "\" skipped=\"" << suite.skipped << "\" time=\"" << format_seconds(suite.time_ms) << "\"";
+        << suite.errors << "\" skipped=\"" << suite.skipped << "\" time=\"" << format_seconds(suite.time_ms)
+        << "\"";
     if (!run.started_at.empty()) out << " timestamp=\"" << attr(run.started_at) << "\"";
     out << ">\n";
     write_properties(out, run, suite);

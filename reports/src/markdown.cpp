@@ -57,7 +57,8 @@ void write_header(std::ostream& out, const harness::RunResult& run) {
   if (bad == 0 && not_run == 0)
     out << fmt::format("## llmchaos: all {} cases passed\n\n", total);
   else if (bad == 0)
-    out << fmt::format("## llmchaos: all {} cases run passed, {} not run (n/a)\n\n", total - not_run, not_run);
+    out << fmt::format("## llmchaos: all {} cases run passed, {} not run (n/a)\n\n", total - not_run,
+                       not_run);
   else
     out << fmt::format("## llmchaos: {} of {} cases did not pass\n\n", bad, total);
   out << fmt::format("**{} passed · {} failed · {} unknown{}** · seed {} · driver {} · time scale {} · {}",
@@ -69,7 +70,8 @@ void write_header(std::ostream& out, const harness::RunResult& run) {
   if (run.shard.sharded()) out << fmt::format(" · shard {}/{}", run.shard.index, run.shard.count);
   if (run.merged_shards > 0) out << fmt::format(" · merged from {} shards", run.merged_shards);
   out << " · llmchaos " << md_inline(run.tool_version);
-  if (const auto v = std::count_if(run.cases.begin(), run.cases.end(), [](const auto& c) { return c.virtual_time; }))
+  if (const auto v =
+          std::count_if(run.cases.begin(), run.cases.end(), [](const auto& c) { return c.virtual_time; }))
     out << fmt::format(" · {} exact_time case(s) ran under virtual time", v);
   if (!run.label.empty()) out << " · target " << md_inline(run.label);
   out << "\n\n";
@@ -113,9 +115,11 @@ void write_case_detail(std::ostream& out, const CaseResult& c, bool with_timelin
   for (const auto* check : failed_checks(c))
     out << "- check " << code(check->name) << ": " << md_inline(check->message) << "\n";
   if (!c.foreign.empty())
-    out << fmt::format("- foreign traffic: {} attempt(s) the mock saw that are not the case's requests (not counted)\n",
-                       c.foreign.size());
-  if (c.virtual_time) out << "- ran under virtual time (an exact_time case, played on a virtual clock in this live run)\n";
+    out << fmt::format(
+        "- foreign traffic: {} attempt(s) the mock saw that are not the case's requests (not counted)\n",
+        c.foreign.size());
+  if (c.virtual_time)
+    out << "- ran under virtual time (an exact_time case, played on a virtual clock in this live run)\n";
   if (!c.file.empty())
     out << "- file " << code(c.file) << (c.policy_name.empty() ? "" : ", policy " + code(c.policy_name))
         << "\n";
@@ -141,9 +145,10 @@ void write_group(Budget& out, const harness::RunResult& run, Verdict verdict, st
     ++shown;
   }
   if (shown < group.size())
-    out.add(fmt::format("... and {} more not shown here (this comment's size limit): report.html and report.json hold "
-                        "every one.\n\n",
-                        group.size() - shown));
+    out.add(fmt::format(
+        "... and {} more not shown here (this comment's size limit): report.html and report.json hold "
+        "every one.\n\n",
+        group.size() - shown));
   if (detailed > max_detailed_cases)
     out.add(fmt::format("Timelines are shown for the first {} cases only.\n\n", max_detailed_cases));
 }
@@ -160,17 +165,18 @@ void write_baseline(Budget& out, const harness::RunResult& run) {
   out.add("| case | before | after |\n| --- | --- | --- |\n");
   std::size_t shown = 0;
   for (const auto& ch : run.baseline_changes) {
-    if (!out.add("| " + md_inline(ch.case_name) + " | " + code(actions_text(ch.before_all, ch.before)) + " | " +
-                     code(actions_text(ch.after_all, ch.after)) + " |\n",
+    if (!out.add("| " + md_inline(ch.case_name) + " | " + code(actions_text(ch.before_all, ch.before)) +
+                     " | " + code(actions_text(ch.after_all, ch.after)) + " |\n",
                  reserve_chars))
       break;
     ++shown;
   }
   out.add("\n");
   if (shown < run.baseline_changes.size())
-    out.add(fmt::format("... and {} more changes not shown here (this comment's size limit): report.html and "
-                        "report.json hold every one.\n\n",
-                        run.baseline_changes.size() - shown));
+    out.add(
+        fmt::format("... and {} more changes not shown here (this comment's size limit): report.html and "
+                    "report.json hold every one.\n\n",
+                    run.baseline_changes.size() - shown));
 }
 
 // Traffic the mock saw in a case's namespace that is not the case's requests (a drain a proxy
@@ -180,8 +186,9 @@ void write_foreign(Budget& out, const harness::RunResult& run) {
   for (const auto& c : run.cases)
     if (!c.foreign.empty()) with.push_back(&c);
   if (with.empty()) return;
-  out.add(fmt::format("### Foreign traffic ({} case{}: not the case's requests, not counted as their attempts)\n\n",
-                      with.size(), with.size() == 1 ? "" : "s"));
+  out.add(fmt::format(
+      "### Foreign traffic ({} case{}: not the case's requests, not counted as their attempts)\n\n",
+      with.size(), with.size() == 1 ? "" : "s"));
   out.add("| case | route | path | Idempotency-Key | status |\n| --- | --- | --- | --- | ---: |\n");
   for (const auto* c : with)
     for (const auto& e : c->foreign)
@@ -197,7 +204,8 @@ void write_foreign(Budget& out, const harness::RunResult& run) {
 void write_passing(Budget& out, const harness::RunResult& run) {
   std::map<std::string, std::array<int, 4>> by_folder;  // pass, fail, unknown, n/a (Verdict's order)
   for (const auto& c : run.cases) ++by_folder[suite_name(c)][static_cast<std::size_t>(c.verdict)];
-  std::string table = fmt::format("<details><summary>{} passing cases, counted by folder</summary>\n\n", run.passed());
+  std::string table =
+      fmt::format("<details><summary>{} passing cases, counted by folder</summary>\n\n", run.passed());
   table += "| folder | passed | failed | unknown |\n| --- | ---: | ---: | ---: |\n";
   std::size_t rows = 0;
   for (const auto& [folder, n] : by_folder) {
@@ -207,7 +215,8 @@ void write_passing(Budget& out, const harness::RunResult& run) {
     ++rows;
   }
   if (rows < by_folder.size()) table += fmt::format("\n... and {} more folders.\n", by_folder.size() - rows);
-  table += "\nEvery case, passing ones included, is in report.html, report.json and junit.xml.\n\n</details>\n";
+  table +=
+      "\nEvery case, passing ones included, is in report.html, report.json and junit.xml.\n\n</details>\n";
   out.add(table);
 }
 
@@ -224,8 +233,10 @@ void write_markdown(const harness::RunResult& run, const Options& /*options*/, s
   std::size_t detailed = 0;
   write_group(md, run, Verdict::fail, "Failures", detailed, changes_room + reserve_chars);
   write_group(md, run, Verdict::unknown, "Unknown (hang or crash)", detailed, changes_room + reserve_chars);
-  write_group(md, run, Verdict::na, "Not applicable, not run (the target lacks a capability the case needs, or the case needs --virtual-time)", detailed,
-              changes_room + reserve_chars);
+  write_group(md, run, Verdict::na,
+              "Not applicable, not run (the target lacks a capability the case needs, or the case needs "
+              "--virtual-time)",
+              detailed, changes_room + reserve_chars);
   write_foreign(md, run);
   write_baseline(md, run);
   write_passing(md, run);

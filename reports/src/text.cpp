@@ -202,17 +202,23 @@ std::string format_number(double v) {
 
 std::string ledger_end_label(const LedgerEntry& e) {
   const bool held = e.status == 0 && e.outcome == AttemptOutcome::held_then_closed;
-  if (!e.finished) return e.status == 0 ? "held, still open when the case ended" : "still open when the case ended";
+  if (!e.finished)
+    return e.status == 0 ? "held, still open when the case ended" : "still open when the case ended";
   const std::string at = format_ms(e.finished_at_ms);
   switch (e.outcome) {
     case AttemptOutcome::held_then_closed:
       // Shorter than the planned hold (1 ms of slack): the client closed first.
-      if (held && e.finished_at_ms - e.received_at_ms + 1 < e.planned_latency_ms) return "held, client gave up at " + at;
+      if (held && e.finished_at_ms - e.received_at_ms + 1 < e.planned_latency_ms)
+        return "held, client gave up at " + at;
       return "held " + format_ms(e.planned_latency_ms) + ", closed by the mock at " + at;
-    case AttemptOutcome::client_closed: return "client gave up at " + at;
-    case AttemptOutcome::completed: return "completed at " + at;
-    case AttemptOutcome::cut: return "cut at " + at;
-    case AttemptOutcome::reset: return "reset at " + at;
+    case AttemptOutcome::client_closed:
+      return "client gave up at " + at;
+    case AttemptOutcome::completed:
+      return "completed at " + at;
+    case AttemptOutcome::cut:
+      return "cut at " + at;
+    case AttemptOutcome::reset:
+      return "reset at " + at;
   }
   return std::string(to_string(e.outcome)) + " at " + at;
 }
@@ -220,15 +226,17 @@ std::string ledger_end_label(const LedgerEntry& e) {
 std::string report_description(std::string_view d) {
   if (d.size() <= description_limit) return std::string(d);
   std::size_t cut = description_limit;
-  while (cut > 0 && (static_cast<unsigned char>(d[cut]) & 0xC0) == 0x80) --cut;  // not inside a UTF-8 sequence
-  return fmt::format("{} [description cut: {} bytes, the reports keep the first {}]", d.substr(0, cut), d.size(),
-                     description_limit);
+  while (cut > 0 && (static_cast<unsigned char>(d[cut]) & 0xC0) == 0x80)
+    --cut;  // not inside a UTF-8 sequence
+  return fmt::format("{} [description cut: {} bytes, the reports keep the first {}]", d.substr(0, cut),
+                     d.size(), description_limit);
 }
 
 std::string rule_label(const client::FailurePoint& fp) {
   std::string_view text = fp.rule_text;
   const std::string number = std::to_string(fp.rule);
-  if (text.substr(0, number.size()) == number && text.substr(number.size(), 2) == ": ") text.remove_prefix(number.size() + 2);
+  if (text.substr(0, number.size()) == number && text.substr(number.size(), 2) == ": ")
+    text.remove_prefix(number.size() + 2);
   return text.empty() ? "rule " + number : "rule " + number + ": " + std::string(text);
 }
 
@@ -357,12 +365,11 @@ void log_text(std::string& out, const client::DecisionLog& log, std::string_view
   points_after(-1);
   for (const auto& a : log.attempts) {
     out += fmt::format("  attempt {:<2} {:<14} {:<10} {:>9} -> {:>9}  status {:>3}  {}", ++number,
-                       route_attempt(a.route, a.route_attempt), to_string(a.kind),
-                       format_ms(a.start_ms), format_ms(a.end_ms), a.status,
+                       route_attempt(a.route, a.route_attempt), to_string(a.kind), format_ms(a.start_ms),
+                       format_ms(a.end_ms), a.status,
                        a.owner == Owner::none ? "ok" : "owner " + std::string(to_string(a.owner)));
     if (a.commit != CommitState::none) out += fmt::format("  commit {}", to_string(a.commit));
-    if (a.event != client::TransportEvent::none)
-      out += fmt::format("  event {}", to_string(a.event));
+    if (a.event != client::TransportEvent::none) out += fmt::format("  event {}", to_string(a.event));
     if (a.visible_tokens > 0) out += fmt::format("  visible tokens {}", a.visible_tokens);
     if (a.tool_call) out += "  tool call";
     if (!a.reason.empty()) out += fmt::format("  ({})", a.reason);
@@ -394,10 +401,11 @@ std::string timeline_text(const harness::CaseResult& c) {
     out += '\n';
   }
   if (!c.foreign.empty()) {
-    out += fmt::format("foreign traffic ({}: not the case's requests, not counted as their attempts):\n", c.foreign.size());
+    out += fmt::format("foreign traffic ({}: not the case's requests, not counted as their attempts):\n",
+                       c.foreign.size());
     for (const auto& e : c.foreign)
-      out += fmt::format("  seq {:<4} {:<14} {} key \"{}\" status {:>3} at {}\n", e.seq, e.route, e.path, e.idempotency_key,
-                         e.status, format_ms(e.received_at_ms));
+      out += fmt::format("  seq {:<4} {:<14} {} key \"{}\" status {:>3} at {}\n", e.seq, e.route, e.path,
+                         e.idempotency_key, e.status, format_ms(e.received_at_ms));
   }
   if (!c.side_effects.empty()) {
     out += fmt::format("side effects ({}):\n", c.side_effects.size());

@@ -4,7 +4,6 @@
 // all. Shared by tests/client/test_error_detail.cpp and tests/fuzz/fuzz_error_detail.cpp.
 #include <boost/json/basic_parser_impl.hpp>
 #include <boost/json/parse.hpp>
-
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -98,9 +97,11 @@ inline std::optional<std::string> decoded(std::string_view raw) {
 }
 
 // Where ErrorDetail and the oracle differ ("" when they agree), for a failure message.
-inline std::string first_difference(const client::ErrorDetail& detail, const std::vector<OracleField>& oracle) {
+inline std::string first_difference(const client::ErrorDetail& detail,
+                                    const std::vector<OracleField>& oracle) {
   if (detail.size() != oracle.size())
-    return "ErrorDetail has " + std::to_string(detail.size()) + " fields, JSON has " + std::to_string(oracle.size());
+    return "ErrorDetail has " + std::to_string(detail.size()) + " fields, JSON has " +
+           std::to_string(oracle.size());
   for (std::size_t i = 0; i < oracle.size(); ++i) {
     const auto got = detail.field(i);
     const auto& want = oracle[i];

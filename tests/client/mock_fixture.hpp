@@ -16,7 +16,9 @@ struct MockFixture {
   mock::MockServer server;
   std::string ns = "t";
 
-  void install(const std::string& toml) { server.engine().install(ns, mock::parse_script_text(toml, "test.toml")); }
+  void install(const std::string& toml) {
+    server.engine().install(ns, mock::parse_script_text(toml, "test.toml"));
+  }
   client::Endpoint endpoint(const std::string& route, Dialect dialect) const {
     return {route, dialect, server.base_url() + "/" + ns + "/" + route};
   }

@@ -56,7 +56,7 @@ TEST_CASE("bounded: degrades at once when max_queue requests already wait", "[ad
 TEST_CASE("wait budget: degrades when the expected wait exceeds the budget", "[admission]") {
   AdmissionGate g(gate(GateKind::wait_budget));
   CHECK(g.decide(4, 4, 50, 0).verdict == AdmissionVerdict::admit);  // 100 ms: fits exactly
-  auto over = g.decide(8, 4, 50, 0);                                 // 150 ms
+  auto over = g.decide(8, 4, 50, 0);                                // 150 ms
   CHECK(over.verdict == AdmissionVerdict::reject_degrade);
   CHECK(over.expected_wait_ms == 150);
   CHECK(over.reason == "expected wait exceeds the wait budget");

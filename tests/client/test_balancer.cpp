@@ -1,7 +1,6 @@
 // Balancer: least-connections with a latency EMA, near-ties shared by weight; failures exclude, and decay
 // brings back.
 #include <catch2/catch.hpp>
-
 #include <limits>
 #include <map>
 #include <vector>
@@ -62,8 +61,10 @@ TEST_CASE("weights share the load in proportion when sequential requests tie", "
   CHECK(b.score(1) < b.score(0));
 }
 
-TEST_CASE("a member clearly slower than the near-ties gets a rare turn whatever its weight, and its full share back once fast",
-          "[balancer]") {
+TEST_CASE(
+    "a member clearly slower than the near-ties gets a rare turn whatever its weight, and its full share "
+    "back once fast",
+    "[balancer]") {
   ManualClock clock;
   Rng rng(7);
   Balancer b({{"heavy", 10}, {"light", 1}});

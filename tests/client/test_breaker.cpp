@@ -18,7 +18,8 @@ BreakerSettings settings(int failures = 3, int successes = 2, double open_ms = 3
 }
 }  // namespace
 
-TEST_CASE("consecutive route failures at the threshold open the breaker, a success resets the count", "[breaker]") {
+TEST_CASE("consecutive route failures at the threshold open the breaker, a success resets the count",
+          "[breaker]") {
   ManualClock clock;
   CircuitBreaker b(settings(3));
   for (int i = 0; i < 2; ++i) {
@@ -58,8 +59,8 @@ TEST_CASE("open for open_ms, then half-open with probes counted and limited", "[
   clock.advance(1);
   CHECK(b.state(clock.now_ms()) == BreakerState::half_open);
   CHECK(b.would_allow(clock.now_ms()));
-  CHECK(b.allow_request(clock.now_ms()));       // the probe
-  CHECK_FALSE(b.allow_request(clock.now_ms())); // only one in flight
+  CHECK(b.allow_request(clock.now_ms()));        // the probe
+  CHECK_FALSE(b.allow_request(clock.now_ms()));  // only one in flight
   CHECK_FALSE(b.would_allow(clock.now_ms()));
   CHECK(b.probes_in_flight() == 1);
   b.on_success(clock.now_ms());

@@ -1,11 +1,9 @@
 // The Azure OpenAI codec: the request as the openai SDK's AzureOpenAI client sends it (deployment route,
 // api-version, api-key), and the mock's own Azure rendering (filter annotations included) read back.
+#include <boost/json.hpp>
 #include <catch2/catch.hpp>
-
 #include <string>
 #include <vector>
-
-#include <boost/json.hpp>
 
 #include "llmchaos/client/dialect_codec.hpp"
 #include "llmchaos/client/sse.hpp"
@@ -16,8 +14,12 @@ using namespace llmchaos::client;
 namespace json = boost::json;
 
 namespace {
-const DialectCodec& codec() { return codec_for(Dialect::azure); }
-const mock::DialectSpec& mock_dialect() { return mock::dialect_spec(Dialect::azure); }
+const DialectCodec& codec() {
+  return codec_for(Dialect::azure);
+}
+const mock::DialectSpec& mock_dialect() {
+  return mock::dialect_spec(Dialect::azure);
+}
 
 mock::Answer mock_answer(std::string_view text) {
   mock::Answer a;
@@ -52,7 +54,9 @@ Played play(const mock::StreamParts& s) {
 }
 }  // namespace
 
-TEST_CASE("azure codec: the deployment route with api-version, the model as the deployment, the api-key header", "[codec]") {
+TEST_CASE(
+    "azure codec: the deployment route with api-version, the model as the deployment, the api-key header",
+    "[codec]") {
   AttemptRequest req;
   req.model = "my deployment";
   CHECK(codec().target(req) == "/openai/deployments/my%20deployment/chat/completions?api-version=2024-10-21");
@@ -88,17 +92,20 @@ TEST_CASE("azure codec: a plain answer with filter annotations reads as the whol
   CHECK(out.output_tokens == 2);
 }
 
-TEST_CASE("azure codec: the prompt filter chunk is ignored, the content chunks give the text, [DONE] ends it", "[codec]") {
+TEST_CASE("azure codec: the prompt filter chunk is ignored, the content chunks give the text, [DONE] ends it",
+          "[codec]") {
   const auto p = play(mock_dialect().render_stream(mock_answer("the label is positive")));
   CHECK(p.text == "the label is positive");
   CHECK(p.end);
   CHECK(p.kinds.front() == EventKind::ignored);  // prompt_filter_results, no choice
-  CHECK(p.answer.model == "dep-1");                // the empty model of that chunk did not overwrite it
+  CHECK(p.answer.model == "dep-1");              // the empty model of that chunk did not overwrite it
   CHECK(p.answer.finish_reason == "stop");
   CHECK(p.answer.output_tokens == 4);
 }
 
-TEST_CASE("azure codec: a content_filter finish and the in-stream error chunk read as the openai codec reads them", "[codec]") {
+TEST_CASE(
+    "azure codec: a content_filter finish and the in-stream error chunk read as the openai codec reads them",
+    "[codec]") {
   auto a = mock_answer("one two three");
   a.finish = mock::Finish::content_filter;
   CHECK(play(mock_dialect().render_stream(a)).answer.finish_reason == "content_filter");

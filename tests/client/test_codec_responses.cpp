@@ -1,11 +1,9 @@
 // The Responses API codec: the request as the openai SDK sends it (client.responses.create), and the
 // mock's own rendering of the dialect (plain, typed stream, tool call, failed, incomplete) read back.
+#include <boost/json.hpp>
 #include <catch2/catch.hpp>
-
 #include <string>
 #include <vector>
-
-#include <boost/json.hpp>
 
 #include "llmchaos/client/dialect_codec.hpp"
 #include "llmchaos/client/sse.hpp"
@@ -16,8 +14,12 @@ using namespace llmchaos::client;
 namespace json = boost::json;
 
 namespace {
-const DialectCodec& codec() { return codec_for(Dialect::responses); }
-const mock::DialectSpec& mock_dialect() { return mock::dialect_spec(Dialect::responses); }
+const DialectCodec& codec() {
+  return codec_for(Dialect::responses);
+}
+const mock::DialectSpec& mock_dialect() {
+  return mock::dialect_spec(Dialect::responses);
+}
 
 mock::Answer mock_answer(std::string_view text, std::string tool = {}) {
   mock::Answer a;
@@ -56,12 +58,15 @@ Played play(const std::vector<mock::SseFrame>& frames) {
 
 std::vector<mock::SseFrame> all(const mock::StreamParts& s) {
   std::vector<mock::SseFrame> out;
-  for (const auto* part : {&s.head, &s.content, &s.tail, &s.terminator}) out.insert(out.end(), part->begin(), part->end());
+  for (const auto* part : {&s.head, &s.content, &s.tail, &s.terminator})
+    out.insert(out.end(), part->begin(), part->end());
   return out;
 }
 }  // namespace
 
-TEST_CASE("responses codec: the request is POST /v1/responses with input items, flat function tools and stream", "[codec]") {
+TEST_CASE(
+    "responses codec: the request is POST /v1/responses with input items, flat function tools and stream",
+    "[codec]") {
   AttemptRequest req;
   req.model = "m1";
   req.prompt = "p";
@@ -94,7 +99,8 @@ TEST_CASE("responses codec: the request is POST /v1/responses with input items, 
   CHECK(mock_dialect().parse("POST", "/v1/responses", codec().request_body(req)).chat.prefill);
 }
 
-TEST_CASE("responses codec: the mock's typed stream gives one token per delta, ends at response.completed", "[codec]") {
+TEST_CASE("responses codec: the mock's typed stream gives one token per delta, ends at response.completed",
+          "[codec]") {
   const auto p = play(all(mock_dialect().render_stream(mock_answer("hello from primary"))));
   CHECK(p.tokens == std::vector<std::string>{"hello ", "from ", "primary"});
   CHECK(p.answer.text == "hello from primary");
@@ -134,7 +140,10 @@ TEST_CASE("responses codec: plain response objects and function_call items parse
   CHECK_FALSE(codec().parse_answer(R"({"choices":[]})", bad));
 }
 
-TEST_CASE("responses codec: response.failed and error events are in-stream errors, response.incomplete a policy finish", "[codec]") {
+TEST_CASE(
+    "responses codec: response.failed and error events are in-stream errors, response.incomplete a policy "
+    "finish",
+    "[codec]") {
   const auto answer = mock_answer("one two three");
   auto parts = mock_dialect().render_stream(answer);
   std::vector<mock::SseFrame> frames(parts.head.begin(), parts.head.end());
@@ -144,8 +153,11 @@ TEST_CASE("responses codec: response.failed and error events are in-stream error
   CHECK(failed.kinds.back() == EventKind::error);
   CHECK(failed.tokens.size() == 1);
   Answer acc;
-  CHECK(codec().on_event({"error", R"({"type":"error","code":"server_error","message":"boom","sequence_number":3})", ""}, acc).kind ==
-        EventKind::error);
+  CHECK(codec()
+            .on_event({"error",
+                       R"({"type":"error","code":"server_error","message":"boom","sequence_number":3})", ""},
+                      acc)
+            .kind == EventKind::error);
   auto filtered = answer;
   filtered.finish = mock::Finish::content_filter;
   filtered.tokens.resize(2);
@@ -156,7 +168,9 @@ TEST_CASE("responses codec: response.failed and error events are in-stream error
   CHECK(codec().on_event({"response.output_text.delta", "{not json", ""}, acc).kind == EventKind::malformed);
 }
 
-TEST_CASE("responses codec: a background request asks background, a resume is a GET of the stored stream after N", "[codec][resume]") {
+TEST_CASE(
+    "responses codec: a background request asks background, a resume is a GET of the stored stream after N",
+    "[codec][resume]") {
   AttemptRequest req;
   req.stream = true;
   req.background = true;
@@ -170,7 +184,9 @@ TEST_CASE("responses codec: a background request asks background, a resume is a 
   CHECK(std::string(attempt_method(req)) == "GET");
 }
 
-TEST_CASE("responses codec: a stream names its response id and background flag, and the last sequence number read", "[codec][resume]") {
+TEST_CASE(
+    "responses codec: a stream names its response id and background flag, and the last sequence number read",
+    "[codec][resume]") {
   auto a = mock_answer("one two three");
   a.background = true;
   auto frames = all(mock_dialect().render_stream(a));

@@ -9,7 +9,9 @@ using namespace llmchaos::client;
 namespace {
 const CooldownSettings quota_60s{60'000, false};
 const CooldownCause quota{Owner::quota, std::nullopt};
-CooldownCause rate(double hint) { return {Owner::rate, hint}; }
+CooldownCause rate(double hint) {
+  return {Owner::rate, hint};
+}
 }  // namespace
 
 TEST_CASE("cooldown: a quota failure keeps the route out for its quota window", "[cooldown]") {
@@ -34,7 +36,8 @@ TEST_CASE("cooldown: only the provider's word cools; no window, no cooldown", "[
   CHECK(cd.remaining_ms("primary", 0) == 0);
 }
 
-TEST_CASE("cooldown: a rate 429's Retry-After outlives its request only when the route keeps it", "[cooldown]") {
+TEST_CASE("cooldown: a rate 429's Retry-After outlives its request only when the route keeps it",
+          "[cooldown]") {
   RouteCooldowns cd;
   cd.on_failure("primary", rate(3000), quota_60s, 0);
   CHECK(cd.remaining_ms("primary", 0) == 0);

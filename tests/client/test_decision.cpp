@@ -1,22 +1,22 @@
 // The decision of SPEC 3: one test per rule, then the staging cases of issue 4, each from what the
 // wire showed (classify) to the action (decide), with the budget taken from a BudgetLedger.
+#include <array>
 #include <catch2/catch.hpp>
+#include <limits>
+#include <random>
+#include <string>
 
 #include "llmchaos/client/budget.hpp"
 #include "llmchaos/client/classifier.hpp"
 #include "llmchaos/client/decision.hpp"
-
-#include <array>
-#include <limits>
-#include <random>
-#include <string>
 
 using namespace llmchaos;
 using namespace llmchaos::client;
 
 namespace {
 
-Classification failure(Owner owner, CommitState commit = CommitState::none, std::optional<double> retry_after = {}) {
+Classification failure(Owner owner, CommitState commit = CommitState::none,
+                       std::optional<double> retry_after = {}) {
   Classification c;
   c.owner = owner;
   c.commit = commit;
@@ -84,7 +84,8 @@ TEST_CASE("rule 3: unknown owner queues when allowed, else fails closed, never r
   CHECK(closed.rule == 3);
 }
 
-TEST_CASE("rule 4: transient and rate retry the same route when it fits, honouring retry-after", "[decision]") {
+TEST_CASE("rule 4: transient and rate retry the same route when it fits, honouring retry-after",
+          "[decision]") {
   auto in = roomy(failure(Owner::rate, CommitState::none, 1000.0));
   auto d = decide(in);
   CHECK(d.action == Action::retry);
@@ -123,7 +124,8 @@ TEST_CASE("rule 5: fallback to the first approved, healthy candidate that fits",
   sick.healthy = false;
   RouteOption slow = route("slow", 20000);
   RouteOption pricey = route("pricey", 100, 1.0);
-  in.fallbacks = {route("primary"), unapproved, sick, slow, pricey, route("backup", 2000), route("later", 100)};
+  in.fallbacks = {route("primary"),      unapproved,         sick, slow, pricey,
+                  route("backup", 2000), route("later", 100)};
   auto d = decide(in);
   CHECK(d.action == Action::fallback);
   CHECK(d.rule == 5);
@@ -211,7 +213,8 @@ struct Staging {
   }
 };
 
-Observation wire(Dialect dialect, int status, std::string body, std::vector<std::pair<std::string, std::string>> headers = {}) {
+Observation wire(Dialect dialect, int status, std::string body,
+                 std::vector<std::pair<std::string, std::string>> headers = {}) {
   Observation o;
   o.dialect = dialect;
   o.status = status;
@@ -225,7 +228,8 @@ Observation wire(Dialect dialect, int status, std::string body, std::vector<std:
 TEST_CASE("staging: rate 429 with a short retry-after -> retry after it", "[decision][staging]") {
   Staging s;
   s.ledger.record_attempt(AttemptKind::initial, 0.004);
-  auto d = decide(s.input(wire(Dialect::openai, 429, R"({"error":{"type":"requests","code":"rate_limit_exceeded","message":"x"}})",
+  auto d = decide(s.input(wire(Dialect::openai, 429,
+                               R"({"error":{"type":"requests","code":"rate_limit_exceeded","message":"x"}})",
                                {{"retry-after", "1"}, {"retry-after-ms", "500"}}),
                           100));
   CHECK(d.action == Action::retry);
@@ -236,7 +240,10 @@ TEST_CASE("staging: rate 429 with a short retry-after -> retry after it", "[deci
 TEST_CASE("staging: quota 429 -> fallback", "[decision][staging]") {
   Staging s;
   s.ledger.record_attempt(AttemptKind::initial, 0.004);
-  auto d = decide(s.input(wire(Dialect::openai, 429, R"({"error":{"type":"insufficient_quota","code":"insufficient_quota","message":"x"}})"), 100));
+  auto d = decide(
+      s.input(wire(Dialect::openai, 429,
+                   R"({"error":{"type":"insufficient_quota","code":"insufficient_quota","message":"x"}})"),
+              100));
   CHECK(d.action == Action::fallback);
   CHECK(d.rule == 5);
   CHECK(d.target_route == "backup");
@@ -245,12 +252,16 @@ TEST_CASE("staging: quota 429 -> fallback", "[decision][staging]") {
 TEST_CASE("staging: pre-stream 503 -> retry", "[decision][staging]") {
   Staging s;
   s.ledger.record_attempt(AttemptKind::initial, 0.004);
-  auto d = decide(s.input(wire(Dialect::gemini, 503, R"({"error":{"code":503,"message":"The model is overloaded.","status":"UNAVAILABLE"}})"), 50));
+  auto d = decide(
+      s.input(wire(Dialect::gemini, 503,
+                   R"({"error":{"code":503,"message":"The model is overloaded.","status":"UNAVAILABLE"}})"),
+              50));
   CHECK(d.action == Action::retry);
   CHECK(d.rule == 4);
 }
 
-TEST_CASE("staging: stream cut after visible tokens -> fail closed, before any -> retry", "[decision][staging]") {
+TEST_CASE("staging: stream cut after visible tokens -> fail closed, before any -> retry",
+          "[decision][staging]") {
   Staging s;
   s.ledger.record_attempt(AttemptKind::initial, 0.004);
   Observation cut;
@@ -280,7 +291,8 @@ TEST_CASE("staging: timeout after a tool commit -> fail closed", "[decision][sta
   CHECK(d.inputs.find("commit=committed") != std::string::npos);
 }
 
-TEST_CASE("a silent timeout: retried when replay safe, fail closed when not, a bare 500 is queued", "[decision][staging]") {
+TEST_CASE("a silent timeout: retried when replay safe, fail closed when not, a bare 500 is queued",
+          "[decision][staging]") {
   // SPEC 3 rule 2: a timeout with no byte received is owner transient with commit unknown; only a
   // replay_safe workflow makes it none, and then rules 4-7 decide like any transient failure.
   Staging s;
@@ -335,7 +347,9 @@ TEST_CASE("staging: the fallback's answer misses a required field -> degrade or 
 TEST_CASE("staging: open breaker on the primary -> fallback", "[decision][staging]") {
   Staging s;
   s.ledger.record_attempt(AttemptKind::initial, 0.004);
-  auto in = s.input(wire(Dialect::anthropic, 529, R"({"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}})"), 40);
+  auto in = s.input(wire(Dialect::anthropic, 529,
+                         R"({"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}})"),
+                    40);
   in.current_breaker_open = true;
   auto d = decide(in);
   CHECK(d.action == Action::fallback);
@@ -347,7 +361,8 @@ TEST_CASE("staging: retry-after 60 s with 8 s of SLO left and a healthy 2 s fall
           "[decision][staging]") {
   Staging s;  // max_elapsed 8000 ms
   s.ledger.record_attempt(AttemptKind::initial, 0.004);
-  auto in = s.input(wire(Dialect::openai, 429, R"({"error":{"type":"requests","code":"rate_limit_exceeded","message":"x"}})",
+  auto in = s.input(wire(Dialect::openai, 429,
+                         R"({"error":{"type":"requests","code":"rate_limit_exceeded","message":"x"}})",
                          {{"retry-after", "60"}}),
                     0);
   in.queue_allowed = true;
@@ -395,7 +410,8 @@ TEST_CASE("inputs print any budget number as its value to six decimals, trailing
   std::mt19937_64 rng(42);
   auto in = roomy(failure(Owner::transient));
   for (int i = 0; i < 5000; ++i) {
-    const long long scale = std::array<long long, 4>{1'000'000, 100'000'000, 1'000'000'000'000, 10'000}[i % 4];
+    const long long scale =
+        std::array<long long, 4>{1'000'000, 100'000'000, 1'000'000'000'000, 10'000}[i % 4];
     const auto micros = static_cast<long long>(rng() % static_cast<unsigned long long>(scale));
     const bool negative = i % 7 == 3;
     std::string frac = std::to_string(1'000'000 + micros % 1'000'000).substr(1);  // six digits
@@ -425,7 +441,9 @@ TEST_CASE("a very long fallback list cuts the inputs text, not the decision", "[
   CHECK(d.inputs.substr(d.inputs.size() - 3) == "...");
 }
 
-TEST_CASE("rule 0: a cut background response with an attempt and the time for it is resumed, tokens shown or not", "[decision][resume]") {
+TEST_CASE(
+    "rule 0: a cut background response with an attempt and the time for it is resumed, tokens shown or not",
+    "[decision][resume]") {
   for (auto commit : {CommitState::committed, CommitState::none}) {
     auto in = roomy(failure(Owner::transient, commit));
     in.resumable_cut = true;
@@ -437,8 +455,9 @@ TEST_CASE("rule 0: a cut background response with an attempt and the time for it
   }
 }
 
-TEST_CASE("rule 0 boundaries: no attempt left, too little time or cost, and the stream falls to the rules after it",
-          "[decision][resume]") {
+TEST_CASE(
+    "rule 0 boundaries: no attempt left, too little time or cost, and the stream falls to the rules after it",
+    "[decision][resume]") {
   auto in = roomy(failure(Owner::transient, CommitState::committed));
   in.resumable_cut = true;
   in.current.expected_latency_ms = 800;
@@ -474,12 +493,15 @@ TEST_CASE("rule 0 boundaries: no attempt left, too little time or cost, and the 
   CHECK(decide(in).action == Action::resume);
 }
 
-TEST_CASE("rule 0 needs a resumable cut: the same committed cut of a stored-nothing stream fails closed by rule 2", "[decision][resume]") {
+TEST_CASE(
+    "rule 0 needs a resumable cut: the same committed cut of a stored-nothing stream fails closed by rule 2",
+    "[decision][resume]") {
   auto in = roomy(failure(Owner::transient, CommitState::committed));
   const auto d = decide(in);
   CHECK(d.action == Action::fail_closed);
   CHECK(d.rule == 2);
-  CHECK(std::string_view(d.inputs).find("resumable_cut") == std::string_view::npos);  // the inputs text is as before
+  CHECK(std::string_view(d.inputs).find("resumable_cut") ==
+        std::string_view::npos);  // the inputs text is as before
   // Before any token the same cut is a retry (rule 4), as before rule 0 existed.
   in.failure.commit = CommitState::none;
   CHECK(decide(in).action == Action::retry);
@@ -489,7 +511,8 @@ TEST_CASE("rule 0 needs a resumable cut: the same committed cut of a stored-noth
   CHECK(decide(ok).action == Action::none);
 }
 
-TEST_CASE("rule 7: a full queue is no outlet, at rule 3 and at rule 6, decided by decide() itself", "[decision]") {
+TEST_CASE("rule 7: a full queue is no outlet, at rule 3 and at rule 6, decided by decide() itself",
+          "[decision]") {
   // Rule 6's case: a quota failure no fallback takes (none left); rule 3's: owner unknown.
   auto at_rule_6 = roomy(failure(Owner::quota));
   at_rule_6.fallbacks.clear();
@@ -515,5 +538,6 @@ TEST_CASE("rule 7: a full queue is no outlet, at rule 3 and at rule 6, decided b
   CHECK(decide(retried).action == Action::retry);
   auto not_queueing = at_rule_6;
   not_queueing.queue_full = true;
-  CHECK(decide(not_queueing).rule_text == "7: no retry, fallback or queue, degrade not approved: fail closed");
+  CHECK(decide(not_queueing).rule_text ==
+        "7: no retry, fallback or queue, degrade not approved: fail closed");
 }

@@ -1,9 +1,8 @@
 // ErrorDetail: the fields of an error body that the classifier reads. Hand-written edge cases first
 // (escapes, colons inside strings, spaced keys, window edges), then thousands of generated JSON texts
 // against a full JSON reading (error_detail_oracle.hpp), through both scan paths.
-#include <catch2/catch.hpp>
-
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <random>
 #include <string>
 #include <vector>
@@ -134,14 +133,15 @@ class BodyGenerator {
   }
   void string_value() {
     static constexpr std::string_view pieces[] = {
-        "slow down", "\\\"code\\\":", "\\\\", "\\\"", ":", "https://x.io/a:b", "\\u00e9", "\\n", "limit: 0",
-        "PerMinute", "\\\\\\\"", " ", "\\/", "{\\\"type\\\":1}", "x"};
+        "slow down", "\\\"code\\\":", "\\\\",     "\\\"", ":",   "https://x.io/a:b", "\\u00e9", "\\n",
+        "limit: 0",  "PerMinute",     "\\\\\\\"", " ",    "\\/", "{\\\"type\\\":1}", "x"};
     out_ += '"';
     for (std::size_t n = pick(6); n > 0; --n) out_ += pieces[pick(std::size(pieces))];
     out_ += '"';
   }
   void scalar() {
-    static constexpr std::string_view scalars[] = {"429", "-1", "0.5", "1e3", "2.5E-2", "true", "false", "null"};
+    static constexpr std::string_view scalars[] = {"429",    "-1",   "0.5",   "1e3",
+                                                   "2.5E-2", "true", "false", "null"};
     out_ += scalars[pick(std::size(scalars))];
   }
   void value(int depth) {
@@ -153,8 +153,9 @@ class BodyGenerator {
   }
   void object(int depth) {
     static constexpr std::string_view keys[] = {
-        "code", "type", "status", "reason", "message", "quotaId", "retryDelay", "error", "details", "@type",
-        "xcode", "codes", "retryDelays", "Message", "x\\\"code", "\\\"type", "a:b", "violations", "param", ""};
+        "code",    "type",       "status", "reason", "message",     "quotaId", "retryDelay", "error",
+        "details", "@type",      "xcode",  "codes",  "retryDelays", "Message", "x\\\"code",  "\\\"type",
+        "a:b",     "violations", "param",  ""};
     out_ += '{';
     std::vector<std::string_view> used;
     for (std::size_t n = pick(6); n > 0; --n) {

@@ -1,17 +1,16 @@
 // The executor (ClientStack): first over a scripted in-memory transport and a manual clock (every
 // staging case of issue 4, the budget, the queue outlet, the journal), then the staging cases again
 // against the real mock provider over loopback, checked in the mock's ledger.
-#include <catch2/catch.hpp>
+#include <unistd.h>
 
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <cstdio>
 #include <deque>
 #include <filesystem>
 #include <map>
 #include <string>
 #include <vector>
-
-#include <unistd.h>
 
 #include "llmchaos/client/breaker.hpp"
 #include "llmchaos/client/executor.hpp"
@@ -66,7 +65,8 @@ const std::string openai_quota =
     R"({"error":{"message":"You exceeded your current quota, please check your plan and billing details.","type":"insufficient_quota","param":null,"code":"insufficient_quota"}})";
 const std::string openai_503 =
     R"({"error":{"message":"The engine is currently overloaded, please try again later","type":"service_unavailable_error","param":null,"code":"server_is_overloaded"}})";
-const std::string openai_500 = R"({"error":{"message":"The server had an error while processing your request","type":"server_error","param":null,"code":null}})";
+const std::string openai_500 =
+    R"({"error":{"message":"The server had an error while processing your request","type":"server_error","param":null,"code":null}})";
 
 class FakeTransport final : public Transport {
  public:
@@ -166,7 +166,8 @@ TEST_CASE("executor: a healthy primary is a primary success with one attempt", "
                                                  JournalState::committed, JournalState::acknowledged});
 }
 
-TEST_CASE("executor: rate 429 with a short retry-after retries the primary after the retry-after", "[executor]") {
+TEST_CASE("executor: rate 429 with a short retry-after retries the primary after the retry-after",
+          "[executor]") {
   Fixture f;
   f.transport.script["primary"] = {error(429, openai_rate, {{"retry-after-ms", "500"}}), ok()};
   auto log = f.make().execute({});
@@ -243,7 +244,8 @@ TEST_CASE("executor: a stream cut before any visible token retries", "[executor]
   CHECK(log.outcome == Outcome::retry_recovery);
 }
 
-TEST_CASE("executor: a timeout after a tool commit fails closed and runs the side effect once", "[executor]") {
+TEST_CASE("executor: a timeout after a tool commit fails closed and runs the side effect once",
+          "[executor]") {
   Fixture f;
   FakeStep tool = ok("", {});
   tool.tokens.clear();
@@ -346,8 +348,9 @@ TEST_CASE("executor: retry-after 60 s with 8 s of SLO left and a healthy 2 s fal
   CHECK(log.elapsed_ms <= 8000);
 }
 
-TEST_CASE("executor: a bare 500 is queued, not redelivered in the same call, and redelivery spends the same budget",
-          "[executor]") {
+TEST_CASE(
+    "executor: a bare 500 is queued, not redelivered in the same call, and redelivery spends the same budget",
+    "[executor]") {
   Fixture f;
   f.policy.workflow.queue_allowed = true;
   f.transport.script["primary"] = {error(500, openai_500), error(503, openai_503), ok()};
@@ -375,7 +378,8 @@ TEST_CASE("executor: a bare 500 is queued, not redelivered in the same call, and
   CHECK(stack.queued() == 0);
 }
 
-TEST_CASE("executor: a queued request's redelivery does not call the first caller's token callback", "[executor]") {
+TEST_CASE("executor: a queued request's redelivery does not call the first caller's token callback",
+          "[executor]") {
   // The callback belongs to the call that queued the request (the gateway streams to its connection
   // from it); by the time of the drain that call has returned and what it captured is gone.
   Fixture f;
@@ -427,7 +431,9 @@ TEST_CASE("executor: every layer draws on one attempt budget", "[executor]") {
 
 TEST_CASE("executor: request, auth and policy errors fail closed at once", "[executor]") {
   Fixture f;
-  f.transport.script["primary"] = {error(401, R"({"error":{"message":"Incorrect API key provided","type":"invalid_request_error","param":null,"code":"invalid_api_key"}})")};
+  f.transport.script["primary"] = {error(
+      401,
+      R"({"error":{"message":"Incorrect API key provided","type":"invalid_request_error","param":null,"code":"invalid_api_key"}})")};
   auto log = f.make().execute({});
   REQUIRE(log.failures.size() == 1);
   CHECK(log.failures[0].action == Action::fail_closed);
@@ -437,7 +443,8 @@ TEST_CASE("executor: request, auth and policy errors fail closed at once", "[exe
   CHECK(f.stack->breaker("primary")->consecutive_failures() == 0);
 }
 
-TEST_CASE("executor: a silent timeout is commit-unknown unless the workflow is replay-safe, then retried", "[executor]") {
+TEST_CASE("executor: a silent timeout is commit-unknown unless the workflow is replay-safe, then retried",
+          "[executor]") {
   for (bool replay_safe : {false, true}) {
     Fixture f;
     f.policy.workflow.replay_safe = replay_safe;
@@ -486,7 +493,9 @@ TEST_CASE("executor: the same seed gives the same backoff and operation ids", "[
 
 TEST_CASE("executor: the journal goes to a file as well, one JSON line per state", "[executor]") {
   Fixture f;
-  const auto path = (std::filesystem::temp_directory_path() / ("llmchaos-exec-journal-" + std::to_string(::getpid()) + ".jsonl")).string();
+  const auto path = (std::filesystem::temp_directory_path() /
+                     ("llmchaos-exec-journal-" + std::to_string(::getpid()) + ".jsonl"))
+                        .string();
   std::remove(path.c_str());
   auto& stack = f.make();
   stack.journal_to(path);
@@ -520,10 +529,9 @@ struct LiveStack {
     policy = policy_from_toml(doc, "case.toml", true,
                               std::vector<std::string_view>(std::begin(mock::route_script_keys),
                                                             std::end(mock::route_script_keys)));
-    auto script = mock::script_from_toml(doc, "case.toml",
-                                         std::vector<std::string_view>(std::begin(route_policy_keys),
-                                                                       std::end(route_policy_keys)),
-                                         true);
+    auto script = mock::script_from_toml(
+        doc, "case.toml",
+        std::vector<std::string_view>(std::begin(route_policy_keys), std::end(route_policy_keys)), true);
     std::map<std::string, Endpoint> eps;
     for (const auto& [name, route] : script.routes) eps[name] = mock.endpoint(name, route.dialect);
     mock.server.engine().install(mock.ns, std::move(script));
@@ -539,7 +547,8 @@ struct LiveStack {
     return l;
   }
   static int on(const std::vector<LedgerEntry>& l, const std::string& route) {
-    return static_cast<int>(std::count_if(l.begin(), l.end(), [&](const auto& e) { return e.route == route; }));
+    return static_cast<int>(
+        std::count_if(l.begin(), l.end(), [&](const auto& e) { return e.route == route; }));
   }
 
   test::MockFixture mock;
@@ -560,15 +569,19 @@ struct LiveCase {
   std::string extra;  // more tables
 
   std::string toml() const {
-    std::map<std::string, std::string> wf = {{"primary", "\"primary\""},  {"max_total_attempts", "3"},
-                                             {"max_elapsed_ms", "6000"},   {"attempt_timeout_ms", "1000"},
+    std::map<std::string, std::string> wf = {{"primary", "\"primary\""},
+                                             {"max_total_attempts", "3"},
+                                             {"max_elapsed_ms", "6000"},
+                                             {"attempt_timeout_ms", "1000"},
                                              {"fallback", "[\"backup\"]"}};
     for (const auto& [k, v] : workflow) wf[k] = v;
     std::string out = "[workflow]\n";
     for (const auto& [k, v] : wf) out += k + " = " + v + "\n";
     out += "[backoff]\nbase_ms = 5\ncap_ms = 20\n";
-    out += "[route.primary]\ndialect = \"openai\"\nexpected_latency_ms = 50\ntext = '{\"label\": \"cat\"}'\n"
-           "script = [" + primary_script + "]\n";
+    out +=
+        "[route.primary]\ndialect = \"openai\"\nexpected_latency_ms = 50\ntext = '{\"label\": \"cat\"}'\n"
+        "script = [" +
+        primary_script + "]\n";
     out += "[route.backup]\ndialect = \"anthropic\"\nexpected_latency_ms = " + backup_latency_ms +
            "\ntext = '{\"label\": \"dog\"}'\nscript = [" + backup_script + "]\n";
     return out + extra;
@@ -585,7 +598,8 @@ std::string live_case(std::map<std::string, std::string> workflow, std::string p
 
 }  // namespace
 
-TEST_CASE("loopback: rate 429 with a short retry-after retries the primary with the same key", "[executor][loopback]") {
+TEST_CASE("loopback: rate 429 with a short retry-after retries the primary with the same key",
+          "[executor][loopback]") {
   LiveStack live(live_case({}, R"({ fault = "rate_429", retry_after_ms = 30 })"));
   auto log = live.stack->execute({});
   REQUIRE(log.failures.size() == 1);
@@ -658,11 +672,12 @@ TEST_CASE("loopback: a stream cut before any visible token retries", "[executor]
   CHECK(LiveStack::on(live.ledger(2, {log.operation_id}), "primary") == 2);
 }
 
-TEST_CASE("loopback: a timeout after a tool commit fails closed with one side effect", "[executor][loopback]") {
+TEST_CASE("loopback: a timeout after a tool commit fails closed with one side effect",
+          "[executor][loopback]") {
   const bool stream = GENERATE(false, true);
   CAPTURE(stream);
   LiveStack live(live_case({{"attempt_timeout_ms", "200"}},
-                          R"({ fault = "ok" }, { fault = "post_commit_timeout", hold_ms = 20000 })"));
+                           R"({ fault = "ok" }, { fault = "post_commit_timeout", hold_ms = 20000 })"));
   WorkflowRequest req;
   req.tool_call = true;
   req.stream = stream;
@@ -686,10 +701,10 @@ TEST_CASE("loopback: a fallback answer missing a required field degrades or fail
   const bool degrade = GENERATE(true, false);
   CAPTURE(degrade);
   LiveStack live(live_case({{"output_required", R"(["label"])"},
-                           {"degrade_text", R"("default answer")"},
-                           {"degrade_allowed", degrade ? "true" : "false"}},
-                          R"({ fault = "quota_429" })",
-                          R"({ fault = "schema_missing", missing_field = "label" })"));
+                            {"degrade_text", R"("default answer")"},
+                            {"degrade_allowed", degrade ? "true" : "false"}},
+                           R"({ fault = "quota_429" })",
+                           R"({ fault = "schema_missing", missing_field = "label" })"));
   auto log = live.stack->execute({});
   REQUIRE(log.failures.size() == 2);
   CHECK(log.failures[0].action == Action::fallback);
@@ -703,11 +718,8 @@ TEST_CASE("loopback: a fallback answer missing a required field degrades or fail
 }
 
 TEST_CASE("loopback: an open breaker sends the next request to the fallback", "[executor][loopback]") {
-  LiveStack live(live_case({},
-                          R"({ fault = "overloaded" })",
-                          R"({ fault = "ok", times = 2 })",
-                          "50",
-                          "[route.primary.breaker]\nfailure_threshold = 1\nopen_ms = 60000\n"));
+  LiveStack live(live_case({}, R"({ fault = "overloaded" })", R"({ fault = "ok", times = 2 })", "50",
+                           "[route.primary.breaker]\nfailure_threshold = 1\nopen_ms = 60000\n"));
   auto first = live.stack->execute({});
   REQUIRE(first.failures.size() == 1);
   CHECK(first.failures[0].action == Action::fallback);  // the failure opened the breaker: no retry
@@ -725,9 +737,8 @@ TEST_CASE("loopback: an open breaker sends the next request to the fallback", "[
 TEST_CASE("loopback: retry-after 60 s with 8 s of SLO left and a healthy 2 s fallback falls back, not queue",
           "[executor][loopback]") {
   LiveStack live(live_case({{"max_elapsed_ms", "8000"}, {"queue_allowed", "true"}},
-                          R"({ fault = "rate_429", retry_after_ms = 60000 })",
-                          R"({ fault = "ok" })",
-                          "2000"));
+                           R"({ fault = "rate_429", retry_after_ms = 60000 })", R"({ fault = "ok" })",
+                           "2000"));
   auto log = live.stack->execute({});
   REQUIRE(log.failures.size() == 1);
   CHECK(log.failures[0].action == Action::fallback);
@@ -740,7 +751,8 @@ TEST_CASE("loopback: retry-after 60 s with 8 s of SLO left and a healthy 2 s fal
   CHECK(LiveStack::on(l, "backup") == 1);
 }
 
-TEST_CASE("loopback: a bare 500 is queued and its redelivery reuses the key and the budget", "[executor][loopback]") {
+TEST_CASE("loopback: a bare 500 is queued and its redelivery reuses the key and the budget",
+          "[executor][loopback]") {
   LiveStack live(live_case({{"queue_allowed", "true"}}, R"({ fault = "server_500" })"));
   auto log = live.stack->execute({});
   REQUIRE(log.failures.size() == 1);
@@ -755,7 +767,8 @@ TEST_CASE("loopback: a bare 500 is queued and its redelivery reuses the key and 
   CHECK(LiveStack::on(l, "primary") == 2);
 }
 
-TEST_CASE("executor: a quota cooldown keeps the route out across requests, then the route serves again", "[executor][cooldown]") {
+TEST_CASE("executor: a quota cooldown keeps the route out across requests, then the route serves again",
+          "[executor][cooldown]") {
   Fixture f;
   f.policy.routes["primary"].quota_cooldown_ms = 60'000;
   f.transport.script["primary"] = {error(429, openai_quota)};
@@ -774,7 +787,8 @@ TEST_CASE("executor: a quota cooldown keeps the route out across requests, then 
   CHECK(f.transport.attempts_on("primary") == 2);
 }
 
-TEST_CASE("executor: a timeout cools nothing; every route cooling fails closed with the soonest wait", "[executor][cooldown]") {
+TEST_CASE("executor: a timeout cools nothing; every route cooling fails closed with the soonest wait",
+          "[executor][cooldown]") {
   Fixture f;
   f.policy.workflow.replay_safe = true;
   for (const char* r : {"primary", "backup"}) f.policy.routes[r].quota_cooldown_ms = 30'000;
@@ -791,7 +805,8 @@ TEST_CASE("executor: a timeout cools nothing; every route cooling fails closed w
   CHECK_FALSE(stack.execute({}).retry_after_ms);  // both free again: served
 }
 
-TEST_CASE("executor: with rate_cooldown a Retry-After outlives its request: fall back, or wait the rest", "[executor][cooldown]") {
+TEST_CASE("executor: with rate_cooldown a Retry-After outlives its request: fall back, or wait the rest",
+          "[executor][cooldown]") {
   Fixture f;
   f.policy.workflow.max_elapsed_ms = 2500;
   f.policy.routes["primary"].rate_cooldown = true;

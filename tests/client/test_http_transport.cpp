@@ -1,8 +1,7 @@
 // The Beast HTTP/SSE client against the real mock provider over loopback, for every dialect, plain and
 // streamed: what each fault looks like to the client (event, tokens, status) and what the mock saw.
-#include <catch2/catch.hpp>
-
 #include <atomic>
+#include <catch2/catch.hpp>
 #include <optional>
 #include <string>
 #include <thread>
@@ -56,7 +55,8 @@ std::string joined(const std::vector<std::string>& tokens) {
 
 TEST_CASE("http transport: a healthy answer arrives whole, plain or streamed, with the idempotency key",
           "[http_transport]") {
-  const auto d = GENERATE(Dialect::openai, Dialect::anthropic, Dialect::gemini, Dialect::responses, Dialect::azure);
+  const auto d =
+      GENERATE(Dialect::openai, Dialect::anthropic, Dialect::gemini, Dialect::responses, Dialect::azure);
   const bool stream = GENERATE(false, true);
   CAPTURE(d, stream);
   Loopback t;
@@ -83,7 +83,8 @@ TEST_CASE("http transport: a healthy answer arrives whole, plain or streamed, wi
 }
 
 TEST_CASE("http transport: a stream cut after N events is stream_closed with N tokens", "[http_transport]") {
-  const auto d = GENERATE(Dialect::openai, Dialect::anthropic, Dialect::gemini, Dialect::responses, Dialect::azure);
+  const auto d =
+      GENERATE(Dialect::openai, Dialect::anthropic, Dialect::gemini, Dialect::responses, Dialect::azure);
   CAPTURE(d);
   Loopback t;
   t.mock.install(route_toml("r", d, R"({ fault = "stream_cut", cut_after_events = 2 })"));
@@ -99,7 +100,8 @@ TEST_CASE("http transport: a stream cut after N events is stream_closed with N t
 }
 
 TEST_CASE("http transport: a reset before any response byte is reset_before_response", "[http_transport]") {
-  const auto d = GENERATE(Dialect::openai, Dialect::anthropic, Dialect::gemini, Dialect::responses, Dialect::azure);
+  const auto d =
+      GENERATE(Dialect::openai, Dialect::anthropic, Dialect::gemini, Dialect::responses, Dialect::azure);
   const bool stream = GENERATE(false, true);
   CAPTURE(d, stream);
   Loopback t;
@@ -114,7 +116,8 @@ TEST_CASE("http transport: a reset before any response byte is reset_before_resp
 
 TEST_CASE("http transport: silence after the request is timeout_no_byte after the attempt timeout",
           "[http_transport]") {
-  const auto d = GENERATE(Dialect::openai, Dialect::anthropic, Dialect::gemini, Dialect::responses, Dialect::azure);
+  const auto d =
+      GENERATE(Dialect::openai, Dialect::anthropic, Dialect::gemini, Dialect::responses, Dialect::azure);
   CAPTURE(d);
   Loopback t;
   t.mock.install(route_toml("r", d, R"({ fault = "no_response", hold_ms = 20000 })"));
@@ -128,7 +131,8 @@ TEST_CASE("http transport: silence after the request is timeout_no_byte after th
 
 TEST_CASE("http transport: a stream that stalls longer than the attempt timeout is stream_idle_timeout",
           "[http_transport]") {
-  const auto d = GENERATE(Dialect::openai, Dialect::anthropic, Dialect::gemini, Dialect::responses, Dialect::azure);
+  const auto d =
+      GENERATE(Dialect::openai, Dialect::anthropic, Dialect::gemini, Dialect::responses, Dialect::azure);
   CAPTURE(d);
   Loopback t;
   t.mock.install(route_toml("r", d, R"({ fault = "stream_stall", cut_after_events = 1, stall_ms = 20000 })"));
@@ -140,7 +144,8 @@ TEST_CASE("http transport: a stream that stalls longer than the attempt timeout 
 }
 
 TEST_CASE("http transport: a slow first token within the attempt timeout is no failure", "[http_transport]") {
-  const auto d = GENERATE(Dialect::openai, Dialect::anthropic, Dialect::gemini, Dialect::responses, Dialect::azure);
+  const auto d =
+      GENERATE(Dialect::openai, Dialect::anthropic, Dialect::gemini, Dialect::responses, Dialect::azure);
   CAPTURE(d);
   Loopback t;
   t.mock.install(route_toml("r", d, R"({ fault = "slow_first_token", first_token_ms = 30 })"));
@@ -149,8 +154,10 @@ TEST_CASE("http transport: a slow first token within the attempt timeout is no f
   CHECK(s.result.text == canonical);
 }
 
-TEST_CASE("http transport: an in-stream error event is stream_error_event with its data", "[http_transport]") {
-  const auto d = GENERATE(Dialect::openai, Dialect::anthropic, Dialect::gemini, Dialect::responses, Dialect::azure);
+TEST_CASE("http transport: an in-stream error event is stream_error_event with its data",
+          "[http_transport]") {
+  const auto d =
+      GENERATE(Dialect::openai, Dialect::anthropic, Dialect::gemini, Dialect::responses, Dialect::azure);
   CAPTURE(d);
   Loopback t;
   t.mock.install(route_toml("r", d, R"({ fault = "stream_error", cut_after_events = 1 })"));
@@ -162,7 +169,8 @@ TEST_CASE("http transport: an in-stream error event is stream_error_event with i
 }
 
 TEST_CASE("http transport: a non-JSON event is malformed_event", "[http_transport]") {
-  const auto d = GENERATE(Dialect::openai, Dialect::anthropic, Dialect::gemini, Dialect::responses, Dialect::azure);
+  const auto d =
+      GENERATE(Dialect::openai, Dialect::anthropic, Dialect::gemini, Dialect::responses, Dialect::azure);
   const bool stream = GENERATE(false, true);
   CAPTURE(d, stream);
   Loopback t;
@@ -173,8 +181,10 @@ TEST_CASE("http transport: a non-JSON event is malformed_event", "[http_transpor
   if (stream) CHECK(s.result.content_events == 1);
 }
 
-TEST_CASE("http transport: a complete stream without the dialect's end is missing_terminator", "[http_transport]") {
-  const auto d = GENERATE(Dialect::openai, Dialect::anthropic, Dialect::gemini, Dialect::responses, Dialect::azure);
+TEST_CASE("http transport: a complete stream without the dialect's end is missing_terminator",
+          "[http_transport]") {
+  const auto d =
+      GENERATE(Dialect::openai, Dialect::anthropic, Dialect::gemini, Dialect::responses, Dialect::azure);
   CAPTURE(d);
   Loopback t;
   t.mock.install(route_toml("r", d, R"({ fault = "no_terminator" })"));
@@ -184,8 +194,10 @@ TEST_CASE("http transport: a complete stream without the dialect's end is missin
   CHECK(s.result.text == canonical);
 }
 
-TEST_CASE("http transport: an error status comes back with its body and retry-after headers", "[http_transport]") {
-  const auto d = GENERATE(Dialect::openai, Dialect::anthropic, Dialect::gemini, Dialect::responses, Dialect::azure);
+TEST_CASE("http transport: an error status comes back with its body and retry-after headers",
+          "[http_transport]") {
+  const auto d =
+      GENERATE(Dialect::openai, Dialect::anthropic, Dialect::gemini, Dialect::responses, Dialect::azure);
   const bool stream = GENERATE(false, true);
   CAPTURE(d, stream);
   Loopback t;
@@ -200,8 +212,10 @@ TEST_CASE("http transport: an error status comes back with its body and retry-af
   CHECK(s.tokens.empty());
 }
 
-TEST_CASE("http transport: a tool request gets a tool call, the follow-up gets the text", "[http_transport]") {
-  const auto d = GENERATE(Dialect::openai, Dialect::anthropic, Dialect::gemini, Dialect::responses, Dialect::azure);
+TEST_CASE("http transport: a tool request gets a tool call, the follow-up gets the text",
+          "[http_transport]") {
+  const auto d =
+      GENERATE(Dialect::openai, Dialect::anthropic, Dialect::gemini, Dialect::responses, Dialect::azure);
   const bool stream = GENERATE(false, true);
   CAPTURE(d, stream);
   Loopback t;
@@ -211,8 +225,9 @@ TEST_CASE("http transport: a tool request gets a tool call, the follow-up gets t
   REQUIRE(call.result.tool_call);
   CHECK(call.result.tool_name == "record_label");
   CHECK(t.transport.side_effect(t.mock.endpoint("r", d), "op-test", call.result.tool_name));
-  auto final_answer = t.send(d, stream, 2000, true,
-                             ToolTurn{call.result.tool_call_id, call.result.tool_name, call.result.tool_arguments, "ok"});
+  auto final_answer =
+      t.send(d, stream, 2000, true,
+             ToolTurn{call.result.tool_call_id, call.result.tool_name, call.result.tool_arguments, "ok"});
   CHECK_FALSE(final_answer.result.tool_call);
   CHECK(final_answer.result.text == canonical);
   auto effects = t.mock.side_effects();
@@ -238,7 +253,9 @@ TEST_CASE("http transport: a keep-alive connection the server closed is replaced
   t.mock.install(route_toml("r", Dialect::anthropic, R"({ fault = "ok", times = 2 })"));
   CHECK(t.send(Dialect::anthropic, false).result.event == TransportEvent::none);
   // Wait (bounded) until the server's idle timeout closed the kept connection.
-  for (int i = 0; i < 300 && t.mock.server.engine().metrics_text().find("event=\"idle_timeout\"") == std::string::npos; ++i)
+  for (int i = 0;
+       i < 300 && t.mock.server.engine().metrics_text().find("event=\"idle_timeout\"") == std::string::npos;
+       ++i)
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   std::this_thread::sleep_for(std::chrono::milliseconds(100));
   auto second = t.send(Dialect::anthropic, false);

@@ -1,11 +1,10 @@
 // The append-only attempt journal and the in-process queue.
-#include <catch2/catch.hpp>
+#include <unistd.h>
 
+#include <catch2/catch.hpp>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
-
-#include <unistd.h>
 
 #include "llmchaos/client/journal.hpp"
 #include "llmchaos/client/queue.hpp"
@@ -15,7 +14,8 @@ using namespace llmchaos::client;
 
 namespace {
 std::string temp_path(const std::string& name) {
-  return (std::filesystem::temp_directory_path() / (name + "-" + std::to_string(::getpid()) + ".jsonl")).string();
+  return (std::filesystem::temp_directory_path() / (name + "-" + std::to_string(::getpid()) + ".jsonl"))
+      .string();
 }
 }  // namespace
 
@@ -34,7 +34,8 @@ TEST_CASE("a bad journal line is rejected with its reason", "[journal]") {
   CHECK_THROWS_WITH(journal_entry_from_line(R"({"state":"started"})"), Catch::Contains("op"));
 }
 
-TEST_CASE("the journal file is appended to, never truncated, and names path:line on a bad line", "[journal]") {
+TEST_CASE("the journal file is appended to, never truncated, and names path:line on a bad line",
+          "[journal]") {
   const auto path = temp_path("llmchaos-journal");
   std::remove(path.c_str());
   std::vector<std::string> lines;

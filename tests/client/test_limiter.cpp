@@ -1,6 +1,5 @@
 // Rate limiter: sliding windows per minute and per day, token bucket per minute, shared per key.
 #include <catch2/catch.hpp>
-
 #include <limits>
 
 #include "llmchaos/client/limiter.hpp"

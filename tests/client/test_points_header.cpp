@@ -18,8 +18,10 @@ FailurePoint point(Action action, std::string route, int attempt, int rule) {
 }
 }  // namespace
 
-TEST_CASE("points header lists ACTION ROUTE ATTEMPT RULE, percent-encodes the route and reads back", "[points]") {
-  const std::vector<FailurePoint> points = {point(Action::retry, "primary", 0, 4), point(Action::fallback, "eu west,1", -1, 5)};
+TEST_CASE("points header lists ACTION ROUTE ATTEMPT RULE, percent-encodes the route and reads back",
+          "[points]") {
+  const std::vector<FailurePoint> points = {point(Action::retry, "primary", 0, 4),
+                                            point(Action::fallback, "eu west,1", -1, 5)};
   const auto value = encode_points_header(points);
   CHECK(value == "retry primary 0 4,fallback eu%20west%2C1 - 5");
   std::vector<FailurePoint> back;

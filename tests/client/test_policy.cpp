@@ -1,6 +1,5 @@
 // Policy loader: the keys of issue 4, defaults, validation, and every error message pinned.
 #include <catch2/catch.hpp>
-
 #include <filesystem>
 #include <fstream>
 #include <limits>
@@ -50,7 +49,8 @@ Policy load(const std::string& text, bool allow_other_keys = true, std::vector<s
   return policy_from_toml(parse_toml(text, "p.toml"), "p.toml", allow_other_keys, extra);
 }
 
-std::string error_of(const std::string& text, bool allow_other_keys = true, std::vector<std::string_view> extra = {}) {
+std::string error_of(const std::string& text, bool allow_other_keys = true,
+                     std::vector<std::string_view> extra = {}) {
   try {
     load(text, allow_other_keys, extra);
   } catch (const SpecError& e) {
@@ -151,7 +151,8 @@ TEST_CASE("policy errors name file:line:col and the key", "[policy]") {
   const Row rows[] = {
       {"unknown workflow key", "[workflow]\nprimary = \"p\"\nretries = 2\n",
        "p.toml:3:11: workflow.retries: unknown key"},
-      {"unknown backoff key", "[backoff]\nbase_ms = 1\njitter = \"full\"\n", "p.toml:3:10: backoff.jitter: unknown key"},
+      {"unknown backoff key", "[backoff]\nbase_ms = 1\njitter = \"full\"\n",
+       "p.toml:3:10: backoff.jitter: unknown key"},
       {"unknown breaker key", "[route.primary.breaker]\nfailures = 3\n",
        "p.toml:2:12: route.primary.breaker.failures: unknown key"},
       {"unknown route key when the script keys are named", "[route.primary]\ndialekt = \"openai\"\n",
@@ -162,10 +163,11 @@ TEST_CASE("policy errors name file:line:col and the key", "[policy]") {
        "p.toml:3:1: cases: unknown key", false},
       {"primary names no route table", "[workflow]\nprimary = \"main\"\n[route.primary]\n[route.backup]\n",
        "p.toml:2:11: workflow.primary: unknown route \"main\" (routes: backup, primary)"},
-      {"route tables without a workflow: the default primary must be one of them", "name = \"x\"\n[route.a]\n",
-       "p.toml:1:1: workflow.primary: unknown route \"primary\" (routes: a)"},
+      {"route tables without a workflow: the default primary must be one of them",
+       "name = \"x\"\n[route.a]\n", "p.toml:1:1: workflow.primary: unknown route \"primary\" (routes: a)"},
       {"fallback names no route table",
-       "[workflow]\nprimary = \"primary\"\nfallback = [\"backup\", \"spare\"]\n[route.primary]\n[route.backup]\n",
+       "[workflow]\nprimary = \"primary\"\nfallback = [\"backup\", "
+       "\"spare\"]\n[route.primary]\n[route.backup]\n",
        "p.toml:3:12: workflow.fallback: unknown route \"spare\" (routes: backup, primary)"},
       {"fallback lists the primary", "[workflow]\nprimary = \"p\"\nfallback = [\"p\"]\n",
        "p.toml:3:12: workflow.fallback: lists the primary route \"p\""},
@@ -188,7 +190,8 @@ TEST_CASE("policy errors name file:line:col and the key", "[policy]") {
        "p.toml:2:29: workflow.output_required: expected a string"},
       {"cap below base", "[backoff]\nbase_ms = 500\ncap_ms = 100\n",
        "p.toml:3:10: backoff.cap_ms: 100 is below base_ms (500)"},
-      {"negative base", "[backoff]\nbase_ms = -5\n", "p.toml:2:11: backoff.base_ms: -5 is out of range [0, inf]"},
+      {"negative base", "[backoff]\nbase_ms = -5\n",
+       "p.toml:2:11: backoff.base_ms: -5 is out of range [0, inf]"},
       {"negative route latency", "[route.primary]\nexpected_latency_ms = -1\n",
        "p.toml:2:23: route.primary.expected_latency_ms: -1 is out of range [0, inf]"},
       {"negative route cost", "[route.primary]\ncost_per_attempt_usd = -1\n",
@@ -203,7 +206,8 @@ TEST_CASE("policy errors name file:line:col and the key", "[policy]") {
        "p.toml:2:24: route.primary.breaker.half_open_max_probes: 0 is out of range [1, 1000000]"},
       {"negative open time", "[route.primary.breaker]\nopen_ms = -1\n",
        "p.toml:2:11: route.primary.breaker.open_ms: -1 is out of range [0, inf]"},
-      {"breaker not a table", "[route.primary]\nbreaker = 3\n", "p.toml:2:11: route.primary.breaker: expected a table"},
+      {"breaker not a table", "[route.primary]\nbreaker = 3\n",
+       "p.toml:2:11: route.primary.breaker: expected a table"},
       {"route not a table", "route.primary = 3\n", "p.toml:1:17: route.primary: expected a table"},
       {"workflow not a table", "workflow = 3\n", "p.toml:1:12: workflow: expected a table"},
   };

@@ -1,7 +1,6 @@
 // ResponseReader on bodies written by hand: a stream answered as one JSON array of chunks (Gemini's
 // :streamGenerateContent without alt=sse, what the real API sends REST users) reads like its SSE form.
 #include <catch2/catch.hpp>
-
 #include <string>
 #include <vector>
 
@@ -13,7 +12,8 @@ using namespace llmchaos::client;
 namespace {
 
 std::string chunk(const std::string& text, const char* finish = nullptr) {
-  std::string c = R"({"candidates":[{"content":{"role":"model","parts":[{"text":")" + text + R"("}]},"index":0)";
+  std::string c =
+      R"({"candidates":[{"content":{"role":"model","parts":[{"text":")" + text + R"("}]},"index":0)";
   if (finish) c += std::string(R"(,"finishReason":")") + finish + "\"";
   return c + R"(}],"usageMetadata":{"promptTokenCount":2},"modelVersion":"gemini-x"})";
 }
@@ -43,9 +43,12 @@ Read read(const std::string& body, const std::string& content_type, bool split) 
 
 }  // namespace
 
-TEST_CASE("response reader: a Gemini stream as one JSON array reads like its SSE form", "[response_reader][gemini]") {
-  const std::string array = "[" + chunk("alpha ") + ",\r\n" + chunk("beta") + ",\r\n" + chunk("", "STOP") + "]";
-  const std::string sse = "data: " + chunk("alpha ") + "\r\n\r\ndata: " + chunk("beta") + "\r\n\r\ndata: " + chunk("", "STOP") + "\r\n\r\n";
+TEST_CASE("response reader: a Gemini stream as one JSON array reads like its SSE form",
+          "[response_reader][gemini]") {
+  const std::string array =
+      "[" + chunk("alpha ") + ",\r\n" + chunk("beta") + ",\r\n" + chunk("", "STOP") + "]";
+  const std::string sse = "data: " + chunk("alpha ") + "\r\n\r\ndata: " + chunk("beta") +
+                          "\r\n\r\ndata: " + chunk("", "STOP") + "\r\n\r\n";
   const bool split = GENERATE(false, true);
   const auto a = read(array, "application/json; charset=UTF-8", split);
   const auto s = read(sse, "text/event-stream", split);
@@ -58,11 +61,14 @@ TEST_CASE("response reader: a Gemini stream as one JSON array reads like its SSE
   CHECK(a.result.model == "gemini-x");
 }
 
-TEST_CASE("response reader: a JSON-array stream without its final chunk, or broken, is not a clean answer", "[response_reader][gemini]") {
+TEST_CASE("response reader: a JSON-array stream without its final chunk, or broken, is not a clean answer",
+          "[response_reader][gemini]") {
   // Closed cleanly but without the chunk carrying finishReason: the dialect's end never came.
-  CHECK(read("[" + chunk("alpha") + "]", "application/json", false).result.event == TransportEvent::missing_terminator);
+  CHECK(read("[" + chunk("alpha") + "]", "application/json", false).result.event ==
+        TransportEvent::missing_terminator);
   // Not valid JSON: a malformed answer, not a crash.
-  CHECK(read("[" + chunk("alpha") + ",{", "application/json", false).result.event == TransportEvent::malformed_event);
+  CHECK(read("[" + chunk("alpha") + ",{", "application/json", false).result.event ==
+        TransportEvent::malformed_event);
   // A plain JSON object to a stream request is still read as the plain answer it is.
   const auto plain = read(chunk("whole answer", "STOP"), "application/json", false);
   CHECK(plain.result.event == TransportEvent::none);

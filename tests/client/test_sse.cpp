@@ -1,10 +1,8 @@
 // The incremental SSE parser and the dialect codecs that give its events meaning.
+#include <boost/json.hpp>
 #include <catch2/catch.hpp>
-
 #include <string>
 #include <vector>
-
-#include <boost/json.hpp>
 
 #include "llmchaos/client/dialect_codec.hpp"
 #include "llmchaos/client/sse.hpp"
@@ -16,38 +14,58 @@ namespace {
 
 // Sample streams as the providers frame them (provider-wire.md 1.3, 2.3, 3.3).
 const std::string openai_stream =
-    "data: {\"id\":\"c\",\"model\":\"gpt-x\",\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"\"},"
+    "data: "
+    "{\"id\":\"c\",\"model\":\"gpt-x\",\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\","
+    "\"content\":\"\"},"
     "\"finish_reason\":null}],\"usage\":null}\n\n"
-    "data: {\"id\":\"c\",\"model\":\"gpt-x\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"hel\"},\"finish_reason\":null}],"
+    "data: "
+    "{\"id\":\"c\",\"model\":\"gpt-x\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"hel\"},\"finish_"
+    "reason\":null}],"
     "\"usage\":null}\n\n"
-    "data: {\"id\":\"c\",\"model\":\"gpt-x\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"lo\"},\"finish_reason\":null}],"
+    "data: "
+    "{\"id\":\"c\",\"model\":\"gpt-x\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"lo\"},\"finish_"
+    "reason\":null}],"
     "\"usage\":null}\n\n"
-    "data: {\"id\":\"c\",\"model\":\"gpt-x\",\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}],\"usage\":null}\n\n"
-    "data: {\"id\":\"c\",\"model\":\"gpt-x\",\"choices\":[],\"usage\":{\"prompt_tokens\":3,\"completion_tokens\":2}}\n\n"
+    "data: "
+    "{\"id\":\"c\",\"model\":\"gpt-x\",\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}],"
+    "\"usage\":null}\n\n"
+    "data: "
+    "{\"id\":\"c\",\"model\":\"gpt-x\",\"choices\":[],\"usage\":{\"prompt_tokens\":3,\"completion_tokens\":2}"
+    "}\n\n"
     "data: [DONE]\n\n";
 
 const std::string anthropic_stream =
     "event: message_start\n"
-    "data: {\"type\":\"message_start\",\"message\":{\"id\":\"m\",\"type\":\"message\",\"role\":\"assistant\",\"model\":"
+    "data: "
+    "{\"type\":\"message_start\",\"message\":{\"id\":\"m\",\"type\":\"message\",\"role\":\"assistant\","
+    "\"model\":"
     "\"claude-x\",\"content\":[],\"usage\":{\"input_tokens\":3,\"output_tokens\":1}}}\n\n"
     "event: content_block_start\n"
-    "data: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\n"
+    "data: "
+    "{\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\n"
     "event: ping\ndata: {\"type\":\"ping\"}\n\n"
     ": a comment line\n"
     "event: content_block_delta\n"
-    "data: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"hel\"}}\n\n"
+    "data: "
+    "{\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"hel\"}}\n\n"
     "event: content_block_delta\n"
-    "data: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"lo\"}}\n\n"
+    "data: "
+    "{\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"lo\"}}\n\n"
     "event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":0}\n\n"
     "event: message_delta\n"
-    "data: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"end_turn\"},\"usage\":{\"output_tokens\":2}}\n\n"
+    "data: "
+    "{\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"end_turn\"},\"usage\":{\"output_tokens\":2}}"
+    "\n\n"
     "event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n";
 
 const std::string gemini_stream =
     "data: {\"candidates\":[{\"content\":{\"role\":\"model\",\"parts\":[{\"text\":\"hel\"}]},\"index\":0}],"
     "\"modelVersion\":\"gemini-x\"}\r\n\r\n"
-    "data: {\"candidates\":[{\"content\":{\"role\":\"model\",\"parts\":[{\"text\":\"lo\"}]},\"finishReason\":\"STOP\","
-    "\"index\":0}],\"usageMetadata\":{\"promptTokenCount\":3,\"candidatesTokenCount\":2},\"modelVersion\":\"gemini-x\"}"
+    "data: "
+    "{\"candidates\":[{\"content\":{\"role\":\"model\",\"parts\":[{\"text\":\"lo\"}]},\"finishReason\":"
+    "\"STOP\","
+    "\"index\":0}],\"usageMetadata\":{\"promptTokenCount\":3,\"candidatesTokenCount\":2},\"modelVersion\":"
+    "\"gemini-x\"}"
     "\r\n\r\n";
 
 struct Played {
@@ -99,7 +117,9 @@ TEST_CASE("sse parser keeps an unterminated last event pending instead of dispat
 
 TEST_CASE("sse parser strips a leading byte order mark", "[sse]") {
   SseParser p;
-  auto events = p.feed("\xEF\xBB\xBF" "data: a\n\n");
+  auto events = p.feed(
+      "\xEF\xBB\xBF"
+      "data: a\n\n");
   REQUIRE(events.size() == 1);
   CHECK(events[0].data == "a");
 }
@@ -167,23 +187,28 @@ TEST_CASE("gemini stream: the frame with finishReason is the end (no sentinel)",
 TEST_CASE("in-stream error events are recognised in each dialect", "[codec]") {
   Answer a;
   CHECK(codec_for(Dialect::openai)
-            .on_event({"", R"({"error":{"message":"boom","type":"server_error","param":null,"code":null}})", ""}, a)
+            .on_event(
+                {"", R"({"error":{"message":"boom","type":"server_error","param":null,"code":null}})", ""}, a)
             .kind == EventKind::error);
   CHECK(codec_for(Dialect::anthropic)
-            .on_event({"error", R"({"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}})", ""}, a)
+            .on_event({"error",
+                       R"({"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}})", ""},
+                      a)
             .kind == EventKind::error);
   CHECK(codec_for(Dialect::gemini)
             .on_event({"", R"({"error":{"code":503,"message":"overloaded","status":"UNAVAILABLE"}})", ""}, a)
             .kind == EventKind::error);
   // Gemini's SDK rule: an error without a numeric 4xx/5xx code is not an error frame.
-  CHECK(codec_for(Dialect::gemini).on_event({"", R"({"error":{"code":"x"}})", ""}, a).kind != EventKind::error);
+  CHECK(codec_for(Dialect::gemini).on_event({"", R"({"error":{"code":"x"}})", ""}, a).kind !=
+        EventKind::error);
 }
 
 TEST_CASE("non-JSON event data is malformed in each dialect, and anthropic drops unnamed frames", "[codec]") {
   for (auto d : {Dialect::openai, Dialect::anthropic, Dialect::gemini, Dialect::responses}) {
     Answer a;
-    CHECK(codec_for(d).on_event({d == Dialect::anthropic ? "content_block_delta" : "", "{not json", ""}, a).kind ==
-          EventKind::malformed);
+    CHECK(codec_for(d)
+              .on_event({d == Dialect::anthropic ? "content_block_delta" : "", "{not json", ""}, a)
+              .kind == EventKind::malformed);
   }
   Answer a;
   CHECK(codec_for(Dialect::anthropic).on_event({"", "{not json", ""}, a).kind == EventKind::ignored);
@@ -206,11 +231,13 @@ TEST_CASE("non-stream answers of each dialect parse to text, model, finish and u
                             an));
   CHECK(an.text == "hi");
   CHECK(an.finish_reason == "end_turn");
-  REQUIRE(codec_for(Dialect::gemini)
-              .parse_answer(R"({"candidates":[{"content":{"role":"model","parts":[{"text":"thinking","thought":true},)"
-                            R"({"text":"hi"}]},"finishReason":"STOP","index":0}],)"
-                            R"("usageMetadata":{"promptTokenCount":1,"candidatesTokenCount":1},"modelVersion":"gemini-x"})",
-                            g));
+  REQUIRE(
+      codec_for(Dialect::gemini)
+          .parse_answer(
+              R"({"candidates":[{"content":{"role":"model","parts":[{"text":"thinking","thought":true},)"
+              R"({"text":"hi"}]},"finishReason":"STOP","index":0}],)"
+              R"("usageMetadata":{"promptTokenCount":1,"candidatesTokenCount":1},"modelVersion":"gemini-x"})",
+              g));
   CHECK(g.text == "hi");  // thoughts are not the answer
   CHECK(g.model == "gemini-x");
   Answer bad;
@@ -219,11 +246,12 @@ TEST_CASE("non-stream answers of each dialect parse to text, model, finish and u
 
 TEST_CASE("tool calls are read from each dialect's answer", "[codec]") {
   Answer o, an, g;
-  REQUIRE(codec_for(Dialect::openai)
-              .parse_answer(R"({"model":"m","choices":[{"index":0,"message":{"role":"assistant","content":null,)"
-                            R"("tool_calls":[{"id":"call_1","type":"function","function":{"name":"record_label",)"
-                            R"("arguments":"{\"label\":\"a\"}"}}]},"finish_reason":"tool_calls"}]})",
-                            o));
+  REQUIRE(
+      codec_for(Dialect::openai)
+          .parse_answer(R"({"model":"m","choices":[{"index":0,"message":{"role":"assistant","content":null,)"
+                        R"("tool_calls":[{"id":"call_1","type":"function","function":{"name":"record_label",)"
+                        R"("arguments":"{\"label\":\"a\"}"}}]},"finish_reason":"tool_calls"}]})",
+                        o));
   CHECK(o.tool_call);
   CHECK(o.tool_name == "record_label");
   CHECK(o.tool_call_id == "call_1");
@@ -275,12 +303,15 @@ TEST_CASE("requests are shaped as the official SDKs send them", "[codec]") {
   auto fa = boost::json::parse(codec_for(Dialect::anthropic).request_body(req));
   CHECK(fa.at("messages").at(2).at("content").at(0).at("type").as_string() == "tool_result");
   auto fg = boost::json::parse(codec_for(Dialect::gemini).request_body(req));
-  CHECK(fg.at("contents").at(2).at("parts").at(0).at("functionResponse").at("name").as_string() == "record_label");
+  CHECK(fg.at("contents").at(2).at("parts").at(0).at("functionResponse").at("name").as_string() ==
+        "record_label");
 }
 
 TEST_CASE("each dialect authenticates with its own header", "[codec]") {
-  CHECK(codec_for(Dialect::openai).headers("k").at(0) == std::pair<std::string, std::string>{"authorization", "Bearer k"});
-  CHECK(codec_for(Dialect::gemini).headers("k").at(0) == std::pair<std::string, std::string>{"x-goog-api-key", "k"});
+  CHECK(codec_for(Dialect::openai).headers("k").at(0) ==
+        std::pair<std::string, std::string>{"authorization", "Bearer k"});
+  CHECK(codec_for(Dialect::gemini).headers("k").at(0) ==
+        std::pair<std::string, std::string>{"x-goog-api-key", "k"});
   auto a = codec_for(Dialect::anthropic).headers("k");
   CHECK(a.size() == 2);
 }

@@ -1,5 +1,4 @@
 #include <catch2/catch.hpp>
-
 #include <cstring>
 #include <string>
 #include <vector>
@@ -71,7 +70,8 @@ TEST_CASE("toml reader reports file:line:col for a bad type and an unknown key",
 
 TEST_CASE("toml reader: integer keys accept whole floats only in range, numbers refuse nan", "[core]") {
   // 1e300 / inf / nan cast to int64 would be undefined behaviour (UBSan); they are type errors instead.
-  auto t = parse_toml("a = 3.0\nb = 1e300\nc = -inf\nd = nan\ne = 2.5\nf = 9.2233720368547758e18\n", "f.toml");
+  auto t =
+      parse_toml("a = 3.0\nb = 1e300\nc = -inf\nd = nan\ne = 2.5\nf = 9.2233720368547758e18\n", "f.toml");
   TomlReader r(t, "f.toml");
   CHECK(r.opt_int("a") == 3);
   for (const char* key : {"b", "c", "d", "e", "f"}) {
@@ -94,7 +94,8 @@ TEST_CASE("a TOML syntax error names its line and column", "[core]") {
 }
 
 TEST_CASE("json bodies convert to the same table shape as TOML", "[core]") {
-  auto t = json_to_toml(R"({"route":{"p":{"dialect":"openai","script":[{"fault":"ok","latency_ms":5}]}}})", "body");
+  auto t = json_to_toml(R"({"route":{"p":{"dialect":"openai","script":[{"fault":"ok","latency_ms":5}]}}})",
+                        "body");
   CHECK(t["route"]["p"]["dialect"].value<std::string>() == "openai");
   CHECK(t["route"]["p"]["script"][0]["latency_ms"].value<std::int64_t>() == 5);
   CHECK_THROWS_AS(json_to_toml("[1]", "body"), SpecError);
@@ -119,7 +120,8 @@ TEST_CASE("ledger entries survive a JSON round trip", "[core]") {
   CHECK(back[0].events_sent == 2);
   CHECK(back[0].committed);
   CHECK_FALSE(back[0].retry_after_sent_ms);
-  CHECK(ledger_to_json({e}).find("retry_after") == std::string::npos);  // absent: older readers see nothing new
+  CHECK(ledger_to_json({e}).find("retry_after") ==
+        std::string::npos);  // absent: older readers see nothing new
   e.retry_after_sent_ms = 100;
   e.retry_after_form = "retry_info";
   back = ledger_from_json(ledger_to_json({e}));
@@ -170,7 +172,8 @@ TEST_CASE("field name scans end at the first byte that is not a token character,
   const std::string_view specials = "!#$%&'*+-.^_`|~";
   for (int c = 0; c < 256; ++c) {
     const bool alnum = (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
-    CHECK(tchar(static_cast<char>(c)) == (alnum || specials.find(static_cast<char>(c)) != std::string_view::npos));
+    CHECK(tchar(static_cast<char>(c)) ==
+          (alnum || specials.find(static_cast<char>(c)) != std::string_view::npos));
   }
   for (std::size_t size : {0, 1, 15, 16, 17, 31, 33, 40})
     for (std::size_t at = 0; at < size; ++at)

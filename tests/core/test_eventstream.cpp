@@ -2,7 +2,6 @@
 // (aws-sdk-js-v3 packages/eventstream-marshaller, aws-c-event-stream), a round trip of generated
 // messages, and every cut and corruption of a stream answered without a crash.
 #include <catch2/catch.hpp>
-
 #include <random>
 #include <string>
 
@@ -39,15 +38,16 @@ TEST_CASE("AWS's vectors: encoded and decoded", "[eventstream]") {
     CHECK(d.message->payload.empty());
   }
   SECTION("payload_no_headers") {
-    const auto wire = bytes({0, 0, 0, 29, 0, 0, 0, 0, 253, 82, 140, 90, 123, 39, 102, 111, 111, 39, 58, 39, 98, 97, 114, 39, 125,
-                             195, 101, 57, 54});
+    const auto wire = bytes({0,   0,   0,  29, 0,  0,  0,  0,   253, 82,  140, 90,  123, 39, 102,
+                             111, 111, 39, 58, 39, 98, 97, 114, 39,  125, 195, 101, 57,  54});
     CHECK(encode(Message{{}, foo_bar}) == wire);
     CHECK(decode(wire).message->payload == foo_bar);
   }
   SECTION("payload_one_str_header") {
-    const auto wire = bytes({0,   0,   0,   61,  0,   0,   0,   32,  7,   253, 131, 150, 12,  99,  111, 110, 116, 101, 110, 116, 45,
-                             116, 121, 112, 101, 7,   0,   16,  97,  112, 112, 108, 105, 99,  97,  116, 105, 111, 110, 47,  106, 115,
-                             111, 110, 123, 39,  102, 111, 111, 39,  58,  39,  98,  97,  114, 39,  125, 141, 156, 8,   177});
+    const auto wire = bytes({0,   0,   0,   61,  0,   0,   0,   32,  7,   253, 131, 150, 12,  99,  111, 110,
+                             116, 101, 110, 116, 45,  116, 121, 112, 101, 7,   0,   16,  97,  112, 112, 108,
+                             105, 99,  97,  116, 105, 111, 110, 47,  106, 115, 111, 110, 123, 39,  102, 111,
+                             111, 39,  58,  39,  98,  97,  114, 39,  125, 141, 156, 8,   177});
     Message m{{{"content-type", HeaderType::string, std::string("application/json")}}, foo_bar};
     CHECK(encode(m) == wire);
     auto d = decode(wire);
@@ -56,8 +56,9 @@ TEST_CASE("AWS's vectors: encoded and decoded", "[eventstream]") {
     CHECK(d.message->payload == foo_bar);
   }
   SECTION("int32_header") {
-    const auto wire = bytes({0,  0,   0,   45,  0,   0,   0,  16, 65, 196, 36,  184, 10,  101, 118, 101, 110, 116, 45,  116, 121, 112, 101,
-                             4,  0,   0,   160, 12,  123, 39, 102, 111, 111, 39, 58,  39,  98,  97,  114, 39,  125, 54,  244, 128, 160});
+    const auto wire = bytes({0,   0,   0,   45, 0,   0,   0,   16,  65,  196, 36,  184, 10,  101, 118,
+                             101, 110, 116, 45, 116, 121, 112, 101, 4,   0,   0,   160, 12,  123, 39,
+                             102, 111, 111, 39, 58,  39,  98,  97,  114, 39,  125, 54,  244, 128, 160});
     Message m{{{"event-type", HeaderType::int32, std::int64_t{40972}}}, foo_bar};
     CHECK(encode(m) == wire);
     auto d = decode(wire);
@@ -103,9 +104,11 @@ TEST_CASE("event and exception frames carry the three string headers", "[eventst
   CHECK(x->text(":exception-type") == "throttlingException");
 }
 
-TEST_CASE("a stream read in pieces gives the same messages; cuts and corruptions are errors, never crashes", "[eventstream]") {
+TEST_CASE("a stream read in pieces gives the same messages; cuts and corruptions are errors, never crashes",
+          "[eventstream]") {
   std::string stream;
-  for (int i = 0; i < 20; ++i) stream += encode(event("chunk", std::string(static_cast<std::size_t>(i * 7), 'x')));
+  for (int i = 0; i < 20; ++i)
+    stream += encode(event("chunk", std::string(static_cast<std::size_t>(i * 7), 'x')));
   std::mt19937 rng(7);
   for (int trial = 0; trial < 50; ++trial) {
     Decoder dec;
@@ -121,13 +124,15 @@ TEST_CASE("a stream read in pieces gives the same messages; cuts and corruptions
     CHECK(dec.buffered() == 0);
   }
   const auto one = encode(event("chunk", "payload"));
-  for (std::size_t cut = 0; cut < one.size(); ++cut) CHECK(decode(one.substr(0, cut)).error == DecodeError::incomplete);
+  for (std::size_t cut = 0; cut < one.size(); ++cut)
+    CHECK(decode(one.substr(0, cut)).error == DecodeError::incomplete);
   for (std::size_t i = 0; i < one.size(); ++i) {
     auto bad = one;
     bad[i] = static_cast<char>(bad[i] ^ 0x20);
     INFO(i);
     const auto e = decode(bad).error;
-    CHECK((i < 12 ? e == DecodeError::prelude_crc : e == DecodeError::message_crc));  // the prelude, its CRC, the rest
+    CHECK((i < 12 ? e == DecodeError::prelude_crc
+                  : e == DecodeError::message_crc));  // the prelude, its CRC, the rest
   }
   for (int trial = 0; trial < 2000; ++trial) {  // random bytes: an answer, whatever they are
     std::string junk(rng() % 64, '\0');
@@ -144,5 +149,6 @@ TEST_CASE("the limits: a length field past them is refused, an encode past them 
   for (int i = 3; i >= 0; --i) wire.push_back(static_cast<char>((c >> (8 * i)) & 0xFF));
   CHECK(decode(wire).error == DecodeError::bad_length);
   CHECK_THROWS_AS(encode(Message{{}, std::string(max_message_bytes, 'x')}), std::length_error);
-  CHECK_THROWS_AS(encode(Message{{{std::string(256, 'n'), HeaderType::string, std::string()}}, {}}), std::length_error);
+  CHECK_THROWS_AS(encode(Message{{{std::string(256, 'n'), HeaderType::string, std::string()}}, {}}),
+                  std::length_error);
 }

@@ -1,8 +1,7 @@
 // The shared file and text pieces: atomic writes, whole-file reads, the TOML string escaper.
-#include <catch2/catch.hpp>
-
 #include <unistd.h>
 
+#include <catch2/catch.hpp>
 #include <filesystem>
 #include <stdexcept>
 #include <string>
@@ -35,7 +34,8 @@ std::size_t entries(const fs::path& dir) {
 }
 }  // namespace
 
-TEST_CASE("an atomic write creates the folders and replaces the file whole, leaving no temporary file", "[core][files]") {
+TEST_CASE("an atomic write creates the folders and replaces the file whole, leaving no temporary file",
+          "[core][files]") {
   TempDir dir;
   const auto target = (dir.path / "sub" / "out.txt").string();
   write_file_atomic(target, "first");
@@ -49,10 +49,11 @@ TEST_CASE("an atomic write whose writer throws keeps the old file and names the 
   TempDir dir;
   const auto target = (dir.path / "out.txt").string();
   write_file_atomic(target, "kept");
-  CHECK_THROWS_WITH(write_file_atomic(target, [](std::ostream& out) {
-                      out << "half";
-                      throw std::runtime_error("writer broke");
-                    }),
+  CHECK_THROWS_WITH(write_file_atomic(target,
+                                      [](std::ostream& out) {
+                                        out << "half";
+                                        throw std::runtime_error("writer broke");
+                                      }),
                     target + ": writer broke");
   CHECK(read_file_text(target) == "kept");
   CHECK(entries(dir.path) == 1);
@@ -61,10 +62,12 @@ TEST_CASE("an atomic write whose writer throws keeps the old file and names the 
 TEST_CASE("a whole-file read names what the file is in its error", "[core][files]") {
   CHECK_THROWS_WITH(read_file_text("/nonexistent/x.jsonl", "the trace file"),
                     "/nonexistent/x.jsonl: cannot open the trace file: No such file or directory");
-  CHECK_THROWS_WITH(read_file_text("/nonexistent/x.toml"), "/nonexistent/x.toml: cannot open: No such file or directory");
+  CHECK_THROWS_WITH(read_file_text("/nonexistent/x.toml"),
+                    "/nonexistent/x.toml: cannot open: No such file or directory");
 }
 
-TEST_CASE("a TOML basic string escapes quotes, backslashes and control characters and reads back the same", "[core][toml]") {
+TEST_CASE("a TOML basic string escapes quotes, backslashes and control characters and reads back the same",
+          "[core][toml]") {
   const std::string text = "say \"hi\"\\ \n\tbell\x07 end";
   CHECK(toml_string("plain") == "\"plain\"");
   CHECK(toml_escaped("a\"b\\c\nd\te\x01") == "a\\\"b\\\\c\\nd\\te\\u0001");

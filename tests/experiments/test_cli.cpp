@@ -1,16 +1,14 @@
 // The CLI end to end: `llmchaos replay` and `llmchaos overload` as a user runs them (LLMCHAOS_BIN).
-#include <catch2/catch.hpp>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include <boost/json.hpp>
+#include <catch2/catch.hpp>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
-
-#include <sys/wait.h>
-#include <unistd.h>
-
-#include <boost/json.hpp>
 
 #include "cli_run.hpp"
 
@@ -31,11 +29,14 @@ fs::path scratch_dir() {
 }
 
 using llmchaos::test::source_dir;
-std::string bin() { return llmchaos::test::llmchaos_bin(); }
+std::string bin() {
+  return llmchaos::test::llmchaos_bin();
+}
 
 Run run(const std::string& args) {
   const auto dir = scratch_dir();
-  const std::string cmd = "'" + bin() + "' " + args + " >" + (dir / "out").string() + " 2>" + (dir / "err").string();
+  const std::string cmd =
+      "'" + bin() + "' " + args + " >" + (dir / "out").string() + " 2>" + (dir / "err").string();
   const int status = std::system(cmd.c_str());
   Run r;
   r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
@@ -52,8 +53,8 @@ TEST_CASE("replay --synth writes a trace that replay reads and reports as text, 
   const auto synth = run("replay --synth 2000 --out " + trace + " --seed 4 --outage 100,200");
   INFO(synth.err);
   REQUIRE(synth.code == 0);
-  const auto r = run("replay " + trace + " --timeout 2.5,3.5 --json " + (dir / "r.json").string() + " --markdown " +
-                     (dir / "r.md").string() + " --svg " + (dir / "svg").string());
+  const auto r = run("replay " + trace + " --timeout 2.5,3.5 --json " + (dir / "r.json").string() +
+                     " --markdown " + (dir / "r.md").string() + " --svg " + (dir / "svg").string());
   INFO(r.err);
   REQUIRE(r.code == 0);
   CHECK(r.out.find("2000 requests") != std::string::npos);
@@ -73,13 +74,16 @@ TEST_CASE("replay reads the shipped sample trace", "[experiments][cli]") {
   CHECK(r.out.find("retry") != std::string::npos);
 }
 
-TEST_CASE("replay refuses a trace with bad lines, naming file:line:col, unless --skip-bad", "[experiments][cli]") {
+TEST_CASE("replay refuses a trace with bad lines, naming file:line:col, unless --skip-bad",
+          "[experiments][cli]") {
   const auto dir = scratch_dir();
   const auto trace = (dir / "bad.jsonl").string();
   {
     std::ofstream out(trace);
-    out << R"({"primary_1":{"sec":1,"ok":true},"primary_2":{"sec":1,"ok":true},"alternate":{"sec":1,"ok":true}})" "\n"
-        << R"({"primary_1":{"sec":"x","ok":true}})" "\n";
+    out << R"({"primary_1":{"sec":1,"ok":true},"primary_2":{"sec":1,"ok":true},"alternate":{"sec":1,"ok":true}})"
+           "\n"
+        << R"({"primary_1":{"sec":"x","ok":true}})"
+           "\n";
   }
   const auto r = run("replay " + trace);
   CHECK(r.code == 2);
@@ -91,7 +95,8 @@ TEST_CASE("replay refuses a trace with bad lines, naming file:line:col, unless -
   CHECK(run("replay " + trace + " --timeout 0").code == 2);
 }
 
-TEST_CASE("overload --virtual prints every gate and load and flags the biased rows in JSON", "[experiments][cli]") {
+TEST_CASE("overload --virtual prints every gate and load and flags the biased rows in JSON",
+          "[experiments][cli]") {
   const auto dir = scratch_dir();
   const auto r = run("overload --virtual --duration 10 --json " + (dir / "o.json").string());
   INFO(r.err);

@@ -1,7 +1,6 @@
 // Live modes against the real mock provider on 127.0.0.1 (port 0). Assertions are on counters, the
 // ledger, and agreement with the offline / simulated figures within the tolerance each mode states.
 #include <catch2/catch.hpp>
-
 #include <cmath>
 #include <vector>
 
@@ -19,11 +18,17 @@ std::vector<TraceRow> live_trace() {
     const double f = static_cast<double>(i % 6) / 10.0;  // 0 .. 0.5
     TraceAttempt first;
     switch (i % 5) {
-      case 0: first = {6.0 + f, true}; break;     // slow: both timeouts fire
-      case 1: first = {1.0, false}; break;        // fails early: acted on at T
-      default: first = {0.3 + f, true}; break;    // fast
+      case 0:
+        first = {6.0 + f, true};
+        break;  // slow: both timeouts fire
+      case 1:
+        first = {1.0, false};
+        break;  // fails early: acted on at T
+      default:
+        first = {0.3 + f, true};
+        break;  // fast
     }
-    const TraceAttempt second = {0.4 + f, i % 7 != 3};   // the retry fails now and then
+    const TraceAttempt second = {0.4 + f, i % 7 != 3};  // the retry fails now and then
     const TraceAttempt alternate = {0.9 + f, i % 11 != 4};
     rows.push_back({first, second, alternate});
   }
@@ -31,13 +36,14 @@ std::vector<TraceRow> live_trace() {
 }
 }  // namespace
 
-TEST_CASE("live replay through the mock agrees with the offline replay within its tolerance", "[experiments][live]") {
+TEST_CASE("live replay through the mock agrees with the offline replay within its tolerance",
+          "[experiments][live]") {
   const auto trace = live_trace();
   const auto configs = policy_configs(std::vector<double>{2.0, 4.5});
   LiveReplayOptions options;
   options.time_scale = 0.05;  // 1 s of the trace = 50 ms
   options.concurrency = 8;
-  options.jitter_ms = 60;     // guard 1.2 s of trace time: generous for a loaded CI machine
+  options.jitter_ms = 60;  // guard 1.2 s of trace time: generous for a loaded CI machine
   const auto live = replay_live(trace, configs, options);
   const auto agreement = compare_live(trace, configs, live, options);
   for (const auto& d : agreement.disagreements) UNSCOPED_INFO(d);
@@ -53,7 +59,8 @@ TEST_CASE("live replay through the mock agrees with the offline replay within it
   CHECK(live.mock_attempts == expected_attempts);  // the mock's ledger: no hidden retries, none lost
 }
 
-TEST_CASE("comparing live and offline ignores requests near T and names every other mismatch", "[experiments][live]") {
+TEST_CASE("comparing live and offline ignores requests near T and names every other mismatch",
+          "[experiments][live]") {
   const std::vector<TraceRow> trace = {
       {{1.0, true}, {1.0, true}, {1.0, true}},   // far from T = 3
       {{2.9, true}, {1.0, true}, {1.0, true}},   // within the guard of T = 3
@@ -77,7 +84,8 @@ TEST_CASE("comparing live and offline ignores requests near T and names every ot
         "the mock saw 6 attempts, the client reports 5 (one per request plus extra calls)");
 }
 
-TEST_CASE("a short live overload run agrees with its simulation within the stated tolerance", "[experiments][live]") {
+TEST_CASE("a short live overload run agrees with its simulation within the stated tolerance",
+          "[experiments][live]") {
   OverloadSettings settings;
   settings.capacity_per_sec = 40;  // 40/s x 50 ms = 2 model slots
   settings.service_ms = 50;

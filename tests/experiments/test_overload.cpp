@@ -1,5 +1,4 @@
 #include <catch2/catch.hpp>
-
 #include <cmath>
 #include <stdexcept>
 #include <vector>
@@ -37,9 +36,11 @@ TEST_CASE("gates parse from name:value and print back the same way", "[experimen
     return std::string("no error");
   };
   CHECK(message("fifo:3") ==
-        "gate \"fifo:3\": unknown gate \"fifo\" (expected unbounded:WAITCAP_MS, bounded:N or admission:BUDGET_MS)");
+        "gate \"fifo:3\": unknown gate \"fifo\" (expected unbounded:WAITCAP_MS, bounded:N or "
+        "admission:BUDGET_MS)");
   CHECK(message("bounded") ==
-        "gate \"bounded\": missing the value after ':' (expected unbounded:WAITCAP_MS, bounded:N or admission:BUDGET_MS)");
+        "gate \"bounded\": missing the value after ':' (expected unbounded:WAITCAP_MS, bounded:N or "
+        "admission:BUDGET_MS)");
   CHECK(message("bounded:2.5").find("whole number") != std::string::npos);
   CHECK(message("admission:-1").find("not a number >= 0") != std::string::npos);
   CHECK(message("unbounded:12ms").find("\"12ms\" is not a number") != std::string::npos);
@@ -110,7 +111,8 @@ TEST_CASE("the bounded gate degrades at once when its queue is full", "[experime
   CHECK(std::isinf(core.next_expiry_ms()));
 }
 
-TEST_CASE("the admission gate admits only while the expected wait fits its budget", "[experiments][overload]") {
+TEST_CASE("the admission gate admits only while the expected wait fits its budget",
+          "[experiments][overload]") {
   auto settings = small_service();
   settings.workers = 100;
   // 2 slots of 100 ms: the first two waiting requests expect one round (100 ms), the next two rounds.
@@ -173,7 +175,8 @@ TEST_CASE("the gate sets p95: admission about budget + service, bounded about N/
   CHECK(one.p95_ms <= 150 * 1.05);
 }
 
-TEST_CASE("a gate that stops accepting is flagged: its coverage is biased upward", "[experiments][overload]") {
+TEST_CASE("a gate that stops accepting is flagged: its coverage is biased upward",
+          "[experiments][overload]") {
   OverloadSettings s;  // 64 workers: the unbounded queue at 4x needs ~130 (320/s x 400 ms)
   s.duration_ms = 20000;
   const auto u = simulate_overload(parse_gate("unbounded:400"), s, 4);
@@ -183,8 +186,10 @@ TEST_CASE("a gate that stops accepting is flagged: its coverage is biased upward
   CHECK(u.coverage > 1.5 * s.capacity_per_sec / u.offered_per_sec);  // looks far better than it is
 }
 
-TEST_CASE("summarizing counts each fate once and flags achieved under 95% of offered", "[experiments][overload]") {
-  const std::vector<Fate> fates = {Fate::served, Fate::served, Fate::degraded, Fate::gave_up, Fate::never_accepted};
+TEST_CASE("summarizing counts each fate once and flags achieved under 95% of offered",
+          "[experiments][overload]") {
+  const std::vector<Fate> fates = {Fate::served, Fate::served, Fate::degraded, Fate::gave_up,
+                                   Fate::never_accepted};
   const auto r = summarize_overload(parse_gate("unbounded:400"), 2, 1000, fates, {10, 30});
   CHECK(r.offered == 5);
   CHECK(r.accepted == 4);

@@ -1,7 +1,9 @@
-#include <catch2/catch.hpp>
+#include <unistd.h>
 
 #include <algorithm>
 #include <bit>
+#include <boost/json.hpp>
+#include <catch2/catch.hpp>
 #include <cmath>
 #include <cstdint>
 #include <filesystem>
@@ -10,10 +12,6 @@
 #include <sstream>
 #include <string>
 #include <vector>
-
-#include <unistd.h>
-
-#include <boost/json.hpp>
 
 #include "llmchaos/experiments/replay.hpp"
 #include "llmchaos/experiments/replay_report.hpp"
@@ -49,7 +47,8 @@ TEST_CASE("wait takes the first primary attempt as it was", "[experiments][repla
   CHECK(s.extra_call_pct == 0);
 }
 
-TEST_CASE("retry after T makes a second primary attempt at T for slow or failed requests", "[experiments][replay]") {
+TEST_CASE("retry after T makes a second primary attempt at T for slow or failed requests",
+          "[experiments][replay]") {
   // r0 1.0 ok; r1 3 + 1.0 = 4.0 ok (extra); r2 3 + 1.2 failed (extra); r3 2.0 ok
   const auto s = evaluate(hand_trace(), {ReplayPolicy::retry, 3});
   CHECK(s.successes == 3);
@@ -60,14 +59,15 @@ TEST_CASE("retry after T makes a second primary attempt at T for slow or failed 
   CHECK(s.extra_call_pct == 50);
 }
 
-TEST_CASE("switch after T goes to the alternate at T and can rescue a failed primary", "[experiments][replay]") {
+TEST_CASE("switch after T goes to the alternate at T and can rescue a failed primary",
+          "[experiments][replay]") {
   // r0 1.0; r1 3 + 2.0 = 5.0; r2 3 + 2.5 = 5.5; r3 2.0: successful 1, 2, 5, 5.5
   const auto s = evaluate(hand_trace(), {ReplayPolicy::switch_route, 3});
   CHECK(s.successes == 4);
   CHECK(s.success_rate == 1.0);
-  CHECK(s.p50 == 3.5);              // h = 1.5
-  CHECK(s.p95 == Approx(5.425));    // h = 2.85
-  CHECK(s.p99 == Approx(5.485));    // h = 2.97
+  CHECK(s.p50 == 3.5);            // h = 1.5
+  CHECK(s.p95 == Approx(5.425));  // h = 2.85
+  CHECK(s.p99 == Approx(5.485));  // h = 2.97
   CHECK(s.max == 5.5);
   CHECK(s.extra_calls == 2);
 }
@@ -83,7 +83,8 @@ TEST_CASE("an attempt that took exactly T is in time, a hair more is not", "[exp
   CHECK(late.extra_calls == 1);
 }
 
-TEST_CASE("no successful request gives NaN latency figures and a zero success rate", "[experiments][replay]") {
+TEST_CASE("no successful request gives NaN latency figures and a zero success rate",
+          "[experiments][replay]") {
   const std::vector<TraceRow> trace = {{{1, false}, {1, false}, {1, false}}};
   const auto s = evaluate(trace, {ReplayPolicy::retry, 0.5});
   CHECK(s.success_rate == 0);
@@ -109,7 +110,8 @@ TEST_CASE("the configurations are wait once, then retry and switch per T in orde
   CHECK_FALSE(parse_policy("hedge").has_value());
 }
 
-TEST_CASE("summarizing per-request outcomes gives the same figures as evaluating the trace", "[experiments][replay]") {
+TEST_CASE("summarizing per-request outcomes gives the same figures as evaluating the trace",
+          "[experiments][replay]") {
   const auto trace = hand_trace();
   for (const auto& config : policy_configs(std::vector<double>{0.7, 3})) {
     std::vector<RequestOutcome> outcomes;
@@ -132,7 +134,9 @@ ReplayStats reference(std::span<const TraceRow> trace, const PolicyConfig& confi
   return summarize(config, outcomes);
 }
 
-bool same_bits(double a, double b) { return std::bit_cast<std::uint64_t>(a) == std::bit_cast<std::uint64_t>(b); }
+bool same_bits(double a, double b) {
+  return std::bit_cast<std::uint64_t>(a) == std::bit_cast<std::uint64_t>(b);
+}
 
 void check_same(const ReplayStats& a, const ReplayStats& b) {
   INFO(policy_name(a.config.policy) << " T=" << a.config.timeout_sec);
@@ -159,7 +163,9 @@ std::vector<TraceRow> mixed_trace(std::size_t rows, std::uint64_t seed) {
   auto trace = synth_trace(options);
   for (std::size_t i = 0; i < trace.size(); ++i) {
     for (auto* a : {&trace[i].primary_1, &trace[i].primary_2, &trace[i].alternate}) {
-      a->sec = i % 11 == 0 ? a->sec : i % 7 == 0 ? std::round(a->sec * 1e6) / 1e6 : std::round(a->sec * 1e3) / 1e3;
+      a->sec = i % 11 == 0  ? a->sec
+               : i % 7 == 0 ? std::round(a->sec * 1e6) / 1e6
+                            : std::round(a->sec * 1e3) / 1e3;
       if (i % 13 == 0) a->sec = 3.0;
     }
   }
@@ -193,8 +199,10 @@ TEST_CASE("one tally of every configuration equals playing each configuration an
   CHECK_THROWS(a.merge(ReplayTally(policy_configs(std::vector<double>{1}))));
 }
 
-TEST_CASE("a tally of only failures or of nothing gives NaN latencies like the definition", "[experiments][replay]") {
-  const std::vector<TraceRow> failures = {{{1, false}, {1, false}, {1, false}}, {{9, false}, {2, false}, {0, false}}};
+TEST_CASE("a tally of only failures or of nothing gives NaN latencies like the definition",
+          "[experiments][replay]") {
+  const std::vector<TraceRow> failures = {{{1, false}, {1, false}, {1, false}},
+                                          {{9, false}, {2, false}, {0, false}}};
   const auto configs = policy_configs(std::vector<double>{0.5, 3});
   const auto got = evaluate_all(failures, configs);
   for (std::size_t i = 0; i < configs.size(); ++i) check_same(got[i], reference(failures, configs[i]));
@@ -207,7 +215,8 @@ TEST_CASE("a tally of only failures or of nothing gives NaN latencies like the d
 
 TEST_CASE("the streaming file replay equals reading the rows and evaluating them, errors included",
           "[experiments][replay]") {
-  const auto dir = std::filesystem::temp_directory_path() / ("llmchaos-replay-stream-" + std::to_string(::getpid()));
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("llmchaos-replay-stream-" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   const auto rows = mixed_trace(90000, 22);  // ~10 MB of JSON lines: three parts on three threads
   std::ostringstream jsonl, csv;
@@ -219,7 +228,9 @@ TEST_CASE("the streaming file replay equals reading the rows and evaluating them
   text.insert(text.find('\n', text.size() / 2) + 1,
               "{\"alternate\":{\"ok\":true,\"sec\":0.123456},\"primary_2\":{\"sec\":1,\"ok\":true},"
               "\"primary_1\":{\"sec\":2.999999,\"ok\":true}}\nnot json\n");
-  text += "{\"primary_1\":{\"sec\":3.0000001,\"ok\":true},\"primary_2\":{\"sec\":1,\"ok\":true},\"alternate\":{\"sec\":1,\"ok\":false}}\n{\n";
+  text +=
+      "{\"primary_1\":{\"sec\":3.0000001,\"ok\":true},\"primary_2\":{\"sec\":1,\"ok\":true},\"alternate\":{"
+      "\"sec\":1,\"ok\":false}}\n{\n";
   const auto configs = policy_configs(std::vector<double>{2.5, 3, 3.5});
   for (const auto& [name, content] : {std::pair{"t.jsonl", text}, std::pair{"t.csv", csv.str()}}) {
     const auto path = (dir / name).string();
@@ -235,7 +246,8 @@ TEST_CASE("the streaming file replay equals reading the rows and evaluating them
     CHECK(streamed.parse.lines == read.lines);
     CHECK(streamed.parse.error_count == read.error_count);
     REQUIRE(streamed.parse.errors.size() == read.errors.size());
-    for (std::size_t i = 0; i < read.errors.size(); ++i) CHECK(streamed.parse.errors[i].str() == read.errors[i].str());
+    for (std::size_t i = 0; i < read.errors.size(); ++i)
+      CHECK(streamed.parse.errors[i].str() == read.errors[i].str());
     const auto expected = evaluate_all(read.rows, configs);
     REQUIRE(streamed.stats.size() == expected.size());
     for (std::size_t i = 0; i < expected.size(); ++i) {
@@ -294,7 +306,8 @@ TEST_CASE("the text, JSON and Markdown reports carry every row's figures", "[exp
 
   std::ostringstream md;
   find_replay_format("markdown")->write(report, md);
-  CHECK(md.str().find("| switch | 3 | 4 | 100.00% | 3.500 | 5.425 | 5.485 | 5.500 | 50.00% |") != std::string::npos);
+  CHECK(md.str().find("| switch | 3 | 4 | 100.00% | 3.500 | 5.425 | 5.485 | 5.500 | 50.00% |") !=
+        std::string::npos);
 
   std::ostringstream js;
   find_replay_format("json")->write(report, js);
@@ -308,10 +321,12 @@ TEST_CASE("the text, JSON and Markdown reports carry every row's figures", "[exp
   CHECK(find_replay_format("html") == nullptr);
 }
 
-TEST_CASE("the CDF SVG is self-contained with one curve and one T marker per configuration", "[experiments][replay][report]") {
+TEST_CASE("the CDF SVG is self-contained with one curve and one T marker per configuration",
+          "[experiments][replay][report]") {
   const auto trace = hand_trace();
   std::vector<CdfCurve> curves;
-  for (const double t : {2.0, 3.0}) curves.push_back({{ReplayPolicy::retry, t}, successful_latencies(trace, {ReplayPolicy::retry, t})});
+  for (const double t : {2.0, 3.0})
+    curves.push_back({{ReplayPolicy::retry, t}, successful_latencies(trace, {ReplayPolicy::retry, t})});
   const auto svg = replay_cdf_svg(ReplayPolicy::retry, curves, trace.size());
   CHECK(svg.rfind("<svg xmlns=\"http://www.w3.org/2000/svg\"", 0) == 0);
   CHECK(svg.find("</svg>") != std::string::npos);

@@ -1,7 +1,6 @@
-#include <catch2/catch.hpp>
-
 #include <algorithm>
 #include <bit>
+#include <catch2/catch.hpp>
 #include <cmath>
 #include <compare>
 #include <cstdint>
@@ -15,17 +14,18 @@ using namespace llmchaos::experiments;
 
 // Expected values are numpy.percentile(a, q) with the default method, worked out by hand:
 // h = (n - 1) * q / 100, result = a[floor h] + (a[floor h + 1] - a[floor h]) * frac(h).
-TEST_CASE("percentiles interpolate linearly between the closest ranks as numpy does", "[experiments][stats]") {
+TEST_CASE("percentiles interpolate linearly between the closest ranks as numpy does",
+          "[experiments][stats]") {
   const std::vector<double> a = {1, 2, 3, 4};
   CHECK(percentile_sorted(a, 0) == 1);
-  CHECK(percentile_sorted(a, 50) == 2.5);             // h = 1.5
-  CHECK(percentile_sorted(a, 95) == Approx(3.85));    // h = 2.85
-  CHECK(percentile_sorted(a, 99) == Approx(3.97));    // h = 2.97
+  CHECK(percentile_sorted(a, 50) == 2.5);           // h = 1.5
+  CHECK(percentile_sorted(a, 95) == Approx(3.85));  // h = 2.85
+  CHECK(percentile_sorted(a, 99) == Approx(3.97));  // h = 2.97
   CHECK(percentile_sorted(a, 100) == 4);
   const std::vector<double> b = {10, 20, 30, 40, 50};
-  CHECK(percentile_sorted(b, 25) == 20);              // h = 1 exactly
-  CHECK(percentile_sorted(b, 90) == Approx(46));      // h = 3.6
-  CHECK(percentile_sorted(b, 33) == Approx(23.2));    // h = 1.32
+  CHECK(percentile_sorted(b, 25) == 20);            // h = 1 exactly
+  CHECK(percentile_sorted(b, 90) == Approx(46));    // h = 3.6
+  CHECK(percentile_sorted(b, 33) == Approx(23.2));  // h = 1.32
 }
 
 TEST_CASE("a percentile of one value is that value and of none it is NaN", "[experiments][stats]") {
@@ -41,7 +41,8 @@ TEST_CASE("a percentile of one value is that value and of none it is NaN", "[exp
   CHECK(std::isnan(p[1]));
 }
 
-TEST_CASE("selection-based percentiles of unsorted values equal the sorted definition", "[experiments][stats]") {
+TEST_CASE("selection-based percentiles of unsorted values equal the sorted definition",
+          "[experiments][stats]") {
   Rng rng(11);
   for (const int n : {1, 2, 3, 10, 101, 1000}) {
     std::vector<double> values;
@@ -64,13 +65,16 @@ TEST_CASE("the unsorted percentiles of a hand-made list match the numpy values",
   CHECK(p[3] == 4);
 }
 
-TEST_CASE("large inputs take the histogram selection and still equal the sorted definition", "[experiments][stats]") {
+TEST_CASE("large inputs take the histogram selection and still equal the sorted definition",
+          "[experiments][stats]") {
   Rng rng(12);
   std::vector<double> values;
   for (int i = 0; i < 200000; ++i) {
     // Ties, negatives, zeros of both signs and a wide range of magnitudes.
     const double u = rng.uniform();
-    values.push_back(i % 97 == 0 ? -0.0 : i % 89 == 0 ? 0.0 : (u - 0.3) * std::pow(10.0, static_cast<double>(i % 7) - 3));
+    values.push_back(i % 97 == 0   ? -0.0
+                     : i % 89 == 0 ? 0.0
+                                   : (u - 0.3) * std::pow(10.0, static_cast<double>(i % 7) - 3));
     if (i % 5 == 0) values.back() = std::round(values.back());
   }
   std::vector<double> sorted = values;
@@ -88,12 +92,18 @@ double mixed_latency(Rng& rng, int i) {
   switch (i % 8) {
     case 0:
     case 1:
-    case 2: return std::round(u * 5000) / 1000;
-    case 3: return std::round(u * 500) / 100;
-    case 4: return std::round(u * 5e6) / 1e6;
-    case 5: return u * 5;
-    case 6: return i % 16 == 6 ? -0.0 : 0.0;
-    default: return std::round((300 + u * 1000) * 1000) / 1000;
+    case 2:
+      return std::round(u * 5000) / 1000;
+    case 3:
+      return std::round(u * 500) / 100;
+    case 4:
+      return std::round(u * 5e6) / 1e6;
+    case 5:
+      return u * 5;
+    case 6:
+      return i % 16 == 6 ? -0.0 : 0.0;
+    default:
+      return std::round((300 + u * 1000) * 1000) / 1000;
   }
 }
 }  // namespace
@@ -122,9 +132,11 @@ TEST_CASE("latency counts give the sorted array's percentiles bit for bit, whole
         REQUIRE(std::bit_cast<std::uint64_t>(sorted.at(r)) == std::bit_cast<std::uint64_t>(values[r]));
       const auto got = percentiles_by_rank(sorted.size(), qs, [&](std::size_t r) { return sorted.at(r); });
       for (std::size_t k = 0; k < qs.size(); ++k)
-        CHECK(std::bit_cast<std::uint64_t>(got[k]) == std::bit_cast<std::uint64_t>(percentile_sorted(values, qs[k])));
+        CHECK(std::bit_cast<std::uint64_t>(got[k]) ==
+              std::bit_cast<std::uint64_t>(percentile_sorted(values, qs[k])));
       for (const double limit : {-1.0, 0.0, 0.001, 2.5, 2.5000001, 4.999, 300.0, 1e9}) {
-        const auto expected = std::count_if(values.begin(), values.end(), [&](double v) { return v <= limit; });
+        const auto expected =
+            std::count_if(values.begin(), values.end(), [&](double v) { return v <= limit; });
         CHECK(sorted.count_at_most(limit) == static_cast<std::size_t>(expected));
       }
     }

@@ -1,16 +1,15 @@
-#include <catch2/catch.hpp>
+#include <unistd.h>
 
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <span>
-#include <vector>
 #include <sstream>
 #include <string>
-
-#include <unistd.h>
+#include <vector>
 
 #include "llmchaos/core/rng.hpp"
 #include "llmchaos/experiments/synth.hpp"
@@ -52,9 +51,11 @@ TEST_CASE("JSON lines accept any key order, extra keys, CRLF and blank lines", "
   const std::string text =
       "\xEF\xBB\xBF"
       "{\"id\": \"r-1\", \"alternate\":{\"ok\":false,\"sec\":1e-1},\"primary_2\":{\"sec\":0,\"ok\":true,"
-      "\"note\":[1,{\"a\":null},\"x\\\"y\"]},\"primary_1\":{\"sec\":3,\"ok\":true},\"meta\":{\"n\":-2.5E3}}\r\n"
+      "\"note\":[1,{\"a\":null},\"x\\\"y\"]},\"primary_1\":{\"sec\":3,\"ok\":true},\"meta\":{\"n\":-2.5E3}}"
+      "\r\n"
       "\n   \r\n"
-      "{\"primary_1\":{\"sec\":1.5,\"ok\":false},\"primary_2\":{\"sec\":2,\"ok\":true},\"alternate\":{\"sec\":2.5,\"ok\":true}}";
+      "{\"primary_1\":{\"sec\":1.5,\"ok\":false},\"primary_2\":{\"sec\":2,\"ok\":true},\"alternate\":{"
+      "\"sec\":2.5,\"ok\":true}}";
   const auto p = parse_trace(text, "t.jsonl");
   INFO(errors_of(p));
   REQUIRE(p.error_count == 0);
@@ -72,17 +73,24 @@ TEST_CASE("bad JSON lines are reported as file:line:col with what is wrong, good
           "[experiments][trace]") {
   const std::string good =
       R"({"primary_1":{"sec":1,"ok":true},"primary_2":{"sec":2,"ok":true},"alternate":{"sec":3,"ok":true}})";
-  const std::string text = good + "\n" +                                                                 // 1
-                           R"({"primary_1":{"sec":1,"ok":true},"primary_2":{"sec":2,"ok":true}})" "\n"  // 2 missing
-                           R"({"primary_1":{"sec":-1,"ok":true}})" "\n"                                  // 3 negative
-                           R"({"primary_1":{"sec":1,"ok":"yes"}})" "\n"                                  // 4 ok type
-                           + good + " x\n" +                                                             // 5 trailing
-                           "[1,2]\n"                                                                     // 6 not object
-                           R"({"primary_1":{"sec":1,"ok":true},"primary_1":{"sec":1,"ok":true}})" "\n"  // 7 duplicate
-                           R"({"primary_1":{"sec":nan,"ok":true}})" "\n"                                 // 8 nan
-                           R"({"primary_1)" "\n"                                                         // 9 unterminated
-                           R"({"primary_1":{"ok":true}})" "\n"                                           // 10 no sec
-                           + good + "\n";                                                                // 11
+  const std::string text = good + "\n" +  // 1
+                           R"({"primary_1":{"sec":1,"ok":true},"primary_2":{"sec":2,"ok":true}})"
+                           "\n"  // 2 missing
+                           R"({"primary_1":{"sec":-1,"ok":true}})"
+                           "\n"  // 3 negative
+                           R"({"primary_1":{"sec":1,"ok":"yes"}})"
+                           "\n"               // 4 ok type
+                           + good + " x\n" +  // 5 trailing
+                           "[1,2]\n"          // 6 not object
+                           R"({"primary_1":{"sec":1,"ok":true},"primary_1":{"sec":1,"ok":true}})"
+                           "\n"  // 7 duplicate
+                           R"({"primary_1":{"sec":nan,"ok":true}})"
+                           "\n"  // 8 nan
+                           R"({"primary_1)"
+                           "\n"  // 9 unterminated
+                           R"({"primary_1":{"ok":true}})"
+                           "\n"            // 10 no sec
+                           + good + "\n";  // 11
   const auto p = parse_trace(text, "t.jsonl");
   CHECK(p.rows.size() == 2);
   CHECK(p.error_count == 9);
@@ -131,9 +139,10 @@ TEST_CASE("CSV finds the six columns by header name and accepts true/false/1/0",
 
 TEST_CASE("bad CSV rows and a header without the columns are reported with line and column",
           "[experiments][trace]") {
-  const std::string header = "primary_1_sec,primary_1_ok,primary_2_sec,primary_2_ok,alternate_sec,alternate_ok\n";
-  const auto p = parse_trace(header + "1,true,2,true,3\n1,yes,2,true,3,true\nx,true,2,true,3,true\n1,1,2,1,3,1\n",
-                             "t.csv");
+  const std::string header =
+      "primary_1_sec,primary_1_ok,primary_2_sec,primary_2_ok,alternate_sec,alternate_ok\n";
+  const auto p = parse_trace(
+      header + "1,true,2,true,3\n1,yes,2,true,3,true\nx,true,2,true,3,true\n1,1,2,1,3,1\n", "t.csv");
   CHECK(p.rows.size() == 1);
   REQUIRE(p.errors.size() == 3);
   CHECK(p.errors[0].str() == "t.csv:2:16: expected at least 6 fields, found 5");
@@ -156,17 +165,20 @@ TEST_CASE("an empty input is no error in JSON lines and lacks a header in CSV", 
   CHECK(p.errors[0].message == "empty trace: no header row");
 }
 
-TEST_CASE("random bytes never crash the reader: every non-blank line is a row or an error", "[experiments][trace]") {
+TEST_CASE("random bytes never crash the reader: every non-blank line is a row or an error",
+          "[experiments][trace]") {
   Rng rng(2024);
   const std::string alphabet = "{}[]\":,.-+eE0123456789 \t\r\ntruefalsnpimy_ok sec\\\x01\xff";
   for (int round = 0; round < 300; ++round) {
     std::string text;
     const auto len = rng.between(0, 400);
     for (std::int64_t i = 0; i < len; ++i)
-      text += alphabet[static_cast<std::size_t>(rng.between(0, static_cast<std::int64_t>(alphabet.size()) - 1))];
+      text +=
+          alphabet[static_cast<std::size_t>(rng.between(0, static_cast<std::int64_t>(alphabet.size()) - 1))];
     // Also mutate a valid line now and then, which reaches deeper paths.
     if (round % 3 == 0) {
-      std::string line = R"({"primary_1":{"sec":1,"ok":true},"primary_2":{"sec":2,"ok":true},"alternate":{"sec":3,"ok":true}})";
+      std::string line =
+          R"({"primary_1":{"sec":1,"ok":true},"primary_2":{"sec":2,"ok":true},"alternate":{"sec":3,"ok":true}})";
       line[static_cast<std::size_t>(rng.between(0, static_cast<std::int64_t>(line.size()) - 1))] =
           alphabet[static_cast<std::size_t>(rng.between(0, static_cast<std::int64_t>(alphabet.size()) - 1))];
       text = line + "\n" + text;
@@ -243,7 +255,9 @@ TEST_CASE("a large JSON-lines trace parsed on several threads equals the single-
   // Bad lines near the start, the middle and the end, and one spaced-out (non-canonical) good line.
   text.insert(0, "oops\n");
   text.insert(text.size() / 2, "\n{\"primary_1\": 1}\n");
-  text += "{ \"alternate\" : {\"ok\":true,\"sec\":1}, \"primary_2\":{\"sec\":1,\"ok\":true}, \"primary_1\":{\"sec\":2,\"ok\":false} }\n";
+  text +=
+      "{ \"alternate\" : {\"ok\":true,\"sec\":1}, \"primary_2\":{\"sec\":1,\"ok\":true}, "
+      "\"primary_1\":{\"sec\":2,\"ok\":false} }\n";
   text += "{\n";
   TraceParseOptions one, many;
   one.threads = 1;
@@ -304,7 +318,8 @@ TEST_CASE("the streaming reader hands each part's rows to its own sink, in order
 }
 
 TEST_CASE("a trace file read in blocks equals the same text parsed in memory", "[experiments][trace]") {
-  const auto dir = std::filesystem::temp_directory_path() / ("llmchaos-trace-file-" + std::to_string(::getpid()));
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("llmchaos-trace-file-" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   SynthOptions options;
   options.rows = 50000;  // ~5.5 MB: two parts, each read in many blocks
@@ -313,15 +328,18 @@ TEST_CASE("a trace file read in blocks equals the same text parsed in memory", "
   write_trace_csv(synth_trace(options), csv);
   // A good line longer than a read block (a 600 KB extra key), a bad one after it, blank lines, a
   // BOM, and a last line without its newline.
-  const std::string long_line = R"({"note":")" + std::string(600000, 'x') +
-                                R"(","primary_1":{"sec":1,"ok":true},"primary_2":{"sec":2,"ok":true},"alternate":{"sec":3,"ok":true}})";
+  const std::string long_line =
+      R"({"note":")" + std::string(600000, 'x') +
+      R"(","primary_1":{"sec":1,"ok":true},"primary_2":{"sec":2,"ok":true},"alternate":{"sec":3,"ok":true}})";
   std::string text = "\xEF\xBB\xBF\n" + jsonl.str();
   text.insert(text.find('\n', text.size() / 3) + 1, long_line + "\n{\"primary_1\": 1}\n\n");
-  text += R"({"primary_1":{"sec":1,"ok":true},"primary_2":{"sec":2,"ok":true},"alternate":{"sec":3,"ok":false}})";
+  text +=
+      R"({"primary_1":{"sec":1,"ok":true},"primary_2":{"sec":2,"ok":true},"alternate":{"sec":3,"ok":false}})";
   std::string csv_text = csv.str();
   csv_text.insert(csv_text.find('\n', csv_text.size() / 2) + 1, "1,true,2\n\n");
-  for (const auto& [name, content] : {std::pair{"f.jsonl", text}, std::pair{"f.csv", csv_text},
-                                      std::pair{"e.jsonl", std::string()}, std::pair{"h.csv", std::string("a,b\n")}}) {
+  for (const auto& [name, content] :
+       {std::pair{"f.jsonl", text}, std::pair{"f.csv", csv_text}, std::pair{"e.jsonl", std::string()},
+        std::pair{"h.csv", std::string("a,b\n")}}) {
     const auto path = (dir / name).string();
     std::ofstream(path, std::ios::binary) << content;
     for (const unsigned threads : {1u, 2u}) {
@@ -333,7 +351,8 @@ TEST_CASE("a trace file read in blocks equals the same text parsed in memory", "
       CHECK(from_file.lines == in_memory.lines);
       CHECK(from_file.error_count == in_memory.error_count);
       REQUIRE(from_file.errors.size() == in_memory.errors.size());
-      for (std::size_t i = 0; i < in_memory.errors.size(); ++i) CHECK(from_file.errors[i].str() == in_memory.errors[i].str());
+      for (std::size_t i = 0; i < in_memory.errors.size(); ++i)
+        CHECK(from_file.errors[i].str() == in_memory.errors[i].str());
       REQUIRE(from_file.rows.size() == in_memory.rows.size());
       for (std::size_t i = 0; i < in_memory.rows.size(); ++i) {
         REQUIRE(from_file.rows[i].primary_1.sec == in_memory.rows[i].primary_1.sec);
@@ -346,11 +365,13 @@ TEST_CASE("a trace file read in blocks equals the same text parsed in memory", "
   CHECK(big.error_count == 1);
   CHECK_FALSE(big.rows.back().alternate.ok);
   CHECK(read_trace_file((dir / "f.csv").string()).error_count == 1);
-  CHECK_THROWS_WITH(read_trace_file((dir / "missing.jsonl").string()), Catch::Contains("cannot open the trace file"));
+  CHECK_THROWS_WITH(read_trace_file((dir / "missing.jsonl").string()),
+                    Catch::Contains("cannot open the trace file"));
   std::filesystem::remove_all(dir);
 }
 
-TEST_CASE("the fast decimal path reads the same doubles as the general number reader", "[experiments][trace]") {
+TEST_CASE("the fast decimal path reads the same doubles as the general number reader",
+          "[experiments][trace]") {
   // Lines in canonical order take the fast path; the same numbers with an exponent take from_chars.
   Rng rng(77);
   for (int i = 0; i < 2000; ++i) {
@@ -358,7 +379,8 @@ TEST_CASE("the fast decimal path reads the same doubles as the general number re
     const std::string plain = fmt_number(v);
     const std::string with_exp = plain + "e0";
     auto line = [](const std::string& n) {
-      return "{\"primary_1\":{\"sec\":" + n + ",\"ok\":true},\"primary_2\":{\"sec\":1,\"ok\":true},\"alternate\":{\"sec\":1,\"ok\":true}}";
+      return "{\"primary_1\":{\"sec\":" + n +
+             ",\"ok\":true},\"primary_2\":{\"sec\":1,\"ok\":true},\"alternate\":{\"sec\":1,\"ok\":true}}";
     };
     const auto a = parse_trace(line(plain), "a");
     const auto b = parse_trace(line(with_exp), "b");

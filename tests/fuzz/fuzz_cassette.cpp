@@ -17,8 +17,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (e.pos().file != "c.json" || e.message().empty()) __builtin_trap();  // precise errors
     return 0;
   }
-  const auto again = proxy::parse_cassette(proxy::cassette_json(c), "c.json");  // what the recorder writes, read back
-  if (again.key != c.key || again.frames.size() != c.frames.size() || again.body != c.body || again.status != c.status)
+  const auto again =
+      proxy::parse_cassette(proxy::cassette_json(c), "c.json");  // what the recorder writes, read back
+  if (again.key != c.key || again.frames.size() != c.frames.size() || again.body != c.body ||
+      again.status != c.status)
     __builtin_trap();
   for (std::size_t i = 0; i < c.frames.size(); ++i)
     if (again.frames[i].bytes != c.frames[i].bytes) __builtin_trap();

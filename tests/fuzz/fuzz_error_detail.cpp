@@ -22,12 +22,15 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (fastest.size() != portable.size()) std::abort();
   for (std::size_t i = 0; i < fastest.size(); ++i) {
     const auto a = fastest.field(i), b = portable.field(i);
-    if (a.key != b.key || a.scalar != b.scalar || a.value.data() != b.value.data() || a.value.size() != b.value.size())
+    if (a.key != b.key || a.scalar != b.scalar || a.value.data() != b.value.data() ||
+        a.value.size() != b.value.size())
       std::abort();
-    if (a.value.data() < body.data() || a.value.data() + a.value.size() > body.data() + body.size()) std::abort();
+    if (a.value.data() < body.data() || a.value.data() + a.value.size() > body.data() + body.size())
+      std::abort();
   }
   if (body.find('\\') == std::string_view::npos)
-    if (const auto oracle = test::oracle_fields(body); oracle && !test::first_difference(fastest, *oracle).empty())
+    if (const auto oracle = test::oracle_fields(body);
+        oracle && !test::first_difference(fastest, *oracle).empty())
       std::abort();
 
   client::Observation obs;

@@ -3,14 +3,13 @@
 // decision, dialect body, ledger) or Router::reject for what the session cannot read whole.
 // The script serves all four dialects and cycles through fault kinds, so every input reaches a
 // dialect's request decoder and a fault's plan builder.
+#include <boost/beast/core/buffers_range.hpp>
+#include <boost/beast/http.hpp>
 #include <cctype>
 #include <cstddef>
 #include <cstdint>
 #include <iterator>
 #include <string>
-
-#include <boost/beast/core/buffers_range.hpp>
-#include <boost/beast/http.hpp>
 
 #include "llmchaos/core/clock.hpp"
 #include "llmchaos/mockprovider/router.hpp"

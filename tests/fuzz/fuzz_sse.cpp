@@ -31,8 +31,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     split.feed(body.substr(i, n), got);
     i += n;
   }
-  if (!whole.overflowed() && !split.overflowed() &&
-      (got != expected || whole.pending() != split.pending()))
+  if (!whole.overflowed() && !split.overflowed() && (got != expected || whole.pending() != split.pending()))
     __builtin_trap();  // the split changed what was parsed
 
   const auto& codec = client::codec_for(dialect);

@@ -1,10 +1,10 @@
 #pragma once
 // The real mock provider and a gateway over it, both on 127.0.0.1:0, for the gateway's loopback tests.
-#include <string>
-#include <vector>
+#include <fmt/format.h>
 
 #include <boost/json.hpp>
-#include <fmt/format.h>
+#include <string>
+#include <vector>
 
 #include "llmchaos/gateway/gateway.hpp"
 #include "llmchaos/mockprovider/server.hpp"
@@ -15,11 +15,12 @@ namespace llmchaos::test {
 struct GatewayWorld {
   // `script`: [route.NAME] tables for the mock (namespace "gw"); `config`: the gateway's TOML, in which
   // {mock} is replaced by the mock's base URL with the namespace ("http://127.0.0.1:P/gw").
-  GatewayWorld(const std::string& script, const std::string& config) : mock([] {
-      mock::ServerOptions o;
-      o.threads = 2;
-      return o;
-    }()) {
+  GatewayWorld(const std::string& script, const std::string& config)
+      : mock([] {
+          mock::ServerOptions o;
+          o.threads = 2;
+          return o;
+        }()) {
     mock.start();
     mock.engine().install("gw", mock::parse_script_text(script, "script.toml"));
     std::string text = config;
@@ -42,10 +43,12 @@ struct GatewayWorld {
     if (!body.empty()) c.headers.emplace_back("content-type", "application/json");
     return net::http_call(c);
   }
-  net::HttpReply chat(const std::string& key, bool stream = false, std::vector<std::pair<std::string, std::string>> headers = {}) {
+  net::HttpReply chat(const std::string& key, bool stream = false,
+                      std::vector<std::pair<std::string, std::string>> headers = {}) {
     if (!key.empty()) headers.emplace_back("authorization", "Bearer " + key);
-    const std::string body = fmt::format(R"({{"model":"mock-model","messages":[{{"role":"user","content":"classify this"}}],"stream":{}}})",
-                                         stream ? "true" : "false");
+    const std::string body = fmt::format(
+        R"({{"model":"mock-model","messages":[{{"role":"user","content":"classify this"}}],"stream":{}}})",
+        stream ? "true" : "false");
     return call("POST", "/v1/chat/completions", body, std::move(headers));
   }
   boost::json::value stats() { return boost::json::parse(call("GET", "/stats").body); }

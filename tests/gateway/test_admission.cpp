@@ -28,7 +28,8 @@ client::RateLimits tokens_per_minute(double n) {
 
 constexpr double minute_ms = 60'000;
 constexpr double day_ms = 24 * 60 * minute_ms;
-const std::string hello = R"({"model":"m","messages":[{"role":"user","content":"hello world!"}],"max_tokens":10})";
+const std::string hello =
+    R"({"model":"m","messages":[{"role":"user","content":"hello world!"}],"max_tokens":10})";
 
 // Keys "free-key-1" (tier free) and "gold-key-1" (tier gold, quality "fast"); chains default and fast.
 GatewayConfig config_with(client::RateLimits free_limits, double time_scale = 1) {
@@ -47,7 +48,8 @@ struct World {
   explicit World(GatewayConfig c) : config(std::move(c)) {
     for (const auto& [key, tier] : config.keys) limiter.configure(key, config.tiers.at(tier).limits, 0);
   }
-  Admission at(double now_ms, const std::string& key = "free-key-1", std::string_view body = hello, std::string quality = "") {
+  Admission at(double now_ms, const std::string& key = "free-key-1", std::string_view body = hello,
+               std::string quality = "") {
     return admit(ChatArrival{key, body, std::move(quality)}, config, limiter, now_ms);
   }
 };
@@ -156,7 +158,9 @@ TEST_CASE("admit: a request alone over tokens per minute is refused without a re
   CHECK(r.error.status == 429);
   CHECK(r.error.type == "tokens");
   CHECK_FALSE(r.retry_after_ms);
-  CHECK(r.error.message == "rate limit reached for tokens_per_minute of tier free; the request alone exceeds the tier's tokens per minute");
+  CHECK(r.error.message ==
+        "rate limit reached for tokens_per_minute of tier free; the request alone exceeds the tier's tokens "
+        "per minute");
 }
 
 TEST_CASE("admit: a request refused before the limits is not counted against them") {

@@ -1,14 +1,13 @@
 // The gateway over loopback: the real mock provider as its upstream, real sockets on 127.0.0.1.
+#include <algorithm>
 #include <catch2/catch.hpp>
+#include <thread>
 
 #include "gateway_fixture.hpp"
 #include "llmchaos/client/dialect_codec.hpp"
 #include "llmchaos/client/sse.hpp"
 #include "llmchaos/core/spec_error.hpp"
 #include "test_env.hpp"
-
-#include <algorithm>
-#include <thread>
 
 using namespace llmchaos;
 using llmchaos::test::gateway_toml;
@@ -52,13 +51,16 @@ void require_openai_error(const net::HttpReply& r, int status, const std::string
   CHECK(!e.at("message").as_string().empty());
   CHECK(e.at("type").is_string());
   CHECK(e.contains("param"));
-  if (code.empty()) CHECK(e.at("code").is_null());
-  else CHECK(e.at("code") == boost::json::value(code));
+  if (code.empty())
+    CHECK(e.at("code").is_null());
+  else
+    CHECK(e.at("code") == boost::json::value(code));
 }
 
 }  // namespace
 
-TEST_CASE("a burst of rpm + 5 requests of one key gets exactly 5 rejected with 429 and retry-after", "[gateway][limiter]") {
+TEST_CASE("a burst of rpm + 5 requests of one key gets exactly 5 rejected with 429 and retry-after",
+          "[gateway][limiter]") {
   GatewayWorld w(healthy_script, gateway_toml("[tiers.free]\nrpm = 8\n" + two_routes));
   // All at once, each on its own connection: the limiter answers without waiting for the stack.
   std::vector<net::HttpReply> replies(8 + 5);
@@ -86,7 +88,8 @@ TEST_CASE("a burst of rpm + 5 requests of one key gets exactly 5 rejected with 4
 TEST_CASE("a tier's tokens per minute rejects a request whose estimate does not fit", "[gateway][limiter]") {
   GatewayWorld w(healthy_script, gateway_toml("[tiers.free]\ntpm = 100\n" + two_routes));
   const auto body = [](int max_tokens) {
-    return fmt::format(R"({{"model":"m","messages":[{{"role":"user","content":"hi"}}],"max_tokens":{}}})", max_tokens);
+    return fmt::format(R"({{"model":"m","messages":[{{"role":"user","content":"hi"}}],"max_tokens":{}}})",
+                       max_tokens);
   };
   // Charged its estimate up front, then settled to what it used (about 5 tokens).
   auto first = w.call("POST", "/v1/chat/completions", body(60), {{"authorization", "Bearer sk-free-1"}});
@@ -111,8 +114,10 @@ TEST_CASE("a malformed body gets 400 in the OpenAI error shape", "[gateway][wire
   INFO(no_messages.body);
   REQUIRE(no_messages.status == 400);
   CHECK(boost::json::parse(no_messages.body).at("error").at("param") == "messages");
-  require_openai_error(w.call("POST", "/v1/chat/completions", R"({"model":"m","messages":[{"role":"user","content":"x"}],"stream":"yes"})", auth),
-                       400, "");
+  require_openai_error(
+      w.call("POST", "/v1/chat/completions",
+             R"({"model":"m","messages":[{"role":"user","content":"x"}],"stream":"yes"})", auth),
+      400, "");
   CHECK(w.attempts_on("primary") == 0);
 }
 
@@ -139,7 +144,8 @@ dialect = "anthropic"
   CHECK(v.at("usage").at("completion_tokens").as_int64() > 0);
 }
 
-TEST_CASE("the breaker of a failing upstream opens and persists across requests, the gateway falls back", "[gateway][breaker]") {
+TEST_CASE("the breaker of a failing upstream opens and persists across requests, the gateway falls back",
+          "[gateway][breaker]") {
   const std::string script = R"(
 [route.primary]
 dialect = "openai"
@@ -177,7 +183,8 @@ open_ms = 60000
   CHECK(stats.at("routes").at("backup").at("successes") == 4);
 }
 
-TEST_CASE("x-llmchaos-points lists every failure point as ACTION ROUTE ATTEMPT RULE, '-' for no attempt sent", "[gateway][headers]") {
+TEST_CASE("x-llmchaos-points lists every failure point as ACTION ROUTE ATTEMPT RULE, '-' for no attempt sent",
+          "[gateway][headers]") {
   const std::string script = R"(
 [route.primary]
 dialect = "openai"
@@ -185,7 +192,8 @@ then = "overloaded"
 [route.backup]
 dialect = "anthropic"
 )";
-  GatewayWorld w(script, gateway_toml("[tiers.free]\n" + two_routes + "[route.primary.breaker]\nfailure_threshold = 2\nopen_ms = 60000\n"));
+  GatewayWorld w(script, gateway_toml("[tiers.free]\n" + two_routes +
+                                      "[route.primary.breaker]\nfailure_threshold = 2\nopen_ms = 60000\n"));
   // Attempt 0 fails: retry (rule 4); attempt 1 fails and opens the breaker: fallback (rule 5).
   auto first = w.chat("sk-free-1");
   REQUIRE(first.status == 200);
@@ -198,15 +206,18 @@ dialect = "anthropic"
   CHECK(second.header("x-llmchaos-unsent-points") == "1");
 }
 
-TEST_CASE("x-llmchaos-points is present and empty when the request had no failure point", "[gateway][headers]") {
+TEST_CASE("x-llmchaos-points is present and empty when the request had no failure point",
+          "[gateway][headers]") {
   GatewayWorld w(healthy_script, gateway_toml("[tiers.free]\n" + two_routes));
   auto r = w.chat("sk-free-1");
   REQUIRE(r.status == 200);
   const auto& h = r.headers;
-  CHECK(std::any_of(h.begin(), h.end(), [](const auto& kv) { return kv.first == "x-llmchaos-points" && kv.second.empty(); }));
+  CHECK(std::any_of(h.begin(), h.end(),
+                    [](const auto& kv) { return kv.first == "x-llmchaos-points" && kv.second.empty(); }));
 }
 
-TEST_CASE("the drain answer carries each redelivery's failure points with their rule text", "[gateway][queue]") {
+TEST_CASE("the drain answer carries each redelivery's failure points with their rule text",
+          "[gateway][queue]") {
   const std::string script = R"(
 [route.primary]
 dialect = "openai"
@@ -273,7 +284,7 @@ routes = ["fast", "slow"]
   const auto fast = w.attempts_on("fast"), slow = w.attempts_on("slow");
   INFO("fast " << fast << ", slow " << slow);
   CHECK(fast + slow == 20);
-  CHECK(slow >= 1);       // each endpoint is measured
+  CHECK(slow >= 1);         // each endpoint is measured
   CHECK(fast >= 3 * slow);  // then the latency EMA steers the load
   auto members = w.stats().at("groups").at("gpt").as_array();
   CHECK(members.at(0).at("route") == "fast");
@@ -302,7 +313,9 @@ chain = ["primary", "backup"]
   require_openai_error(w.chat("sk-pro-1", false, {{"x-llmchaos-quality", "nope"}}), 400, "unknown_quality");
 }
 
-TEST_CASE("a streamed answer through the gateway is OpenAI chunks ending in [DONE], from an Anthropic upstream", "[gateway][stream]") {
+TEST_CASE(
+    "a streamed answer through the gateway is OpenAI chunks ending in [DONE], from an Anthropic upstream",
+    "[gateway][stream]") {
   const std::string config = two_routes + "\n[quality.anthropic]\nchain = [\"backup\"]\n";
   GatewayWorld w(healthy_script, gateway_toml("[tiers.free]\n" + config));
   auto r = w.chat("sk-free-1", true, {{"x-llmchaos-quality", "anthropic"}});
@@ -391,12 +404,13 @@ TEST_CASE("/health, /stats and /metrics describe the gateway", "[gateway][observ
   auto metrics = w.call("GET", "/metrics");
   CHECK(metrics.status == 200);
   CHECK(metrics.header("content-type").rfind("text/plain", 0) == 0);
-  for (const char* line : {"# HELP llmchaos_gateway_requests_total ", "# TYPE llmchaos_gateway_requests_total counter",
-                           "llmchaos_gateway_requests_total{outcome=\"primary_success\"} 1",
-                           "llmchaos_gateway_rejected_total{reason=\"rate_limited\"} 1",
-                           "# TYPE llmchaos_gateway_breaker_state gauge",
-                           "llmchaos_gateway_breaker_state{quality=\"default\",route=\"primary\"} 0",
-                           "llmchaos_gateway_upstream_attempts_total{route=\"primary\"} 1"}) {
+  for (const char* line :
+       {"# HELP llmchaos_gateway_requests_total ", "# TYPE llmchaos_gateway_requests_total counter",
+        "llmchaos_gateway_requests_total{outcome=\"primary_success\"} 1",
+        "llmchaos_gateway_rejected_total{reason=\"rate_limited\"} 1",
+        "# TYPE llmchaos_gateway_breaker_state gauge",
+        "llmchaos_gateway_breaker_state{quality=\"default\",route=\"primary\"} 0",
+        "llmchaos_gateway_upstream_attempts_total{route=\"primary\"} 1"}) {
     INFO(line);
     CHECK(metrics.body.find(line) != std::string::npos);
   }
@@ -423,11 +437,15 @@ TEST_CASE("gateway config errors name file, line and column", "[gateway][config]
     }
     return std::string("no error");
   };
-  const std::string route = "[route.a]\nbase_url = \"http://127.0.0.1:1/a\"\ndialect = \"openai\"\n[workflow]\nprimary = \"a\"\n";
-  CHECK_THAT(error_of(route + "[keys]\n\"k\" = \"gold\"\n"), Catch::Matches("gw\\.toml:7:\\d+: .*unknown tier \"gold\".*"));
+  const std::string route =
+      "[route.a]\nbase_url = \"http://127.0.0.1:1/a\"\ndialect = \"openai\"\n[workflow]\nprimary = \"a\"\n";
+  CHECK_THAT(error_of(route + "[keys]\n\"k\" = \"gold\"\n"),
+             Catch::Matches("gw\\.toml:7:\\d+: .*unknown tier \"gold\".*"));
   CHECK_THAT(error_of(route + "[tiers.free]\nrpm = 0\n"), Catch::Matches("gw\\.toml:7:\\d+: .*rpm.*"));
   CHECK_THAT(error_of(route + "[tiers.free]\nrmp = 5\n"), Catch::Matches("gw\\.toml:7:\\d+: .*rmp.*"));
-  CHECK_THAT(error_of(route + "[quality.q]\nchain = [\"a\", \"zz\"]\n"), Catch::Matches("gw\\.toml:7:\\d+: .*\"zz\".*"));
-  CHECK_THAT(error_of("[route.a]\nbase_url = \"http://x/a\"\n[workflow]\nprimary = \"a\"\n"), Catch::Matches("gw\\.toml:1:\\d+: .*both base_url and dialect.*"));
+  CHECK_THAT(error_of(route + "[quality.q]\nchain = [\"a\", \"zz\"]\n"),
+             Catch::Matches("gw\\.toml:7:\\d+: .*\"zz\".*"));
+  CHECK_THAT(error_of("[route.a]\nbase_url = \"http://x/a\"\n[workflow]\nprimary = \"a\"\n"),
+             Catch::Matches("gw\\.toml:1:\\d+: .*both base_url and dialect.*"));
   CHECK(error_of(route) == "no error");
 }

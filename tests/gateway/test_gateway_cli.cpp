@@ -1,7 +1,5 @@
 // `llmchaos gateway` as a process: the first stdout line names the bound port, it serves, SIGTERM and
 // SIGINT stop it within a second, a non-loopback bind needs the explicit flag.
-#include <catch2/catch.hpp>
-
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -9,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <catch2/catch.hpp>
 #include <chrono>
 #include <fstream>
 #include <thread>
@@ -59,14 +58,16 @@ std::string read_line(int fd, int timeout_ms = 10000) {
 
 std::string write_config() {
   const std::string path = "/tmp/llmchaos-test-gateway-" + std::to_string(::getpid()) + ".toml";
-  std::ofstream(path) << "[route.a]\nbase_url = \"http://127.0.0.1:9/a\"\ndialect = \"openai\"\n[workflow]\nprimary = \"a\"\n"
-                         "[tiers.t]\n[keys]\n\"k\" = \"t\"\n";
+  std::ofstream(path)
+      << "[route.a]\nbase_url = \"http://127.0.0.1:9/a\"\ndialect = \"openai\"\n[workflow]\nprimary = \"a\"\n"
+         "[tiers.t]\n[keys]\n\"k\" = \"t\"\n";
   return path;
 }
 
 }  // namespace
 
-TEST_CASE("llmchaos gateway prints its URL first and stops within a second of SIGTERM or SIGINT", "[gateway][cli]") {
+TEST_CASE("llmchaos gateway prints its URL first and stops within a second of SIGTERM or SIGINT",
+          "[gateway][cli]") {
   const auto config = write_config();
   for (int sig : {SIGTERM, SIGINT}) {
     auto c = spawn_gateway({"--config", config, "--port", "0"});
@@ -83,7 +84,8 @@ TEST_CASE("llmchaos gateway prints its URL first and stops within a second of SI
     ::kill(c.pid, sig);
     int status = 0;
     REQUIRE(waitpid(c.pid, &status, 0) == c.pid);
-    const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    const double ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     CHECK(ms < 1000);
     CHECK(WIFEXITED(status));
     CHECK(WEXITSTATUS(status) == 0);
@@ -106,8 +108,9 @@ TEST_CASE("llmchaos gateway refuses a non-loopback bind without --allow-non-loop
 
 TEST_CASE("llmchaos gateway reports a config error with file:line:col and exit 2", "[gateway][cli]") {
   const std::string path = "/tmp/llmchaos-test-gateway-bad-" + std::to_string(::getpid()) + ".toml";
-  std::ofstream(path) << "[route.a]\nbase_url = \"http://127.0.0.1:9/a\"\ndialect = \"openai\"\n[workflow]\nprimary = \"a\"\n"
-                         "[keys]\n\"k\" = \"gold\"\n";
+  std::ofstream(path)
+      << "[route.a]\nbase_url = \"http://127.0.0.1:9/a\"\ndialect = \"openai\"\n[workflow]\nprimary = \"a\"\n"
+         "[keys]\n\"k\" = \"gold\"\n";
   auto c = spawn_gateway({"--config", path});
   const auto line = read_line(c.out);
   int status = 0;

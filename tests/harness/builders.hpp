@@ -11,9 +11,10 @@ namespace llmchaos::harness::test {
 inline const std::string op = "op-1";
 
 // One mock ledger entry. `at` / `until`: received / finished (ms after install).
-inline LedgerEntry entry(std::uint64_t seq, const std::string& route, int attempt, FaultKind fault, int status,
-                         double at = 0, double until = 1, AttemptOutcome outcome = AttemptOutcome::completed,
-                         bool committed = false, const std::string& key = op) {
+inline LedgerEntry entry(std::uint64_t seq, const std::string& route, int attempt, FaultKind fault,
+                         int status, double at = 0, double until = 1,
+                         AttemptOutcome outcome = AttemptOutcome::completed, bool committed = false,
+                         const std::string& key = op) {
   LedgerEntry e;
   e.seq = seq;
   e.route = route;
@@ -48,8 +49,9 @@ inline client::FailurePoint point(int attempt, const std::string& route, Action 
   return f;
 }
 
-inline client::DecisionLog log(std::vector<client::AttemptRecord> attempts, std::vector<client::FailurePoint> failures,
-                               Outcome outcome, const std::string& route = "primary",
+inline client::DecisionLog log(std::vector<client::AttemptRecord> attempts,
+                               std::vector<client::FailurePoint> failures, Outcome outcome,
+                               const std::string& route = "primary",
                                const std::string& text = "hello from the mock provider") {
   client::DecisionLog l;
   l.operation_id = op;

@@ -32,7 +32,8 @@ TEST_CASE("a baseline round-trips every case's actions", "[baseline]") {
 TEST_CASE("the gate names every case whose actions changed, and only those", "[baseline]") {
   RunResult before;
   before.cases = {case_with("same", {Action::fail_closed}), case_with("flipped", {Action::retry}),
-                  case_with("later point", {Action::retry, Action::retry}), case_with("gone", {Action::queue})};
+                  case_with("later point", {Action::retry, Action::retry}),
+                  case_with("gone", {Action::queue})};
   RunResult after;
   after.cases = {case_with("same", {Action::fail_closed}), case_with("flipped", {Action::queue}),
                  case_with("later point", {Action::retry, Action::queue}), case_with("new", {Action::none})};
@@ -53,5 +54,6 @@ TEST_CASE("a file that is not a baseline is refused with its name", "[baseline]"
   CHECK_THROWS_WITH(baseline_from_json("[1, 2]", "x.json"), "x.json: not a baseline: no \"cases\" object");
   CHECK_THROWS_WITH(baseline_from_json(R"({"cases": {"a": {"action": "retyr"}}})", "x.json"),
                     "x.json: case \"a\": \"retyr\" is not an action");
-  CHECK_THROWS_WITH(read_baseline("/nonexistent/baseline.json"), "/nonexistent/baseline.json: cannot open: No such file or directory");
+  CHECK_THROWS_WITH(read_baseline("/nonexistent/baseline.json"),
+                    "/nonexistent/baseline.json: cannot open: No such file or directory");
 }

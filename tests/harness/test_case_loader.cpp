@@ -1,6 +1,5 @@
 // The case loader: what a valid case becomes, and every error pinned with its file:line:col.
 #include <catch2/catch.hpp>
-
 #include <filesystem>
 #include <fstream>
 
@@ -46,7 +45,8 @@ std::string only_error(const std::string& text) {
 struct TempDir {
   fs::path path;
   TempDir() {
-    path = fs::temp_directory_path() / fs::path("llmchaos-loader-" + std::to_string(::getpid()) + "-" + std::to_string(counter()++));
+    path = fs::temp_directory_path() /
+           fs::path("llmchaos-loader-" + std::to_string(::getpid()) + "-" + std::to_string(counter()++));
     fs::create_directories(path);
   }
   ~TempDir() { fs::remove_all(path); }
@@ -121,15 +121,18 @@ interval_ms = 100
 
 TEST_CASE("case errors name file:line:col", "[loader]") {
   SECTION("missing name") {
-    CHECK(only_error("expect = \"retry\"\n" + workflow + routes) == "c.toml:1:1: missing required key \"name\"");
+    CHECK(only_error("expect = \"retry\"\n" + workflow + routes) ==
+          "c.toml:1:1: missing required key \"name\"");
   }
   SECTION("missing expect") {
     CHECK(only_error("name = \"x\"\n" + workflow + routes) ==
-          "c.toml:1:1: missing required key \"expect\" (retry, fallback, queue, degrade, fail_closed, resume or none)");
+          "c.toml:1:1: missing required key \"expect\" (retry, fallback, queue, degrade, fail_closed, resume "
+          "or none)");
   }
   SECTION("unknown action") {
     CHECK(only_error("name = \"x\"\nexpect = \"retyr\"\n" + workflow + routes) ==
-          "c.toml:2:10: expect: unknown value \"retyr\" (expected one of: none, retry, fallback, queue, degrade, fail_closed, resume)");
+          "c.toml:2:10: expect: unknown value \"retyr\" (expected one of: none, retry, fallback, queue, "
+          "degrade, fail_closed, resume)");
   }
   SECTION("unknown top-level key") {
     CHECK(only_error("name = \"x\"\nexpect = \"retry\"\nexpcet_outcome = \"queued\"\n" + workflow + routes) ==
@@ -137,57 +140,70 @@ TEST_CASE("case errors name file:line:col", "[loader]") {
   }
   SECTION("unknown outcome") {
     CHECK(only_error("name = \"x\"\nexpect = \"retry\"\nexpect_outcome = \"ok\"\n" + workflow + routes) ==
-          "c.toml:3:18: expect_outcome: unknown value \"ok\" (expected one of: primary_success, retry_recovery, "
+          "c.toml:3:18: expect_outcome: unknown value \"ok\" (expected one of: primary_success, "
+          "retry_recovery, "
           "fallback_recovery, degraded, queued, fail_closed)");
   }
   SECTION("expect_attempts names an unknown route") {
-    CHECK(only_error("name = \"x\"\nexpect = \"retry\"\nexpect_attempts = { primray = 1 }\n" + workflow + routes) ==
+    CHECK(only_error("name = \"x\"\nexpect = \"retry\"\nexpect_attempts = { primray = 1 }\n" + workflow +
+                     routes) ==
           "c.toml:3:31: expect_attempts.primray: unknown route (routes: backup, primary)");
   }
   SECTION("expect_at point 1 contradicts expect") {
-    CHECK(only_error("name = \"x\"\nexpect = \"retry\"\n[[expect_at]]\npoint = 1\naction = \"queue\"\n" + workflow + routes) ==
+    CHECK(only_error("name = \"x\"\nexpect = \"retry\"\n[[expect_at]]\npoint = 1\naction = \"queue\"\n" +
+                     workflow + routes) ==
           "c.toml:3:1: expect_at: point 1 is \"queue\" but expect is \"retry\"");
   }
   SECTION("a route the workflow never uses") {
     CHECK(only_error("name = \"x\"\nexpect = \"retry\"\n" + workflow + routes + "[route.spare]\n") ==
-          "c.toml:14:1: route.spare: the workflow never uses this route (primary = \"primary\", fallback = [backup])");
+          "c.toml:14:1: route.spare: the workflow never uses this route (primary = \"primary\", fallback = "
+          "[backup])");
   }
   SECTION("a typo in a request key") {
     CHECK(only_error("name = \"x\"\nexpect = \"retry\"\n[request]\nstrem = true\n" + workflow + routes) ==
           "c.toml:4:9: request.strem: unknown key");
   }
   SECTION("a check missing its bound") {
-    CHECK(only_error("name = \"x\"\nexpect = \"retry\"\n[checks]\nno_hammering = { max_attempts = 2 }\n" + workflow + routes) ==
+    CHECK(only_error("name = \"x\"\nexpect = \"retry\"\n[checks]\nno_hammering = { max_attempts = 2 }\n" +
+                     workflow + routes) ==
           "c.toml:4:16: checks.no_hammering: missing required key \"window_ms\"");
   }
   SECTION("recovery needs an outage window") {
-    CHECK(only_error("name = \"x\"\nexpect = \"retry\"\n[sequence]\ncount = 3\nrecovered_within_ms = 100\n" + workflow + routes) ==
-          "c.toml:3:1: sequence: recovered_within_ms and max_outage_attempts need an outage: a step with until_ms in route.primary");
+    CHECK(only_error("name = \"x\"\nexpect = \"retry\"\n[sequence]\ncount = 3\nrecovered_within_ms = 100\n" +
+                     workflow + routes) ==
+          "c.toml:3:1: sequence: recovered_within_ms and max_outage_attempts need an outage: a step with "
+          "until_ms in route.primary");
   }
   SECTION("a TOML syntax error") {
-    CHECK(only_error("name = \"x\"\nexpect = = \"retry\"\n") == "c.toml:2:10: Error while parsing value: could not determine value type");
+    CHECK(only_error("name = \"x\"\nexpect = = \"retry\"\n") ==
+          "c.toml:2:10: Error while parsing value: could not determine value type");
   }
 }
 
 TEST_CASE("script and policy keys of a route table are checked by their owners, with positions", "[loader]") {
   SECTION("a script key") {
-    auto e = only_error("name = \"x\"\nexpect = \"retry\"\n" + workflow + "[route.primary]\nscript = [{ fault = \"rate_249\" }]\n[route.backup]\n");
+    auto e = only_error("name = \"x\"\nexpect = \"retry\"\n" + workflow +
+                        "[route.primary]\nscript = [{ fault = \"rate_249\" }]\n[route.backup]\n");
     CHECK_THAT(e, Catch::StartsWith("c.toml:8:"));
     CHECK_THAT(e, Catch::Contains("rate_249"));
   }
   SECTION("a policy key") {
-    auto e = only_error("name = \"x\"\nexpect = \"retry\"\n" + workflow + "[route.primary]\nexpected_latency_ms = -5\n[route.backup]\n");
+    auto e = only_error("name = \"x\"\nexpect = \"retry\"\n" + workflow +
+                        "[route.primary]\nexpected_latency_ms = -5\n[route.backup]\n");
     CHECK_THAT(e, Catch::StartsWith("c.toml:8:"));
     CHECK_THAT(e, Catch::Contains("expected_latency_ms"));
   }
   SECTION("a key neither owns") {
-    CHECK(only_error("name = \"x\"\nexpect = \"retry\"\n" + workflow + "[route.primary]\ndialekt = \"openai\"\n[route.backup]\n") ==
+    CHECK(only_error("name = \"x\"\nexpect = \"retry\"\n" + workflow +
+                     "[route.primary]\ndialekt = \"openai\"\n[route.backup]\n") ==
           "c.toml:8:11: route.primary.dialekt: unknown key");
   }
 }
 
 TEST_CASE("every broken section of a file is reported at once", "[loader]") {
-  auto errors = errors_of("name = \"x\"\nexpect = \"retyr\"\n[request]\nstrem = true\n[checks]\nno_hang_ms = \"soon\"\n" + workflow + routes);
+  auto errors = errors_of(
+      "name = \"x\"\nexpect = \"retyr\"\n[request]\nstrem = true\n[checks]\nno_hang_ms = \"soon\"\n" +
+      workflow + routes);
   REQUIRE(errors.size() == 3);
   CHECK_THAT(errors[0], Catch::StartsWith("c.toml:2:10: expect: unknown value"));
   CHECK(errors[1] == "c.toml:4:9: request.strem: unknown key");
@@ -230,15 +246,19 @@ dialect = "gemini"
 TEST_CASE("an error inside a shared policy file names the policy file", "[loader]") {
   TempDir dir;
   const auto policy = dir.write("p.toml", "[workflow]\nprimary = \"primary\"\nmax_total_attempts = 0\n");
-  const auto file = dir.write("a.toml", "name = \"x\"\nexpect = \"retry\"\npolicy = \"p.toml\"\n[route.primary]\n");
+  const auto file =
+      dir.write("a.toml", "name = \"x\"\nexpect = \"retry\"\npolicy = \"p.toml\"\n[route.primary]\n");
   auto errors = load_case_file(file).errors;
   REQUIRE(errors.size() == 1);
-  CHECK(std::string(errors[0].what()) == policy + ":3:22: workflow.max_total_attempts: 0 is out of range [1, 1000000]");
+  CHECK(std::string(errors[0].what()) ==
+        policy + ":3:22: workflow.max_total_attempts: 0 is out of range [1, 1000000]");
 
-  const auto missing = dir.write("b.toml", "name = \"x\"\nexpect = \"retry\"\npolicy = \"nope.toml\"\n[route.primary]\n");
+  const auto missing =
+      dir.write("b.toml", "name = \"x\"\nexpect = \"retry\"\npolicy = \"nope.toml\"\n[route.primary]\n");
   auto e2 = load_case_file(missing).errors;
   REQUIRE(e2.size() == 1);
-  CHECK(std::string(e2[0].what()) == missing + ":3:10: policy: no such file \"" + (dir.path / "nope.toml").string() + "\"");
+  CHECK(std::string(e2[0].what()) ==
+        missing + ":3:10: policy: no such file \"" + (dir.path / "nope.toml").string() + "\"");
 }
 
 TEST_CASE("lint checks policy files strictly and tells them from cases", "[loader]") {
@@ -257,7 +277,8 @@ TEST_CASE("a suite skips policy files, rejects duplicate names and filters by ta
   TempDir dir;
   dir.write("policies/p.toml", "[workflow]\nprimary = \"primary\"\n");
   dir.write("a/one.toml", "name = \"one rate\"\ntags = [\"rate\"]\nexpect = \"retry\"\n[route.primary]\n");
-  dir.write("a/two.toml", "name = \"two quota\"\ntags = [\"quota\"]\nexpect = \"fallback\"\n[route.primary]\n");
+  dir.write("a/two.toml",
+            "name = \"two quota\"\ntags = [\"quota\"]\nexpect = \"fallback\"\n[route.primary]\n");
   dir.write("b/three.toml", "name = \"three\"\nexpect = \"none\"\n[route.primary]\n");
 
   auto all = load_suite({dir.path.string()}, {});

@@ -9,9 +9,10 @@ using namespace llmchaos::harness::test;
 
 TEST_CASE("a retry seen by both the log and the ledger passes the action check", "[checker]") {
   auto c = make_case(Action::retry);
-  auto h = history({entry(1, "primary", 0, FaultKind::rate_429, 429), entry(2, "primary", 1, FaultKind::ok, 200, 300, 310)},
-                   log({attempt(0, "primary", Owner::rate), attempt(1, "primary")}, {point(0, "primary", Action::retry)},
-                       Outcome::retry_recovery));
+  auto h = history({entry(1, "primary", 0, FaultKind::rate_429, 429),
+                    entry(2, "primary", 1, FaultKind::ok, 200, 300, 310)},
+                   log({attempt(0, "primary", Owner::rate), attempt(1, "primary")},
+                       {point(0, "primary", Action::retry)}, Outcome::retry_recovery));
   auto r = check_case(c, h, {});
   CHECK(r.verdict == Verdict::pass);
   REQUIRE(r.points.size() == 1);
@@ -25,9 +26,10 @@ TEST_CASE("a retry seen by both the log and the ledger passes the action check",
 
 TEST_CASE("the next attempt on another route is a fallback by the ledger", "[checker]") {
   auto c = make_case(Action::fallback);
-  auto h = history({entry(1, "primary", 0, FaultKind::quota_429, 429), entry(2, "backup", 0, FaultKind::ok, 200)},
-                   log({attempt(0, "primary", Owner::quota), attempt(1, "backup")}, {point(0, "primary", Action::fallback, 5)},
-                       Outcome::fallback_recovery, "backup"));
+  auto h =
+      history({entry(1, "primary", 0, FaultKind::quota_429, 429), entry(2, "backup", 0, FaultKind::ok, 200)},
+              log({attempt(0, "primary", Owner::quota), attempt(1, "backup")},
+                  {point(0, "primary", Action::fallback, 5)}, Outcome::fallback_recovery, "backup"));
   auto r = check_case(c, h, {});
   CHECK(r.verdict == Verdict::pass);
   REQUIRE(r.points.size() == 1);
@@ -37,9 +39,10 @@ TEST_CASE("the next attempt on another route is a fallback by the ledger", "[che
 TEST_CASE("a log that disagrees with the ledger fails the case and shows both", "[checker]") {
   auto c = make_case(Action::retry);
   // The stack claims a retry, but the mock saw the next attempt on the backup.
-  auto h = history({entry(1, "primary", 0, FaultKind::overloaded, 503), entry(2, "backup", 0, FaultKind::ok, 200)},
-                   log({attempt(0, "primary", Owner::transient), attempt(1, "backup")}, {point(0, "primary", Action::retry)},
-                       Outcome::retry_recovery, "backup"));
+  auto h =
+      history({entry(1, "primary", 0, FaultKind::overloaded, 503), entry(2, "backup", 0, FaultKind::ok, 200)},
+              log({attempt(0, "primary", Owner::transient), attempt(1, "backup")},
+                  {point(0, "primary", Action::retry)}, Outcome::retry_recovery, "backup"));
   auto r = check_case(c, h, {});
   CHECK(r.verdict == Verdict::fail);
   const auto* agreement = find_check(r, "action_agreement");
@@ -49,8 +52,9 @@ TEST_CASE("a log that disagrees with the ledger fails the case and shows both", 
 }
 
 TEST_CASE("with no next attempt the outcome decides queue, degrade or fail_closed", "[checker]") {
-  const std::pair<Outcome, Action> table[] = {
-      {Outcome::queued, Action::queue}, {Outcome::degraded, Action::degrade}, {Outcome::fail_closed, Action::fail_closed}};
+  const std::pair<Outcome, Action> table[] = {{Outcome::queued, Action::queue},
+                                              {Outcome::degraded, Action::degrade},
+                                              {Outcome::fail_closed, Action::fail_closed}};
   for (const auto& [outcome, action] : table) {
     auto c = make_case(action);
     auto h = history({entry(1, "primary", 0, FaultKind::server_500, 500)},
@@ -65,8 +69,9 @@ TEST_CASE("with no next attempt the outcome decides queue, degrade or fail_close
 
 TEST_CASE("a wrong action fails the action check with expected and observed", "[checker]") {
   auto c = make_case(Action::fallback);
-  auto h = history({entry(1, "primary", 0, FaultKind::server_500, 500)},
-                   log({attempt(0, "primary", Owner::unknown)}, {point(0, "primary", Action::queue, 3)}, Outcome::queued));
+  auto h = history(
+      {entry(1, "primary", 0, FaultKind::server_500, 500)},
+      log({attempt(0, "primary", Owner::unknown)}, {point(0, "primary", Action::queue, 3)}, Outcome::queued));
   auto r = check_case(c, h, {});
   CHECK(r.verdict == Verdict::fail);
   CHECK(r.observed == Action::queue);
@@ -89,19 +94,21 @@ TEST_CASE("a cut stream reported as a success is a failure point with no action"
   const auto* truncated = find_check(r, "no_truncated_success");
   REQUIRE(truncated);
   CHECK_FALSE(truncated->ok);
-  CHECK_THAT(truncated->message, Catch::Contains("\"hello from\" is not the canonical \"hello from the mock provider\""));
+  CHECK_THAT(truncated->message,
+             Catch::Contains("\"hello from\" is not the canonical \"hello from the mock provider\""));
 }
 
 TEST_CASE("multi-failure points are pinned by expect_at", "[checker]") {
   auto c = make_case(Action::retry);
   c.expect_at = {{2, Action::retry, {}}, {3, Action::queue, {}}};
-  auto h = history({entry(1, "primary", 0, FaultKind::overloaded, 503), entry(2, "primary", 1, FaultKind::overloaded, 503),
-                    entry(3, "primary", 2, FaultKind::overloaded, 503)},
-                   log({attempt(0, "primary", Owner::transient), attempt(1, "primary", Owner::transient),
-                        attempt(2, "primary", Owner::transient)},
-                       {point(0, "primary", Action::retry), point(1, "primary", Action::retry),
-                        point(2, "primary", Action::fallback, 5)},
-                       Outcome::queued));
+  auto h = history(
+      {entry(1, "primary", 0, FaultKind::overloaded, 503), entry(2, "primary", 1, FaultKind::overloaded, 503),
+       entry(3, "primary", 2, FaultKind::overloaded, 503)},
+      log({attempt(0, "primary", Owner::transient), attempt(1, "primary", Owner::transient),
+           attempt(2, "primary", Owner::transient)},
+          {point(0, "primary", Action::retry), point(1, "primary", Action::retry),
+           point(2, "primary", Action::fallback, 5)},
+          Outcome::queued));
   auto r = check_case(c, h, {});
   CHECK(r.verdict == Verdict::fail);
   const auto* at = find_check(r, "expect_at");
@@ -114,7 +121,8 @@ TEST_CASE("multi-failure points are pinned by expect_at", "[checker]") {
 TEST_CASE("a point with no attempt sent (open breaker) is judged by the next attempt", "[checker]") {
   auto c = make_case(Action::fallback);
   auto h = history({entry(1, "backup", 0, FaultKind::ok, 200)},
-                   log({attempt(0, "backup")}, {point(-1, "primary", Action::fallback, 5)}, Outcome::fallback_recovery, "backup"));
+                   log({attempt(0, "backup")}, {point(-1, "primary", Action::fallback, 5)},
+                       Outcome::fallback_recovery, "backup"));
   auto r = check_case(c, h, {});
   CHECK(r.verdict == Verdict::pass);
   REQUIRE(r.points.size() == 1);
@@ -123,8 +131,10 @@ TEST_CASE("a point with no attempt sent (open breaker) is judged by the next att
 
 TEST_CASE("a queue redelivery is not mistaken for a retry", "[checker]") {
   auto c = make_case(Action::queue);
-  auto h = history({entry(1, "primary", 0, FaultKind::server_500, 500), entry(2, "primary", 1, FaultKind::ok, 200, 50, 51)},
-                   log({attempt(0, "primary", Owner::unknown)}, {point(0, "primary", Action::queue, 6)}, Outcome::queued));
+  auto h = history(
+      {entry(1, "primary", 0, FaultKind::server_500, 500),
+       entry(2, "primary", 1, FaultKind::ok, 200, 50, 51)},
+      log({attempt(0, "primary", Owner::unknown)}, {point(0, "primary", Action::queue, 6)}, Outcome::queued));
   auto again = log({attempt(0, "primary")}, {}, Outcome::primary_success);
   again.delivery = 2;
   h.requests[0].redeliveries.push_back(again);
@@ -138,10 +148,12 @@ TEST_CASE("a queue redelivery is not mistaken for a retry", "[checker]") {
 TEST_CASE("more attempts than max_total_attempts fail the invariant", "[checker]") {
   auto c = make_case(Action::retry);
   c.policy.workflow.max_total_attempts = 2;
-  auto h = history({entry(1, "primary", 0, FaultKind::overloaded, 503), entry(2, "primary", 1, FaultKind::overloaded, 503),
-                    entry(3, "primary", 2, FaultKind::ok, 200)},
-                   log({attempt(0, "primary", Owner::transient), attempt(1, "primary", Owner::transient), attempt(2, "primary")},
-                       {point(0, "primary", Action::retry), point(1, "primary", Action::retry)}, Outcome::retry_recovery));
+  auto h = history(
+      {entry(1, "primary", 0, FaultKind::overloaded, 503), entry(2, "primary", 1, FaultKind::overloaded, 503),
+       entry(3, "primary", 2, FaultKind::ok, 200)},
+      log({attempt(0, "primary", Owner::transient), attempt(1, "primary", Owner::transient),
+           attempt(2, "primary")},
+          {point(0, "primary", Action::retry), point(1, "primary", Action::retry)}, Outcome::retry_recovery));
   auto r = check_case(c, h, {});
   const auto* k = find_check(r, "max_total_attempts");
   REQUIRE(k);
@@ -154,7 +166,8 @@ TEST_CASE("elapsed is checked against the scaled budget with the stated toleranc
   auto c = make_case(Action::none);
   CheckOptions opt;
   opt.time_scale = 0.1;  // budget 800 ms, limit 800 * 1.2 + 100 = 1060 ms
-  auto within = history({entry(1, "primary", 0, FaultKind::ok, 200, 0, 1000)}, log({attempt(0, "primary")}, {}, Outcome::primary_success));
+  auto within = history({entry(1, "primary", 0, FaultKind::ok, 200, 0, 1000)},
+                        log({attempt(0, "primary")}, {}, Outcome::primary_success));
   CHECK(find_check(check_case(c, within, opt), "max_elapsed_ms")->ok);
   auto over = within;
   over.ledger[0].finished_at_ms = 1100;  // the mock's own view exceeds the limit
@@ -168,9 +181,10 @@ TEST_CASE("extra cost is summed from the ledger at each route's price", "[checke
   auto c = make_case(Action::fallback);
   c.policy.workflow.max_extra_cost_usd = 0.005;
   c.policy.routes["backup"].cost_per_attempt_usd = 0.006;
-  auto h = history({entry(1, "primary", 0, FaultKind::quota_429, 429), entry(2, "backup", 0, FaultKind::ok, 200)},
-                   log({attempt(0, "primary", Owner::quota), attempt(1, "backup")}, {point(0, "primary", Action::fallback, 5)},
-                       Outcome::fallback_recovery, "backup"));
+  auto h =
+      history({entry(1, "primary", 0, FaultKind::quota_429, 429), entry(2, "backup", 0, FaultKind::ok, 200)},
+              log({attempt(0, "primary", Owner::quota), attempt(1, "backup")},
+                  {point(0, "primary", Action::fallback, 5)}, Outcome::fallback_recovery, "backup"));
   const auto r_k = check_case(c, h, {});
   const auto* k = find_check(r_k, "max_extra_cost_usd");
   REQUIRE(k);
@@ -178,13 +192,15 @@ TEST_CASE("extra cost is summed from the ledger at each route's price", "[checke
   CHECK_THAT(k->message, Catch::Contains("extra cost $0.0060 by the ledger"));
 }
 
-TEST_CASE("an operation committed twice fails unless a tool side effect explains it or the workflow is replay-safe", "[checker]") {
+TEST_CASE(
+    "an operation committed twice fails unless a tool side effect explains it or the workflow is replay-safe",
+    "[checker]") {
   auto c = make_case(Action::retry);
   // A stream cut after tokens (committed), then retried and answered again: the caller saw it twice.
   auto h = history({entry(1, "primary", 0, FaultKind::stream_cut, 200, 0, 5, AttemptOutcome::cut, true),
                     entry(2, "primary", 1, FaultKind::ok, 200, 10, 15)},
-                   log({attempt(0, "primary", Owner::transient), attempt(1, "primary")}, {point(0, "primary", Action::retry)},
-                       Outcome::retry_recovery));
+                   log({attempt(0, "primary", Owner::transient), attempt(1, "primary")},
+                       {point(0, "primary", Action::retry)}, Outcome::retry_recovery));
   const auto r_dup = check_case(c, h, {});
   const auto* dup = find_check(r_dup, "no_duplicate_commit");
   REQUIRE(dup);
@@ -206,8 +222,9 @@ TEST_CASE("an operation committed twice fails unless a tool side effect explains
 
 TEST_CASE("an attempt the mock saw but the log lost breaks the timeline", "[checker]") {
   auto c = make_case(Action::none);
-  auto h = history({entry(1, "primary", 0, FaultKind::overloaded, 503), entry(2, "primary", 1, FaultKind::ok, 200)},
-                   log({attempt(0, "primary")}, {}, Outcome::primary_success));
+  auto h = history(
+      {entry(1, "primary", 0, FaultKind::overloaded, 503), entry(2, "primary", 1, FaultKind::ok, 200)},
+      log({attempt(0, "primary")}, {}, Outcome::primary_success));
   auto r = check_case(c, h, {});
   const auto* k = find_check(r, "timeline");
   REQUIRE(k);
@@ -215,7 +232,8 @@ TEST_CASE("an attempt the mock saw but the log lost breaks the timeline", "[chec
   CHECK_THAT(k->message, Catch::Contains("#2 primary[1]"));
 }
 
-TEST_CASE("retry-after is honoured when the next attempt on the route waits at least the header", "[checker]") {
+TEST_CASE("retry-after is honoured when the next attempt on the route waits at least the header",
+          "[checker]") {
   auto c = make_case(Action::retry);
   c.checks.retry_after_honoured = true;
   mock::Step s;
@@ -225,9 +243,10 @@ TEST_CASE("retry-after is honoured when the next attempt on the route waits at l
   CheckOptions opt;
   opt.time_scale = 0.1;  // the header said 500 ms
   auto make = [&](double second_at) {
-    return history({entry(1, "primary", 0, FaultKind::rate_429, 429, 0, 10), entry(2, "primary", 1, FaultKind::ok, 200, second_at, second_at + 5)},
-                   log({attempt(0, "primary", Owner::rate), attempt(1, "primary")}, {point(0, "primary", Action::retry)},
-                       Outcome::retry_recovery));
+    return history({entry(1, "primary", 0, FaultKind::rate_429, 429, 0, 10),
+                    entry(2, "primary", 1, FaultKind::ok, 200, second_at, second_at + 5)},
+                   log({attempt(0, "primary", Owner::rate), attempt(1, "primary")},
+                       {point(0, "primary", Action::retry)}, Outcome::retry_recovery));
   };
   CHECK(find_check(check_case(c, make(520), opt), "retry_after_honoured")->ok);
   const auto r_early = check_case(c, make(300), opt);
@@ -261,10 +280,11 @@ TEST_CASE("the answer must name the model and route that served it", "[checker]"
   s.fault = FaultKind::ok;
   s.model = "claude-mock";
   c.script.routes["backup"].steps = {s};
-  auto l = log({attempt(0, "primary", Owner::quota), attempt(1, "backup")}, {point(0, "primary", Action::fallback, 5)},
-               Outcome::fallback_recovery, "backup");
+  auto l = log({attempt(0, "primary", Owner::quota), attempt(1, "backup")},
+               {point(0, "primary", Action::fallback, 5)}, Outcome::fallback_recovery, "backup");
   l.model = "gpt-mock";  // the stack reports the primary's model
-  auto h = history({entry(1, "primary", 0, FaultKind::quota_429, 429), entry(2, "backup", 0, FaultKind::ok, 200)}, l);
+  auto h = history(
+      {entry(1, "primary", 0, FaultKind::quota_429, 429), entry(2, "backup", 0, FaultKind::ok, 200)}, l);
   const auto r_k = check_case(c, h, {});
   const auto* k = find_check(r_k, "names_serving_route");
   REQUIRE(k);
@@ -318,20 +338,24 @@ TEST_CASE("sequence checks: served during the outage, recovered after it, probes
     r.started_ms = at;
     h.requests.push_back(std::move(r));
   };
-  // 0: primary fails -> fallback; 1, 2: primary probed again (a second outage attempt) -> fallback; 3: primary.
-  h.ledger = {entry(1, "primary", 0, FaultKind::overloaded, 503, 0, 1, AttemptOutcome::completed, false, "a"),
-              entry(2, "backup", 0, FaultKind::ok, 200, 2, 3, AttemptOutcome::completed, false, "a"),
-              entry(3, "primary", 1, FaultKind::overloaded, 503, 100, 101, AttemptOutcome::completed, false, "b"),
-              entry(4, "backup", 1, FaultKind::ok, 200, 102, 103, AttemptOutcome::completed, false, "b"),
-              entry(5, "backup", 2, FaultKind::ok, 200, 200, 201, AttemptOutcome::completed, false, "c"),
-              entry(6, "primary", 2, FaultKind::ok, 200, 400, 401, AttemptOutcome::completed, false, "d")};
+  // 0: primary fails -> fallback; 1, 2: primary probed again (a second outage attempt) -> fallback; 3:
+  // primary.
+  h.ledger = {
+      entry(1, "primary", 0, FaultKind::overloaded, 503, 0, 1, AttemptOutcome::completed, false, "a"),
+      entry(2, "backup", 0, FaultKind::ok, 200, 2, 3, AttemptOutcome::completed, false, "a"),
+      entry(3, "primary", 1, FaultKind::overloaded, 503, 100, 101, AttemptOutcome::completed, false, "b"),
+      entry(4, "backup", 1, FaultKind::ok, 200, 102, 103, AttemptOutcome::completed, false, "b"),
+      entry(5, "backup", 2, FaultKind::ok, 200, 200, 201, AttemptOutcome::completed, false, "c"),
+      entry(6, "primary", 2, FaultKind::ok, 200, 400, 401, AttemptOutcome::completed, false, "d")};
   const auto fb = [&] {
-    return log({attempt(0, "primary", Owner::transient), attempt(1, "backup")}, {point(0, "primary", Action::fallback, 5)},
-               Outcome::fallback_recovery, "backup");
+    return log({attempt(0, "primary", Owner::transient), attempt(1, "backup")},
+               {point(0, "primary", Action::fallback, 5)}, Outcome::fallback_recovery, "backup");
   };
   request("a", 0, fb());
   request("b", 100, fb());
-  request("c", 200, log({attempt(0, "backup")}, {point(-1, "primary", Action::fallback, 5)}, Outcome::fallback_recovery, "backup"));
+  request("c", 200,
+          log({attempt(0, "backup")}, {point(-1, "primary", Action::fallback, 5)}, Outcome::fallback_recovery,
+              "backup"));
   request("d", 400, log({attempt(0, "primary")}, {}, Outcome::primary_success));
 
   CheckOptions opt;  // outage ends at 250 ms; recovered from 350 ms
@@ -344,7 +368,8 @@ TEST_CASE("sequence checks: served during the outage, recovered after it, probes
   CHECK(r.points.size() == 3);
   CHECK(find_check(r, "action_agreement")->ok);
 
-  h.requests[3].log = log({attempt(0, "backup")}, {point(-1, "primary", Action::fallback, 5)}, Outcome::fallback_recovery, "backup");
+  h.requests[3].log = log({attempt(0, "backup")}, {point(-1, "primary", Action::fallback, 5)},
+                          Outcome::fallback_recovery, "backup");
   h.requests[3].log.operation_id = "d";
   h.ledger[5].route = "backup";
   const auto r_rec = check_case(c, h, opt);
@@ -359,7 +384,8 @@ TEST_CASE("without a decision log the actions come from the ledger alone", "[che
   l.outcome = Outcome::fallback_recovery;
   l.answered = true;
   l.operation_id = op;
-  auto h = history({entry(1, "primary", 0, FaultKind::quota_429, 429), entry(2, "backup", 0, FaultKind::ok, 200)}, l);
+  auto h = history(
+      {entry(1, "primary", 0, FaultKind::quota_429, 429), entry(2, "backup", 0, FaultKind::ok, 200)}, l);
   h.has_decision_log = false;
   auto r = check_case(c, h, {});
   CHECK(r.verdict == Verdict::pass);
@@ -367,7 +393,8 @@ TEST_CASE("without a decision log the actions come from the ledger alone", "[che
   CHECK(find_check(r, "timeline") == nullptr);
 }
 
-TEST_CASE("without a decision log no_hang times the call as the mock saw it, not the program's start-up", "[checker]") {
+TEST_CASE("without a decision log no_hang times the call as the mock saw it, not the program's start-up",
+          "[checker]") {
   auto c = make_case(Action::none);
   c.checks.no_hang_ms = 3000;
   client::DecisionLog l;  // an exec program: node took 6 s to load before its one attempt, 2 s to exit after
@@ -404,9 +431,10 @@ TEST_CASE("the worst verdict wins", "[checker]") {
 TEST_CASE("an answer the output contract rejected is no commit the caller could repeat", "[checker]") {
   auto c = make_case(Action::fallback);
   c.policy.workflow.output_required = {"label"};
-  auto h = history({entry(1, "primary", 0, FaultKind::schema_missing, 200), entry(2, "backup", 0, FaultKind::ok, 200)},
-                   log({attempt(0, "primary", Owner::contract), attempt(1, "backup")}, {point(0, "primary", Action::fallback, 5)},
-                       Outcome::fallback_recovery, "backup"));
+  auto h = history(
+      {entry(1, "primary", 0, FaultKind::schema_missing, 200), entry(2, "backup", 0, FaultKind::ok, 200)},
+      log({attempt(0, "primary", Owner::contract), attempt(1, "backup")},
+          {point(0, "primary", Action::fallback, 5)}, Outcome::fallback_recovery, "backup"));
   REQUIRE(h.ledger[0].committed);  // the provider did the work
   const auto r = check_case(c, h, {});
   CHECK(find_check(r, "no_duplicate_commit")->ok);
@@ -414,14 +442,16 @@ TEST_CASE("an answer the output contract rejected is no commit the caller could 
   CHECK(r.points[0].from_ledger == Action::fallback);  // a contract failure is a failure point by the ledger
 }
 
-TEST_CASE("under an output contract a stream broken after content events is no commit, a post-commit hold is", "[checker]") {
+TEST_CASE("under an output contract a stream broken after content events is no commit, a post-commit hold is",
+          "[checker]") {
   auto c = make_case(Action::retry);
   c.policy.workflow.output_required = {"label"};
-  auto stalled = entry(1, "primary", 0, FaultKind::stream_stall, 200, 0, 2000, AttemptOutcome::client_closed, true);
+  auto stalled =
+      entry(1, "primary", 0, FaultKind::stream_stall, 200, 0, 2000, AttemptOutcome::client_closed, true);
   stalled.events_sent = 1;  // a token left the mock, but the stack held it back for the contract
   auto h = history({stalled, entry(2, "primary", 1, FaultKind::ok, 200)},
-                   log({attempt(0, "primary", Owner::transient), attempt(1, "primary")}, {point(0, "primary", Action::retry, 4)},
-                       Outcome::retry_recovery, "primary"));
+                   log({attempt(0, "primary", Owner::transient), attempt(1, "primary")},
+                       {point(0, "primary", Action::retry, 4)}, Outcome::retry_recovery, "primary"));
   CHECK(find_check(check_case(c, h, {}), "no_duplicate_commit")->ok);
   // An error event ends the HTTP response properly, but the answer is still not whole.
   auto errored = entry(1, "primary", 0, FaultKind::stream_error, 200, 0, 5, AttemptOutcome::completed, true);
@@ -436,7 +466,8 @@ TEST_CASE("under an output contract a stream broken after content events is no c
   CHECK_FALSE(find_check(check_case(open, h, {}), "no_duplicate_commit")->ok);
 
   // A commit on arrival (no event sent, never completed) is the provider's work, contract or not.
-  auto held = entry(1, "primary", 0, FaultKind::post_commit_timeout, 0, 0, 2000, AttemptOutcome::client_closed, true);
+  auto held =
+      entry(1, "primary", 0, FaultKind::post_commit_timeout, 0, 0, 2000, AttemptOutcome::client_closed, true);
   h.ledger[0] = held;
   CHECK_FALSE(find_check(check_case(c, h, {}), "no_duplicate_commit")->ok);
 }

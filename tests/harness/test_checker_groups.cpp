@@ -1,8 +1,8 @@
 // Model groups in cases: the loader's [groups] and [[expect_share]], and the checker taking a group's
 // members for one route (retry vs fallback) while judging the traffic split, on hand-written ledgers.
-#include <catch2/catch.hpp>
-
 #include <fmt/format.h>
+
+#include <catch2/catch.hpp>
 
 #include "builders.hpp"
 
@@ -39,8 +39,10 @@ History east_twice_then_west(const std::string& logged_route = "pool") {
                                   entry(2, "east", 1, FaultKind::overloaded, 503, 50, 51),
                                   entry(3, "west", 0, FaultKind::ok, 200, 100, 200)};
   std::vector<client::AttemptRecord> attempts{attempt(0, logged_route, Owner::transient),
-                                              attempt(1, logged_route, Owner::transient), attempt(2, logged_route)};
-  std::vector<client::FailurePoint> points{point(0, logged_route, Action::retry), point(1, logged_route, Action::retry)};
+                                              attempt(1, logged_route, Owner::transient),
+                                              attempt(2, logged_route)};
+  std::vector<client::FailurePoint> points{point(0, logged_route, Action::retry),
+                                           point(1, logged_route, Action::retry)};
   return history(std::move(ledger), log(std::move(attempts), std::move(points), Outcome::retry_recovery));
 }
 
@@ -52,7 +54,8 @@ std::vector<std::string> errors_of(const std::string& text) {
 
 }  // namespace
 
-TEST_CASE("a move to another member of the same group is a retry, by the log and by the ledger", "[checker][groups]") {
+TEST_CASE("a move to another member of the same group is a retry, by the log and by the ledger",
+          "[checker][groups]") {
   const auto r = check_case(group_case(Action::retry), east_twice_then_west(), {});
   REQUIRE(r.points.size() == 2);
   for (const auto& p : r.points) {
@@ -78,7 +81,8 @@ TEST_CASE("expect_attempts of a group counts its members' attempts together", "[
   CHECK_FALSE(find_check(check_case(c, east_twice_then_west(), {}), "expect_attempts")->ok);
 }
 
-TEST_CASE("expect_share bounds a member's attempts and its share of the group's, within a window", "[checker][groups]") {
+TEST_CASE("expect_share bounds a member's attempts and its share of the group's, within a window",
+          "[checker][groups]") {
   auto c = group_case(Action::retry);
   ExpectShare east;
   east.route = "east";
@@ -88,7 +92,8 @@ TEST_CASE("expect_share bounds a member's attempts and its share of the group's,
   const auto ok = check_case(c, east_twice_then_west(), {});
   REQUIRE(find_check(ok, "expect_share"));
   CHECK(find_check(ok, "expect_share")->ok);
-  CHECK_THAT(find_check(ok, "expect_share")->message, Catch::Contains("east: 2 of pool's 3 attempts (share 0.67)"));
+  CHECK_THAT(find_check(ok, "expect_share")->message,
+             Catch::Contains("east: 2 of pool's 3 attempts (share 0.67)"));
 
   east.max = 0.5;
   c.expect_share = {east};
@@ -110,16 +115,19 @@ TEST_CASE("expect_share bounds a member's attempts and its share of the group's,
   c.expect_share = {west, late};
   const auto windowed = check_case(c, east_twice_then_west(), {});
   CHECK(find_check(windowed, "expect_share")->ok);
-  CHECK_THAT(find_check(windowed, "expect_share")->message, Catch::Contains("west: 1 of pool's 2 attempts in [40, 1000) ms"));
+  CHECK_THAT(find_check(windowed, "expect_share")->message,
+             Catch::Contains("west: 1 of pool's 2 attempts in [40, 1000) ms"));
 }
 
-TEST_CASE("an outside driver's attempts named by member still match the group's points", "[checker][groups]") {
+TEST_CASE("an outside driver's attempts named by member still match the group's points",
+          "[checker][groups]") {
   // The http driver names each ledger attempt by its member's group; a log naming members is matched too.
   const auto r = check_case(group_case(Action::retry), east_twice_then_west("east"), {});
   CHECK(r.points.front().from_ledger == Action::retry);
 }
 
-TEST_CASE("[groups] loads a group as one route of the workflow, with its policy keys and no script", "[loader][groups]") {
+TEST_CASE("[groups] loads a group as one route of the workflow, with its policy keys and no script",
+          "[loader][groups]") {
   const std::string text = R"(name = "g"
 expect = "none"
 [workflow]
@@ -177,17 +185,22 @@ TEST_CASE("[groups] errors name file:line:col", "[loader][groups]") {
   };
   CHECK(has(errors_of(base + "[groups]\npool = [\"a\", \"zz\"]\n[route.a]\n"),
             "c.toml:6:8: groups.pool: \"zz\" is not a route"));
-  CHECK(has(errors_of(base + "[groups]\npool = [\"a\", \"b\"]\n[route.a]\ndialect = \"openai\"\n[route.b]\ndialect = \"gemini\"\n"),
+  CHECK(has(errors_of(base + "[groups]\npool = [\"a\", \"b\"]\n[route.a]\ndialect = "
+                             "\"openai\"\n[route.b]\ndialect = \"gemini\"\n"),
             "speak different dialects"));
-  CHECK(has(errors_of(base + "[groups]\npool = [\"a\"]\n[route.a]\n[route.pool]\nscript = []\n"), "route.pool.script"));
+  CHECK(has(errors_of(base + "[groups]\npool = [\"a\"]\n[route.a]\n[route.pool]\nscript = []\n"),
+            "route.pool.script"));
   CHECK(has(errors_of(base + "[groups]\npool = []\n[route.a]\n"), "needs a list of member routes"));
-  CHECK(has(errors_of(base + "[groups]\npool = [\"a\"]\n[route.a]\n[[expect_share]]\nroute = \"pool\"\nmax = 1\n"),
-            "expect_share: \"pool\" is not a member of a group"));
+  CHECK(has(
+      errors_of(base + "[groups]\npool = [\"a\"]\n[route.a]\n[[expect_share]]\nroute = \"pool\"\nmax = 1\n"),
+      "expect_share: \"pool\" is not a member of a group"));
   CHECK(has(errors_of(base + "[groups]\npool = [\"a\"]\n[route.a]\n[[expect_share]]\nroute = \"a\"\n"),
             "needs at least one of min, max, min_attempts, max_attempts"));
   // A weight belongs to a group's member, within the gateway's bounds.
-  CHECK(has(errors_of("name = \"g\"\nexpect = \"none\"\n[workflow]\nprimary = \"a\"\n[route.a]\nweight = 2\n"),
-            "c.toml:6:10: route.a.weight: only a member of a [groups] group has a weight"));
+  CHECK(
+      has(errors_of("name = \"g\"\nexpect = \"none\"\n[workflow]\nprimary = \"a\"\n[route.a]\nweight = 2\n"),
+          "c.toml:6:10: route.a.weight: only a member of a [groups] group has a weight"));
   CHECK(has(errors_of(base + "[groups]\npool = [\"a\"]\n[route.a]\nweight = 0\n"), "route.a.weight"));
-  CHECK(has(errors_of(base + "[groups]\npool = [\"a\"]\n[route.a]\n[route.pool]\nweight = 2\n"), "route.pool"));
+  CHECK(
+      has(errors_of(base + "[groups]\npool = [\"a\"]\n[route.a]\n[route.pool]\nweight = 2\n"), "route.pool"));
 }

@@ -1,7 +1,7 @@
 // The checks of a tier's limits and of the backoff between retries, on hand-written ledgers and logs.
-#include <catch2/catch.hpp>
-
 #include <fmt/format.h>
+
+#include <catch2/catch.hpp>
 
 #include "builders.hpp"
 
@@ -19,8 +19,8 @@ History retries_with_gaps(const std::vector<double>& gaps) {
   double at = 0;
   for (std::size_t i = 0; i <= gaps.size(); ++i) {
     const bool last = i == gaps.size();
-    ledger.push_back(entry(i + 1, "primary", static_cast<int>(i), last ? FaultKind::ok : FaultKind::overloaded,
-                           last ? 200 : 503, at, at + 1));
+    ledger.push_back(entry(i + 1, "primary", static_cast<int>(i),
+                           last ? FaultKind::ok : FaultKind::overloaded, last ? 200 : 503, at, at + 1));
     attempts.push_back(attempt(static_cast<int>(i), "primary", last ? Owner::none : Owner::transient));
     if (!last) {
       points.push_back(point(static_cast<int>(i), "primary", Action::retry));
@@ -47,8 +47,10 @@ CheckOptions exact() {
 
 }  // namespace
 
-TEST_CASE("backoff_bounds: a wait past the capped ceiling fails exactly under virtual time, a live run bounds no gap from above",
-          "[checker][backoff]") {
+TEST_CASE(
+    "backoff_bounds: a wait past the capped ceiling fails exactly under virtual time, a live run bounds no "
+    "gap from above",
+    "[checker][backoff]") {
   const auto c = backoff_case(100, 200);
   // Ceilings 100, 200, 200: the third retry waited 250 ms.
   const auto h = retries_with_gaps({80, 150, 250});
@@ -56,7 +58,9 @@ TEST_CASE("backoff_bounds: a wait past the capped ceiling fails exactly under vi
   const auto* bound = find_check(virtual_run, "backoff_bounds");
   REQUIRE(bound);
   CHECK_FALSE(bound->ok);
-  CHECK_THAT(bound->message, Catch::Contains("waited 250.0 ms, more than the backoff allows (200.0 ms: retry 3 of the route"));
+  CHECK_THAT(
+      bound->message,
+      Catch::Contains("waited 250.0 ms, more than the backoff allows (200.0 ms: retry 3 of the route"));
   CHECK(virtual_run.verdict == Verdict::fail);
   // Live: a loaded machine stretches gaps by hundreds of ms, so only the growth test (a lower bound) applies.
   CHECK(find_check(check_case(c, h, {}), "backoff_bounds")->ok);
@@ -64,7 +68,8 @@ TEST_CASE("backoff_bounds: a wait past the capped ceiling fails exactly under vi
   CHECK(find_check(check_case(c, retries_with_gaps({80, 150, 200}), exact()), "backoff_bounds")->ok);
 }
 
-TEST_CASE("backoff_bounds: a jittered wait is bounded by the time left minus the expected latency", "[checker][backoff]") {
+TEST_CASE("backoff_bounds: a jittered wait is bounded by the time left minus the expected latency",
+          "[checker][backoff]") {
   auto c = backoff_case(40000, 40000);
   c.policy.workflow.max_total_attempts = 2;
   c.policy.workflow.max_elapsed_ms = 3000;
@@ -83,13 +88,17 @@ TEST_CASE("backoff_bounds: seven retries that all waited under the base fail as 
   const auto* grew = find_check(flat, "backoff_bounds");
   REQUIRE(grew);
   CHECK_FALSE(grew->ok);
-  CHECK_THAT(grew->message, Catch::Contains("the backoff never grew: 7 retries all waited under the base 100.0 ms"));
+  CHECK_THAT(grew->message,
+             Catch::Contains("the backoff never grew: 7 retries all waited under the base 100.0 ms"));
   // One wait over the base is enough; and six retries are too few to tell (probability 2^-15 > 1e-6).
-  CHECK(find_check(check_case(c, retries_with_gaps({60, 90, 40, 99, 70, 20, 180}), exact()), "backoff_bounds")->ok);
-  CHECK(find_check(check_case(c, retries_with_gaps({60, 90, 40, 99, 70, 20}), exact()), "backoff_bounds")->ok);
+  CHECK(find_check(check_case(c, retries_with_gaps({60, 90, 40, 99, 70, 20, 180}), exact()), "backoff_bounds")
+            ->ok);
+  CHECK(
+      find_check(check_case(c, retries_with_gaps({60, 90, 40, 99, 70, 20}), exact()), "backoff_bounds")->ok);
 }
 
-TEST_CASE("backoff_bounds: not checked for a target that does not report its decisions", "[checker][backoff]") {
+TEST_CASE("backoff_bounds: not checked for a target that does not report its decisions",
+          "[checker][backoff]") {
   auto h = retries_with_gaps({5000});
   h.has_decision_log = false;
   CHECK(find_check(check_case(backoff_case(100, 200), h, exact()), "backoff_bounds") == nullptr);
@@ -108,8 +117,8 @@ History tier_history(const std::vector<double>& starts, const std::vector<bool>&
     } else {
       r.log = log({attempt(0, "primary")}, {}, Outcome::primary_success);
       r.log.operation_id = key;
-      h.ledger.push_back(entry(i + 1, "primary", static_cast<int>(h.ledger.size()), FaultKind::ok, 200, starts[i],
-                               starts[i] + 5, AttemptOutcome::completed, true, key));
+      h.ledger.push_back(entry(i + 1, "primary", static_cast<int>(h.ledger.size()), FaultKind::ok, 200,
+                               starts[i], starts[i] + 5, AttemptOutcome::completed, true, key));
     }
     r.started_ms = starts[i];
     h.requests.push_back(std::move(r));
@@ -128,27 +137,35 @@ Case tier_case(int rpm, int refused) {
 
 }  // namespace
 
-TEST_CASE("expect_rate_limited counts the requests the tier refused, within_tier_limits reads the windows of the ledger",
-          "[checker][tier]") {
+TEST_CASE(
+    "expect_rate_limited counts the requests the tier refused, within_tier_limits reads the windows of the "
+    "ledger",
+    "[checker][tier]") {
   const auto h = tier_history({0, 100, 200, 300, 400}, {false, false, false, true, true});
   const auto ok = check_case(tier_case(3, 2), h, exact());
   CHECK(ok.verdict == Verdict::pass);
   CHECK_THAT(find_check(ok, "expect_rate_limited")->message,
-             Catch::Contains("expected 2 request(s) refused by the tier, 2 were: request 4 (requests_per_minute), 5"));
+             Catch::Contains(
+                 "expected 2 request(s) refused by the tier, 2 were: request 4 (requests_per_minute), 5"));
   CHECK_THAT(find_check(ok, "within_tier_limits")->message, Catch::Contains("rpm: at most 3 request(s)"));
 
   const auto wrong_count = check_case(tier_case(3, 1), h, exact());
   CHECK_FALSE(find_check(wrong_count, "expect_rate_limited")->ok);
   // Four requests reached the mock inside one minute under a limit of three.
-  const auto over = check_case(tier_case(3, 1), tier_history({0, 100, 200, 300, 400}, {false, false, false, false, true}), exact());
+  const auto over = check_case(
+      tier_case(3, 1), tier_history({0, 100, 200, 300, 400}, {false, false, false, false, true}), exact());
   CHECK_FALSE(find_check(over, "within_tier_limits")->ok);
   CHECK_THAT(find_check(over, "within_tier_limits")->message, Catch::Contains("rpm: at most 4 request(s)"));
   // A minute later the window has room again.
-  CHECK(find_check(check_case(tier_case(1, 0), tier_history({0, 60000}, {false, false}), exact()), "within_tier_limits")->ok);
+  CHECK(find_check(check_case(tier_case(1, 0), tier_history({0, 60000}, {false, false}), exact()),
+                   "within_tier_limits")
+            ->ok);
 }
 
-TEST_CASE("backoff_bounds and retry_after_honoured judge the hint the ledger says the answer carried, not the script's key",
-          "[checker][backoff][retry_after]") {
+TEST_CASE(
+    "backoff_bounds and retry_after_honoured judge the hint the ledger says the answer carried, not the "
+    "script's key",
+    "[checker][backoff][retry_after]") {
   // Issue 27: the script gives no retry_after_ms, the fault sends its default (1000 ms). The ledger
   // records it; a stack that waited it out is right, one that came back sooner is not.
   auto c = backoff_case(100, 200);

@@ -48,7 +48,8 @@ LedgerEntry resume_of_1(std::uint64_t seq, int attempt, FaultKind fault = FaultK
 
 }  // namespace
 
-TEST_CASE("checker: the attempt after a cut that re-reads the stored response is a resume by the ledger", "[checker][resume]") {
+TEST_CASE("checker: the attempt after a cut that re-reads the stored response is a resume by the ledger",
+          "[checker][resume]") {
   auto c = background_case(Action::resume);
   auto h = history({cut_create(), resume_of_1(2, 1)},
                    log({attempt(0, "primary", Owner::transient), attempt(1, "primary")},
@@ -70,13 +71,14 @@ TEST_CASE("checker: the attempt after a cut that re-reads the stored response is
   CHECK(r.verdict == Verdict::pass);
 }
 
-TEST_CASE("checker: a replay of the cut request is a retry by the ledger and a duplicate commit", "[checker][resume]") {
+TEST_CASE("checker: a replay of the cut request is a retry by the ledger and a duplicate commit",
+          "[checker][resume]") {
   auto c = background_case(Action::resume);
   auto again = entry(2, "primary", 1, FaultKind::ok, 200, 20, 30);
   again.dialect = Dialect::responses;
-  auto h = history({cut_create(), again},
-                   log({attempt(0, "primary", Owner::transient), attempt(1, "primary")},
-                       {point(0, "primary", Action::resume, 0)}, Outcome::retry_recovery));
+  auto h =
+      history({cut_create(), again}, log({attempt(0, "primary", Owner::transient), attempt(1, "primary")},
+                                         {point(0, "primary", Action::resume, 0)}, Outcome::retry_recovery));
   auto r = check_case(c, h, {});
   CHECK(r.verdict == Verdict::fail);
   REQUIRE(r.points.size() == 1);
@@ -86,10 +88,12 @@ TEST_CASE("checker: a replay of the cut request is a retry by the ledger and a d
   CHECK_FALSE(dup->ok);
 }
 
-TEST_CASE("checker: after a resume that answered 500, the next resume is a retry of it, not a new resume", "[checker][resume]") {
+TEST_CASE("checker: after a resume that answered 500, the next resume is a retry of it, not a new resume",
+          "[checker][resume]") {
   auto c = background_case(Action::resume);
   auto h = history({cut_create(), resume_of_1(2, 1, FaultKind::server_500, 500), resume_of_1(3, 2)},
-                   log({attempt(0, "primary", Owner::transient), attempt(1, "primary", Owner::unknown), attempt(2, "primary")},
+                   log({attempt(0, "primary", Owner::transient), attempt(1, "primary", Owner::unknown),
+                        attempt(2, "primary")},
                        {point(0, "primary", Action::resume, 0), point(1, "primary", Action::retry)},
                        Outcome::retry_recovery));
   auto r = check_case(c, h, {});
@@ -98,23 +102,26 @@ TEST_CASE("checker: after a resume that answered 500, the next resume is a retry
   CHECK(r.points[1].from_ledger == Action::retry);
 }
 
-TEST_CASE("checker: a resumed answer is checked against the created response's canonical text", "[checker][resume]") {
+TEST_CASE("checker: a resumed answer is checked against the created response's canonical text",
+          "[checker][resume]") {
   auto c = background_case(Action::resume);
   c.checks.no_truncated_success = true;
   mock::Step cut;
   cut.fault = FaultKind::stream_cut;
   cut.text = "the created text";
   c.script.routes["primary"].steps = {cut};  // the resume takes `then` (ok, no text of its own)
-  auto h = history({cut_create(), resume_of_1(2, 1)},
-                   log({attempt(0, "primary", Owner::transient), attempt(1, "primary")},
-                       {point(0, "primary", Action::resume, 0)}, Outcome::retry_recovery, "primary", "the created text"));
+  auto h = history(
+      {cut_create(), resume_of_1(2, 1)},
+      log({attempt(0, "primary", Owner::transient), attempt(1, "primary")},
+          {point(0, "primary", Action::resume, 0)}, Outcome::retry_recovery, "primary", "the created text"));
   auto r = check_case(c, h, {});
   const auto* t = find_check(r, "no_truncated_success");
   REQUIRE(t);
   CHECK(t->ok);
 }
 
-TEST_CASE("spec model: rule 0 resumes a cut background stream when an attempt and the time are left", "[spec_model][resume]") {
+TEST_CASE("spec model: rule 0 resumes a cut background stream when an attempt and the time are left",
+          "[spec_model][resume]") {
   auto c = background_case(Action::resume);
   auto h = history({cut_create(), resume_of_1(2, 1)}, log({}, {}, Outcome::retry_recovery));
   auto points = spec_points(c, h, 1);
@@ -145,10 +152,12 @@ TEST_CASE("spec model: rule 0 resumes a cut background stream when an attempt an
   CHECK(*points[0].action == Action::fail_closed);
 }
 
-TEST_CASE("spec model: a resume that fails without a cut is committed by the tokens shown before it (rule 2)", "[spec_model][resume]") {
+TEST_CASE("spec model: a resume that fails without a cut is committed by the tokens shown before it (rule 2)",
+          "[spec_model][resume]") {
   auto c = background_case(Action::resume);
   c.policy.workflow.queue_allowed = true;  // a bare 500 of a fresh request would queue (rule 3)
-  auto h = history({cut_create(), resume_of_1(2, 1, FaultKind::server_500, 500)}, log({}, {}, Outcome::fail_closed));
+  auto h = history({cut_create(), resume_of_1(2, 1, FaultKind::server_500, 500)},
+                   log({}, {}, Outcome::fail_closed));
   const auto points = spec_points(c, h, 1);
   REQUIRE(points.size() == 2);
   CHECK(*points[0].action == Action::resume);

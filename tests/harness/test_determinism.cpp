@@ -1,13 +1,11 @@
 // --seed reaches the live mock: each case's namespace draws (the `slow` fault's lognormal latency) from
 // (--seed, case name), so a live run draws the same latencies whatever --jobs is, and the same as
 // --virtual-time; another seed draws others.
+#include <boost/json.hpp>
 #include <catch2/catch.hpp>
-
 #include <fstream>
 #include <map>
 #include <vector>
-
-#include <boost/json.hpp>
 
 #include "cli_run.hpp"
 
@@ -30,21 +28,24 @@ void write_cases(const std::filesystem::path& dir) {
 
 Draws draws(const std::filesystem::path& dir, const std::string& args) {
   const auto report = (dir / "report.json").string();
-  const auto r = run_cli("run '" + dir.string() + "' --time-scale 0.1 --quiet --json '" + report + "' " + args);
+  const auto r =
+      run_cli("run '" + dir.string() + "' --time-scale 0.1 --quiet --json '" + report + "' " + args);
   INFO(r.text);
   CHECK(r.code == 0);
   Draws out;
   const auto parsed = boost::json::parse(slurp(report));  // held: the loop walks into it
   for (const auto& c : parsed.at("cases").as_array()) {
     auto& d = out[std::string(c.at("name").as_string())];
-    for (const auto& e : c.at("ledger").as_array()) d.push_back(e.at("planned_latency_ms").to_number<double>());
+    for (const auto& e : c.at("ledger").as_array())
+      d.push_back(e.at("planned_latency_ms").to_number<double>());
   }
   return out;
 }
 
 }  // namespace
 
-TEST_CASE("a live run with the same --seed draws the same latencies whatever --jobs is", "[determinism][runner]") {
+TEST_CASE("a live run with the same --seed draws the same latencies whatever --jobs is",
+          "[determinism][runner]") {
   llmchaos::test::TempDir dir("determinism");
   write_cases(dir.path);
   const auto serial = draws(dir.path, "--seed 7 -j 1");

@@ -1,18 +1,17 @@
 // What cases/README.md and the README tell a new user, checked against the code and the catalog: the
 // sample's path and shape, the catalog's counts, every documented policy default, --filter's globs, and
 // what `run` says about reports.
-#include <catch2/catch.hpp>
+#include <fmt/format.h>
+#include <toml++/toml.h>
 
+#include <boost/json.hpp>
+#include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <regex>
 #include <set>
 #include <sstream>
-
-#include <boost/json.hpp>
-#include <fmt/format.h>
-#include <toml++/toml.h>
 
 #include "cli_run.hpp"
 #include "llmchaos/client/policy.hpp"
@@ -26,7 +25,9 @@ using llmchaos::test::source_dir;
 
 namespace {
 
-std::string cases_readme() { return slurp(source_dir() + "/cases/README.md"); }
+std::string cases_readme() {
+  return slurp(source_dir() + "/cases/README.md");
+}
 
 // The first ```toml block after `marker`.
 std::string toml_block_after(const std::string& text, const std::string& marker) {
@@ -128,9 +129,11 @@ TEST_CASE("docs: every policy default the README states is the client's default"
     if (!std::regex_search(line, key, std::regex(R"(^(\w+) = )"))) continue;
     std::smatch d;
     INFO(line);
-    REQUIRE(std::regex_search(line, d, std::regex(R"(\(default ([^)]*)\))")));  // every key states its default
+    REQUIRE(
+        std::regex_search(line, d, std::regex(R"(\(default ([^)]*)\))")));  // every key states its default
     stated.insert(key[1]);
-    if (auto it = actual.find(key[1]); it != actual.end()) CHECK(d[1].str().substr(0, it->second.size()) == it->second);
+    if (auto it = actual.find(key[1]); it != actual.end())
+      CHECK(d[1].str().substr(0, it->second.size()) == it->second);
   }
   for (const auto& [k, v] : actual) {
     INFO(k);
@@ -138,26 +141,28 @@ TEST_CASE("docs: every policy default the README states is the client's default"
   }
 }
 
-TEST_CASE("docs: --filter globs match the whole name or file path, '*quota*' selects every quota case", "[docs]") {
+TEST_CASE("docs: --filter globs match the whole name or file path, '*quota*' selects every quota case",
+          "[docs]") {
   const auto cases_dir = source_dir() + "/cases";
   const auto all = harness::load_suite({cases_dir}, {});
   REQUIRE(all.errors.empty());
   std::set<std::string> quota, staging;
   for (const auto& c : all.cases) {
-    if (c.name.find("quota") != std::string::npos || c.file.find("quota") != std::string::npos) quota.insert(c.name);
+    if (c.name.find("quota") != std::string::npos || c.file.find("quota") != std::string::npos)
+      quota.insert(c.name);
     if (c.file.find("/staging/") != std::string::npos) staging.insert(c.name);
   }
   REQUIRE(quota.size() >= 4);
   llmchaos::test::TempDir dir("docs-filter");
   const auto names_run = [&](const std::string& filter) {
     const auto report = (dir.path / "r.json").string();
-    const auto r = run_cli("run '" + cases_dir + "' --virtual-time --quiet --filter '" + filter + "' --json '" + report + "'");
+    const auto r = run_cli("run '" + cases_dir + "' --virtual-time --quiet --filter '" + filter +
+                           "' --json '" + report + "'");
     INFO(r.text);
     std::set<std::string> names;
-    if (r.code == 2) return names;  // nothing matched
+    if (r.code == 2) return names;                          // nothing matched
     const auto parsed = boost::json::parse(slurp(report));  // held: the loop walks into it
-    for (const auto& c : parsed.at("cases").as_array())
-      names.insert(std::string(c.at("name").as_string()));
+    for (const auto& c : parsed.at("cases").as_array()) names.insert(std::string(c.at("name").as_string()));
     return names;
   };
   CHECK(names_run("*quota*") == quota);

@@ -1,16 +1,14 @@
 // The exec driver against the real mock: a tiny Python client (exec_client.py) per request, actions
 // derived from the ledger, its contract line read, hangs and crashes reported as unknown.
-#include <catch2/catch.hpp>
-
 #include <dirent.h>
 
 #include <algorithm>
-#include <cstdlib>
-
-#include <fstream>
+#include <catch2/catch.hpp>
 #include <chrono>
-#include <thread>
+#include <cstdlib>
+#include <fstream>
 #include <iterator>
+#include <thread>
 
 #include "llmchaos/harness/runner.hpp"
 #include "test_env.hpp"
@@ -18,8 +16,8 @@
 namespace llmchaos::harness {
 namespace {
 
-RunResult run_exec(const std::vector<std::string>& case_files, const std::string& env_prefix, double min_deadline_ms,
-                   double time_scale = 0.1) {
+RunResult run_exec(const std::vector<std::string>& case_files, const std::string& env_prefix,
+                   double min_deadline_ms, double time_scale = 0.1) {
   const auto src = test::source_dir();
   std::vector<std::string> paths;
   for (const auto& f : case_files) paths.push_back(src + "/cases/" + f);
@@ -37,7 +35,9 @@ RunResult run_exec(const std::vector<std::string>& case_files, const std::string
 
 const CaseResult& by_file(const RunResult& run, const std::string& suffix) {
   for (const auto& c : run.cases)
-    if (c.file.size() >= suffix.size() && c.file.compare(c.file.size() - suffix.size(), suffix.size(), suffix) == 0) return c;
+    if (c.file.size() >= suffix.size() &&
+        c.file.compare(c.file.size() - suffix.size(), suffix.size(), suffix) == 0)
+      return c;
   FAIL("no case " << suffix);
   throw;
 }
@@ -50,7 +50,10 @@ int stray_sleepers() {
   while (auto* e = readdir(d)) {
     std::ifstream f(std::string("/proc/") + e->d_name + "/cmdline");
     const std::string cmd((std::istreambuf_iterator<char>(f)), {});
-    if (cmd == std::string("sleep\0" "613", 10)) ++n;  // split: "\0613" would be the octal escape \061
+    if (cmd == std::string("sleep\0"
+                           "613",
+                           10))
+      ++n;  // split: "\0613" would be the octal escape \061
   }
   closedir(d);
   return n;
@@ -58,9 +61,11 @@ int stray_sleepers() {
 
 }  // namespace
 
-TEST_CASE("exec driver: the program's routes come from its environment and actions from the ledger", "[driver][exec]") {
+TEST_CASE("exec driver: the program's routes come from its environment and actions from the ledger",
+          "[driver][exec]") {
   const auto run = run_exec({"faults/openai/ok.toml", "faults/openai/payment-402-falls-back.toml",
-                             "faults/openai/auth-401-fails-closed.toml"}, "", 120000);
+                             "faults/openai/auth-401-fails-closed.toml"},
+                            "", 120000);
   REQUIRE(run.cases.size() == 3);
   CHECK(run.driver == "exec");
 
@@ -86,13 +91,15 @@ TEST_CASE("exec driver: the program's routes come from its environment and actio
 }
 
 TEST_CASE("exec driver: without a contract line the exit code decides the outcome", "[driver][exec]") {
-  const auto run = run_exec({"faults/openai/ok.toml", "faults/openai/auth-401-fails-closed.toml"}, "EXEC_CLIENT_MODE=noline ", 120000);
+  const auto run = run_exec({"faults/openai/ok.toml", "faults/openai/auth-401-fails-closed.toml"},
+                            "EXEC_CLIENT_MODE=noline ", 120000);
   CHECK(by_file(run, "openai/ok.toml").observed_outcome == Outcome::primary_success);
   // Exit 0 after the naive fallback: a success, and the ledger says which (served by the backup).
   CHECK(by_file(run, "auth-401-fails-closed.toml").observed_outcome == Outcome::fallback_recovery);
 }
 
-TEST_CASE("exec driver: a program past its deadline is killed with its process group: unknown hang", "[driver][exec]") {
+TEST_CASE("exec driver: a program past its deadline is killed with its process group: unknown hang",
+          "[driver][exec]") {
   const auto run = run_exec({"faults/openai/ok.toml"}, "EXEC_CLIENT_MODE=hang ", 1500);
   REQUIRE(run.cases.size() == 1);
   const auto& c = run.cases.front();
@@ -108,8 +115,10 @@ TEST_CASE("exec driver: a program past its deadline is killed with its process g
   CHECK(strays == 0);
 }
 
-TEST_CASE("exec driver: a program ended by a signal is unknown crash, with its output, and the run goes on", "[driver][exec]") {
-  const auto run = run_exec({"faults/openai/ok.toml", "faults/openai/payment-402-falls-back.toml"}, "EXEC_CLIENT_MODE=crash ", 120000);
+TEST_CASE("exec driver: a program ended by a signal is unknown crash, with its output, and the run goes on",
+          "[driver][exec]") {
+  const auto run = run_exec({"faults/openai/ok.toml", "faults/openai/payment-402-falls-back.toml"},
+                            "EXEC_CLIENT_MODE=crash ", 120000);
   REQUIRE(run.cases.size() == 2);
   for (const auto& c : run.cases) {
     CHECK(c.verdict == Verdict::unknown);
@@ -128,19 +137,20 @@ TEST_CASE("exec driver: --exec is required and belongs to it alone", "[driver][e
   CHECK_FALSE(find_driver("inproc")->validate(o).empty());
 }
 
-
 TEST_CASE("exec driver: the case's tier reaches the program, which refuses a request over it as rate_limited",
           "[driver][exec][tier]") {
   // exec_client.py keeps the tier's windows in LLMCHAOS_STATE_DIR across the case's processes. Unscaled:
   // an interpreter per request takes seconds to start on a loaded machine, longer than a minute x 0.1.
-  const auto run = run_exec({"tiers/rpm-burst-over-limit-refused.toml", "tiers/rpd-burst-refused.toml"}, "", 120000, 1);
+  const auto run =
+      run_exec({"tiers/rpm-burst-over-limit-refused.toml", "tiers/rpd-burst-refused.toml"}, "", 120000, 1);
   REQUIRE(run.cases.size() == 2);
   for (const auto& c : run.cases) {
     std::string checks;
     for (const auto& check : c.checks) checks += check.name + ": " + check.message + "\n";
     INFO(c.name << ": " << c.unknown_reason << "\n" << checks);
     CHECK(c.verdict == Verdict::pass);
-    const auto limited = std::find_if(c.checks.begin(), c.checks.end(), [](const CheckResult& r) { return r.name == "expect_rate_limited"; });
+    const auto limited = std::find_if(c.checks.begin(), c.checks.end(),
+                                      [](const CheckResult& r) { return r.name == "expect_rate_limited"; });
     REQUIRE(limited != c.checks.end());
     CHECK(limited->ok);
   }
@@ -150,8 +160,8 @@ TEST_CASE("exec driver: the case's tier reaches the program, which refuses a req
 
 TEST_CASE("exec driver: a case's model groups and member weights reach the program, which balances by them",
           "[driver][exec][groups]") {
-  // exec_group_client.sh finds the primary among LLMCHAOS_GROUPS, its members in LLMCHAOS_GROUP_POOL and their
-  // turns in LLMCHAOS_BIG_WEIGHT / LLMCHAOS_SMALL_WEIGHT: eight requests, two rounds of 3 + 1.
+  // exec_group_client.sh finds the primary among LLMCHAOS_GROUPS, its members in LLMCHAOS_GROUP_POOL and
+  // their turns in LLMCHAOS_BIG_WEIGHT / LLMCHAOS_SMALL_WEIGHT: eight requests, two rounds of 3 + 1.
   if (std::system("command -v curl >/dev/null 2>&1") != 0) {
     WARN("skipped: exec_group_client.sh needs curl, which is not on PATH");
     return;

@@ -3,17 +3,15 @@
 // its mock namespace) and reads the outcome from the gateway's answers and the ledger; the gateway's
 // failure points (x-llmchaos-points) are cross-checked against the ledger, and a tiny target that
 // misreports them (points_target.py) is caught.
-#include <catch2/catch.hpp>
-
 #include <sys/wait.h>
 
 #include <algorithm>
+#include <boost/json.hpp>
+#include <catch2/catch.hpp>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <regex>
-
-#include <boost/json.hpp>
 
 #include "cli_run.hpp"
 
@@ -21,7 +19,9 @@ namespace llmchaos::harness {
 namespace {
 
 // `llmchaos run ARGS`, stdout and stderr together.
-test::CliOutput run_cli(const std::string& args) { return test::run_cli("run " + args); }
+test::CliOutput run_cli(const std::string& args) {
+  return test::run_cli("run " + args);
+}
 
 // `llmchaos run PATHS --driver http` against a gateway started per case.
 std::string http_run_args(const std::string& paths, const std::string& extra = {}) {
@@ -55,9 +55,8 @@ boost::json::value run_points_target(const std::string& mode, test::CliOutput& r
                                      const char* case_file = "faults/openai/bad-request-fails-closed.toml") {
   const auto src = test::source_dir();
   const std::string report = "/tmp/llmchaos-test-points-" + mode + "-" + std::to_string(::getpid()) + ".json";
-  r = run_cli(cases({case_file}) +
-              " --driver http --target 'http://127.0.0.1:{port}' --target-config '" + src +
-              "/tests/harness/points_target.toml' --target-command \"python3 '" + src +
+  r = run_cli(cases({case_file}) + " --driver http --target 'http://127.0.0.1:{port}' --target-config '" +
+              src + "/tests/harness/points_target.toml' --target-command \"python3 '" + src +
               "/tests/harness/points_target.py' {config} {port} " + mode +
               "\" --time-scale 0.1 --min-deadline-ms 20000 --quiet --json '" + report + "'");
   auto v = boost::json::parse(test::slurp(report));
@@ -69,10 +68,11 @@ boost::json::value run_points_target(const std::string& mode, test::CliOutput& r
 
 TEST_CASE("http driver: catalog cases pass through a gateway started per case", "[driver][http]") {
   const std::string report = "/tmp/llmchaos-test-http-" + std::to_string(::getpid()) + ".json";
-  auto r = run_cli(http_run_args(cases({"staging/healthy-primary.toml", "staging/rate-429-short-retry-after.toml",
-                                        "staging/quota-429-falls-back.toml", "staging/stream-cut-after-tokens-fails-closed.toml",
-                                        "commit/tool-call-healthy.toml", "queue/server-500-queued-and-redelivered.toml"}),
-                                 "--json '" + report + "'"));
+  auto r = run_cli(http_run_args(
+      cases({"staging/healthy-primary.toml", "staging/rate-429-short-retry-after.toml",
+             "staging/quota-429-falls-back.toml", "staging/stream-cut-after-tokens-fails-closed.toml",
+             "commit/tool-call-healthy.toml", "queue/server-500-queued-and-redelivered.toml"}),
+      "--json '" + report + "'"));
   INFO(r.text);
   CHECK(r.code == 0);
   CHECK(r.text.find("6 cases: 6 passed, 0 failed, 0 unknown") != std::string::npos);
@@ -94,9 +94,11 @@ TEST_CASE("http driver: catalog cases pass through a gateway started per case", 
   }
 }
 
-TEST_CASE("http driver: a target command that exits before listening makes the case unknown: crash", "[driver][http]") {
+TEST_CASE("http driver: a target command that exits before listening makes the case unknown: crash",
+          "[driver][http]") {
   auto r = run_cli(cases({"staging/healthy-primary.toml"}) +
-                   " --driver http --target 'http://127.0.0.1:{port}' --target-command 'echo broken config >&2; exit 3' --quiet");
+                   " --driver http --target 'http://127.0.0.1:{port}' --target-command 'echo broken config "
+                   ">&2; exit 3' --quiet");
   INFO(r.text);
   CHECK(r.code == 1);
   CHECK(r.text.find("unknown: crash") != std::string::npos);
@@ -108,8 +110,8 @@ TEST_CASE("http driver: usage errors name the missing option", "[driver][http]")
   CHECK(no_target.code == 2);
   CHECK(no_target.text.find("--target") != std::string::npos);
   auto config_alone = run_cli(cases({"staging/healthy-primary.toml"}) +
-                              " --driver http --target http://127.0.0.1:1 --target-config '" + test::source_dir() +
-                              "/examples/gateway-case-template.toml'");
+                              " --driver http --target http://127.0.0.1:1 --target-config '" +
+                              test::source_dir() + "/examples/gateway-case-template.toml'");
   CHECK(config_alone.code == 2);
   CHECK(config_alone.text.find("--target-command") != std::string::npos);
 
@@ -118,20 +120,24 @@ TEST_CASE("http driver: usage errors name the missing option", "[driver][http]")
   REQUIRE(f);
   std::fputs("[gateway]\ntime_scale = {{time_scale}}\n{{polcy}}\n", f);
   std::fclose(f);
-  auto typo = run_cli(cases({"staging/healthy-primary.toml"}) + " --driver http --target 'http://127.0.0.1:{port}' --target-config '" +
-                      bad_template + "' --target-command 'true'");
+  auto typo = run_cli(cases({"staging/healthy-primary.toml"}) +
+                      " --driver http --target 'http://127.0.0.1:{port}' --target-config '" + bad_template +
+                      "' --target-command 'true'");
   std::remove(bad_template.c_str());
   INFO(typo.text);
   CHECK(typo.code == 2);
   CHECK(typo.text.find(bad_template + ":3: unknown placeholder {{polcy}}") != std::string::npos);
 }
 
-TEST_CASE("http driver: the whole catalog through the gateway, in under a minute", "[driver][http][catalog]") {
+TEST_CASE("http driver: the whole catalog through the gateway, in under a minute",
+          "[driver][http][catalog]") {
   auto r = run_cli(http_run_args("'" + test::source_dir() + "/cases'"));
   INFO(r.text);
   std::smatch m;
-  REQUIRE(std::regex_search(r.text, m, std::regex(R"((\d+) cases: (\d+) passed, (\d+) failed, (\d+) unknown, (\d+) n/a)")));
-  const int total = std::stoi(m[1]), passed = std::stoi(m[2]), failed = std::stoi(m[3]), unknown = std::stoi(m[4]);
+  REQUIRE(std::regex_search(
+      r.text, m, std::regex(R"((\d+) cases: (\d+) passed, (\d+) failed, (\d+) unknown, (\d+) n/a)")));
+  const int total = std::stoi(m[1]), passed = std::stoi(m[2]), failed = std::stoi(m[3]),
+            unknown = std::stoi(m[4]);
   const int not_run = std::stoi(m[5]);
   CHECK(total == catalog_case_count());
   CHECK(not_run == catalog_case_count(true));
@@ -143,7 +149,8 @@ TEST_CASE("http driver: the whole catalog through the gateway, in under a minute
   CHECK(r.seconds < 60);
 }
 
-TEST_CASE("http driver: a target whose reported points match the ledger passes with its decision log", "[driver][http][points]") {
+TEST_CASE("http driver: a target whose reported points match the ledger passes with its decision log",
+          "[driver][http][points]") {
   test::CliOutput r;
   const auto c = run_points_target("honest", r);
   INFO(r.text);
@@ -154,7 +161,8 @@ TEST_CASE("http driver: a target whose reported points match the ledger passes w
   CHECK(point.at("rule") == "rule 1");
 }
 
-TEST_CASE("http driver: a target that reports a point action the ledger contradicts fails the case", "[driver][http][points]") {
+TEST_CASE("http driver: a target that reports a point action the ledger contradicts fails the case",
+          "[driver][http][points]") {
   test::CliOutput r;
   const auto c = run_points_target("lie", r);
   INFO(r.text);
@@ -164,13 +172,14 @@ TEST_CASE("http driver: a target that reports a point action the ledger contradi
   for (const auto& check : c.at("checks").as_array())
     if (check.at("name") == "action_agreement") {
       CHECK(check.at("ok") == false);
-      caught = std::string_view(check.at("message").as_string()).find("decision log says retry, ledger says fail_closed") !=
-               std::string_view::npos;
+      caught = std::string_view(check.at("message").as_string())
+                   .find("decision log says retry, ledger says fail_closed") != std::string_view::npos;
     }
   CHECK(caught);
 }
 
-TEST_CASE("http driver: a reported point on an attempt the mock saw on another route breaks the contract", "[driver][http][points]") {
+TEST_CASE("http driver: a reported point on an attempt the mock saw on another route breaks the contract",
+          "[driver][http][points]") {
   test::CliOutput r;
   const auto c = run_points_target("wrong-route", r);
   INFO(r.text);
@@ -178,7 +187,8 @@ TEST_CASE("http driver: a reported point on an attempt the mock saw on another r
   CHECK(c.at("unknown_reason") == "error: contract");
 }
 
-TEST_CASE("http driver: a target without x-llmchaos-points is judged on the ledger alone", "[driver][http][points]") {
+TEST_CASE("http driver: a target without x-llmchaos-points is judged on the ledger alone",
+          "[driver][http][points]") {
   test::CliOutput r;
   const auto c = run_points_target("silent", r);
   INFO(r.text);
@@ -186,7 +196,8 @@ TEST_CASE("http driver: a target without x-llmchaos-points is judged on the ledg
   CHECK(c.at("points").at(0).at("rule") == "");  // ledger-derived: no rule
 }
 
-TEST_CASE("http driver: a target's stream that ends cleanly without [DONE] is a whole answer, not a failure", "[driver][http]") {
+TEST_CASE("http driver: a target's stream that ends cleanly without [DONE] is a whole answer, not a failure",
+          "[driver][http]") {
   // SPEC section 2: no_terminator is committed and not a failure; the target relays the mock's stream as
   // it came (text/event-stream, no [DONE]), and the driver reads it as the answer it is.
   test::CliOutput r;
@@ -197,7 +208,8 @@ TEST_CASE("http driver: a target's stream that ends cleanly without [DONE] is a 
   CHECK(c.at("observed") == "none");
   CHECK(c.at("observed_outcome") == "primary_success");
   const auto& out = c.at("driver_output").as_string();
-  CHECK(std::string_view(out).find("missing_terminator") != std::string_view::npos);  // the driver saw no [DONE]
+  CHECK(std::string_view(out).find("missing_terminator") !=
+        std::string_view::npos);  // the driver saw no [DONE]
 }
 
 }  // namespace llmchaos::harness

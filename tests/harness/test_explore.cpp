@@ -1,21 +1,20 @@
 // llmchaos explore: the same seed gives the same history; a deliberately broken stack is found, shrunk to a
 // small case, and that case reproduces through the real CLI (and passes on the real stack).
-#include <catch2/catch.hpp>
-
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <array>
+#include <catch2/catch.hpp>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <set>
 
+#include "cli_run.hpp"
 #include "llmchaos/harness/case.hpp"
 #include "llmchaos/harness/explore.hpp"
 #include "llmchaos/harness/mutation.hpp"
 #include "llmchaos/mockprovider/dialect.hpp"
-#include "cli_run.hpp"
 
 using namespace llmchaos;
 using namespace llmchaos::harness;
@@ -64,13 +63,15 @@ TEST_CASE("explore: the same seed gives the same schedules and histories, anothe
   CHECK(explore(o).digest != a.digest);
 }
 
-TEST_CASE("explore: every random schedule is a valid case, with a generated or a shared policy", "[explore]") {
+TEST_CASE("explore: every random schedule is a valid case, with a generated or a shared policy",
+          "[explore]") {
   TempDir dir("valid");
   const auto shape = policy_shape(write_policy(dir.path));
   Rng rng(11);
   for (int i = 0; i < 300; ++i) {
     const bool shared = i % 2 == 1;
-    const auto s = random_schedule(rng, shared ? std::optional<PolicyShape>(shape) : std::nullopt, "s" + std::to_string(i));
+    const auto s = random_schedule(rng, shared ? std::optional<PolicyShape>(shape) : std::nullopt,
+                                   "s" + std::to_string(i));
     CHECK(s.routes.size() >= 1);
     CHECK(s.routes.size() <= 3);
     const auto text = schedule_to_toml(s, {});
@@ -110,8 +111,9 @@ TEST_CASE("explore: the reference stack shows no violation under a plain two-rou
   CHECK(rep.violating_runs == 0);
 }
 
-TEST_CASE("explore: the reference stack shows no violation under generated policies, output contracts included",
-          "[explore]") {
+TEST_CASE(
+    "explore: the reference stack shows no violation under generated policies, output contracts included",
+    "[explore]") {
   // Seed 7 draws, in run 103, a streamed stall after one content event under an output contract: the
   // stack holds the token back and retries, which once read as a duplicate commit.
   ExploreOptions o;
@@ -130,7 +132,8 @@ TEST_CASE("explore: background responses, the failed reads of a stored response 
   // resume after shown tokens (seed 15 run 11279: committed), a resume whose first frame came after the
   // timeout (seed 1 run 13455: resumed again), a retry after a malformed resume (seed 42 run 11532: a
   // fresh POST, not a resume). Each seed runs far enough to reach its run.
-  for (const auto& [seed, runs] : {std::pair{99u, 1700}, std::pair{15u, 11300}, std::pair{1u, 13500}, std::pair{42u, 11600}}) {
+  for (const auto& [seed, runs] :
+       {std::pair{99u, 1700}, std::pair{15u, 11300}, std::pair{1u, 13500}, std::pair{42u, 11600}}) {
     ExploreOptions o;
     o.seed = seed;
     o.runs = runs;
@@ -141,8 +144,9 @@ TEST_CASE("explore: background responses, the failed reads of a stored response 
   }
 }
 
-TEST_CASE("explore: a broken budget is found, shrunk to at most 3 steps, and the case reproduces via llmchaos run",
-          "[explore][cli]") {
+TEST_CASE(
+    "explore: a broken budget is found, shrunk to at most 3 steps, and the case reproduces via llmchaos run",
+    "[explore][cli]") {
   TempDir dir("shrink");
   ExploreOptions o;
   o.seed = 21;
@@ -168,7 +172,8 @@ TEST_CASE("explore: a broken budget is found, shrunk to at most 3 steps, and the
   CHECK(fixed.code == 0);
 }
 
-TEST_CASE("explore --sweep: every fault on every attempt position, a broken fallback rule is found", "[explore]") {
+TEST_CASE("explore --sweep: every fault on every attempt position, a broken fallback rule is found",
+          "[explore]") {
   TempDir dir("sweep");
   ExploreOptions o;
   o.sweep = true;
@@ -183,8 +188,9 @@ TEST_CASE("explore --sweep: every fault on every attempt position, a broken fall
   CHECK(broken.violations.front().steps_after <= 2);
 }
 
-TEST_CASE("llmchaos explore: prints the digest, same for the same seed, exit 1 and a case file on a violation",
-          "[explore][cli]") {
+TEST_CASE(
+    "llmchaos explore: prints the digest, same for the same seed, exit 1 and a case file on a violation",
+    "[explore][cli]") {
   TempDir dir("cli");
   const auto a = cli("explore --seed 5 --runs 40");
   const auto b = cli("explore --seed 5 --runs 40");
@@ -193,15 +199,16 @@ TEST_CASE("llmchaos explore: prints the digest, same for the same seed, exit 1 a
   const auto digest = [](const std::string& t) { return t.substr(t.find("history digest: "), 33); };
   CHECK(digest(a.text) == digest(b.text));
   const auto policy = write_policy(dir.path);
-  const auto found = cli("explore --seed 21 --runs 150 --mutate no_fallback --policy '" + policy + "' --out '" +
-                         (dir.path / "out").string() + "'");
+  const auto found = cli("explore --seed 21 --runs 150 --mutate no_fallback --policy '" + policy +
+                         "' --out '" + (dir.path / "out").string() + "'");
   INFO(found.text);
   CHECK(found.code == 1);
   CHECK(found.text.find("reproduce: llmchaos run --mutate no_fallback") != std::string::npos);
   CHECK(cli("explore --runs 1 --mutate no_such_thing").code == 2);
 }
 
-TEST_CASE("explore's random schedules draw every dialect the mock registers, azure and responses included", "[explore]") {
+TEST_CASE("explore's random schedules draw every dialect the mock registers, azure and responses included",
+          "[explore]") {
   Rng rng(7);
   std::set<Dialect> seen;
   for (int i = 0; i < 200; ++i)
@@ -212,15 +219,19 @@ TEST_CASE("explore's random schedules draw every dialect the mock registers, azu
   CHECK(seen.count(Dialect::responses) == 1);
 }
 
-TEST_CASE("explore judges with the whole checker: a stack that waits past the backoff is a backoff_bounds violation",
-          "[explore]") {
-  // backoff_bounds is no SPEC invariant and the model's actions stay right: before issue 27 explore missed it.
+TEST_CASE(
+    "explore judges with the whole checker: a stack that waits past the backoff is a backoff_bounds "
+    "violation",
+    "[explore]") {
+  // backoff_bounds is no SPEC invariant and the model's actions stay right: before issue 27 explore missed
+  // it.
   Rng rng(7);
   int found = 0;
   for (int i = 0; i < 200 && found == 0; ++i) {
     const auto s = random_schedule(rng, std::nullopt, "slow-" + std::to_string(i));
     if (!judge_schedule(s, "").violations.empty()) continue;  // the reference stack must be clean on it
-    for (const auto& [kind, message] : judge_schedule(s, "slow_backoff").violations) found += kind == "backoff_bounds";
+    for (const auto& [kind, message] : judge_schedule(s, "slow_backoff").violations)
+      found += kind == "backoff_bounds";
   }
   CHECK(found > 0);
 }

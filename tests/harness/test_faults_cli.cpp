@@ -1,7 +1,6 @@
 // `llmchaos faults` prints the fault table from the specs themselves, and mockprovider/faults/README.md's
 // catalog table agrees with it: every fault kind has its row, and the row names every step key of its own.
 #include <catch2/catch.hpp>
-
 #include <map>
 #include <regex>
 #include <sstream>

@@ -2,7 +2,6 @@
 // loop, a folder given as a file) is a clear error with exit 2; lint reports every problem; numbers on
 // the command line are checked; an exec target that does not start is a harness error.
 #include <catch2/catch.hpp>
-
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -17,7 +16,9 @@ namespace {
 using test::TempDir;
 constexpr auto& cli = test::run_cli;
 
-std::string q(const fs::path& p) { return "'" + p.string() + "'"; }
+std::string q(const fs::path& p) {
+  return "'" + p.string() + "'";
+}
 
 void write(const fs::path& p, const std::string& text) {
   fs::create_directories(p.parent_path());
@@ -55,7 +56,8 @@ TEST_CASE("a dotted key of 100,000 parts is 'key nested too deep' in lint, run a
   CHECK(value_key.text.find(file.string() + ":3:1: key nested too deep (limit 64)") != std::string::npos);
 }
 
-TEST_CASE("a symlink loop in a case folder is named with its reason, exit 2, in run and lint", "[cli][hardening]") {
+TEST_CASE("a symlink loop in a case folder is named with its reason, exit 2, in run and lint",
+          "[cli][hardening]") {
   TempDir dir("loop");
   const auto loop = dir.path / "loop";
   fs::create_directories(loop);
@@ -64,8 +66,8 @@ TEST_CASE("a symlink loop in a case folder is named with its reason, exit 2, in 
     INFO(command);
     const auto out = cli(command + " " + q(loop));
     CHECK(out.code == 2);
-    CHECK(out.text.find((loop / "self").generic_string() + ": cannot read: Too many levels of symbolic links") !=
-          std::string::npos);
+    CHECK(out.text.find((loop / "self").generic_string() +
+                        ": cannot read: Too many levels of symbolic links") != std::string::npos);
     CHECK(out.text.find("terminate") == std::string::npos);
   }
   // The loop given directly, and a case whose policy is the loop.
@@ -83,12 +85,14 @@ TEST_CASE("a folder or a missing file where a file is expected: the exact path a
   TempDir dir("paths");
   const auto replay_dir = cli("replay " + q(dir.path));
   CHECK(replay_dir.code == 2);
-  CHECK(replay_dir.text.find(dir.path.string() + ": cannot read the trace file: Is a directory") != std::string::npos);
+  CHECK(replay_dir.text.find(dir.path.string() + ": cannot read the trace file: Is a directory") !=
+        std::string::npos);
   CHECK(replay_dir.text.find("underflow") == std::string::npos);
   const auto replay_missing = cli("replay " + q(dir.path / "none.jsonl"));
   CHECK(replay_missing.code == 2);
   CHECK(replay_missing.text.find((dir.path / "none.jsonl").string() +
-                                 ": cannot open the trace file: No such file or directory") != std::string::npos);
+                                 ": cannot open the trace file: No such file or directory") !=
+        std::string::npos);
   write(dir.path / "c.toml", case_text("c"));
   const auto baseline = cli("run --quiet --baseline " + q(dir.path) + " " + q(dir.path / "c.toml"));
   CHECK(baseline.code == 2);
@@ -108,17 +112,19 @@ TEST_CASE("lint reports every problem of a file, duplicate case names, and warns
           "[cli][hardening]") {
   TempDir dir("lint");
   // Two unknown keys in one table, two broken steps of one route, an unknown key in another table.
-  write(dir.path / "many.toml", "name = \"many\"\nexpect = \"none\"\n"
-                                "[checks]\ntypo_one = true\ntypo_two = true\n"
-                                "[workflow]\nprimary = \"primary\"\nfallback = [\"b\"]\n"
-                                "[route.primary]\ndialect = \"openai\"\n"
-                                "script = [{ fault = \"nope\" }, { fault = \"ok\", times = 0 }]\n"
-                                "[route.b]\nbogus = 1\n");
+  write(dir.path / "many.toml",
+        "name = \"many\"\nexpect = \"none\"\n"
+        "[checks]\ntypo_one = true\ntypo_two = true\n"
+        "[workflow]\nprimary = \"primary\"\nfallback = [\"b\"]\n"
+        "[route.primary]\ndialect = \"openai\"\n"
+        "script = [{ fault = \"nope\" }, { fault = \"ok\", times = 0 }]\n"
+        "[route.b]\nbogus = 1\n");
   const auto many = cli("lint " + q(dir.path / "many.toml"));
   CHECK(many.code == 2);
-  for (const std::string e : {":4:12: checks.typo_one: unknown key", ":5:12: checks.typo_two: unknown key",
-                              ":11:21: route.primary.script[0].fault: unknown fault \"nope\"",
-                              "route.primary.script[1].times: must be at least 1", ":13:9: route.b.bogus: unknown key"}) {
+  for (const std::string e :
+       {":4:12: checks.typo_one: unknown key", ":5:12: checks.typo_two: unknown key",
+        ":11:21: route.primary.script[0].fault: unknown fault \"nope\"",
+        "route.primary.script[1].times: must be at least 1", ":13:9: route.b.bogus: unknown key"}) {
     INFO(e);
     CHECK(many.text.find(e) != std::string::npos);
   }
@@ -128,15 +134,18 @@ TEST_CASE("lint reports every problem of a file, duplicate case names, and warns
   write(dir.path / "dup" / "b.toml", case_text("same"));
   const auto dup = cli("lint " + q(dir.path / "dup"));
   CHECK(dup.code == 2);
-  CHECK(dup.text.find((dir.path / "dup" / "b.toml").generic_string() + ":1:8: name: \"same\" is already the name of " +
+  CHECK(dup.text.find((dir.path / "dup" / "b.toml").generic_string() +
+                      ":1:8: name: \"same\" is already the name of " +
                       (dir.path / "dup" / "a.toml").generic_string()) != std::string::npos);
 
   write(dir.path / "empty.toml", "# nothing yet\n");
   fs::create_directories(dir.path / "nothing");
   const auto empty = cli("lint " + q(dir.path / "empty.toml") + " " + q(dir.path / "nothing"));
   CHECK(empty.code == 0);
-  CHECK(empty.text.find((dir.path / "empty.toml").string() + ": warning: no case or policy here") != std::string::npos);
-  CHECK(empty.text.find((dir.path / "nothing").string() + ": warning: no case or policy here") != std::string::npos);
+  CHECK(empty.text.find((dir.path / "empty.toml").string() + ": warning: no case or policy here") !=
+        std::string::npos);
+  CHECK(empty.text.find((dir.path / "nothing").string() + ": warning: no case or policy here") !=
+        std::string::npos);
 }
 
 TEST_CASE("a policy reference naming a case blames the reference, not the case", "[cli][hardening]") {
@@ -149,8 +158,8 @@ TEST_CASE("a policy reference naming a case blames the reference, not the case",
         std::string::npos);
   CHECK(out.text.find("unknown key") == std::string::npos);
   write(dir.path / "self.toml", "name = \"s\"\npolicy = \"self.toml\"\nexpect = \"none\"\n[route.primary]\n");
-  CHECK(cli("lint " + q(dir.path / "self.toml")).text.find(":2:10: policy: self.toml is a case, not a policy") !=
-        std::string::npos);
+  CHECK(cli("lint " + q(dir.path / "self.toml"))
+            .text.find(":2:10: policy: self.toml is a case, not a policy") != std::string::npos);
 }
 
 TEST_CASE("non-finite or absurd numbers on the command line are usage errors with readable bounds",
@@ -158,16 +167,18 @@ TEST_CASE("non-finite or absurd numbers on the command line are usage errors wit
   TempDir dir("numbers");
   write(dir.path / "c.toml", case_text("c"));
   const auto file = q(dir.path / "c.toml");
-  for (const std::string& args : std::vector<std::string>{
-           "run --time-scale nan " + file, "run --time-scale inf " + file, "run --time-scale -1 " + file,
-        "serve --port 0 --time-scale nan", "serve --port 0 --idle-timeout-ms -5", "serve --port 0 --max-connections 0",
-        "replay --timeout inf " + file, "replay --timeout 1e308 " + file, "replay --timeout 2,nan " + file,
-        "replay --live --time-scale nan " + file}) {
+  for (const std::string& args :
+       std::vector<std::string>{"run --time-scale nan " + file, "run --time-scale inf " + file,
+                                "run --time-scale -1 " + file, "serve --port 0 --time-scale nan",
+                                "serve --port 0 --idle-timeout-ms -5", "serve --port 0 --max-connections 0",
+                                "replay --timeout inf " + file, "replay --timeout 1e308 " + file,
+                                "replay --timeout 2,nan " + file, "replay --live --time-scale nan " + file}) {
     INFO(args);
     const auto out = cli(args);
     CHECK(out.code == 2);
     CHECK(out.text.size() < 2000);
-    CHECK(out.text.find("000000000000") == std::string::npos);  // bounds print as 1e+308, 86400, not 309 digits
+    CHECK(out.text.find("000000000000") ==
+          std::string::npos);  // bounds print as 1e+308, 86400, not 309 digits
     CHECK(out.text.find("listening") == std::string::npos);
   }
   const auto bounds = cli("replay --timeout 1e308 " + file);
@@ -176,10 +187,12 @@ TEST_CASE("non-finite or absurd numbers on the command line are usage errors wit
         std::string::npos);
 }
 
-TEST_CASE("an exec target that is not found is a harness error: unknown, target did not start", "[cli][hardening]") {
+TEST_CASE("an exec target that is not found is a harness error: unknown, target did not start",
+          "[cli][hardening]") {
   TempDir dir("exec");
   write(dir.path / "c.toml", case_text("c"));
-  const auto out = cli("run --quiet --driver exec --exec ./no-such-program-llmchaos " + q(dir.path / "c.toml"));
+  const auto out =
+      cli("run --quiet --driver exec --exec ./no-such-program-llmchaos " + q(dir.path / "c.toml"));
   CHECK(out.code == 1);
   CHECK(out.text.find("unknown  ") != std::string::npos);
   CHECK(out.text.find("unknown: target did not start") != std::string::npos);

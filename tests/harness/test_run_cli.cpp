@@ -1,24 +1,22 @@
 // End to end through the real CLI ($LLMCHAOS_BIN): the bundled catalog passes against the reference
 // stack, lint and run report file errors with positions, and the baseline gate names flipped cases.
-#include <catch2/catch.hpp>
-
+#include <fmt/format.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <array>
+#include <boost/json.hpp>
+#include <catch2/catch.hpp>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <set>
 #include <sstream>
 
-#include <boost/json.hpp>
-#include <fmt/format.h>
-
+#include "cli_run.hpp"
 #include "llmchaos/harness/baseline.hpp"
 #include "llmchaos/harness/runner.hpp"
-#include "cli_run.hpp"
 
 using namespace llmchaos;
 using namespace llmchaos::harness;
@@ -34,7 +32,9 @@ using Output = test::CliOutput;
 constexpr auto& run = test::run_cli;
 using test::TempDir;
 
-std::string source_cases() { return test::source_dir() + "/cases"; }
+std::string source_cases() {
+  return test::source_dir() + "/cases";
+}
 
 using test::slurp;
 
@@ -44,8 +44,8 @@ TEST_CASE("the bundled catalog passes against the reference stack and writes eve
   TempDir dir("e2e");
   const auto report_dir = (dir.path / "report").string();
   const auto baseline = (dir.path / "baseline.json").string();
-  auto out = run("run '" + source_cases() + "' -q --time-scale " + time_scale + " --seed 11 --report-dir '" + report_dir +
-                 "' --write-baseline '" + baseline + "'");
+  auto out = run("run '" + source_cases() + "' -q --time-scale " + time_scale + " --seed 11 --report-dir '" +
+                 report_dir + "' --write-baseline '" + baseline + "'");
   INFO(out.text);
   CHECK(out.code == 0);
   for (const char* f : {"junit.xml", "report.json", "report.md", "report.html"}) {
@@ -59,13 +59,16 @@ TEST_CASE("the bundled catalog passes against the reference stack and writes eve
   const auto exact = static_cast<std::size_t>(
       std::count_if(suite.cases.begin(), suite.cases.end(), [](const Case& c) { return c.exact_time; }));
   CHECK(exact > 0);
-  CHECK(out.text.find(std::to_string(exact) + " exact_time case(s) played under virtual time") != std::string::npos);
+  CHECK(out.text.find(std::to_string(exact) + " exact_time case(s) played under virtual time") !=
+        std::string::npos);
   const auto recorded = baseline_from_json(slurp(baseline), baseline);
   CHECK(recorded.size() == suite.cases.size());
   const auto json = boost::json::parse(slurp(report_dir + "/report.json"));
-  CHECK(json.at("totals").at("cases").to_number<std::int64_t>() == static_cast<std::int64_t>(suite.cases.size()));
+  CHECK(json.at("totals").at("cases").to_number<std::int64_t>() ==
+        static_cast<std::int64_t>(suite.cases.size()));
   CHECK(json.at("totals").at("not_applicable").to_number<std::int64_t>() == 0);
-  CHECK(json.at("totals").at("passed").to_number<std::int64_t>() == static_cast<std::int64_t>(suite.cases.size()));
+  CHECK(json.at("totals").at("passed").to_number<std::int64_t>() ==
+        static_cast<std::int64_t>(suite.cases.size()));
   std::size_t virtual_cases = 0;
   for (const auto& c : json.at("cases").as_array()) virtual_cases += c.at("virtual_time").as_bool();
   CHECK(virtual_cases == exact);
@@ -77,8 +80,8 @@ TEST_CASE("the bundled catalog passes against the reference stack and writes eve
 
   // The catalog under virtual time is a run of its own, every case included.
   const auto virtual_baseline = (dir.path / "virtual-baseline.json").string();
-  auto virt = run("run '" + source_cases() + "' -q --virtual-time --time-scale 1 --seed 11 --write-baseline '" +
-                  virtual_baseline + "'");
+  auto virt = run("run '" + source_cases() +
+                  "' -q --virtual-time --time-scale 1 --seed 11 --write-baseline '" + virtual_baseline + "'");
   INFO(virt.text);
   CHECK(virt.code == 0);
   CHECK(baseline_from_json(slurp(virtual_baseline), virtual_baseline).size() == suite.cases.size());
@@ -88,8 +91,9 @@ TEST_CASE("a live in-process run plays an exact_time case on a virtual clock and
           "[cli][virtual]") {
   TempDir dir("exact-live");
   const auto report_dir = (dir.path / "report").string();
-  auto out = run("run '" + source_cases() + "/budget/time-exactly-fits-retry.toml' -q --time-scale 0.1 --report-dir '" +
-                 report_dir + "'");
+  auto out =
+      run("run '" + source_cases() +
+          "/budget/time-exactly-fits-retry.toml' -q --time-scale 0.1 --report-dir '" + report_dir + "'");
   INFO(out.text);
   CHECK(out.code == 0);
   const auto json = boost::json::parse(slurp(report_dir + "/report.json"));
@@ -143,7 +147,8 @@ TEST_CASE("the baseline gate names every case a max_total_attempts cut from 3 to
   const auto before = read_baseline(baseline);
   std::set<std::string> reached, must_flip;
   for (const auto& c : load_suite({cases.string()}, {}).cases) {
-    if (c.policy.workflow.max_total_attempts != 1) continue;  // exact_time cases too: played on a virtual clock
+    if (c.policy.workflow.max_total_attempts != 1)
+      continue;  // exact_time cases too: played on a virtual clock
     reached.insert(c.name);
     const auto& acts = before.at(c.name).actions;
     if (std::find(acts.begin(), acts.end(), Action::retry) != acts.end() ||
@@ -153,8 +158,8 @@ TEST_CASE("the baseline gate names every case a max_total_attempts cut from 3 to
   REQUIRE_FALSE(must_flip.empty());
 
   const auto after_file = (dir.path / "after.json").string();
-  auto second = run("run '" + cases.string() + "'" + common + " --baseline '" + baseline + "' --write-baseline '" +
-                    after_file + "'");
+  auto second = run("run '" + cases.string() + "'" + common + " --baseline '" + baseline +
+                    "' --write-baseline '" + after_file + "'");
   INFO(second.text);
   CHECK(second.code == 1);
   std::set<std::string> named;
@@ -182,6 +187,7 @@ TEST_CASE("the baseline gate names every case a max_total_attempts cut from 3 to
   }
 
   // Accepted changes do not fail the gate (the cases themselves still fail their expectations).
-  auto accepted = run("run '" + cases.string() + "'" + common + " --baseline '" + baseline + "' --accept-changes");
+  auto accepted =
+      run("run '" + cases.string() + "'" + common + " --baseline '" + baseline + "' --accept-changes");
   CHECK_THAT(accepted.text, Catch::Contains("changes accepted (--accept-changes)"));
 }

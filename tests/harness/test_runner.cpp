@@ -1,7 +1,6 @@
 // The runner's own duties, with a scripted transport in place of sockets: the hard deadline (a hung
 // case is `unknown: hang` and the run goes on), a crash is `unknown`, the seed reaches every report.
 #include <catch2/catch.hpp>
-
 #include <chrono>
 #include <stdexcept>
 #include <thread>
@@ -21,7 +20,8 @@ class ScriptedTransport final : public client::Transport {
                              const std::function<void(std::string_view)>& on_token) override {
     if (req.endpoint.base_url.find("/case1/") != std::string::npos)
       std::this_thread::sleep_for(std::chrono::milliseconds(1500));
-    if (req.endpoint.base_url.find("/case2/") != std::string::npos) throw std::runtime_error("transport exploded");
+    if (req.endpoint.base_url.find("/case2/") != std::string::npos)
+      throw std::runtime_error("transport exploded");
     client::AttemptResult r;
     r.status = 200;
     r.text = "fine";
@@ -35,7 +35,8 @@ class ScriptedTransport final : public client::Transport {
 
 Case make(const std::string& name) {
   // deadline_ms: the hard deadline (at time scale 1, with the 300 ms floor below).
-  auto loaded = load_case_text("name = \"" + name + "\"\nexpect = \"none\"\ndeadline_ms = 300\n[route.primary]\n", name + ".toml");
+  auto loaded = load_case_text(
+      "name = \"" + name + "\"\nexpect = \"none\"\ndeadline_ms = 300\n[route.primary]\n", name + ".toml");
   REQUIRE(loaded.errors.empty());
   return *loaded.value;
 }
@@ -73,6 +74,7 @@ TEST_CASE("a per-case seed depends on the run's seed and the case name only", "[
 TEST_CASE("an unknown driver is a usage error naming the drivers", "[runner]") {
   RunOptions o;
   o.driver = "carrier-pigeon";
-  CHECK_THROWS_WITH(run_suite({make("x")}, o), "unknown driver \"carrier-pigeon\" (drivers: " + driver_names() + ")");
+  CHECK_THROWS_WITH(run_suite({make("x")}, o),
+                    "unknown driver \"carrier-pigeon\" (drivers: " + driver_names() + ")");
   CHECK_THAT(driver_names(), Catch::StartsWith("inproc"));
 }

@@ -1,7 +1,6 @@
 // run --shard / report merge, the pure part: the split, the catalog digest, the merge's refusals.
-#include <catch2/catch.hpp>
-
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <random>
 #include <set>
 
@@ -48,7 +47,8 @@ TEST_CASE("a shard K/N parses 1 <= K <= N and nothing else", "[shard]") {
   CHECK(parse_shard("2/4")->index == 2);
   CHECK(parse_shard("2/4")->count == 4);
   CHECK(parse_shard("1/1"));
-  for (const char* bad : {"0/4", "5/4", "2", "2/", "/4", "a/b", "2/4x", "-1/4", "2/0", ""}) CHECK_FALSE(parse_shard(bad));
+  for (const char* bad : {"0/4", "5/4", "2", "2/", "/4", "a/b", "2/4x", "-1/4", "2/0", ""})
+    CHECK_FALSE(parse_shard(bad));
   CHECK(shard_label({3, 8}) == "3/8");
   CHECK(shard_label({}).empty());
 }
@@ -102,7 +102,8 @@ TEST_CASE("with recorded durations the shards are balanced by time", "[shard]") 
   // The same split whatever the order.
   auto reversed = names;
   std::reverse(reversed.begin(), reversed.end());
-  for (int k = 1; k <= 4; ++k) CHECK(shard_names(reversed, {k, 4}, durations) == shard_names(names, {k, 4}, durations));
+  for (int k = 1; k <= 4; ++k)
+    CHECK(shard_names(reversed, {k, 4}, durations) == shard_names(names, {k, 4}, durations));
 }
 
 TEST_CASE("the catalog digest depends on the cases, not their order", "[shard]") {
@@ -112,9 +113,11 @@ TEST_CASE("the catalog digest depends on the cases, not their order", "[shard]")
   CHECK(a != catalog_digest({{"faultsq", "ueue"}, {"", "y"}}));
 }
 
-TEST_CASE("merge puts the cases back in suite order and refuses shards that do not belong together", "[shard]") {
+TEST_CASE("merge puts the cases back in suite order and refuses shards that do not belong together",
+          "[shard]") {
   const std::vector<std::string> files{"s1.json", "s2.json"};
-  auto ok = merge_shards({shard_run(2, 2, {{"b", 1}, {"d", 3}}), shard_run(1, 2, {{"a", 0}, {"c", 2}})}, files);
+  auto ok =
+      merge_shards({shard_run(2, 2, {{"b", 1}, {"d", 3}}), shard_run(1, 2, {{"a", 0}, {"c", 2}})}, files);
   REQUIRE(ok.errors.empty());
   REQUIRE(ok.run.cases.size() == 4);
   CHECK(ok.run.cases[0].name == "a");
@@ -128,10 +131,12 @@ TEST_CASE("merge puts the cases back in suite order and refuses shards that do n
     for (const auto& x : e) s += x + "\n";
     return s;
   };
-  auto missing = merge_shards({shard_run(1, 3, {{"a", 0}}), shard_run(3, 3, {{"c", 2}})}, {"s1.json", "s3.json"});
+  auto missing =
+      merge_shards({shard_run(1, 3, {{"a", 0}}), shard_run(3, 3, {{"c", 2}})}, {"s1.json", "s3.json"});
   CHECK_THAT(joined(missing.errors), Catch::Contains("missing shard(s): 2/3"));
-  auto twice = merge_shards({shard_run(1, 2, {{"a", 0}}), shard_run(1, 2, {{"a", 0}}), shard_run(2, 2, {{"b", 1}})},
-                            {"x.json", "y.json", "z.json"});
+  auto twice =
+      merge_shards({shard_run(1, 2, {{"a", 0}}), shard_run(1, 2, {{"a", 0}}), shard_run(2, 2, {{"b", 1}})},
+                   {"x.json", "y.json", "z.json"});
   CHECK_THAT(joined(twice.errors), Catch::Contains("shard 1/2 given 2 times: x.json, y.json"));
   auto seeds = merge_shards({shard_run(1, 2, {{"a", 0}}, 1), shard_run(2, 2, {{"b", 1}}, 2)}, files);
   CHECK_THAT(joined(seeds.errors), Catch::Contains("s2.json has seed 2, but s1.json has seed 1"));
@@ -143,6 +148,7 @@ TEST_CASE("merge puts the cases back in suite order and refuses shards that do n
   CHECK_THAT(joined(counts.errors), Catch::Contains("shard count 3"));
   auto short_run = shard_run(1, 1, {{"a", 0}});
   short_run.catalog_cases = 2;
-  CHECK_THAT(joined(merge_shards({short_run}, {"s.json"}).errors), Catch::Contains("the shards hold 1 case(s), the catalog 2"));
+  CHECK_THAT(joined(merge_shards({short_run}, {"s.json"}).errors),
+             Catch::Contains("the shards hold 1 case(s), the catalog 2"));
   CHECK_FALSE(merge_shards({}, {}).errors.empty());
 }

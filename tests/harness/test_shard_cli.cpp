@@ -1,7 +1,6 @@
 // run --shard K/N and report merge through the real CLI: four shards of a copy of the catalog, merged,
 // give the verdicts, counts, reports and baseline result of one unsharded run (virtual time: fast).
 #include <catch2/catch.hpp>
-
 #include <filesystem>
 #include <regex>
 
@@ -30,7 +29,8 @@ std::string stable(const std::string& text) {
 
 std::string attr(const std::string& xml, const std::string& name) {
   std::smatch m;
-  return std::regex_search(xml, m, std::regex("<testsuites[^>]* " + name + "=\"([^\"]*)\"")) ? m[1].str() : "?";
+  return std::regex_search(xml, m, std::regex("<testsuites[^>]* " + name + "=\"([^\"]*)\"")) ? m[1].str()
+                                                                                             : "?";
 }
 
 }  // namespace
@@ -42,7 +42,8 @@ TEST_CASE("four shards merged give what one unsharded run gives, baseline gate i
   const std::string c0 = "'" + cat.string() + "' --virtual-time -q", c = c0 + " --seed 7";
   const std::string d = dir.path.string();
 
-  auto full = test::run_cli("run " + c + " --report-dir '" + d + "/full' --write-baseline '" + d + "/base.json'");
+  auto full =
+      test::run_cli("run " + c + " --report-dir '" + d + "/full' --write-baseline '" + d + "/base.json'");
   INFO(full.text);
   REQUIRE(full.code == 0);
   // A baseline where one retry case was recorded as a fallback: the gate must name it, in both.
@@ -64,12 +65,14 @@ TEST_CASE("four shards merged give what one unsharded run gives, baseline gate i
     REQUIRE(s.code == 0);
     CHECK_THAT(s.text, Catch::Contains("shard " + std::to_string(k) + "/4: "));
     const auto json = test::slurp(file);
-    CHECK_THAT(json, Catch::Contains("\"shard\": {\n    \"index\": " + std::to_string(k) + ",\n    \"count\": 4\n  }"));
+    CHECK_THAT(json, Catch::Contains("\"shard\": {\n    \"index\": " + std::to_string(k) +
+                                     ",\n    \"count\": 4\n  }"));
     total += case_lines(json).size() / 4;
     if (k == 3) {  // every format names the shard
       const auto dir3 = d + "/shard-3";
       REQUIRE(test::run_cli("run " + c + " --shard 3/4 --report-dir '" + dir3 + "'").code == 0);
-      CHECK_THAT(test::slurp(dir3 + "/junit.xml"), Catch::Contains("<property name=\"shard\" value=\"3/4\"/>"));
+      CHECK_THAT(test::slurp(dir3 + "/junit.xml"),
+                 Catch::Contains("<property name=\"shard\" value=\"3/4\"/>"));
       CHECK_THAT(test::slurp(dir3 + "/report.md"), Catch::Contains(" · shard 3/4 · "));
       CHECK_THAT(test::slurp(dir3 + "/report.html"), Catch::Contains("shard <b>3/4</b>"));
       CHECK(stable(test::slurp(dir3 + "/report.json")) == stable(json));
@@ -79,7 +82,8 @@ TEST_CASE("four shards merged give what one unsharded run gives, baseline gate i
   const auto full_json = test::slurp(dir.path / "full/report.json");
   CHECK(total == case_lines(full_json).size() / 4);
 
-  auto merged = test::run_cli("report merge" + shard_files + " --report-dir '" + d + "/merged' --baseline '" + d + "/base.json'");
+  auto merged = test::run_cli("report merge" + shard_files + " --report-dir '" + d + "/merged' --baseline '" +
+                              d + "/base.json'");
   INFO(merged.text);
   CHECK(merged.code == full.code);
   CHECK_THAT(merged.text, Catch::Contains("merged 4 shard report(s)"));
@@ -91,9 +95,11 @@ TEST_CASE("four shards merged give what one unsharded run gives, baseline gate i
   CHECK(case_lines(merged_json) == case_lines(full_json));
   CHECK(case_lines(full_json).size() > 4 * 50);
   // The same counts in every format, and the same Markdown (totals, failures, the baseline change).
-  const auto full_junit = test::slurp(dir.path / "full/junit.xml"), merged_junit = test::slurp(dir.path / "merged/junit.xml");
+  const auto full_junit = test::slurp(dir.path / "full/junit.xml"),
+             merged_junit = test::slurp(dir.path / "merged/junit.xml");
   for (const char* a : {"tests", "failures", "errors"}) CHECK(attr(merged_junit, a) == attr(full_junit, a));
-  CHECK(stable(test::slurp(dir.path / "merged/report.md")) == stable(test::slurp(dir.path / "full/report.md")));
+  CHECK(stable(test::slurp(dir.path / "merged/report.md")) ==
+        stable(test::slurp(dir.path / "full/report.md")));
   CHECK(fs::exists(dir.path / "merged/report.html"));
 
   // Shards that do not make one run are refused, and say why.
@@ -104,14 +110,14 @@ TEST_CASE("four shards merged give what one unsharded run gives, baseline gate i
   CHECK(twice.code == 2);
   CHECK_THAT(twice.text, Catch::Contains("shard 2/4 given 2 times"));
   REQUIRE(test::run_cli("run " + c0 + " --seed 8 --shard 4/4 --json '" + d + "/seed8.json'").code == 0);
-  auto seeds = test::run_cli("report merge '" + d + "/shard-1.json' '" + d + "/shard-2.json' '" + d + "/shard-3.json' '" + d +
-                             "/seed8.json'");
+  auto seeds = test::run_cli("report merge '" + d + "/shard-1.json' '" + d + "/shard-2.json' '" + d +
+                             "/shard-3.json' '" + d + "/seed8.json'");
   CHECK(seeds.code == 2);
   CHECK_THAT(seeds.text, Catch::Contains("has seed 8, but"));
   fs::remove_all(cat / "queue");  // another catalog
   REQUIRE(test::run_cli("run " + c + " --shard 4/4 --json '" + d + "/other.json'").code <= 1);
-  auto catalogs = test::run_cli("report merge '" + d + "/shard-1.json' '" + d + "/shard-2.json' '" + d + "/shard-3.json' '" + d +
-                                "/other.json'");
+  auto catalogs = test::run_cli("report merge '" + d + "/shard-1.json' '" + d + "/shard-2.json' '" + d +
+                                "/shard-3.json' '" + d + "/other.json'");
   CHECK(catalogs.code == 2);
   CHECK_THAT(catalogs.text, Catch::Contains("has catalog"));
   // Bad input: a shard that does not parse, a file that is not a report.
@@ -129,8 +135,8 @@ TEST_CASE("durations from an earlier report balance the shards by time", "[cli][
   REQUIRE(test::run_cli("run " + c + " --json '" + d + "/all.json'").code == 0);
   std::size_t total = 0, suite = 0;
   for (int k = 1; k <= 3; ++k) {
-    auto s = test::run_cli("run " + c + " --shard " + std::to_string(k) + "/3 --durations '" + d + "/all.json' --json '" + d +
-                           "/s.json'");
+    auto s = test::run_cli("run " + c + " --shard " + std::to_string(k) + "/3 --durations '" + d +
+                           "/all.json' --json '" + d + "/s.json'");
     INFO(s.text);
     REQUIRE(s.code == 0);
     std::smatch m;

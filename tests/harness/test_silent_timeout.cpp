@@ -3,12 +3,10 @@
 // rules 4-7 decide (a retry while the budget has room). A bare 500 stays owner unknown (rule 3: queue).
 // The client cannot tell no_response from a late answer (slow_first_token): both decide the same, through
 // every driver: inproc, --virtual-time, and http through `llmchaos gateway`.
+#include <boost/json.hpp>
 #include <catch2/catch.hpp>
-
 #include <fstream>
 #include <map>
-
-#include <boost/json.hpp>
 
 #include "cli_run.hpp"
 
@@ -31,21 +29,26 @@ struct Silent {
 const Silent silent_cases[] = {
     {"no-response-replay-safe", R"(fault = "no_response", hold_ms = 10000)", true, false, "retry"},
     {"no-response", R"(fault = "no_response", hold_ms = 10000)", false, false, "fail_closed"},
-    {"late-answer-replay-safe", R"(fault = "slow_first_token", first_token_ms = 10000)", true, false, "retry"},
+    {"late-answer-replay-safe", R"(fault = "slow_first_token", first_token_ms = 10000)", true, false,
+     "retry"},
     {"late-answer", R"(fault = "slow_first_token", first_token_ms = 10000)", false, false, "fail_closed"},
     {"no-response-streamed-replay-safe", R"(fault = "no_response", hold_ms = 10000)", true, true, "retry"},
-    {"late-first-token-streamed-replay-safe", R"(fault = "slow_first_token", first_token_ms = 10000)", true, true, "retry"},
+    {"late-first-token-streamed-replay-safe", R"(fault = "slow_first_token", first_token_ms = 10000)", true,
+     true, "retry"},
     {"bare-500", R"(fault = "server_500")", false, false, "queue"},
     {"bare-500-replay-safe", R"(fault = "server_500")", true, false, "queue"},
 };
 
 void write_cases(const std::filesystem::path& dir) {
   for (const auto& s : silent_cases) {
-    std::ofstream(dir / (std::string(s.file) + ".toml")) << "name = \"" << s.file << "\"\n"
+    std::ofstream(dir / (std::string(s.file) + ".toml"))
+        << "name = \"" << s.file << "\"\n"
         << "expect = \"" << s.expect << "\"\n"
         << "[workflow]\nmax_total_attempts = 3\nmax_elapsed_ms = 8000\nattempt_timeout_ms = 1000\n"
-        << "queue_allowed = true\nfallback = [\"backup\"]\nreplay_safe = " << (s.replay_safe ? "true" : "false") << "\n"
-        << "[route.primary]\ndialect = \"openai\"\nexpected_latency_ms = 300\nscript = [{ " << s.fault << " }]\n"
+        << "queue_allowed = true\nfallback = [\"backup\"]\nreplay_safe = "
+        << (s.replay_safe ? "true" : "false") << "\n"
+        << "[route.primary]\ndialect = \"openai\"\nexpected_latency_ms = 300\nscript = [{ " << s.fault
+        << " }]\n"
         << "[route.backup]\ndialect = \"anthropic\"\nexpected_latency_ms = 500\n"
         << "[request]\nstream = " << (s.stream ? "true" : "false") << "\n";
   }
@@ -54,7 +57,8 @@ void write_cases(const std::filesystem::path& dir) {
 // name -> observed action, from the JSON report of `llmchaos run DIR EXTRA`.
 std::map<std::string, std::string> observed(const std::filesystem::path& dir, const std::string& extra) {
   const auto report = (dir / "report.json").string();
-  const auto r = run_cli("run '" + dir.string() + "' --time-scale 0.1 -j 2 --quiet --json '" + report + "' " + extra);
+  const auto r =
+      run_cli("run '" + dir.string() + "' --time-scale 0.1 -j 2 --quiet --json '" + report + "' " + extra);
   INFO(r.text);
   CHECK(r.code == 0);
   std::map<std::string, std::string> out;
@@ -66,8 +70,10 @@ std::map<std::string, std::string> observed(const std::filesystem::path& dir, co
 
 }  // namespace
 
-TEST_CASE("a silent timeout: retried when replay safe, failed closed when not, the same for a late answer, a bare 500 queued",
-          "[silent_timeout][driver]") {
+TEST_CASE(
+    "a silent timeout: retried when replay safe, failed closed when not, the same for a late answer, a bare "
+    "500 queued",
+    "[silent_timeout][driver]") {
   llmchaos::test::TempDir dir("silent-timeout");
   write_cases(dir.path);
   const auto src = source_dir();
@@ -75,8 +81,8 @@ TEST_CASE("a silent timeout: retried when replay safe, failed closed when not, t
       {"inproc", ""},
       {"virtual", "--virtual-time"},
       {"http", "--driver http --target 'http://127.0.0.1:{port}' --target-config '" + src +
-                   "/examples/gateway-case-template.toml' --target-command \"'" + llmchaos::test::llmchaos_bin() +
-                   "' gateway --config {config} --port {port}\""},
+                   "/examples/gateway-case-template.toml' --target-command \"'" +
+                   llmchaos::test::llmchaos_bin() + "' gateway --config {config} --port {port}\""},
   };
   for (const auto& [driver, extra] : drivers) {
     INFO(driver);
@@ -92,11 +98,13 @@ TEST_CASE("a silent timeout: retried when replay safe, failed closed when not, t
   }
 }
 
-TEST_CASE("a silent attempt the client gave up on reads so in the timeline, numbered as the case's own", "[silent_timeout][reports]") {
+TEST_CASE("a silent attempt the client gave up on reads so in the timeline, numbered as the case's own",
+          "[silent_timeout][reports]") {
   llmchaos::test::TempDir dir("silent-timeline");
   write_cases(dir.path);
   const auto junit = (dir.path / "junit.xml").string();
-  const auto r = run_cli("run '" + (dir.path / "no-response-replay-safe.toml").string() + "' --time-scale 0.1 --quiet --junit '" + junit + "'");
+  const auto r = run_cli("run '" + (dir.path / "no-response-replay-safe.toml").string() +
+                         "' --time-scale 0.1 --quiet --junit '" + junit + "'");
   INFO(r.text);
   CHECK(r.code == 0);
   const auto text = slurp(junit);

@@ -1,8 +1,8 @@
 // The independent SPEC 3 model of `llmchaos explore`: rule by rule on literal histories, and against every
 // expectation the catalog pins (written by hand from the SPEC).
-#include <catch2/catch.hpp>
-
 #include <fmt/format.h>
+
+#include <catch2/catch.hpp>
 
 #include "builders.hpp"
 #include "llmchaos/harness/runner.hpp"
@@ -37,7 +37,8 @@ SpecPoint judge_one(const Case& c, const LedgerEntry& e) {
 
 }  // namespace
 
-TEST_CASE("spec model: a retry-after longer than the time left sends a rate 429 to the fallback (rule 5)", "[spec_model]") {
+TEST_CASE("spec model: a retry-after longer than the time left sends a rate 429 to the fallback (rule 5)",
+          "[spec_model]") {
   Case c = base_case();
   auto s = step(FaultKind::rate_429);
   s.retry_after_ms = 60000;
@@ -60,10 +61,13 @@ TEST_CASE("spec model: a short retry-after that fits is retried on the same rout
   CHECK(p.rule == 4);
 }
 
-TEST_CASE("spec model: silence with no byte is transient, an unknown commit unless the workflow is replay-safe", "[spec_model]") {
+TEST_CASE(
+    "spec model: silence with no byte is transient, an unknown commit unless the workflow is replay-safe",
+    "[spec_model]") {
   Case c = base_case();
   c.policy.workflow.queue_allowed = true;
-  const auto silent = entry(1, "primary", 0, FaultKind::no_response, 0, 0, 2000, AttemptOutcome::held_then_closed);
+  const auto silent =
+      entry(1, "primary", 0, FaultKind::no_response, 0, 0, 2000, AttemptOutcome::held_then_closed);
   SECTION("not replay-safe: rule 2 fails closed") {
     const auto p = judge_one(c, silent);
     CHECK(p.owner == Owner::transient);
@@ -81,7 +85,8 @@ TEST_CASE("spec model: silence with no byte is transient, an unknown commit unle
   }
   SECTION("replay-safe, a plain answer later than the timeout (slow_first_token): the same retry") {
     c.policy.workflow.replay_safe = true;
-    const auto p = judge_one(c, entry(1, "primary", 0, FaultKind::slow_first_token, 0, 0, 2000, AttemptOutcome::client_closed));
+    const auto p = judge_one(
+        c, entry(1, "primary", 0, FaultKind::slow_first_token, 0, 0, 2000, AttemptOutcome::client_closed));
     CHECK(p.owner == Owner::transient);
     CHECK(*p.action == Action::retry);
     CHECK(p.rule == 4);
@@ -96,7 +101,8 @@ TEST_CASE("spec model: silence with no byte is transient, an unknown commit unle
     }
   }
   SECTION("a reset before any byte is transient and not committed: rule 4 retries") {
-    const auto p = judge_one(c, entry(1, "primary", 0, FaultKind::connect_reset, 0, 0, 1, AttemptOutcome::reset));
+    const auto p =
+        judge_one(c, entry(1, "primary", 0, FaultKind::connect_reset, 0, 0, 1, AttemptOutcome::reset));
     CHECK(p.owner == Owner::transient);
     CHECK(*p.action == Action::retry);
   }
@@ -125,7 +131,8 @@ TEST_CASE("spec model: a stream cut is committed after a visible token, not befo
   }
 }
 
-TEST_CASE("spec model: a contract failure is never a fallback (rule 5 lists transient, rate, quota)", "[spec_model]") {
+TEST_CASE("spec model: a contract failure is never a fallback (rule 5 lists transient, rate, quota)",
+          "[spec_model]") {
   Case c = base_case();
   c.policy.workflow.output_required = {"label"};
   c.script.routes["primary"].default_text = R"({"label": "positive", "note": "x"})";
@@ -144,9 +151,11 @@ TEST_CASE("spec model: a contract failure is never a fallback (rule 5 lists tran
   }
   SECTION("a healthy answer that meets the contract is no failure point") {
     c.script.routes["primary"].steps.clear();
-    const auto points = spec_points(c, test::history({entry(1, "primary", 0, FaultKind::ok, 200)},
-                                                     test::log({test::attempt(0, "primary")}, {}, Outcome::primary_success)),
-                                    1);
+    const auto points =
+        spec_points(c,
+                    test::history({entry(1, "primary", 0, FaultKind::ok, 200)},
+                                  test::log({test::attempt(0, "primary")}, {}, Outcome::primary_success)),
+                    1);
     CHECK(points.empty());
   }
 }
@@ -157,7 +166,8 @@ TEST_CASE("spec model: the budget counts every attempt of the request", "[spec_m
   c.policy.workflow.queue_allowed = true;
   std::vector<LedgerEntry> ledger;
   for (int i = 0; i < 3; ++i)
-    ledger.push_back(entry(static_cast<std::uint64_t>(i + 1), "primary", i, FaultKind::overloaded, 503, i * 100.0, i * 100.0 + 10));
+    ledger.push_back(entry(static_cast<std::uint64_t>(i + 1), "primary", i, FaultKind::overloaded, 503,
+                           i * 100.0, i * 100.0 + 10));
   const auto points = spec_points(c, test::history(ledger, test::log({}, {}, Outcome::queued)), 1);
   REQUIRE(points.size() == 3);
   CHECK(*points[0].action == Action::retry);
@@ -166,7 +176,8 @@ TEST_CASE("spec model: the budget counts every attempt of the request", "[spec_m
   CHECK(points[2].rule == 6);
 }
 
-TEST_CASE("spec model: once failures reach a breaker's threshold, later points are not judged", "[spec_model]") {
+TEST_CASE("spec model: once failures reach a breaker's threshold, later points are not judged",
+          "[spec_model]") {
   Case c = base_case();
   c.policy.routes["primary"].breaker.failure_threshold = 2;
   std::vector<LedgerEntry> ledger{entry(1, "primary", 0, FaultKind::overloaded, 503, 0, 10),
@@ -189,10 +200,12 @@ TEST_CASE("spec model: a stack action that differs from SPEC 3 is named with bot
   const auto diff = compare_with_spec(h, model);
   REQUIRE(diff.size() == 1);
   CHECK(diff.front().point == 1);
-  CHECK_THAT(diff.front().message, Catch::Contains("SPEC 3 says fallback to backup") && Catch::Contains("the stack did queue"));
+  CHECK_THAT(diff.front().message,
+             Catch::Contains("SPEC 3 says fallback to backup") && Catch::Contains("the stack did queue"));
 }
 
-TEST_CASE("spec model: agrees with every action the catalog pins, wherever it judges", "[spec_model][catalog]") {
+TEST_CASE("spec model: agrees with every action the catalog pins, wherever it judges",
+          "[spec_model][catalog]") {
   auto suite = load_suite({test::source_dir() + "/cases"}, {});
   REQUIRE(suite.errors.empty());
   RunOptions o;
@@ -206,8 +219,8 @@ TEST_CASE("spec model: agrees with every action the catalog pins, wherever it ju
       if (!p.action || !pinned) continue;
       ++judged;
       if (*p.action != *pinned)
-        differ.push_back(fmt::format("{}: point {}: the case expects {}, the model says {} ({})", c.name, p.point,
-                                     to_string(*pinned), to_string(*p.action), p.why));
+        differ.push_back(fmt::format("{}: point {}: the case expects {}, the model says {} ({})", c.name,
+                                     p.point, to_string(*pinned), to_string(*p.action), p.why));
     }
   }
   INFO(fmt::format("{}", fmt::join(differ, "\n")));

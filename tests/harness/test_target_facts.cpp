@@ -1,7 +1,6 @@
 // What the harness knows of a target that is not ours, as pure functions: the traffic that is not the
 // case's requests (foreign), and the capabilities a case needs (n/a when the target lacks one).
 #include <catch2/catch.hpp>
-
 #include <stdexcept>
 
 #include "builders.hpp"
@@ -11,7 +10,8 @@ namespace llmchaos::harness {
 namespace {
 
 LedgerEntry at_path(std::uint64_t seq, Dialect d, const std::string& path, const std::string& key) {
-  auto e = test::entry(seq, "primary", static_cast<int>(seq - 1), FaultKind::ok, 200, 0, 1, AttemptOutcome::completed, false, key);
+  auto e = test::entry(seq, "primary", static_cast<int>(seq - 1), FaultKind::ok, 200, 0, 1,
+                       AttemptOutcome::completed, false, key);
   e.dialect = d;
   e.path = path;
   return e;
@@ -28,10 +28,12 @@ TEST_CASE("completion paths per dialect: a drain or a model list is none", "[tar
   CHECK_FALSE(is_completion_path(Dialect::anthropic, "/v1/llmchaos/drain"));
 }
 
-TEST_CASE("foreign traffic: another path or another Idempotency-Key, never a keyless attempt", "[targets][foreign]") {
+TEST_CASE("foreign traffic: another path or another Idempotency-Key, never a keyless attempt",
+          "[targets][foreign]") {
   const std::vector<std::string> keys{"case1-r1"};
   CHECK_FALSE(is_foreign(at_path(1, Dialect::openai, "/v1/chat/completions", "case1-r1"), keys));
-  CHECK_FALSE(is_foreign(at_path(2, Dialect::openai, "/v1/chat/completions", ""), keys));  // a target that drops the key
+  CHECK_FALSE(is_foreign(at_path(2, Dialect::openai, "/v1/chat/completions", ""),
+                         keys));  // a target that drops the key
   CHECK(is_foreign(at_path(3, Dialect::openai, "/v1/chat/completions", "health-probe"), keys));
   CHECK(is_foreign(at_path(4, Dialect::openai, "/v1/llmchaos/drain", "case1-r1"), keys));
 
@@ -52,7 +54,8 @@ TEST_CASE("foreign traffic: another path or another Idempotency-Key, never a key
   CHECK(r.foreign.size() == 2);
 }
 
-TEST_CASE("capabilities a case needs: queue, degrade, an output contract, a redelivery", "[targets][capabilities]") {
+TEST_CASE("capabilities a case needs: queue, degrade, an output contract, a redelivery",
+          "[targets][capabilities]") {
   auto c = test::make_case(Action::retry);
   CHECK(needed_capabilities(c).empty());
   CHECK(missing_capability(c, std::vector<std::string>{}).empty());
@@ -62,8 +65,10 @@ TEST_CASE("capabilities a case needs: queue, degrade, an output contract, a rede
   c.expect_at.push_back(ExpectAt{2, Action::fail_closed, {}});  // the redelivery's own point
   CHECK(needed_capabilities(c) == std::vector<std::string>{"queue", "redelivery"});
   CHECK(missing_capability(c, std::nullopt).empty());  // nothing declared: every capability
-  CHECK(missing_capability(c, std::vector<std::string>{"queue"}) == "needs capability redelivery (the target has: queue)");
-  CHECK(missing_capability(c, std::vector<std::string>{}) == "needs capability queue, redelivery (the target has: none)");
+  CHECK(missing_capability(c, std::vector<std::string>{"queue"}) ==
+        "needs capability redelivery (the target has: queue)");
+  CHECK(missing_capability(c, std::vector<std::string>{}) ==
+        "needs capability queue, redelivery (the target has: none)");
 
   auto d = test::make_case(Action::degrade);
   d.policy.workflow.output_required = {"label"};
@@ -79,7 +84,8 @@ TEST_CASE("capability lists: names checked, none and blanks allowed", "[targets]
   CHECK(parse_capabilities("").empty());
   CHECK(parse_capabilities(" redelivery ,queue,queue") == std::vector<std::string>{"redelivery", "queue"});
   CHECK_THROWS_WITH(parse_capabilities("queue,teleport"),
-                    "unknown capability \"teleport\" (capabilities: queue, degrade, output_contract, redelivery, tier_limits, model_groups, or none)");
+                    "unknown capability \"teleport\" (capabilities: queue, degrade, output_contract, "
+                    "redelivery, tier_limits, model_groups, or none)");
 }
 
 }  // namespace llmchaos::harness

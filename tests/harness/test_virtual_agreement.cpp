@@ -1,11 +1,10 @@
 // The bundled catalog run live (real sockets, a small time scale) and under virtual time: every case must
 // give the same verdict, the same action at every failure point and the same outcome. Virtual time is also
 // deterministic: two virtual runs give identical ledgers.
-#include <catch2/catch.hpp>
-
-#include <map>
-
 #include <fmt/format.h>
+
+#include <catch2/catch.hpp>
+#include <map>
 
 #include "llmchaos/core/ledger.hpp"
 #include "llmchaos/harness/baseline.hpp"
@@ -50,7 +49,8 @@ TEST_CASE("virtual time: every catalog case gives the same verdict, actions and 
     const auto& l = live.cases[i];
     const auto& v = virt.cases[i];
     REQUIRE(l.name == v.name);
-    if (l.verdict != v.verdict || l.observed_actions != v.observed_actions || outcome_str(l) != outcome_str(v))
+    if (l.verdict != v.verdict || l.observed_actions != v.observed_actions ||
+        outcome_str(l) != outcome_str(v))
       differ.push_back(fmt::format("{}: live {} [{}] {}, virtual {} [{}] {}", l.name, to_string(l.verdict),
                                    actions_str(l.observed_actions), outcome_str(l), to_string(v.verdict),
                                    actions_str(v.observed_actions), outcome_str(v)));

@@ -1,11 +1,10 @@
 // The virtual-time transport: mock plans played under a ManualClock (timing asserted on the virtual clock
 // only), and the same answers as the live HTTP transport for the same scripts.
-#include <catch2/catch.hpp>
+#include <fmt/format.h>
 
+#include <catch2/catch.hpp>
 #include <string>
 #include <vector>
-
-#include <fmt/format.h>
 
 #include "llmchaos/client/http_transport.hpp"
 #include "llmchaos/core/clock.hpp"
@@ -20,9 +19,9 @@ using namespace llmchaos::harness;
 namespace {
 
 mock::Script script_of(Dialect d, const std::string& steps, const std::string& text = "one two three four") {
-  return mock::parse_script_text(fmt::format("[route.r]\ndialect = \"{}\"\ntext = \"{}\"\nscript = [{}]\n",
-                                             to_string(d), text, steps),
-                                 "test script");
+  return mock::parse_script_text(
+      fmt::format("[route.r]\ndialect = \"{}\"\ntext = \"{}\"\nscript = [{}]\n", to_string(d), text, steps),
+      "test script");
 }
 
 client::AttemptRequest request(Dialect d, bool stream, const std::string& base = "http://virtual.mock/ns/r") {
@@ -63,8 +62,9 @@ const auto all_dialects = {Dialect::openai, Dialect::anthropic, Dialect::gemini}
 
 }  // namespace
 
-TEST_CASE("virtual transport: a streamed answer arrives token by token, inter_event_ms apart on the virtual clock",
-          "[virtual]") {
+TEST_CASE(
+    "virtual transport: a streamed answer arrives token by token, inter_event_ms apart on the virtual clock",
+    "[virtual]") {
   const Dialect d = GENERATE(values(all_dialects));
   Sim s(d, R"({ fault = "ok", inter_event_ms = 10 })", true);
   CHECK(s.result.event == client::TransportEvent::none);
@@ -80,7 +80,8 @@ TEST_CASE("virtual transport: a streamed answer arrives token by token, inter_ev
   CHECK(e.finished_at_ms == Approx(s.clock.now_ms()));
 }
 
-TEST_CASE("virtual transport: a hold past the attempt timeout is timeout_no_byte exactly at the timeout", "[virtual]") {
+TEST_CASE("virtual transport: a hold past the attempt timeout is timeout_no_byte exactly at the timeout",
+          "[virtual]") {
   const Dialect d = GENERATE(values(all_dialects));
   Sim s(d, R"({ fault = "no_response" })", false, 700);
   CHECK(s.result.event == client::TransportEvent::timeout_no_byte);
@@ -93,7 +94,8 @@ TEST_CASE("virtual transport: a hold past the attempt timeout is timeout_no_byte
   CHECK(e.finished_at_ms == Approx(700));
 }
 
-TEST_CASE("virtual transport: a hold shorter than the timeout is a close before any response byte", "[virtual]") {
+TEST_CASE("virtual transport: a hold shorter than the timeout is a close before any response byte",
+          "[virtual]") {
   Sim s(Dialect::openai, R"({ fault = "post_commit_timeout", hold_ms = 200 })", false);
   CHECK(s.result.event == client::TransportEvent::reset_before_response);
   CHECK(s.clock.now_ms() == Approx(200));
@@ -107,7 +109,8 @@ TEST_CASE("virtual transport: connect_reset is a reset before any byte, in no ti
   CHECK(s.entry().outcome == AttemptOutcome::reset);
 }
 
-TEST_CASE("virtual transport: latency past the timeout sends no byte, the mock sees the client close", "[virtual]") {
+TEST_CASE("virtual transport: latency past the timeout sends no byte, the mock sees the client close",
+          "[virtual]") {
   Sim s(Dialect::gemini, R"({ fault = "ok", latency_ms = 1500 })", false);
   CHECK(s.result.event == client::TransportEvent::timeout_no_byte);
   CHECK(s.clock.now_ms() == Approx(1000));
@@ -115,7 +118,8 @@ TEST_CASE("virtual transport: latency past the timeout sends no byte, the mock s
   CHECK(s.entry().status == 0);
 }
 
-TEST_CASE("virtual transport: a stall shorter than the timeout is a cut, a longer one an idle timeout", "[virtual]") {
+TEST_CASE("virtual transport: a stall shorter than the timeout is a cut, a longer one an idle timeout",
+          "[virtual]") {
   const Dialect d = GENERATE(values(all_dialects));
   SECTION("short stall: the mock closes mid-body") {
     Sim s(d, R"({ fault = "stream_stall", cut_after_events = 2, stall_ms = 300 })", true);
@@ -134,7 +138,8 @@ TEST_CASE("virtual transport: a stall shorter than the timeout is a cut, a longe
   }
 }
 
-TEST_CASE("virtual transport: a malformed event stops the stream and the mock writes nothing after it", "[virtual]") {
+TEST_CASE("virtual transport: a malformed event stops the stream and the mock writes nothing after it",
+          "[virtual]") {
   const Dialect d = GENERATE(values(all_dialects));
   Sim s(d, R"({ fault = "malformed_event", cut_after_events = 1 })", true);
   CHECK(s.result.event == client::TransportEvent::malformed_event);
@@ -143,7 +148,8 @@ TEST_CASE("virtual transport: a malformed event stops the stream and the mock wr
   CHECK(s.entry().outcome == AttemptOutcome::client_closed);
 }
 
-TEST_CASE("virtual transport: an error status carries the dialect's body and the retry-after headers", "[virtual]") {
+TEST_CASE("virtual transport: an error status carries the dialect's body and the retry-after headers",
+          "[virtual]") {
   Sim s(Dialect::openai, R"({ fault = "rate_429", retry_after_ms = 700 })", false);
   CHECK(s.result.status == 429);
   CHECK(s.result.event == client::TransportEvent::none);
@@ -153,12 +159,14 @@ TEST_CASE("virtual transport: an error status carries the dialect's body and the
   CHECK(hint);
 }
 
-TEST_CASE("virtual transport: a tool side effect is recorded by the engine with its operation id", "[virtual]") {
+TEST_CASE("virtual transport: a tool side effect is recorded by the engine with its operation id",
+          "[virtual]") {
   ManualClock clock;
   mock::Engine engine(clock);
   engine.install("ns", script_of(Dialect::openai, R"({ fault = "ok" })"));
   VirtualTransport t(engine);
-  REQUIRE(t.side_effect(client::Endpoint{"r", Dialect::openai, "http://virtual.mock/ns/r"}, "op-7", "record_label"));
+  REQUIRE(t.side_effect(client::Endpoint{"r", Dialect::openai, "http://virtual.mock/ns/r"}, "op-7",
+                        "record_label"));
   const auto effects = engine.side_effects("ns");
   REQUIRE(effects.size() == 1);
   CHECK(effects.front().operation_id == "op-7");
@@ -166,17 +174,17 @@ TEST_CASE("virtual transport: a tool side effect is recorded by the engine with 
 }
 
 // The same script through real sockets and through the virtual wire: what the client reads must match.
-TEST_CASE("virtual transport: the answer read equals the live HTTP transport's for the same script", "[virtual][live]") {
+TEST_CASE("virtual transport: the answer read equals the live HTTP transport's for the same script",
+          "[virtual][live]") {
   const Dialect d = GENERATE(values(all_dialects));
   const bool stream = GENERATE(false, true);
-  const std::string steps = GENERATE(as<std::string>{}, R"({ fault = "ok" })", R"({ fault = "rate_429" })",
-                                     R"({ fault = "overloaded" })", R"({ fault = "quota_429" })",
-                                     R"({ fault = "stream_cut", cut_after_events = 2 })",
-                                     R"({ fault = "stream_error", cut_after_events = 1 })",
-                                     R"({ fault = "malformed_event", cut_after_events = 1, inter_event_ms = 50 })",
-                                     R"({ fault = "no_terminator" })", R"({ fault = "policy", cut_after_events = 1 })",
-                                     R"({ fault = "connect_reset" })", R"({ fault = "schema_missing" })",
-                                     R"({ fault = "auth" })");
+  const std::string steps = GENERATE(
+      as<std::string>{}, R"({ fault = "ok" })", R"({ fault = "rate_429" })", R"({ fault = "overloaded" })",
+      R"({ fault = "quota_429" })", R"({ fault = "stream_cut", cut_after_events = 2 })",
+      R"({ fault = "stream_error", cut_after_events = 1 })",
+      R"({ fault = "malformed_event", cut_after_events = 1, inter_event_ms = 50 })",
+      R"({ fault = "no_terminator" })", R"({ fault = "policy", cut_after_events = 1 })",
+      R"({ fault = "connect_reset" })", R"({ fault = "schema_missing" })", R"({ fault = "auth" })");
   CAPTURE(to_string(d), stream, steps);
 
   mock::ServerOptions so;
@@ -186,8 +194,8 @@ TEST_CASE("virtual transport: the answer read equals the live HTTP transport's f
   client::HttpTransport http;
   SteadyClock real;
   int live_tokens = 0;
-  const auto live =
-      http.send(request(d, stream, server.base_url() + "/ns/r"), real, [&](std::string_view) { ++live_tokens; });
+  const auto live = http.send(request(d, stream, server.base_url() + "/ns/r"), real,
+                              [&](std::string_view) { ++live_tokens; });
 
   Sim sim(d, steps, stream);
   const auto& v = sim.result;

@@ -1,7 +1,6 @@
 // The admin API (/__llmchaos/...), /metrics and the admin token, over loopback.
-#include <catch2/catch.hpp>
-
 #include <boost/json.hpp>
+#include <catch2/catch.hpp>
 
 #include "llmchaos/core/ledger.hpp"
 #include "llmchaos/mockprovider/router.hpp"
@@ -39,10 +38,12 @@ TEST_CASE("PUT a namespace script, serve it under /{ns}/{route}, read its ledger
   CHECK(entries[1].outcome == AttemptOutcome::completed);
   CHECK(entries[1].ns == "case7");
   const auto raw = json::parse(ledger.body).at(0).as_object();
-  for (auto key : {"seq", "ns", "route", "dialect", "attempt", "received_at_ms", "path", "stream", "idempotency_key",
-                   "x_stainless_retry_count", "request_id", "fault", "outcome", "events_sent", "committed"})
+  for (auto key :
+       {"seq", "ns", "route", "dialect", "attempt", "received_at_ms", "path", "stream", "idempotency_key",
+        "x_stainless_retry_count", "request_id", "fault", "outcome", "events_sent", "committed"})
     CHECK(raw.contains(key));
-  CHECK(s.call("GET", "/__llmchaos/ledger").body == ledger.body);  // the top-level ledger covers every namespace
+  CHECK(s.call("GET", "/__llmchaos/ledger").body ==
+        ledger.body);  // the top-level ledger covers every namespace
 }
 
 TEST_CASE("a bad script PUT is refused with 400 and the precise error", "[admin]") {
@@ -51,17 +52,21 @@ TEST_CASE("a bad script PUT is refused with 400 and the precise error", "[admin]
   CHECK(r.status == 400);
   CHECK(r.header("content-type") == "application/json");
   const auto message = std::string(json::parse(r.body).at("error").as_string());
-  CHECK(message.rfind("script of namespace x:2:21: route.a.script[0].fault: unknown fault \"rate_430\"", 0) == 0);
-  const auto json_bad = s.call("PUT", "/__llmchaos/script", R"({"route":{"a":{"script":[{"fault":"ok","times":0}]}}})");
+  CHECK(message.rfind("script of namespace x:2:21: route.a.script[0].fault: unknown fault \"rate_430\"", 0) ==
+        0);
+  const auto json_bad =
+      s.call("PUT", "/__llmchaos/script", R"({"route":{"a":{"script":[{"fault":"ok","times":0}]}}})");
   CHECK(json_bad.status == 400);
-  CHECK(json::parse(json_bad.body).at("error") == "script: route.a.script[0].times: must be at least 1 (got 0)");
+  CHECK(json::parse(json_bad.body).at("error") ==
+        "script: route.a.script[0].times: must be at least 1 (got 0)");
   CHECK_FALSE(s.engine().has_route("x", "a"));
 }
 
 TEST_CASE("a JSON script PUT installs the default namespace", "[admin]") {
   TestServer s;
-  CHECK(s.call("PUT", "/__llmchaos/script", R"({"route":{"g":{"dialect":"gemini","script":[{"fault":"overloaded"}]}}})").status ==
-        200);
+  CHECK(s.call("PUT", "/__llmchaos/script",
+               R"({"route":{"g":{"dialect":"gemini","script":[{"fault":"overloaded"}]}}})")
+            .status == 200);
   const auto c = chat_call(Dialect::gemini, "/g", false);
   const auto r = s.call("POST", c.target, c.body);
   CHECK(r.status == 503);
@@ -85,7 +90,8 @@ TEST_CASE("POST reset clears the ledger and restarts the script", "[admin]") {
 TEST_CASE("side effects can be read per namespace, a namespace can be deleted", "[admin]") {
   TestServer s;
   s.call("PUT", "/__llmchaos/ns/n/script", script);
-  CHECK(s.call("POST", "/n/primary/__llmchaos/side_effect", R"({"operation_id":"op-1","tool":"t"})").status == 200);
+  CHECK(s.call("POST", "/n/primary/__llmchaos/side_effect", R"({"operation_id":"op-1","tool":"t"})").status ==
+        200);
   const auto effects = side_effects_from_json(s.call("GET", "/__llmchaos/ns/n/side_effects").body);
   REQUIRE(effects.size() == 1);
   CHECK(effects[0].operation_id == "op-1");
@@ -105,7 +111,8 @@ TEST_CASE("health and metrics answer, unknown admin paths are 404", "[admin]") {
   const auto metrics = s.call("GET", "/metrics");
   CHECK(metrics.status == 200);
   CHECK(metrics.header("content-type").rfind("text/plain", 0) == 0);
-  CHECK(metrics.body.find("llmchaos_attempts_total{route=\"primary\",fault=\"rate_429\",outcome=\"completed\"} 1") !=
+  CHECK(metrics.body.find(
+            "llmchaos_attempts_total{route=\"primary\",fault=\"rate_429\",outcome=\"completed\"} 1") !=
         std::string::npos);
   CHECK(s.call("GET", "/__llmchaos/nothing").status == 404);
 }

@@ -1,9 +1,8 @@
 // The credential check (route key `require_auth`, `serve --require-auth`): each dialect reads the key where
 // its provider does (DialectSpec::auth); a request without one gets the provider's own missing-key answer,
 // ledgered with missing_credential and taking no script step. Off by default. Loopback, port 0.
-#include <catch2/catch.hpp>
-
 #include <boost/json.hpp>
+#include <catch2/catch.hpp>
 
 #include "llmchaos/core/ledger.hpp"
 #include "llmchaos/mockprovider/dialect.hpp"
@@ -16,16 +15,21 @@ namespace json = boost::json;
 namespace {
 using Headers = std::vector<std::pair<std::string, std::string>>;
 
-const Dialect all_dialects[] = {Dialect::openai, Dialect::anthropic, Dialect::gemini, Dialect::responses, Dialect::azure};
+const Dialect all_dialects[] = {Dialect::openai, Dialect::anthropic, Dialect::gemini, Dialect::responses,
+                                Dialect::azure};
 
 // The header each dialect's official SDK sends its key in.
 Headers sdk_key(Dialect d) {
   switch (d) {
     case Dialect::openai:
-    case Dialect::responses: return {{"authorization", "Bearer sk-test"}};
-    case Dialect::anthropic: return {{"x-api-key", "sk-ant-test"}};
-    case Dialect::gemini: return {{"x-goog-api-key", "gemini-key"}};
-    case Dialect::azure: return {{"api-key", "azure-key"}};
+    case Dialect::responses:
+      return {{"authorization", "Bearer sk-test"}};
+    case Dialect::anthropic:
+      return {{"x-api-key", "sk-ant-test"}};
+    case Dialect::gemini:
+      return {{"x-goog-api-key", "gemini-key"}};
+    case Dialect::azure:
+      return {{"api-key", "azure-key"}};
   }
   return {};
 }
@@ -61,8 +65,10 @@ TEST_CASE("each dialect finds the key where its provider reads it, and nowhere e
   CHECK_FALSE(keyed(Dialect::openai, {}, "/v1/chat/completions?key=abc"));
 }
 
-TEST_CASE("a route with require_auth answers a keyless request with the provider's missing-key error and ledgers it",
-          "[auth]") {
+TEST_CASE(
+    "a route with require_auth answers a keyless request with the provider's missing-key error and ledgers "
+    "it",
+    "[auth]") {
   for (const auto d : all_dialects) {
     CAPTURE(to_string(d));
     TestServer s;
@@ -74,7 +80,8 @@ TEST_CASE("a route with require_auth answers a keyless request with the provider
       case Dialect::responses:
         CHECK(refused.status == 401);
         CHECK(body.at("error").at("type").as_string() == "invalid_request_error");
-        CHECK(std::string(body.at("error").at("message").as_string()).starts_with("You didn't provide an API key."));
+        CHECK(std::string(body.at("error").at("message").as_string())
+                  .starts_with("You didn't provide an API key."));
         CHECK(body.at("error").at("code").is_null());
         break;
       case Dialect::anthropic:
@@ -92,7 +99,8 @@ TEST_CASE("a route with require_auth answers a keyless request with the provider
       case Dialect::azure:
         CHECK(refused.status == 401);
         CHECK(body.at("statusCode").to_number<int>() == 401);
-        CHECK(std::string(body.at("message").as_string()).starts_with("Access denied due to missing subscription key."));
+        CHECK(std::string(body.at("message").as_string())
+                  .starts_with("Access denied due to missing subscription key."));
         break;
     }
     // The refusal took no step: the keyed request gets the first one (ok), the next the second.
@@ -113,8 +121,10 @@ TEST_CASE("a route with require_auth answers a keyless request with the provider
   }
 }
 
-TEST_CASE("the credential is not checked unless asked: by default, with require_auth = false, and per serve --require-auth",
-          "[auth]") {
+TEST_CASE(
+    "the credential is not checked unless asked: by default, with require_auth = false, and per serve "
+    "--require-auth",
+    "[auth]") {
   TestServer plain;
   plain.install("", route_toml(Dialect::openai, R"({ fault = "ok" })"));
   CHECK(plain.chat(Dialect::openai, "/r", false).status == 200);  // the default: no key needed
@@ -122,8 +132,9 @@ TEST_CASE("the credential is not checked unless asked: by default, with require_
   mock::ServerOptions o;
   o.require_auth = true;
   TestServer strict(o);
-  strict.install("", "[route.a]\ndialect = \"gemini\"\nscript = []\n"
-                     "[route.b]\ndialect = \"gemini\"\nrequire_auth = false\nscript = []\n");
+  strict.install("",
+                 "[route.a]\ndialect = \"gemini\"\nscript = []\n"
+                 "[route.b]\ndialect = \"gemini\"\nrequire_auth = false\nscript = []\n");
   CHECK(strict.chat(Dialect::gemini, "/a", false).status == 403);
   CHECK(strict.chat(Dialect::gemini, "/a", false, {}, sdk_key(Dialect::gemini)).status == 200);
   auto call = chat_call(Dialect::gemini, "/a", false);

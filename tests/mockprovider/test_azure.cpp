@@ -10,7 +10,8 @@ namespace json = boost::json;
 
 namespace {
 constexpr const char* body = R"({"model":"gpt-4o","messages":[{"role":"user","content":"hi there"}]})";
-constexpr const char* stream_body = R"({"model":"gpt-4o","messages":[{"role":"user","content":"hi there"}],"stream":true})";
+constexpr const char* stream_body =
+    R"({"model":"gpt-4o","messages":[{"role":"user","content":"hi there"}],"stream":true})";
 const std::string deployment_path = "/r/openai/deployments/dep-1/chat/completions?api-version=2024-10-21";
 
 TestServer& azure_server(TestServer& s, const std::string& steps) {
@@ -19,7 +20,8 @@ TestServer& azure_server(TestServer& s, const std::string& steps) {
 }
 }  // namespace
 
-TEST_CASE("azure serves the deployment route with api-version and answers for the deployment the path names", "[azure]") {
+TEST_CASE("azure serves the deployment route with api-version and answers for the deployment the path names",
+          "[azure]") {
   TestServer s;
   azure_server(s, R"({ fault = "ok" })");
   const auto r = s.send("POST", deployment_path, body, {{"api-key", "k"}});
@@ -35,7 +37,9 @@ TEST_CASE("azure serves the deployment route with api-version and answers for th
   CHECK(l[0].path == "/openai/deployments/dep-1/chat/completions?api-version=2024-10-21");
 }
 
-TEST_CASE("azure without api-version answers 404 Resource not found as the real service does, and takes no step", "[azure]") {
+TEST_CASE(
+    "azure without api-version answers 404 Resource not found as the real service does, and takes no step",
+    "[azure]") {
   TestServer s;
   azure_server(s, R"({ fault = "rate_429" })");
   const auto r = s.send("POST", "/r/openai/deployments/dep-1/chat/completions", body);
@@ -48,7 +52,8 @@ TEST_CASE("azure without api-version answers 404 Resource not found as the real 
   CHECK(s.send("POST", deployment_path, body).status == 429);
 }
 
-TEST_CASE("azure's v1 surface takes the deployment from the body's model, with or without api-version", "[azure]") {
+TEST_CASE("azure's v1 surface takes the deployment from the body's model, with or without api-version",
+          "[azure]") {
   TestServer s;
   azure_server(s, R"({ fault = "ok", times = 2 })");
   const auto r = s.send("POST", "/r/openai/v1/chat/completions", body);
@@ -61,7 +66,10 @@ TEST_CASE("azure's v1 surface takes the deployment from the body's model, with o
   CHECK(s.send("GET", deployment_path).status == 405);
 }
 
-TEST_CASE("azure rate_429 is Azure's 429 body naming the operation and the wait, with retry-after-ms and retry-after", "[azure]") {
+TEST_CASE(
+    "azure rate_429 is Azure's 429 body naming the operation and the wait, with retry-after-ms and "
+    "retry-after",
+    "[azure]") {
   TestServer s;
   azure_server(s, R"({ fault = "rate_429", retry_after_ms = 2500 })");
   const auto r = s.send("POST", deployment_path, body);
@@ -71,13 +79,16 @@ TEST_CASE("azure rate_429 is Azure's 429 body naming the operation and the wait,
   const auto e = r.json().at("error");
   CHECK(e.at("code") == "429");
   const std::string message(e.at("message").as_string());
-  CHECK(message.find("Requests to the ChatCompletions_Create Operation under Azure OpenAI API version 2024-10-21") == 0);
+  CHECK(message.find(
+            "Requests to the ChatCompletions_Create Operation under Azure OpenAI API version 2024-10-21") ==
+        0);
   CHECK(message.find("Please retry after 3 seconds.") != std::string::npos);
 }
 
 TEST_CASE("azure quota, auth and content filter answer Azure's own bodies", "[azure]") {
   TestServer s;
-  azure_server(s, R"({ fault = "quota_429" }, { fault = "auth" }, { fault = "policy" }, { fault = "server_500" })");
+  azure_server(
+      s, R"({ fault = "quota_429" }, { fault = "auth" }, { fault = "policy" }, { fault = "server_500" })");
   const auto quota = s.send("POST", deployment_path, body);
   CHECK(quota.status == 429);
   CHECK_FALSE(quota.has_header("retry-after"));
@@ -85,7 +96,8 @@ TEST_CASE("azure quota, auth and content filter answer Azure's own bodies", "[az
   const auto auth = s.send("POST", deployment_path, body);
   CHECK(auth.status == 401);
   CHECK(auth.json().at("error").at("code") == "401");
-  CHECK(std::string(auth.json().at("error").at("message").as_string()).find("Access denied due to invalid subscription key") == 0);
+  CHECK(std::string(auth.json().at("error").at("message").as_string())
+            .find("Access denied due to invalid subscription key") == 0);
   const auto policy = s.send("POST", deployment_path, body);
   CHECK(policy.status == 400);
   const auto e = policy.json().at("error");
@@ -104,12 +116,15 @@ TEST_CASE("azure answers carry prompt_filter_results and each choice's content_f
   azure_server(s, R"({ fault = "ok" })");
   const auto v = s.send("POST", deployment_path, body).json();
   CHECK(v.at("prompt_filter_results").at(0).at("prompt_index") == 0);
-  CHECK(v.at("prompt_filter_results").at(0).at("content_filter_results").at("jailbreak").at("detected") == false);
+  CHECK(v.at("prompt_filter_results").at(0).at("content_filter_results").at("jailbreak").at("detected") ==
+        false);
   CHECK(v.at("choices").at(0).at("content_filter_results").at("sexual").at("filtered") == false);
   CHECK(v.at("choices").at(0).at("finish_reason") == "stop");
 }
 
-TEST_CASE("an azure stream opens with the prompt filter chunk, annotates every content chunk and ends with [DONE]", "[azure]") {
+TEST_CASE(
+    "an azure stream opens with the prompt filter chunk, annotates every content chunk and ends with [DONE]",
+    "[azure]") {
   TestServer s;
   azure_server(s, R"({ fault = "ok" }, { fault = "policy", cut_after_events = 2 })");
   const auto r = s.send("POST", deployment_path, stream_body);
@@ -119,7 +134,8 @@ TEST_CASE("an azure stream opens with the prompt filter chunk, annotates every c
   const auto first = json::parse(events[0].data);
   CHECK(first.at("choices").as_array().empty());
   CHECK(first.at("id") == "");
-  CHECK(first.at("prompt_filter_results").at(0).at("content_filter_results").at("hate").at("severity") == "safe");
+  CHECK(first.at("prompt_filter_results").at(0).at("content_filter_results").at("hate").at("severity") ==
+        "safe");
   std::string text;
   for (const auto& e : events) {
     if (e.data == "[DONE]") continue;

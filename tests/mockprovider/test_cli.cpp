@@ -1,6 +1,8 @@
 // `llmchaos serve` as a child process: first line, a request, SIGTERM while a connection is held.
-#include <catch2/catch.hpp>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include <catch2/catch.hpp>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
@@ -9,9 +11,6 @@
 #include <sstream>
 #include <string>
 #include <thread>
-
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include "child_process.hpp"
 #include "llmchaos/net/http_call.hpp"
@@ -25,7 +24,9 @@ using llmchaos::test::spawn;
 using llmchaos::test::wait_exit;
 
 namespace {
-std::string bin() { return llmchaos::test::llmchaos_bin(); }
+std::string bin() {
+  return llmchaos::test::llmchaos_bin();
+}
 
 std::string write_temp(const std::string& content) {
   char path[] = "/tmp/llmchaos-serve-XXXXXX";
@@ -57,10 +58,12 @@ script = [{ fault = "ok", text = "hello from primary" }, { fault = "post_commit_
   CHECK(reply.body.find("hello from primary") != std::string::npos);
   // Hold a connection open (post_commit_timeout), then ask the server to stop.
   test::WireReply held;
-  std::thread holder([&] { held = test::wire_exchange(url.port, test::http_request("POST", ok.target, ok.body), 10000); });
+  std::thread holder(
+      [&] { held = test::wire_exchange(url.port, test::http_request("POST", ok.target, ok.body), 10000); });
   c.method = "GET";
   c.target = "/__llmchaos/ledger";
-  for (int i = 0; i < 500 && net::http_call(c).body.find("post_commit_timeout") == std::string::npos; ++i) usleep(5000);
+  for (int i = 0; i < 500 && net::http_call(c).body.find("post_commit_timeout") == std::string::npos; ++i)
+    usleep(5000);
   kill(child.pid, SIGTERM);
   CHECK(wait_exit(child, 1000) == 0);
   holder.join();
@@ -123,7 +126,8 @@ script = [{ fault = "slow", p50_ms = 2, p95_ms = 20, times = 3 }]
   std::remove(script.c_str());
 }
 
-TEST_CASE("the README's serve example works as written: a case file's routes, one line per route", "[cli][readme]") {
+TEST_CASE("the README's serve example works as written: a case file's routes, one line per route",
+          "[cli][readme]") {
   // The command exactly as README.md shows it, but port 0 (a free port) for 8080.
   std::ifstream readme(test::source_dir() + "/README.md");
   std::string line, command;
@@ -139,7 +143,8 @@ TEST_CASE("the README's serve example works as written: a case file's routes, on
   const auto base = listening.substr(std::string("listening on ").size());
   CHECK(read_line(child.out) ==
         "serving the routes of case \"rate 429 with a short retry-after is retried on the same route\" "
-        "(cases/staging/rate-429-short-retry-after.toml); its other tables and the client keys of its routes are not "
+        "(cases/staging/rate-429-short-retry-after.toml); its other tables and the client keys of its routes "
+        "are not "
         "served");
   CHECK(read_line(child.out) == "  route backup (anthropic): SDK base URL " + base + "/backup");
   CHECK(read_line(child.out) == "  route primary (openai): SDK base URL " + base + "/primary/v1");
@@ -170,7 +175,9 @@ TEST_CASE("serve accepts every bundled case file", "[cli][readme]") {
   for (const auto* folder : {"cases", "examples/cases"}) {
     for (const auto& entry : fs::recursive_directory_iterator(test::source_dir() + "/" + folder)) {
       const auto& path = entry.path();
-      if (!entry.is_regular_file() || path.extension() != ".toml" || path.parent_path().filename() == "policies") continue;
+      if (!entry.is_regular_file() || path.extension() != ".toml" ||
+          path.parent_path().filename() == "policies")
+        continue;
       INFO(path.string());
       auto child = spawn({bin(), "serve", "--port", "0", "--script", path.string()});
       const auto first = read_line(child.out);

@@ -1,7 +1,6 @@
 // Each dialect's parsing and rendering against the wire facts of provider-wire.md.
-#include <catch2/catch.hpp>
-
 #include <boost/json.hpp>
+#include <catch2/catch.hpp>
 
 #include "llmchaos/mockprovider/dialect.hpp"
 #include "wire_client.hpp"
@@ -30,12 +29,14 @@ std::string joined_text(Dialect d, const std::vector<SseFrame>& frames) {
 
 std::vector<SseFrame> all_frames(const StreamParts& p) {
   std::vector<SseFrame> out;
-  for (const auto* part : {&p.head, &p.content, &p.tail, &p.terminator}) out.insert(out.end(), part->begin(), part->end());
+  for (const auto* part : {&p.head, &p.content, &p.tail, &p.terminator})
+    out.insert(out.end(), part->begin(), part->end());
   return out;
 }
 }  // namespace
 
-TEST_CASE("a dialect names its id prefix, SDK base path and the paths it serves, and parses each of them", "[dialect]") {
+TEST_CASE("a dialect names its id prefix, SDK base path and the paths it serves, and parses each of them",
+          "[dialect]") {
   CHECK(dialect_spec(Dialect::openai).id_prefix == "chatcmpl-");
   CHECK(dialect_spec(Dialect::anthropic).id_prefix == "msg_");
   CHECK(dialect_spec(Dialect::gemini).id_prefix == "resp-");
@@ -43,9 +44,11 @@ TEST_CASE("a dialect names its id prefix, SDK base path and the paths it serves,
   CHECK(sdk_base_url("http://127.0.0.1:9/ns/primary", Dialect::openai) == "http://127.0.0.1:9/ns/primary/v1");
   CHECK(sdk_base_url("http://127.0.0.1:9/ns/primary", Dialect::anthropic) == "http://127.0.0.1:9/ns/primary");
   CHECK(sdk_base_url("http://127.0.0.1:9/ns/primary", Dialect::gemini) == "http://127.0.0.1:9/ns/primary");
-  CHECK(sdk_base_url("http://127.0.0.1:9/ns/primary", Dialect::responses) == "http://127.0.0.1:9/ns/primary/v1");
+  CHECK(sdk_base_url("http://127.0.0.1:9/ns/primary", Dialect::responses) ==
+        "http://127.0.0.1:9/ns/primary/v1");
   CHECK(dialect_spec(Dialect::azure).id_prefix == "chatcmpl-");
-  CHECK(sdk_base_url("http://127.0.0.1:9/ns/primary", Dialect::azure) == "http://127.0.0.1:9/ns/primary/openai");
+  CHECK(sdk_base_url("http://127.0.0.1:9/ns/primary", Dialect::azure) ==
+        "http://127.0.0.1:9/ns/primary/openai");
   for (Dialect d : registered_dialects()) {
     const auto& spec = dialect_spec(d);
     CHECK(spec.id == d);
@@ -63,7 +66,8 @@ TEST_CASE("a dialect names its id prefix, SDK base path and the paths it serves,
       std::string path(line.substr(space + 1));
       if (const auto at = path.find("{model}"); at != std::string::npos) path.replace(at, 7, "model-x");
       if (const auto at = path.find("{id}"); at != std::string::npos) path.replace(at, 4, "resp_1");
-      const auto parsed = spec.parse(line.substr(0, space), path, R"({"messages": [{"role": "user", "content": "hi"}]})");
+      const auto parsed =
+          spec.parse(line.substr(0, space), path, R"({"messages": [{"role": "user", "content": "hi"}]})");
       CHECK(parsed.error != RequestError::not_found);
       CHECK(parsed.error != RequestError::method_not_allowed);
     }
@@ -82,7 +86,8 @@ TEST_CASE("tokens are one per word and join back to the exact text", "[dialect]"
 }
 
 TEST_CASE("every dialect streams one content frame per word and the frames give back the text", "[dialect]") {
-  const auto d = GENERATE(Dialect::openai, Dialect::anthropic, Dialect::gemini, Dialect::responses, Dialect::azure);
+  const auto d =
+      GENERATE(Dialect::openai, Dialect::anthropic, Dialect::gemini, Dialect::responses, Dialect::azure);
   const auto& spec = dialect_spec(d);
   const auto parts = spec.render_stream(answer("hello from primary"));
   CHECK(parts.content.size() == 3);
@@ -116,7 +121,8 @@ TEST_CASE("openai stream: role first, finish_reason chunk, usage chunk, then [DO
   CHECK_FALSE(json::parse(test::sse_events(plain.tail[0].bytes).at(0).data).as_object().contains("usage"));
 }
 
-TEST_CASE("anthropic stream: an event line on every frame, message_delta carries usage", "[dialect][anthropic]") {
+TEST_CASE("anthropic stream: an event line on every frame, message_delta carries usage",
+          "[dialect][anthropic]") {
   const auto parts = dialect_spec(Dialect::anthropic).render_stream(answer("a b c"));
   std::vector<std::string> names;
   for (const auto& f : all_frames(parts)) {
@@ -125,9 +131,9 @@ TEST_CASE("anthropic stream: an event line on every frame, message_delta carries
     CHECK(json::parse(e.data).at("type").as_string() == e.event);  // the event name repeats the data's type
     names.push_back(e.event);
   }
-  CHECK(names == std::vector<std::string>{"message_start", "content_block_start", "ping", "content_block_delta",
-                                          "content_block_delta", "content_block_delta", "content_block_stop",
-                                          "message_delta", "message_stop"});
+  CHECK(names == std::vector<std::string>{"message_start", "content_block_start", "ping",
+                                          "content_block_delta", "content_block_delta", "content_block_delta",
+                                          "content_block_stop", "message_delta", "message_stop"});
   auto start = json::parse(test::sse_events(parts.head[0].bytes).at(0).data);
   CHECK(start.at("message").at("content").as_array().empty());
   CHECK(start.at("message").at("usage").at("input_tokens") == 3);
@@ -136,7 +142,8 @@ TEST_CASE("anthropic stream: an event line on every frame, message_delta carries
   CHECK(delta.at("delta").at("stop_reason") == "end_turn");
 }
 
-TEST_CASE("gemini stream: data frames ending in CRLF CRLF, the last with finishReason and usage", "[dialect][gemini]") {
+TEST_CASE("gemini stream: data frames ending in CRLF CRLF, the last with finishReason and usage",
+          "[dialect][gemini]") {
   const auto parts = dialect_spec(Dialect::gemini).render_stream(answer("a b"));
   CHECK(parts.head.empty());
   for (const auto& f : all_frames(parts)) {
@@ -173,18 +180,24 @@ namespace {
 // mock's direct rendering must match byte for byte.
 std::string openai_body_via_dom(const Answer& a) {
   const bool tool = !a.tool_name.empty();
-  json::object message{{"role", "assistant"}, {"content", tool ? json::value(nullptr) : json::value(a.text())}, {"refusal", nullptr}};
+  json::object message{{"role", "assistant"},
+                       {"content", tool ? json::value(nullptr) : json::value(a.text())},
+                       {"refusal", nullptr}};
   if (tool)
-    message["tool_calls"] = json::array{json::object{{"id", a.tool_call_id},
-                                                     {"type", "function"},
-                                                     {"function", json::object{{"name", a.tool_name}, {"arguments", "{}"}}}}};
-  const auto finish = a.finish == Finish::tool_call ? "tool_calls" : a.finish == Finish::content_filter ? "content_filter" : "stop";
+    message["tool_calls"] =
+        json::array{json::object{{"id", a.tool_call_id},
+                                 {"type", "function"},
+                                 {"function", json::object{{"name", a.tool_name}, {"arguments", "{}"}}}}};
+  const auto finish = a.finish == Finish::tool_call        ? "tool_calls"
+                      : a.finish == Finish::content_filter ? "content_filter"
+                                                           : "stop";
   const json::object o{
       {"id", a.id},
       {"object", "chat.completion"},
       {"created", 1700000000},
       {"model", a.model},
-      {"choices", json::array{json::object{{"index", 0}, {"message", message}, {"logprobs", nullptr}, {"finish_reason", finish}}}},
+      {"choices", json::array{json::object{
+                      {"index", 0}, {"message", message}, {"logprobs", nullptr}, {"finish_reason", finish}}}},
       {"usage", json::object{{"prompt_tokens", a.input_tokens},
                              {"completion_tokens", a.output_tokens()},
                              {"total_tokens", a.input_tokens + a.output_tokens()}}}};
@@ -192,7 +205,8 @@ std::string openai_body_via_dom(const Answer& a) {
 }
 }  // namespace
 
-TEST_CASE("the openai plain body is byte for byte the serialized object for every byte in every string", "[dialect][openai]") {
+TEST_CASE("the openai plain body is byte for byte the serialized object for every byte in every string",
+          "[dialect][openai]") {
   const auto& openai = dialect_spec(Dialect::openai);
   // Every byte value at the start, middle and end of strings of the lengths that take each of the
   // plain-text check's paths (short, one word, two words, SIMD blocks and their tails).
@@ -229,14 +243,16 @@ TEST_CASE("a tool-call answer renders as each dialect's tool call", "[dialect]")
   a.finish = Finish::tool_call;
   auto o = json::parse(dialect_spec(Dialect::openai).render_body(a));
   CHECK(o.at("choices").at(0).at("finish_reason") == "tool_calls");
-  CHECK(o.at("choices").at(0).at("message").at("tool_calls").at(0).at("function").at("name") == "create_ticket");
+  CHECK(o.at("choices").at(0).at("message").at("tool_calls").at(0).at("function").at("name") ==
+        "create_ticket");
   CHECK(o.at("choices").at(0).at("message").at("content").is_null());
   auto m = json::parse(dialect_spec(Dialect::anthropic).render_body(a));
   CHECK(m.at("stop_reason") == "tool_use");
   CHECK(m.at("content").at(0).at("type") == "tool_use");
   CHECK(m.at("content").at(0).at("name") == "create_ticket");
   auto g = json::parse(dialect_spec(Dialect::gemini).render_body(a));
-  CHECK(g.at("candidates").at(0).at("content").at("parts").at(0).at("functionCall").at("name") == "create_ticket");
+  CHECK(g.at("candidates").at(0).at("content").at("parts").at(0).at("functionCall").at("name") ==
+        "create_ticket");
   for (auto d : {Dialect::openai, Dialect::anthropic, Dialect::gemini})
     CHECK(dialect_spec(d).render_stream(a).content.size() == 1);
 }
@@ -248,9 +264,13 @@ TEST_CASE("error bodies follow each provider's shape", "[dialect]") {
   CHECK(oj.at("error").at("type") == "insufficient_quota");
   CHECK(oj.at("error").at("code") == "insufficient_quota");
   CHECK(oj.at("error").at("param").is_null());
-  CHECK(json::parse(dialect_spec(Dialect::openai).error(ErrorKind::rate_limit, {}).body).at("error").at("code") ==
-        "rate_limit_exceeded");
-  CHECK(json::parse(dialect_spec(Dialect::openai).error(ErrorKind::server, {}).body).at("error").at("code").is_null());
+  CHECK(json::parse(dialect_spec(Dialect::openai).error(ErrorKind::rate_limit, {}).body)
+            .at("error")
+            .at("code") == "rate_limit_exceeded");
+  CHECK(json::parse(dialect_spec(Dialect::openai).error(ErrorKind::server, {}).body)
+            .at("error")
+            .at("code")
+            .is_null());
 
   auto a = dialect_spec(Dialect::anthropic).error(ErrorKind::overloaded, {{}, "req_9", {}, {}});
   CHECK(a.status == 529);
@@ -266,8 +286,9 @@ TEST_CASE("error bodies follow each provider's shape", "[dialect]") {
   CHECK(gj.at("error").at("status") == "RESOURCE_EXHAUSTED");
   CHECK(gj.at("error").at("details").at(0).at("retryDelay") == "2.5s");
   CHECK(dialect_spec(Dialect::gemini).error(ErrorKind::overloaded, {}).status == 503);
-  CHECK(json::parse(dialect_spec(Dialect::gemini).error(ErrorKind::overloaded, {}).body).at("error").at("status") ==
-        "UNAVAILABLE");
+  CHECK(json::parse(dialect_spec(Dialect::gemini).error(ErrorKind::overloaded, {}).body)
+            .at("error")
+            .at("status") == "UNAVAILABLE");
 }
 
 TEST_CASE("in-stream error frames are what each SDK raises on", "[dialect]") {
@@ -299,22 +320,27 @@ TEST_CASE("requests: stream flag, model, tools, prefill and tool results are rea
   CHECK(o.chat.tools == std::vector<std::string>{"t1"});
   CHECK(o.chat.prefill);
   CHECK(o.chat.input_tokens >= 4);
-  auto tr = dialect_spec(Dialect::openai).parse("POST", "/v1/chat/completions", R"({"messages":[{"role":"tool","content":"done"}]})");
+  auto tr = dialect_spec(Dialect::openai)
+                .parse("POST", "/v1/chat/completions", R"({"messages":[{"role":"tool","content":"done"}]})");
   CHECK(tr.chat.last_is_tool_result);
 
-  auto a = dialect_spec(Dialect::anthropic)
-               .parse("POST", "/v1/messages",
-                      R"({"model":"c","messages":[{"role":"user","content":[{"type":"tool_result","tool_use_id":"x"}]}],"tools":[{"name":"t"}]})");
+  auto a =
+      dialect_spec(Dialect::anthropic)
+          .parse(
+              "POST", "/v1/messages",
+              R"({"model":"c","messages":[{"role":"user","content":[{"type":"tool_result","tool_use_id":"x"}]}],"tools":[{"name":"t"}]})");
   CHECK(a.chat.last_is_tool_result);
   CHECK_FALSE(a.chat.stream);
   CHECK(a.chat.tools == std::vector<std::string>{"t"});
 
-  auto g = dialect_spec(Dialect::gemini).parse("POST", "/v1beta/models/gemini-2:streamGenerateContent?alt=sse",
-                                               R"({"contents":[{"role":"model","parts":[{"text":"pre"}]}]})");
+  auto g = dialect_spec(Dialect::gemini)
+               .parse("POST", "/v1beta/models/gemini-2:streamGenerateContent?alt=sse",
+                      R"({"contents":[{"role":"model","parts":[{"text":"pre"}]}]})");
   CHECK(g.chat.stream);
   CHECK(g.chat.model == "gemini-2");
   CHECK(g.chat.prefill);
-  CHECK_FALSE(dialect_spec(Dialect::gemini).parse("POST", "/v1beta/models/g:generateContent", "{}").chat.stream);
+  CHECK_FALSE(
+      dialect_spec(Dialect::gemini).parse("POST", "/v1beta/models/g:generateContent", "{}").chat.stream);
 }
 
 TEST_CASE("requests: wrong paths, methods and bodies are request errors", "[dialect]") {
@@ -323,8 +349,10 @@ TEST_CASE("requests: wrong paths, methods and bodies are request errors", "[dial
   }
   CHECK(dialect_spec(Dialect::openai).parse("POST", "/v1/chat/completions", "{not json").error ==
         RequestError::malformed_json);
-  CHECK(dialect_spec(Dialect::anthropic).parse("POST", "/v1/messages", "[1]").error == RequestError::malformed_json);
-  CHECK(dialect_spec(Dialect::anthropic).parse("GET", "/v1/messages", "").error == RequestError::method_not_allowed);
+  CHECK(dialect_spec(Dialect::anthropic).parse("POST", "/v1/messages", "[1]").error ==
+        RequestError::malformed_json);
+  CHECK(dialect_spec(Dialect::anthropic).parse("GET", "/v1/messages", "").error ==
+        RequestError::method_not_allowed);
   auto models = dialect_spec(Dialect::openai).parse("GET", "/v1/models", "");
   CHECK(models.models_list);
   CHECK(json::parse(dialect_spec(Dialect::openai).models_body("m")).at("data").at(0).at("id") == "m");

@@ -20,7 +20,9 @@ IncomingRequest chat(const std::string& route = "r", const std::string& ns = "",
   return r;
 }
 
-Script script_of(const std::string& toml) { return parse_script_text(toml, "t.toml"); }
+Script script_of(const std::string& toml) {
+  return parse_script_text(toml, "t.toml");
+}
 
 // Faults of the next n attempts (each finished at once).
 std::vector<FaultKind> faults(Engine& e, int n, const std::string& ns = "") {
@@ -118,14 +120,16 @@ TEST_CASE("the ledger records every attempt with its request facts in arrival or
   CHECK(e.ledger_all().size() == 2);
 }
 
-TEST_CASE("x-request-id wins over request-id, the first of each header counts, and a set idempotency key wins",
-          "[engine][ledger]") {
+TEST_CASE(
+    "x-request-id wins over request-id, the first of each header counts, and a set idempotency key wins",
+    "[engine][ledger]") {
   ManualClock clock;
   Engine e(clock);
   e.install("", script_of("[route.r]\n"));
   auto req = chat();
-  req.headers = {{"request-id", "plain-1"},        {"x-request-id", "x-1"},     {"x-request-id", "x-2"},
-                 {"idempotency-key", "from-header"}, {"idempotency-key", "other"}, {"x-stainless-retry-count", "2"}};
+  req.headers = {{"request-id", "plain-1"},    {"x-request-id", "x-1"},
+                 {"x-request-id", "x-2"},      {"idempotency-key", "from-header"},
+                 {"idempotency-key", "other"}, {"x-stainless-retry-count", "2"}};
   const auto a = e.begin(req);
   req.headers = {{"x-request-id", ""}, {"request-id", "plain-2"}};
   req.idempotency_key = "set-by-caller";
@@ -146,8 +150,9 @@ TEST_CASE("x-request-id wins over request-id, the first of each header counts, a
   CHECK(l[2].idempotency_key.empty());
 }
 
-TEST_CASE("the ledger reads back each attempt's own model, path, request id and upstream facts among many alike",
-          "[engine][ledger]") {
+TEST_CASE(
+    "the ledger reads back each attempt's own model, path, request id and upstream facts among many alike",
+    "[engine][ledger]") {
   ManualClock clock;
   Engine e(clock);
   e.install("", script_of("[route.r]\n[route.s]\n"));
@@ -189,7 +194,8 @@ TEST_CASE("the ledger reads back each attempt's own model, path, request id and 
   CHECK(e.ledger("")[0].attempt == 0);
 }
 
-TEST_CASE("commit: post_commit_timeout is committed on arrival, streams once a content event left", "[engine]") {
+TEST_CASE("commit: post_commit_timeout is committed on arrival, streams once a content event left",
+          "[engine]") {
   ManualClock clock;
   Engine e(clock);
   e.install("", script_of(R"([route.r]
@@ -286,14 +292,17 @@ TEST_CASE("metrics count finished attempts by route, fault and outcome", "[engin
   faults(e, 3);
   e.count_event("idle_timeout");
   const auto text = e.metrics_text();
-  CHECK(text.find("llmchaos_attempts_total{route=\"r\",fault=\"rate_429\",outcome=\"completed\"} 2\n") != std::string::npos);
-  CHECK(text.find("llmchaos_attempts_total{route=\"r\",fault=\"ok\",outcome=\"completed\"} 1\n") != std::string::npos);
+  CHECK(text.find("llmchaos_attempts_total{route=\"r\",fault=\"rate_429\",outcome=\"completed\"} 2\n") !=
+        std::string::npos);
+  CHECK(text.find("llmchaos_attempts_total{route=\"r\",fault=\"ok\",outcome=\"completed\"} 1\n") !=
+        std::string::npos);
   CHECK(text.find("# TYPE llmchaos_attempts_total counter") != std::string::npos);
   CHECK(text.find("llmchaos_server_events_total{event=\"idle_timeout\"} 1") != std::string::npos);
   CHECK(text.find("llmchaos_attempts_in_flight 0") != std::string::npos);
 }
 
-TEST_CASE("the healthy answer: step text over route text, step model over the request's, tool rule", "[engine]") {
+TEST_CASE("the healthy answer: step text over route text, step model over the request's, tool rule",
+          "[engine]") {
   RouteScript route;
   route.default_text = "route text";
   Step step;
@@ -335,7 +344,8 @@ script = [{ fault = "slow", p50_ms = 50, p95_ms = 500, times = 100 }]
 )";
 }  // namespace
 
-TEST_CASE("each namespace draws from its own generator, seeded from (engine seed, namespace)", "[engine][seed]") {
+TEST_CASE("each namespace draws from its own generator, seeded from (engine seed, namespace)",
+          "[engine][seed]") {
   ManualClock clock;
   Engine alone(clock, 1.0, 42), busy(clock, 1.0, 42), other(clock, 1.0, 43);
   alone.install("a", script_of(slow_script));

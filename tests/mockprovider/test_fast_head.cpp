@@ -1,15 +1,13 @@
 // The fast path of a request head against Beast's parser: whatever the fast path reads must be what
 // Beast reads from the same bytes (method, target, body, keep-alive, the values of the headers the router
 // reads, where the request ends), and it may only ask for more bytes while the head is not all there.
-#include <catch2/catch.hpp>
-
 #include <algorithm>
+#include <boost/asio/buffer.hpp>
+#include <boost/beast/http.hpp>
+#include <catch2/catch.hpp>
 #include <random>
 #include <string>
 #include <vector>
-
-#include <boost/asio/buffer.hpp>
-#include <boost/beast/http.hpp>
 
 #include "llmchaos/core/byte_scan.hpp"
 #include "llmchaos/mockprovider/fast_head.hpp"
@@ -67,8 +65,10 @@ std::string show(const std::vector<std::pair<std::string, std::string>>& headers
 // Grouped by name, each name's values in their order: Beast keeps the fields of one name together (a
 // repeated name is inserted after its last one), the fast path keeps the wire's order; what the engine
 // reads (the first value of a name, any credential) is the same either way.
-std::vector<std::pair<std::string, std::string>> by_name(std::vector<std::pair<std::string, std::string>> headers) {
-  std::stable_sort(headers.begin(), headers.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+std::vector<std::pair<std::string, std::string>> by_name(
+    std::vector<std::pair<std::string, std::string>> headers) {
+  std::stable_sort(headers.begin(), headers.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
   return headers;
 }
 
@@ -80,7 +80,8 @@ const std::vector<std::string> seeds = {
     "POST /ns/r/v1/messages HTTP/1.1\r\nX-API-KEY:  k \r\nIdempotency-Key: op-1\r\nContent-Length: 2\r\n"
     "Connection: keep-alive\r\nX-Stainless-Retry-Count: 1\r\n\r\n{}",
     // two requests back to back (pipelined)
-    "POST /r/v1beta/models/g:generateContent?key=abc HTTP/1.1\r\nx-goog-api-key: k\r\ncontent-length: 0\r\n\r\n"
+    "POST /r/v1beta/models/g:generateContent?key=abc HTTP/1.1\r\nx-goog-api-key: k\r\ncontent-length: "
+    "0\r\n\r\n"
     "POST /r/v1/responses HTTP/1.1\r\nrequest-id: r1\r\ncontent-length: 3\r\n\r\nabc",
     "PUT /__llmchaos/script HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nab\r\n0\r\n\r\n",
     "POST /r HTTP/1.0\r\nContent-Length: 1\r\n\r\nx",
@@ -94,18 +95,31 @@ std::string mutate(std::string s, std::mt19937& rng) {
   for (int e = 0; e < edits && !s.empty(); ++e) {
     const std::size_t at = pick(s.size());
     switch (pick(7)) {
-      case 0: s[at] = alphabet[pick(alphabet.size())]; break;
-      case 1: s.insert(at, 1, alphabet[pick(alphabet.size())]); break;
-      case 2: s.erase(at, 1 + pick(3)); break;
-      case 3: s.resize(at); break;  // cut short
-      case 4: s[at] = static_cast<char>(s[at] ^ 0x20); break;  // case flip (and worse)
+      case 0:
+        s[at] = alphabet[pick(alphabet.size())];
+        break;
+      case 1:
+        s.insert(at, 1, alphabet[pick(alphabet.size())]);
+        break;
+      case 2:
+        s.erase(at, 1 + pick(3));
+        break;
+      case 3:
+        s.resize(at);
+        break;  // cut short
+      case 4:
+        s[at] = static_cast<char>(s[at] ^ 0x20);
+        break;   // case flip (and worse)
       case 5: {  // a line again
         const auto bol = s.rfind('\n', at);
         const auto eol = s.find('\n', at);
-        if (bol != std::string::npos && eol != std::string::npos) s.insert(eol + 1, s.substr(bol + 1, eol - bol));
+        if (bol != std::string::npos && eol != std::string::npos)
+          s.insert(eol + 1, s.substr(bol + 1, eol - bol));
         break;
       }
-      default: s += seeds[pick(seeds.size())]; break;  // a pipelined request after it
+      default:
+        s += seeds[pick(seeds.size())];
+        break;  // a pipelined request after it
     }
   }
   return s;
@@ -113,8 +127,10 @@ std::string mutate(std::string s, std::mt19937& rng) {
 
 }  // namespace
 
-TEST_CASE("a request head the fast path reads is read the same by Beast, and it waits only for a head not all there",
-          "[fast_head]") {
+TEST_CASE(
+    "a request head the fast path reads is read the same by Beast, and it waits only for a head not all "
+    "there",
+    "[fast_head]") {
   std::mt19937 rng(20261204);
   const FastHeadLimits limits = GENERATE(FastHeadLimits{}, FastHeadLimits{120, 4, 16});
   int ready = 0, beast = 0, need_more = 0;

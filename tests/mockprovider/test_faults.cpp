@@ -1,9 +1,7 @@
 // Each fault kind's pure plan, on every dialect, plain and streamed.
-#include <catch2/catch.hpp>
-
-#include <set>
-
 #include <boost/json.hpp>
+#include <catch2/catch.hpp>
+#include <set>
 
 #include "llmchaos/mockprovider/fault.hpp"
 #include "wire_client.hpp"
@@ -24,7 +22,8 @@ struct Fixture {
     route.dialect = d;
     route.default_text = "one two three four";
     answer = healthy_answer(route, step, request, 7);
-    return fault_spec(step.fault).plan({step, request, dialect_spec(d), answer, "req_7", time_scale, rng, unix_now_ms});
+    return fault_spec(step.fault)
+        .plan({step, request, dialect_spec(d), answer, "req_7", time_scale, rng, unix_now_ms});
   }
 };
 
@@ -40,7 +39,8 @@ std::string header(const Plan& p, std::string_view name) {
   return {};
 }
 
-const Dialect all_dialects[] = {Dialect::openai, Dialect::anthropic, Dialect::gemini, Dialect::responses, Dialect::azure};
+const Dialect all_dialects[] = {Dialect::openai, Dialect::anthropic, Dialect::gemini, Dialect::responses,
+                                Dialect::azure};
 }  // namespace
 
 TEST_CASE("the fault table lists every fault kind once, in order, with its function", "[faults]") {
@@ -55,7 +55,8 @@ TEST_CASE("the fault table lists every fault kind once, in order, with its funct
   }
 }
 
-TEST_CASE("fault traits name the faults that fail in band, break a stream or hint a retry by default", "[faults]") {
+TEST_CASE("fault traits name the faults that fail in band, break a stream or hint a retry by default",
+          "[faults]") {
   using K = FaultKind;
   const std::set<K> breaks = {K::stream_cut, K::stream_error, K::stream_stall, K::malformed_event, K::policy};
   const std::set<K> silent = {K::post_commit_timeout, K::no_response, K::connect_reset};
@@ -65,8 +66,8 @@ TEST_CASE("fault traits name the faults that fail in band, break a stream or hin
     CHECK(&t == &fault_spec(kind).traits);
     CHECK(t.breaks_stream == breaks.contains(kind));
     const auto in_band = breaks.contains(kind) || silent.contains(kind) ? InBand::always
-                         : kind == K::schema_missing                  ? InBand::under_output_contract
-                                                                      : InBand::never;
+                         : kind == K::schema_missing                    ? InBand::under_output_contract
+                                                                        : InBand::never;
     CHECK(t.in_band == in_band);
     CHECK(t.explore_latency == !(silent.contains(kind) || kind == K::slow));
     CHECK(t.explore_inter_event == (kind != K::malformed_event));
@@ -83,10 +84,10 @@ TEST_CASE("error faults answer each dialect's status with a JSON body and the re
     FaultKind fault;
     int openai, anthropic, gemini;
   };
-  const Row rows[] = {{FaultKind::rate_429, 429, 429, 429},       {FaultKind::quota_429, 429, 429, 429},
-                      {FaultKind::payment_402, 402, 402, 402},    {FaultKind::overloaded, 503, 529, 503},
-                      {FaultKind::server_500, 500, 500, 500},     {FaultKind::server_500_context, 500, 500, 500},
-                      {FaultKind::bad_request, 400, 400, 400},    {FaultKind::auth, 401, 401, 401},
+  const Row rows[] = {{FaultKind::rate_429, 429, 429, 429},    {FaultKind::quota_429, 429, 429, 429},
+                      {FaultKind::payment_402, 402, 402, 402}, {FaultKind::overloaded, 503, 529, 503},
+                      {FaultKind::server_500, 500, 500, 500},  {FaultKind::server_500_context, 500, 500, 500},
+                      {FaultKind::bad_request, 400, 400, 400}, {FaultKind::auth, 401, 401, 401},
                       {FaultKind::policy, 400, 400, 400}};
   for (const auto& row : rows) {
     for (auto d : all_dialects) {
@@ -94,7 +95,9 @@ TEST_CASE("error faults answer each dialect's status with a JSON body and the re
       f.step.fault = row.fault;
       const auto p = f.plan(d);
       INFO(to_string(row.fault) << " on " << to_string(d));
-      CHECK(p.status == (d == Dialect::openai || d == Dialect::responses || d == Dialect::azure ? row.openai : d == Dialect::anthropic ? row.anthropic : row.gemini));
+      CHECK(p.status == (d == Dialect::openai || d == Dialect::responses || d == Dialect::azure ? row.openai
+                         : d == Dialect::anthropic ? row.anthropic
+                                                   : row.gemini));
       CHECK(p.action == WireAction::respond);
       CHECK_FALSE(p.streamed);
       CHECK(header(p, "content-type") == "application/json");
@@ -258,7 +261,8 @@ TEST_CASE("no_terminator drops only the end sentinel", "[faults]") {
   }
 }
 
-TEST_CASE("holds: post_commit_timeout commits on arrival, no_response does not, both send nothing", "[faults]") {
+TEST_CASE("holds: post_commit_timeout commits on arrival, no_response does not, both send nothing",
+          "[faults]") {
   Fixture f;
   f.step.fault = FaultKind::post_commit_timeout;
   auto p = f.plan(Dialect::anthropic);
@@ -275,7 +279,8 @@ TEST_CASE("holds: post_commit_timeout commits on arrival, no_response does not, 
   CHECK(f.plan(Dialect::gemini).action == WireAction::reset_after_head);
 }
 
-TEST_CASE("slow_first_token delays the first event of a stream, the whole answer of a plain request", "[faults]") {
+TEST_CASE("slow_first_token delays the first event of a stream, the whole answer of a plain request",
+          "[faults]") {
   Fixture f;
   f.step.fault = FaultKind::slow_first_token;
   f.step.first_token_ms = 30;
@@ -302,7 +307,8 @@ TEST_CASE("slow draws a seeded lognormal latency around p50", "[faults]") {
   same.step = f.step;
   Fixture again;
   again.step = f.step;
-  CHECK(same.plan(Dialect::openai).latency_ms == again.plan(Dialect::openai).latency_ms);  // same seed, same draw
+  CHECK(same.plan(Dialect::openai).latency_ms ==
+        again.plan(Dialect::openai).latency_ms);  // same seed, same draw
 }
 
 TEST_CASE("schema_missing removes the field from a JSON answer", "[faults]") {
@@ -345,7 +351,8 @@ TEST_CASE("prefill_rejected refuses a prefill and answers a normal request", "[f
   CHECK(p.fault == FaultKind::prefill_rejected);
 }
 
-TEST_CASE("plain stream faults: a cut body announces its full length, a malformed body is not JSON", "[faults]") {
+TEST_CASE("plain stream faults: a cut body announces its full length, a malformed body is not JSON",
+          "[faults]") {
   Fixture f;
   f.step.fault = FaultKind::stream_cut;
   auto p = f.plan(Dialect::openai);

@@ -1,11 +1,9 @@
 // Issue 13, found by hostile input: the admin API's statuses and auth scheme, ledger numbers, the URL
 // limit, a too-deep script sent to a running server, bind names. Over loopback.
+#include <boost/json.hpp>
 #include <catch2/catch.hpp>
-
 #include <cstring>
 #include <tuple>
-
-#include <boost/json.hpp>
 
 #include "llmchaos/core/toml_reader.hpp"
 #include "llmchaos/mockprovider/server.hpp"
@@ -16,10 +14,12 @@ using namespace llmchaos::test;
 namespace json = boost::json;
 
 namespace {
-const std::string script = "[route.primary]\ndialect = \"openai\"\nscript = [{ fault = \"ok\", latency_ms = 3.1415926 }]\n";
+const std::string script =
+    "[route.primary]\ndialect = \"openai\"\nscript = [{ fault = \"ok\", latency_ms = 3.1415926 }]\n";
 }  // namespace
 
-TEST_CASE("admin API: a wrong method on a known path is 405 with Allow, an unknown path is 404", "[admin][hardening]") {
+TEST_CASE("admin API: a wrong method on a known path is 405 with Allow, an unknown path is 404",
+          "[admin][hardening]") {
   TestServer s;
   REQUIRE(s.call("PUT", "/__llmchaos/ns/a/script", script).status == 200);
   for (const auto& [method, path, allowed] : std::vector<std::tuple<std::string, std::string, std::string>>{
@@ -44,13 +44,14 @@ TEST_CASE("admin API: a wrong method on a known path is 405 with Allow, an unkno
   CHECK(s.call("GET", "/__llmchaos/ns/a/ledger").status == 200);
 }
 
-TEST_CASE("admin API: a namespace never installed (or deleted) is 404, not 200 and an empty list", "[admin][hardening]") {
+TEST_CASE("admin API: a namespace never installed (or deleted) is 404, not 200 and an empty list",
+          "[admin][hardening]") {
   TestServer s;
-  for (const auto& [method, path] : std::vector<std::pair<std::string, std::string>>{
-           {"GET", "/__llmchaos/ns/ghost/ledger"},
-           {"GET", "/__llmchaos/ns/ghost/side_effects"},
-           {"POST", "/__llmchaos/ns/ghost/reset"},
-           {"DELETE", "/__llmchaos/ns/ghost"}}) {
+  for (const auto& [method, path] :
+       std::vector<std::pair<std::string, std::string>>{{"GET", "/__llmchaos/ns/ghost/ledger"},
+                                                        {"GET", "/__llmchaos/ns/ghost/side_effects"},
+                                                        {"POST", "/__llmchaos/ns/ghost/reset"},
+                                                        {"DELETE", "/__llmchaos/ns/ghost"}}) {
     INFO(method << " " << path);
     const auto r = s.call(method, path);
     CHECK(r.status == 404);
@@ -87,7 +88,8 @@ TEST_CASE("ledger times are plain milliseconds with at most 3 decimals", "[admin
   for (const char* key : {"received_at_ms", "finished_at_ms"}) {
     const auto at = body.find(std::string("\"") + key + "\":");
     REQUIRE(at != std::string::npos);
-    const auto text = body.substr(at + std::strlen(key) + 3, body.find_first_of(",}", at) - at - std::strlen(key) - 3);
+    const auto text =
+        body.substr(at + std::strlen(key) + 3, body.find_first_of(",}", at) - at - std::strlen(key) - 3);
     INFO(key << " = " << text);
     CHECK(text.find_first_not_of("0123456789.") == std::string::npos);  // not 5.602304429000001E3
     const auto dot = text.find('.');
@@ -123,8 +125,9 @@ TEST_CASE("a script too deep for the TOML reader, PUT to a running server, is a 
   CHECK(s.call("PUT", "/__llmchaos/script", script).status == 200);
 }
 
-TEST_CASE("bind: a host name resolves (localhost), a bad address is 'not an IP address' with or without a token",
-          "[server][hardening]") {
+TEST_CASE(
+    "bind: a host name resolves (localhost), a bad address is 'not an IP address' with or without a token",
+    "[server][hardening]") {
   mock::ServerOptions o;
   o.bind = "localhost";
   mock::MockServer server(o);

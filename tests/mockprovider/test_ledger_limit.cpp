@@ -39,8 +39,10 @@ TEST_CASE("a ledger limit keeps the newest entries, attempts dropped while in fl
   CHECK(ledger[1].attempt == 3);
   CHECK(ledger[1].finished);
   const auto metrics = e.metrics_text();
-  CHECK(metrics.find(R"(llmchaos_attempts_total{route="r",fault="ok",outcome="completed"} 3)") != std::string::npos);
-  CHECK(metrics.find(R"(llmchaos_attempts_total{route="r",fault="ok",outcome="client_closed"} 1)") != std::string::npos);
+  CHECK(metrics.find(R"(llmchaos_attempts_total{route="r",fault="ok",outcome="completed"} 3)") !=
+        std::string::npos);
+  CHECK(metrics.find(R"(llmchaos_attempts_total{route="r",fault="ok",outcome="client_closed"} 1)") !=
+        std::string::npos);
   CHECK(metrics.find("llmchaos_attempts_in_flight 0") != std::string::npos);
 }
 

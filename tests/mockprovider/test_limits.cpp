@@ -1,17 +1,15 @@
 // Safe defaults and limits of the mock provider, over loopback: every limit `llmchaos serve` enforces
 // has a flag, answers a dialect-true status when exceeded, and slowloris connections are timed out.
-#include <catch2/catch.hpp>
-
 #include <array>
-#include <chrono>
-#include <cstdio>
-#include <string>
-#include <thread>
-
 #include <boost/asio/connect.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/read.hpp>
 #include <boost/asio/write.hpp>
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <cstdio>
+#include <string>
+#include <thread>
 
 #include "server_fixture.hpp"
 #include "test_env.hpp"
@@ -76,10 +74,12 @@ TEST_CASE("holds beyond max_held_connections get the dialect's overloaded answer
   mock::ServerOptions o;
   o.max_held_connections = 1;
   TestServer s(o);
-  s.install("", route_toml(Dialect::openai, R"({ fault = "post_commit_timeout", hold_ms = 600000, times = 3 })"));
+  s.install("",
+            route_toml(Dialect::openai, R"({ fault = "post_commit_timeout", hold_ms = 600000, times = 3 })"));
   WireReply held;
   std::thread holder([&] { held = s.chat(Dialect::openai, "/r", false, {}, {}, 1500); });
-  for (int i = 0; i < 500 && s.engine().ledger("").empty(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  for (int i = 0; i < 500 && s.engine().ledger("").empty(); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
   const auto over = s.chat(Dialect::openai, "/r", false);
   holder.join();
   CHECK(held.timed_out);  // the first one was held until the client gave up
@@ -107,7 +107,8 @@ TEST_CASE("a slowloris client dripping its head byte by byte is closed at the id
   asio::io_context ioc;
   asio::ip::tcp::socket sock(ioc);
   sock.connect({asio::ip::make_address("127.0.0.1"), s.port()});
-  const std::string head = "POST /r/v1/messages HTTP/1.1\r\nhost: x\r\nx-slow: " + std::string(400, 'a') + "\r\n\r\n";
+  const std::string head =
+      "POST /r/v1/messages HTTP/1.1\r\nhost: x\r\nx-slow: " + std::string(400, 'a') + "\r\n\r\n";
   std::size_t sent = 0;
   boost::system::error_code ec;
   // Each byte arrives well inside the idle timeout; the whole head never does (bounded: 400 x 10 ms).
@@ -117,7 +118,7 @@ TEST_CASE("a slowloris client dripping its head byte by byte is closed at the id
   }
   std::array<char, 256> buf;
   if (!ec) sock.read_some(asio::buffer(buf), ec);  // the close (or an answer) must come
-  CHECK(ec);  // EOF / reset: the server closed the connection
+  CHECK(ec);                                       // EOF / reset: the server closed the connection
   CHECK(sent < head.size());
   CHECK(s.engine().ledger("").empty());
 }

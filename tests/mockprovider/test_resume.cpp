@@ -3,9 +3,8 @@
 // an attempt of its own (ledgered with resume_of / starting_after, scriptable like any attempt);
 // GET without stream returns the stored object; an unknown id is OpenAI's 404. Loopback, port 0.
 // (Through `llmchaos proxy` and `serve --cassettes`: tests/proxy/test_resume_forwarded.cpp.)
-#include <catch2/catch.hpp>
-
 #include <boost/json.hpp>
+#include <catch2/catch.hpp>
 
 #include "cli_run.hpp"
 #include "llmchaos/core/clock.hpp"
@@ -17,7 +16,8 @@ using namespace llmchaos;
 using namespace llmchaos::test;
 namespace json = boost::json;
 
-TEST_CASE("a cut background stream is re-served from sequence N+1 to response.completed by the resume GET", "[resume]") {
+TEST_CASE("a cut background stream is re-served from sequence N+1 to response.completed by the resume GET",
+          "[resume]") {
   TestServer s;
   s.install("", route_toml(Dialect::responses, R"({ fault = "stream_cut", cut_after_events = 2 })"));
   const auto cut = s.send("POST", "/r/v1/responses", create_stream);
@@ -30,12 +30,14 @@ TEST_CASE("a cut background stream is re-served from sequence N+1 to response.co
   const std::string id(first.front().data.at("response").at("id").as_string());
   const long long last = first.back().sequence;
 
-  const auto resumed = s.send("GET", "/r/v1/responses/" + id + "?stream=true&starting_after=" + std::to_string(last));
+  const auto resumed =
+      s.send("GET", "/r/v1/responses/" + id + "?stream=true&starting_after=" + std::to_string(last));
   CHECK(resumed.status == 200);
   CHECK(resumed.complete);
   const auto rest = frames(resumed.body);
   REQUIRE_FALSE(rest.empty());
-  for (std::size_t i = 0; i < rest.size(); ++i) CHECK(rest[i].sequence == last + 1 + static_cast<long long>(i));
+  for (std::size_t i = 0; i < rest.size(); ++i)
+    CHECK(rest[i].sequence == last + 1 + static_cast<long long>(i));
   CHECK(deltas(rest) == "gamma delta");
   CHECK(deltas(first) + deltas(rest) == "alpha beta gamma delta");
   CHECK(rest.back().type == "response.completed");
@@ -60,22 +62,28 @@ TEST_CASE("a cut background stream is re-served from sequence N+1 to response.co
   CHECK(back[0].starting_after == -1);
 }
 
-TEST_CASE("the resume is an attempt the script faults: a stream_cut on it counts the resume's own deltas", "[resume]") {
+TEST_CASE("the resume is an attempt the script faults: a stream_cut on it counts the resume's own deltas",
+          "[resume]") {
   TestServer s;
-  s.install("", route_toml(Dialect::responses,
-                           R"({ fault = "stream_cut", cut_after_events = 1 }, { fault = "stream_cut", cut_after_events = 1 },
+  s.install(
+      "",
+      route_toml(
+          Dialect::responses,
+          R"({ fault = "stream_cut", cut_after_events = 1 }, { fault = "stream_cut", cut_after_events = 1 },
                               { fault = "server_500" })"));
   const auto first = frames(s.send("POST", "/r/v1/responses", create_stream).body);
   REQUIRE_FALSE(first.empty());
   const std::string id(first.front().data.at("response").at("id").as_string());
-  const auto again = s.send("GET", "/r/v1/responses/" + id + "?stream=true&starting_after=" + std::to_string(first.back().sequence));
+  const auto again = s.send("GET", "/r/v1/responses/" + id + "?stream=true&starting_after=" +
+                                       std::to_string(first.back().sequence));
   CHECK(again.status == 200);
   CHECK_FALSE(again.complete);  // cut again, mid body
   const auto second = frames(again.body);
   CHECK(deltas(second) == "beta ");
   REQUIRE_FALSE(second.empty());
   CHECK(second.front().sequence == first.back().sequence + 1);
-  const auto failed = s.send("GET", "/r/v1/responses/" + id + "?stream=true&starting_after=" + std::to_string(second.back().sequence));
+  const auto failed = s.send("GET", "/r/v1/responses/" + id + "?stream=true&starting_after=" +
+                                        std::to_string(second.back().sequence));
   CHECK(failed.status == 500);
   const auto ledger = s.ledger("", 3);
   REQUIRE(ledger.size() == 3);
@@ -104,7 +112,9 @@ TEST_CASE("GET of a stored background response without stream returns the comple
   CHECK_FALSE(ledger[1].stream);
 }
 
-TEST_CASE("a retrieve of an unknown id is a 404 in OpenAI's error shape, and bad ids and parameters never crash", "[resume]") {
+TEST_CASE(
+    "a retrieve of an unknown id is a 404 in OpenAI's error shape, and bad ids and parameters never crash",
+    "[resume]") {
   TestServer s;
   s.install("", route_toml(Dialect::responses, R"({ fault = "ok" })"));
   const auto missing = s.send("GET", "/r/v1/responses/resp_424242?stream=true&starting_after=3");
@@ -120,8 +130,8 @@ TEST_CASE("a retrieve of an unknown id is a 404 in OpenAI's error shape, and bad
   CHECK_FALSE(plain.json().at("background").as_bool());
   CHECK(s.send("GET", "/r/v1/responses/" + id).status == 404);
   // Bad parameters: 400; a bad id: the unknown URL; another method on a stored id: 405.
-  for (const char* q : {"?starting_after=-1", "?starting_after=abc", "?starting_after=99999999999999999999999",
-                        "?starting_after="})
+  for (const char* q : {"?starting_after=-1", "?starting_after=abc",
+                        "?starting_after=99999999999999999999999", "?starting_after="})
     CHECK(s.send("GET", "/r/v1/responses/resp_1" + std::string(q)).status == 400);
   CHECK(s.send("GET", "/r/v1/responses/" + std::string(300, 'x')).status == 404);
   CHECK(s.send("GET", "/r/v1/responses/a%20b").status == 404);
@@ -140,7 +150,8 @@ TEST_CASE("a retrieve of an unknown id is a 404 in OpenAI's error shape, and bad
 TEST_CASE("the store of background responses is bounded per namespace: the oldest is forgotten", "[resume]") {
   ManualClock clock;
   mock::Engine engine(clock);
-  engine.install("", mock::parse_script_text(route_toml(Dialect::responses, "", "then = \"ok\"\n"), "test.toml"));
+  engine.install("",
+                 mock::parse_script_text(route_toml(Dialect::responses, "", "then = \"ok\"\n"), "test.toml"));
   auto post = [&] {
     mock::IncomingRequest in;
     in.route = "r";

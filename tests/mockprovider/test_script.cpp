@@ -72,11 +72,12 @@ script = [{ fault = "ok" }]
 
 TEST_CASE("a JSON script (admin PUT) loads like TOML", "[script]") {
   const auto s = parse_script_text(
-      R"({"route":{"r":{"dialect":"gemini","script":[{"fault":"stream_cut","cut_after_events":2}],"then":"ok"}}})", "body");
+      R"({"route":{"r":{"dialect":"gemini","script":[{"fault":"stream_cut","cut_after_events":2}],"then":"ok"}}})",
+      "body");
   REQUIRE(s.routes.at("r").steps.size() == 1);
   CHECK(s.routes.at("r").dialect == Dialect::gemini);
   CHECK(s.routes.at("r").steps[0].cut_after_events == 2);
-  CHECK(error_of(R"({"route":)") .find("f.toml: invalid JSON") == 0);
+  CHECK(error_of(R"({"route":)").find("f.toml: invalid JSON") == 0);
 }
 
 TEST_CASE("an unknown fault name is refused with the list of choices", "[script]") {
@@ -86,7 +87,8 @@ TEST_CASE("an unknown fault name is refused with the list of choices", "[script]
 }
 
 TEST_CASE("a step without a fault is refused at the step", "[script]") {
-  CHECK(error_of(with_step("{ times = 2 }")) == "f.toml:3:11: route.a.script[0]: missing required key \"fault\"");
+  CHECK(error_of(with_step("{ times = 2 }")) ==
+        "f.toml:3:11: route.a.script[0]: missing required key \"fault\"");
 }
 
 TEST_CASE("times must be a whole number of at least 1", "[script]") {
@@ -123,7 +125,8 @@ TEST_CASE("status must be an HTTP status code", "[script]") {
 
 TEST_CASE("a key meant for another fault is refused, naming the fault's own keys", "[script]") {
   CHECK(error_of(with_step(R"({ fault = "rate_429", cut_after_events = 2 })")) ==
-        "f.toml:3:52: route.a.script[0].cut_after_events: does not apply to fault \"rate_429\" (its own keys: body)");
+        "f.toml:3:52: route.a.script[0].cut_after_events: does not apply to fault \"rate_429\" (its own "
+        "keys: body)");
   CHECK(error_of(with_step(R"({ fault = "stream_cut", hold_ms = 2 })")) ==
         "f.toml:3:45: route.a.script[0].hold_ms: does not apply to fault \"stream_cut\" (its own keys: "
         "cut_after_events)");
@@ -151,9 +154,11 @@ TEST_CASE("route keys owned by another layer are accepted when listed", "[script
 
 TEST_CASE("a bad dialect and a bad then are refused with their choices", "[script]") {
   CHECK(error_of("[route.a]\ndialect = \"cohere\"\n") ==
-        "f.toml:2:11: route.a.dialect: unknown value \"cohere\" (expected one of: openai, anthropic, gemini, responses, azure)");
+        "f.toml:2:11: route.a.dialect: unknown value \"cohere\" (expected one of: openai, anthropic, gemini, "
+        "responses, azure)");
   CHECK(error_of("[route.a]\nthen = \"fine\"\n") ==
-        "f.toml:2:8: route.a.then: unknown fault \"fine\" (expected one of: " + enum_choices<FaultKind>() + ")");
+        "f.toml:2:8: route.a.then: unknown fault \"fine\" (expected one of: " + enum_choices<FaultKind>() +
+            ")");
 }
 
 TEST_CASE("script elements must be tables and script must be an array", "[script]") {
@@ -163,13 +168,15 @@ TEST_CASE("script elements must be tables and script must be an array", "[script
 }
 
 TEST_CASE("p95_ms needs p50_ms and must not be below it", "[script]") {
-  CHECK(error_of(with_step(R"({ fault = "slow", p95_ms = 5 })")) == "f.toml:3:38: route.a.script[0].p95_ms: needs p50_ms");
+  CHECK(error_of(with_step(R"({ fault = "slow", p95_ms = 5 })")) ==
+        "f.toml:3:38: route.a.script[0].p95_ms: needs p50_ms");
   CHECK(error_of(with_step(R"({ fault = "slow", p50_ms = 10, p95_ms = 5 })")) ==
         "f.toml:3:51: route.a.script[0].p95_ms: must not be below p50_ms (5 < 10)");
 }
 
 TEST_CASE("empty model and missing_field strings are refused", "[script]") {
-  CHECK(error_of(with_step(R"({ fault = "ok", model = "" })")) == "f.toml:3:35: route.a.script[0].model: must not be empty");
+  CHECK(error_of(with_step(R"({ fault = "ok", model = "" })")) ==
+        "f.toml:3:35: route.a.script[0].model: must not be empty");
   CHECK(error_of(with_step(R"({ fault = "schema_missing", missing_field = "" })")) ==
         "f.toml:3:55: route.a.script[0].missing_field: must not be empty");
 }
@@ -190,30 +197,38 @@ TEST_CASE("a missing script file is refused with its path", "[script]") {
     load_script_file("/nonexistent/llmchaos-script.toml");
     FAIL("expected an error");
   } catch (const SpecError& e) {
-    CHECK(std::string(e.what()) == "/nonexistent/llmchaos-script.toml: cannot open: No such file or directory");
+    CHECK(std::string(e.what()) ==
+          "/nonexistent/llmchaos-script.toml: cannot open: No such file or directory");
   }
 }
 
-TEST_CASE("retry_after_form takes one of its forms; retry_info only on a gemini route", "[script][retry_after]") {
-  const auto script = parse_script_text(with_step(R"({ fault = "rate_429", retry_after_form = "http_date" })"), "f.toml");
+TEST_CASE("retry_after_form takes one of its forms; retry_info only on a gemini route",
+          "[script][retry_after]") {
+  const auto script =
+      parse_script_text(with_step(R"({ fault = "rate_429", retry_after_form = "http_date" })"), "f.toml");
   CHECK(script.routes.at("a").steps.at(0).retry_after_form == RetryAfterForm::http_date);
-  CHECK(parse_script_text(with_step(R"({ fault = "rate_429" })"), "f.toml").routes.at("a").steps.at(0).retry_after_form ==
-        RetryAfterForm::both);
+  CHECK(parse_script_text(with_step(R"({ fault = "rate_429" })"), "f.toml")
+            .routes.at("a")
+            .steps.at(0)
+            .retry_after_form == RetryAfterForm::both);
   CHECK(error_of(with_step(R"({ fault = "rate_429", retry_after_form = "minutes" })")) ==
         "f.toml:3:52: route.a.script[0].retry_after_form: unknown value \"minutes\" (expected one of: " +
             enum_choices<RetryAfterForm>() + ")");
   CHECK(error_of(with_step(R"({ fault = "rate_429", retry_after_form = "retry_info" })")) ==
-        "f.toml:3:52: route.a.script[0].retry_after_form: \"retry_info\" is Gemini's body hint; this route's dialect "
+        "f.toml:3:52: route.a.script[0].retry_after_form: \"retry_info\" is Gemini's body hint; this route's "
+        "dialect "
         "is openai");
 }
 
 TEST_CASE("body names a real error body of the route's dialect for that fault", "[script][body]") {
-  const auto ok = parse_script_text(with_step(R"({ fault = "quota_429", body = "credit_balance_exhausted" })"), "f.toml");
+  const auto ok =
+      parse_script_text(with_step(R"({ fault = "quota_429", body = "credit_balance_exhausted" })"), "f.toml");
   CHECK(ok.routes.at("a").steps.at(0).body == "credit_balance_exhausted");
-  CHECK(error_of(with_step(R"({ fault = "quota_429", body = "free_tier_limit_0" })")) ==
-        "f.toml:3:41: route.a.script[0].body: openai has no quota_429 body \"free_tier_limit_0\" (its bodies: "
-        "credit_balance_exhausted, organization_spend_limit_exceeded, project_spend_limit_exceeded, "
-        "organization_usage_limit_exceeded, billing_hard_limit_reached)");
+  CHECK(
+      error_of(with_step(R"({ fault = "quota_429", body = "free_tier_limit_0" })")) ==
+      "f.toml:3:41: route.a.script[0].body: openai has no quota_429 body \"free_tier_limit_0\" (its bodies: "
+      "credit_balance_exhausted, organization_spend_limit_exceeded, project_spend_limit_exceeded, "
+      "organization_usage_limit_exceeded, billing_hard_limit_reached)");
   CHECK(error_of(with_step(R"({ fault = "overloaded", body = "x" })")) ==
         "f.toml:3:42: route.a.script[0].body: does not apply to fault \"overloaded\" (its own keys: none)");
 }

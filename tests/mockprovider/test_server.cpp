@@ -1,9 +1,8 @@
 // Loopback integration: every fault kind on every dialect, through real sockets, checked on the wire
 // (status, headers, body shape, events before a cut, RST, holds) and in the ledger.
-#include <catch2/catch.hpp>
-
 #include <atomic>
 #include <boost/json.hpp>
+#include <catch2/catch.hpp>
 #include <thread>
 
 #include "llmchaos/net/http_call.hpp"
@@ -32,8 +31,10 @@ std::string streamed_text(Dialect d, const WireReply& r) {
 std::string plain_text(Dialect d, const json::value& v) {
   switch (d) {
     case Dialect::openai:
-    case Dialect::azure: return std::string(v.at("choices").at(0).at("message").at("content").as_string());
-    case Dialect::anthropic: return std::string(v.at("content").at(0).at("text").as_string());
+    case Dialect::azure:
+      return std::string(v.at("choices").at(0).at("message").at("content").as_string());
+    case Dialect::anthropic:
+      return std::string(v.at("content").at(0).at("text").as_string());
     case Dialect::responses:
       return std::string(v.at("output").at(0).at("content").at(0).at("text").as_string());
     case Dialect::gemini:
@@ -78,17 +79,22 @@ bool ends_with_terminator(Dialect d, const WireReply& r) {
   const auto& last = events.back();
   switch (d) {
     case Dialect::openai:
-    case Dialect::azure: return last.data == "[DONE]";
-    case Dialect::anthropic: return last.event == "message_stop";
-    case Dialect::gemini: return last.data.find("\"finishReason\"") != std::string::npos;
-    case Dialect::responses: return last.event == "response.completed";
+    case Dialect::azure:
+      return last.data == "[DONE]";
+    case Dialect::anthropic:
+      return last.event == "message_stop";
+    case Dialect::gemini:
+      return last.data.find("\"finishReason\"") != std::string::npos;
+    case Dialect::responses:
+      return last.event == "response.completed";
   }
   return false;
 }
 }  // namespace
 
 TEST_CASE("ok answers plain on every dialect with the canonical text and a full ledger entry", "[server]") {
-  const auto d = GENERATE(Dialect::openai, Dialect::anthropic, Dialect::gemini, Dialect::responses, Dialect::azure);
+  const auto d =
+      GENERATE(Dialect::openai, Dialect::anthropic, Dialect::gemini, Dialect::responses, Dialect::azure);
   TestServer s;
   s.install("", route_toml(d, R"({ fault = "ok" })"));
   const auto r = s.chat(d, "/r", false, {}, {{"idempotency-key", "op-9"}, {"x-stainless-retry-count", "0"}});
@@ -114,7 +120,8 @@ TEST_CASE("ok answers plain on every dialect with the canonical text and a full 
 }
 
 TEST_CASE("ok streams one event per word on every dialect, framed as each SDK needs", "[server]") {
-  const auto d = GENERATE(Dialect::openai, Dialect::anthropic, Dialect::gemini, Dialect::responses, Dialect::azure);
+  const auto d =
+      GENERATE(Dialect::openai, Dialect::anthropic, Dialect::gemini, Dialect::responses, Dialect::azure);
   TestServer s;
   s.install("", route_toml(d, R"({ fault = "ok", inter_event_ms = 1 })"));
   const auto r = s.chat(d, "/r", true);
@@ -167,16 +174,17 @@ TEST_CASE("each SSE event is one chunk of the chunked body", "[server]") {
 }
 
 TEST_CASE("error faults answer every dialect's status and body, plain and to a stream request", "[server]") {
-  const auto d = GENERATE(Dialect::openai, Dialect::anthropic, Dialect::gemini, Dialect::responses, Dialect::azure);
+  const auto d =
+      GENERATE(Dialect::openai, Dialect::anthropic, Dialect::gemini, Dialect::responses, Dialect::azure);
   const auto stream = GENERATE(false, true);
   struct Row {
     const char* fault;
     int openai, anthropic, gemini;
   };
-  const Row rows[] = {{"rate_429", 429, 429, 429},     {"quota_429", 429, 429, 429},
-                      {"payment_402", 402, 402, 402},  {"overloaded", 503, 529, 503},
-                      {"server_500", 500, 500, 500},   {"server_500_context", 500, 500, 500},
-                      {"bad_request", 400, 400, 400},  {"auth", 401, 401, 401}};
+  const Row rows[] = {{"rate_429", 429, 429, 429},    {"quota_429", 429, 429, 429},
+                      {"payment_402", 402, 402, 402}, {"overloaded", 503, 529, 503},
+                      {"server_500", 500, 500, 500},  {"server_500_context", 500, 500, 500},
+                      {"bad_request", 400, 400, 400}, {"auth", 401, 401, 401}};
   TestServer s;
   std::string steps;
   for (const auto& row : rows) steps += std::string("{ fault = \"") + row.fault + "\" },";
@@ -184,7 +192,9 @@ TEST_CASE("error faults answer every dialect's status and body, plain and to a s
   for (const auto& row : rows) {
     INFO(row.fault << " on " << to_string(d) << (stream ? " (stream)" : ""));
     const auto r = s.chat(d, "/r", stream, {}, {{"x-request-id", "req_client"}});
-    CHECK(r.status == (d == Dialect::openai ? row.openai : d == Dialect::anthropic ? row.anthropic : row.gemini));
+    CHECK(r.status == (d == Dialect::openai      ? row.openai
+                       : d == Dialect::anthropic ? row.anthropic
+                                                 : row.gemini));
     CHECK(r.complete);
     CHECK_FALSE(r.chunked);
     check_error_body(d, r);
@@ -203,8 +213,10 @@ TEST_CASE("error faults answer every dialect's status and body, plain and to a s
   }
 }
 
-TEST_CASE("a plain answer's head is the status line, Server, the plan's headers in order, Connection, Content-Length",
-          "[server]") {
+TEST_CASE(
+    "a plain answer's head is the status line, Server, the plan's headers in order, Connection, "
+    "Content-Length",
+    "[server]") {
   TestServer s;
   s.install("", route_toml(Dialect::openai, R"({ fault = "ok" })"));
   const auto r = s.chat(Dialect::openai, "/r", false, {}, {{"x-request-id", "req_client"}});
@@ -212,9 +224,11 @@ TEST_CASE("a plain answer's head is the status line, Server, the plan's headers 
   REQUIRE(head_end != std::string::npos);
   const auto body_size = r.raw.size() - head_end - 4;
   CHECK(body_size == r.body.size());
-  CHECK(r.raw.substr(0, head_end + 4) ==
-        "HTTP/1.1 200 OK\r\nServer: llmchaos\r\ncontent-type: application/json\r\nx-request-id: req_client\r\n"
-        "Connection: close\r\nContent-Length: " + std::to_string(body_size) + "\r\n\r\n");
+  CHECK(
+      r.raw.substr(0, head_end + 4) ==
+      "HTTP/1.1 200 OK\r\nServer: llmchaos\r\ncontent-type: application/json\r\nx-request-id: req_client\r\n"
+      "Connection: close\r\nContent-Length: " +
+          std::to_string(body_size) + "\r\n\r\n");
 }
 
 TEST_CASE("Anthropic's 529 goes out with a reason phrase", "[server]") {
@@ -246,7 +260,8 @@ TEST_CASE("time_scale scales retry-after headers and delays", "[server]") {
 }
 
 TEST_CASE("stream_cut closes the connection after exactly N content events, mid chunked body", "[server]") {
-  const auto d = GENERATE(Dialect::openai, Dialect::anthropic, Dialect::gemini, Dialect::responses, Dialect::azure);
+  const auto d =
+      GENERATE(Dialect::openai, Dialect::anthropic, Dialect::gemini, Dialect::responses, Dialect::azure);
   const int n = GENERATE(0, 1, 3);
   TestServer s;
   s.install("", route_toml(d, "{ fault = \"stream_cut\", cut_after_events = " + std::to_string(n) + " }"));
@@ -278,7 +293,8 @@ TEST_CASE("stream_cut on a plain request sends half the announced body, then clo
 }
 
 TEST_CASE("stream_error sends N events, then the dialect's error event, then ends cleanly", "[server]") {
-  const auto d = GENERATE(Dialect::openai, Dialect::anthropic, Dialect::gemini, Dialect::responses, Dialect::azure);
+  const auto d =
+      GENERATE(Dialect::openai, Dialect::anthropic, Dialect::gemini, Dialect::responses, Dialect::azure);
   TestServer s;
   s.install("", route_toml(d, R"({ fault = "stream_error", cut_after_events = 2 })"));
   const auto r = s.chat(d, "/r", true);
@@ -299,7 +315,8 @@ TEST_CASE("stream_error sends N events, then the dialect's error event, then end
 }
 
 TEST_CASE("stream_stall sends N events, stays silent for stall_ms, then closes mid body", "[server]") {
-  const auto d = GENERATE(Dialect::openai, Dialect::anthropic, Dialect::gemini, Dialect::responses, Dialect::azure);
+  const auto d =
+      GENERATE(Dialect::openai, Dialect::anthropic, Dialect::gemini, Dialect::responses, Dialect::azure);
   TestServer s;
   s.install("", route_toml(d, R"({ fault = "stream_stall", cut_after_events = 1, stall_ms = 20 })"));
   const auto r = s.chat(d, "/r", true);
@@ -312,7 +329,8 @@ TEST_CASE("stream_stall sends N events, stays silent for stall_ms, then closes m
 }
 
 TEST_CASE("malformed_event: one event is not JSON, the stream is otherwise complete", "[server]") {
-  const auto d = GENERATE(Dialect::openai, Dialect::anthropic, Dialect::gemini, Dialect::responses, Dialect::azure);
+  const auto d =
+      GENERATE(Dialect::openai, Dialect::anthropic, Dialect::gemini, Dialect::responses, Dialect::azure);
   TestServer s;
   s.install("", route_toml(d, R"({ fault = "malformed_event", cut_after_events = 1 })"));
   const auto r = s.chat(d, "/r", true);
@@ -330,7 +348,8 @@ TEST_CASE("malformed_event: one event is not JSON, the stream is otherwise compl
 }
 
 TEST_CASE("no_terminator: a complete HTTP stream without the end sentinel", "[server]") {
-  const auto d = GENERATE(Dialect::openai, Dialect::anthropic, Dialect::gemini, Dialect::responses, Dialect::azure);
+  const auto d =
+      GENERATE(Dialect::openai, Dialect::anthropic, Dialect::gemini, Dialect::responses, Dialect::azure);
   TestServer s;
   s.install("", route_toml(d, R"({ fault = "no_terminator" })"));
   const auto r = s.chat(d, "/r", true);
@@ -341,9 +360,14 @@ TEST_CASE("no_terminator: a complete HTTP stream without the end sentinel", "[se
 }
 
 TEST_CASE("slow, slow_first_token and latency answer normally after their delays", "[server]") {
-  const auto d = GENERATE(Dialect::openai, Dialect::anthropic, Dialect::gemini, Dialect::responses, Dialect::azure);
+  const auto d =
+      GENERATE(Dialect::openai, Dialect::anthropic, Dialect::gemini, Dialect::responses, Dialect::azure);
   TestServer s;
-  s.install("", route_toml(d, R"({ fault = "slow_first_token", first_token_ms = 5 }, { fault = "slow", p50_ms = 2, p95_ms = 4 },
+  s.install(
+      "",
+      route_toml(
+          d,
+          R"({ fault = "slow_first_token", first_token_ms = 5 }, { fault = "slow", p50_ms = 2, p95_ms = 4 },
                                  { fault = "ok", latency_ms = 3 })"));
   CHECK(streamed_text(d, s.chat(d, "/r", true)) == text);
   CHECK(plain_text(d, s.chat(d, "/r", false).json()) == text);
@@ -354,8 +378,10 @@ TEST_CASE("slow, slow_first_token and latency answer normally after their delays
   for (const auto& e : l) CHECK(e.outcome == AttemptOutcome::completed);
 }
 
-TEST_CASE("post_commit_timeout ledgers committed before the hold, sends nothing, ends on hold_ms", "[server]") {
-  const auto d = GENERATE(Dialect::openai, Dialect::anthropic, Dialect::gemini, Dialect::responses, Dialect::azure);
+TEST_CASE("post_commit_timeout ledgers committed before the hold, sends nothing, ends on hold_ms",
+          "[server]") {
+  const auto d =
+      GENERATE(Dialect::openai, Dialect::anthropic, Dialect::gemini, Dialect::responses, Dialect::azure);
   TestServer s;
   s.install("", route_toml(d, R"({ fault = "post_commit_timeout", hold_ms = 30 })"));
   const auto r = s.chat(d, "/r", true);
@@ -395,7 +421,8 @@ TEST_CASE("a hold is committed while it lasts and ends when the client closes", 
 }
 
 TEST_CASE("connect_reset resets the connection after the request, before any byte", "[server]") {
-  const auto d = GENERATE(Dialect::openai, Dialect::anthropic, Dialect::gemini, Dialect::responses, Dialect::azure);
+  const auto d =
+      GENERATE(Dialect::openai, Dialect::anthropic, Dialect::gemini, Dialect::responses, Dialect::azure);
   TestServer s;
   s.install("", route_toml(d, R"({ fault = "connect_reset" })"));
   const auto r = s.chat(d, "/r", true);
@@ -408,7 +435,8 @@ TEST_CASE("connect_reset resets the connection after the request, before any byt
 }
 
 TEST_CASE("policy refuses plain requests with 400 and stops streams with the content filter", "[server]") {
-  const auto d = GENERATE(Dialect::openai, Dialect::anthropic, Dialect::gemini, Dialect::responses, Dialect::azure);
+  const auto d =
+      GENERATE(Dialect::openai, Dialect::anthropic, Dialect::gemini, Dialect::responses, Dialect::azure);
   TestServer s;
   s.install("", route_toml(d, R"({ fault = "policy", times = 2 })"));
   const auto plain = s.chat(d, "/r", false);
@@ -417,16 +445,18 @@ TEST_CASE("policy refuses plain requests with 400 and stops streams with the con
   const auto streamed = s.chat(d, "/r", true);
   CHECK(streamed.status == 200);
   CHECK(streamed.complete);
-  const std::string filter = d == Dialect::openai || d == Dialect::responses || d == Dialect::azure ? "content_filter"
-                             : d == Dialect::anthropic                       ? "refusal"
-                                                                             : "SAFETY";
+  const std::string filter = d == Dialect::openai || d == Dialect::responses || d == Dialect::azure
+                                 ? "content_filter"
+                             : d == Dialect::anthropic ? "refusal"
+                                                       : "SAFETY";
   CHECK(streamed.body.find(filter) != std::string::npos);
 }
 
 TEST_CASE("schema_missing answers 200 without the required field", "[server]") {
   TestServer s;
-  s.install("", "[route.r]\ndialect = \"openai\"\ntext = '{\"label\": \"spam\", \"score\": 1}'\n"
-                "script = [{ fault = \"schema_missing\", missing_field = \"label\" }]\n");
+  s.install("",
+            "[route.r]\ndialect = \"openai\"\ntext = '{\"label\": \"spam\", \"score\": 1}'\n"
+            "script = [{ fault = \"schema_missing\", missing_field = \"label\" }]\n");
   const auto r = s.chat(Dialect::openai, "/r", false);
   CHECK(r.status == 200);
   const auto answer = json::parse(plain_text(Dialect::openai, r.json()));
@@ -438,32 +468,39 @@ TEST_CASE("prefill_rejected refuses an assistant prefill on every dialect", "[se
   TestServer s;
   for (auto d : {Dialect::openai, Dialect::anthropic, Dialect::gemini})
     s.install(std::string(to_string(d)), route_toml(d, R"({ fault = "prefill_rejected", times = 2 })"));
-  const auto o = s.send("POST", "/openai/r/v1/chat/completions",
-                        R"({"model":"m","messages":[{"role":"user","content":"a"},{"role":"assistant","content":"{"}]})");
-  const auto a = s.send("POST", "/anthropic/r/v1/messages",
-                        R"({"model":"m","max_tokens":5,"messages":[{"role":"user","content":"a"},{"role":"assistant","content":"{"}]})");
-  const auto g = s.send("POST", "/gemini/r/v1beta/models/g:generateContent",
-                        R"({"contents":[{"role":"user","parts":[{"text":"a"}]},{"role":"model","parts":[{"text":"{"}]}]})");
+  const auto o = s.send(
+      "POST", "/openai/r/v1/chat/completions",
+      R"({"model":"m","messages":[{"role":"user","content":"a"},{"role":"assistant","content":"{"}]})");
+  const auto a = s.send(
+      "POST", "/anthropic/r/v1/messages",
+      R"({"model":"m","max_tokens":5,"messages":[{"role":"user","content":"a"},{"role":"assistant","content":"{"}]})");
+  const auto g = s.send(
+      "POST", "/gemini/r/v1beta/models/g:generateContent",
+      R"({"contents":[{"role":"user","parts":[{"text":"a"}]},{"role":"model","parts":[{"text":"{"}]}]})");
   for (auto* r : {&o, &a, &g}) CHECK(r->status == 400);
   check_error_body(Dialect::anthropic, a);
   CHECK(s.chat(Dialect::gemini, "/gemini/r", false).status == 200);  // no prefill: a normal answer
 }
 
 TEST_CASE("a request offering tools gets a tool call, the side effect is recorded", "[server]") {
-  const auto d = GENERATE(Dialect::openai, Dialect::anthropic, Dialect::gemini, Dialect::responses, Dialect::azure);
+  const auto d =
+      GENERATE(Dialect::openai, Dialect::anthropic, Dialect::gemini, Dialect::responses, Dialect::azure);
   TestServer s;
   s.install("case1", route_toml(d, R"({ fault = "ok" })"));
-  const std::string tools = d == Dialect::openai || d == Dialect::azure ? R"("tools":[{"type":"function","function":{"name":"create_ticket"}}])"
-                            : d == Dialect::anthropic ? R"("tools":[{"name":"create_ticket","input_schema":{}}])"
-                            : d == Dialect::responses ? R"("tools":[{"type":"function","name":"create_ticket"}])"
-                                                      : R"("tools":[{"functionDeclarations":[{"name":"create_ticket"}]}])";
+  const std::string tools =
+      d == Dialect::openai || d == Dialect::azure
+          ? R"("tools":[{"type":"function","function":{"name":"create_ticket"}}])"
+      : d == Dialect::anthropic ? R"("tools":[{"name":"create_ticket","input_schema":{}}])"
+      : d == Dialect::responses ? R"("tools":[{"type":"function","name":"create_ticket"}])"
+                                : R"("tools":[{"functionDeclarations":[{"name":"create_ticket"}]}])";
   const auto r = s.chat(d, "/case1/r", false, tools);
   REQUIRE(r.status == 200);
   CHECK(r.body.find("create_ticket") != std::string::npos);
   const auto streamed = s.chat(d, "/case1/r", true, tools);
   CHECK(streamed.body.find("create_ticket") != std::string::npos);
   CHECK(content_events(d, streamed).size() == 1);
-  const auto effect = s.send("POST", "/case1/r/__llmchaos/side_effect", R"({"operation_id":"op-1","tool":"create_ticket"})");
+  const auto effect =
+      s.send("POST", "/case1/r/__llmchaos/side_effect", R"({"operation_id":"op-1","tool":"create_ticket"})");
   CHECK(effect.status == 200);
   CHECK(effect.json().at("duplicate") == false);
   CHECK(s.send("POST", "/case1/r/__llmchaos/side_effect", R"({"operation_id":"op-1","tool":"create_ticket"})")
@@ -477,7 +514,8 @@ TEST_CASE("a request offering tools gets a tool call, the side effect is recorde
 }
 
 TEST_CASE("bad input: malformed JSON gets the dialect's 400, an unknown route a 404 JSON", "[server]") {
-  const auto d = GENERATE(Dialect::openai, Dialect::anthropic, Dialect::gemini, Dialect::responses, Dialect::azure);
+  const auto d =
+      GENERATE(Dialect::openai, Dialect::anthropic, Dialect::gemini, Dialect::responses, Dialect::azure);
   TestServer s;
   s.install("", route_toml(d, R"({ fault = "ok" })"));
   const auto bad = s.send("POST", chat_call(d, "/r", false).target, "{\"model\": ");
@@ -503,7 +541,8 @@ TEST_CASE("a body over the limit gets 413 in the route's dialect, bad HTTP gets 
   CHECK(big.json().at("error").at("type") == "request_too_large");
   const auto garbage = wire_exchange(s.port(), "NOT HTTP AT ALL\r\n\r\n");
   CHECK(garbage.status == 400);
-  const auto huge_header = wire_exchange(s.port(), "GET /r/v1/messages HTTP/1.1\r\nx-big: " + std::string(20000, 'a') + "\r\n\r\n");
+  const auto huge_header = wire_exchange(
+      s.port(), "GET /r/v1/messages HTTP/1.1\r\nx-big: " + std::string(20000, 'a') + "\r\n\r\n");
   CHECK(huge_header.status == 431);
   CHECK(s.engine().ledger("").empty());
 }
@@ -513,8 +552,9 @@ TEST_CASE("request field names are read in any case, and a delimiter in a name i
   s.install("", route_toml(Dialect::openai, R"({ fault = "ok" })"));
   const auto call = chat_call(Dialect::openai, "/r", false);
   // Upper and mixed case, one name longer than 16 bytes: the fast path lowers names 16 bytes at a time.
-  const auto read = wire_exchange(s.port(), http_request("POST", call.target, call.body,
-                                                         {{"IDEMPOTENCY-KEY", "k-1"}, {"X-Stainless-Retry-Count", "2"}}));
+  const auto read =
+      wire_exchange(s.port(), http_request("POST", call.target, call.body,
+                                           {{"IDEMPOTENCY-KEY", "k-1"}, {"X-Stainless-Retry-Count", "2"}}));
   CHECK(read.status == 200);
   const auto l = s.ledger("", 1);
   REQUIRE(l.size() == 1);
@@ -570,7 +610,8 @@ TEST_CASE("namespaces run in parallel without mixing scripts or ledgers", "[serv
     threads.emplace_back([&, w] {
       const auto ns = "case" + std::to_string(w);
       const auto d = static_cast<Dialect>(w % 3);
-      s.install(ns, route_toml(d, "{ fault = \"rate_429\", retry_after_ms = 1, times = " + std::to_string(w % 3 + 1) + " }"));
+      s.install(ns, route_toml(d, "{ fault = \"rate_429\", retry_after_ms = 1, times = " +
+                                      std::to_string(w % 3 + 1) + " }"));
       for (int i = 0; i < calls; ++i) {
         const auto call = chat_call(d, "/" + ns + "/r", false);
         try {
@@ -605,7 +646,8 @@ TEST_CASE("stop() ends a held connection and finishes its ledger entry", "[serve
   s.install("", route_toml(Dialect::openai, R"({ fault = "post_commit_timeout", hold_ms = 600000 })"));
   WireReply r;
   std::thread client([&] { r = s.chat(Dialect::openai, "/r", true, {}, {}, 20000); });
-  for (int i = 0; i < 500 && s.engine().ledger("").empty(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  for (int i = 0; i < 500 && s.engine().ledger("").empty(); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
   s.server.stop();
   client.join();
   CHECK_FALSE(r.timed_out);  // the server closed it, long before the client's 20 s
@@ -630,7 +672,8 @@ TEST_CASE("a request with Expect: 100-continue gets the interim answer, then the
   TestServer s;
   s.install("", route_toml(Dialect::openai, R"({ fault = "ok" })"));
   const auto call = chat_call(Dialect::openai, "/r", false);
-  const auto r = wire_exchange(s.port(), http_request("POST", call.target, call.body, {{"expect", "100-continue"}}));
+  const auto r =
+      wire_exchange(s.port(), http_request("POST", call.target, call.body, {{"expect", "100-continue"}}));
   CHECK(r.raw.rfind("HTTP/1.1 100 Continue\r\n\r\n", 0) == 0);
   CHECK(r.raw.find("HTTP/1.1 200 OK") != std::string::npos);
 }
@@ -642,7 +685,8 @@ TEST_CASE("connections over the limit get 503 at once", "[server]") {
   s.install("", route_toml(Dialect::openai, R"({ fault = "no_response", hold_ms = 600000 })"));
   WireReply held;
   std::thread holder([&] { held = s.chat(Dialect::openai, "/r", false, {}, {}, 2000); });
-  for (int i = 0; i < 500 && s.engine().ledger("").empty(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  for (int i = 0; i < 500 && s.engine().ledger("").empty(); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
   const auto second = s.chat(Dialect::openai, "/r", false);
   holder.join();
   CHECK(second.status == 503);
@@ -650,7 +694,8 @@ TEST_CASE("connections over the limit get 503 at once", "[server]") {
   CHECK(held.timed_out);
 }
 
-TEST_CASE("gemini :streamGenerateContent without alt=sse answers one JSON array of the chunks", "[server][gemini]") {
+TEST_CASE("gemini :streamGenerateContent without alt=sse answers one JSON array of the chunks",
+          "[server][gemini]") {
   TestServer s;
   const std::string body = R"({"contents":[{"role":"user","parts":[{"text":"hi there"}]}]})";
   SECTION("a whole stream: the array parses, its chunks join to the text, the last carries finishReason") {
@@ -672,7 +717,8 @@ TEST_CASE("gemini :streamGenerateContent without alt=sse answers one JSON array 
   }
   SECTION("another query parameter is not alt=sse, with alt=sse among others the stream stays SSE") {
     s.install("", route_toml(Dialect::gemini, R"({ fault = "ok" })"));
-    CHECK(json::parse(s.send("POST", "/r/v1beta/models/gemini-x:streamGenerateContent?key=k", body).body).is_array());
+    CHECK(json::parse(s.send("POST", "/r/v1beta/models/gemini-x:streamGenerateContent?key=k", body).body)
+              .is_array());
     const auto sse = s.send("POST", "/r/v1beta/models/gemini-x:streamGenerateContent?key=k&alt=sse", body);
     CHECK(sse.header("content-type") == "text/event-stream");
   }

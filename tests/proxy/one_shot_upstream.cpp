@@ -1,16 +1,16 @@
 #include "one_shot_upstream.hpp"
 
-#include <array>
-#include <mutex>
-#include <thread>
+#include <fmt/format.h>
 
+#include <array>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/read.hpp>
 #include <boost/asio/read_until.hpp>
 #include <boost/asio/ssl.hpp>
 #include <boost/asio/write.hpp>
-#include <fmt/format.h>
+#include <mutex>
+#include <thread>
 
 #include "llmchaos/core/byte_scan.hpp"
 
@@ -31,7 +31,8 @@ std::string read_one_request(SyncStream& stream, boost::system::error_code& ec) 
   auto head = in.substr(0, head_end);
   for (auto& ch : head) ch = byte_scan::ascii_lower(ch);
   std::size_t length = 0;
-  if (const auto pos = head.find("\r\ncontent-length:"); pos != std::string::npos) length = std::stoul(head.substr(pos + 17));
+  if (const auto pos = head.find("\r\ncontent-length:"); pos != std::string::npos)
+    length = std::stoul(head.substr(pos + 17));
   while (!ec && in.size() < head_end + length) {
     std::array<char, 4096> buf;
     const auto n = stream.read_some(net::buffer(buf), ec);
@@ -56,7 +57,8 @@ struct OneShotUpstream::Impl {
   }
 };
 
-OneShotUpstream::OneShotUpstream(std::string answer, net::ssl::context* tls) : impl_(std::make_unique<Impl>()) {
+OneShotUpstream::OneShotUpstream(std::string answer, net::ssl::context* tls)
+    : impl_(std::make_unique<Impl>()) {
   impl_->tls = tls != nullptr;
   impl_->thread = std::thread([im = impl_.get(), tls, answer = std::move(answer)] {
     boost::system::error_code ec;
@@ -84,7 +86,8 @@ OneShotUpstream::~OneShotUpstream() {
 }
 
 std::string OneShotUpstream::base_url() const {
-  return fmt::format("{}://127.0.0.1:{}", impl_->tls ? "https" : "http", impl_->acceptor.local_endpoint().port());
+  return fmt::format("{}://127.0.0.1:{}", impl_->tls ? "https" : "http",
+                     impl_->acceptor.local_endpoint().port());
 }
 
 std::string OneShotUpstream::request() const {

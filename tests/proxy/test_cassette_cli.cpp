@@ -1,13 +1,12 @@
 // Cassettes through the CLI: `proxy --record`, `serve --cassettes` and `lint` as child processes.
-#include <catch2/catch.hpp>
+#include <signal.h>
+#include <unistd.h>
 
+#include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
-
-#include <signal.h>
-#include <unistd.h>
 
 #include "child_process.hpp"
 #include "llmchaos/net/http_call.hpp"
@@ -22,11 +21,15 @@ using llmchaos::test::spawn;
 using llmchaos::test::wait_exit;
 
 namespace {
-std::string bin() { return llmchaos::test::llmchaos_bin(); }
+std::string bin() {
+  return llmchaos::test::llmchaos_bin();
+}
 }  // namespace
 
-TEST_CASE("cassettes end to end through the CLI: proxy --record, serve --cassettes with a cut after 3, a 501 miss, lint, and no credential in any file",
-          "[cli][cassette]") {
+TEST_CASE(
+    "cassettes end to end through the CLI: proxy --record, serve --cassettes with a cut after 3, a 501 miss, "
+    "lint, and no credential in any file",
+    "[cli][cassette]") {
   namespace fs = std::filesystem;
   const std::string key = "sk-llmchaos-cli-cassette-9b41e0";
   const fs::path dir = fs::temp_directory_path() / ("llmchaos-cli-cassettes-" + std::to_string(getpid()));
@@ -41,17 +44,19 @@ TEST_CASE("cassettes end to end through the CLI: proxy --record, serve --cassett
     REQUIRE(line.rfind("listening on http://127.0.0.1:", 0) == 0);
     return net::parse_url(line.substr(std::string("listening on ").size())).port;
   };
-  const auto up_script = write("up.toml", "[route.r]\ndialect = \"openai\"\ntext = \"one two three four five\"\n"
-                                          "script = [{ fault = \"ok\", inter_event_ms = 10, times = 10 }]\n");
+  const auto up_script = write("up.toml",
+                               "[route.r]\ndialect = \"openai\"\ntext = \"one two three four five\"\n"
+                               "script = [{ fault = \"ok\", inter_event_ms = 10, times = 10 }]\n");
   auto upstream = spawn({bin(), "serve", "--script", up_script});
   const auto up_port = port_of(upstream);
   const auto px_script = write("px.toml", "[route.r]\ndialect = \"openai\"\nscript = [{ fault = \"ok\" }]\n");
   const auto cassettes = (dir / "cassettes").string();
-  auto proxy = spawn({bin(), "proxy", "--upstream", "http://127.0.0.1:" + std::to_string(up_port) + "/r", "--script",
-                      px_script, "--record", cassettes});
+  auto proxy = spawn({bin(), "proxy", "--upstream", "http://127.0.0.1:" + std::to_string(up_port) + "/r",
+                      "--script", px_script, "--record", cassettes});
   const auto px_port = port_of(proxy);
   const auto call = test::chat_call(Dialect::openai, "/r", true);
-  const std::vector<std::pair<std::string, std::string>> creds = {{"authorization", "Bearer " + key}, {"x-api-key", key}};
+  const std::vector<std::pair<std::string, std::string>> creds = {{"authorization", "Bearer " + key},
+                                                                  {"x-api-key", key}};
   const auto live = test::wire_exchange(px_port, test::http_request("POST", call.target, call.body, creds));
   REQUIRE(live.status == 200);
   CHECK(live.complete);
@@ -59,20 +64,24 @@ TEST_CASE("cassettes end to end through the CLI: proxy --record, serve --cassett
   write("proxy-ledger.json", ledger.body);
   CHECK(ledger.body.find("\"finished\":true") != std::string::npos);
 
-  const auto cut_script = write("cut.toml", "[route.r]\ndialect = \"openai\"\nscript = [{ fault = \"stream_cut\", cut_after_events = 3 }]\n");
+  const auto cut_script =
+      write("cut.toml",
+            "[route.r]\ndialect = \"openai\"\nscript = [{ fault = \"stream_cut\", cut_after_events = 3 }]\n");
   auto replay = spawn({bin(), "serve", "--cassettes", cassettes, "--script", cut_script});
   const auto rp_port = port_of(replay);
   const auto cut = test::wire_exchange(rp_port, test::http_request("POST", call.target, call.body, creds));
   CHECK(cut.status == 200);
   CHECK_FALSE(cut.complete);
   int content = 0;
-  for (const auto& e : test::sse_events(cut.body)) content += test::event_text(Dialect::openai, e).empty() ? 0 : 1;
+  for (const auto& e : test::sse_events(cut.body))
+    content += test::event_text(Dialect::openai, e).empty() ? 0 : 1;
   CHECK(content == 3);
   const auto other = test::chat_call(Dialect::openai, "/r", true, R"("user":"x","tools":[])");
   const auto miss = test::wire_exchange(rp_port, test::http_request("POST", other.target, other.body, creds));
   CHECK(miss.status == 501);
   CHECK(miss.body.find(miss.header("x-llmchaos-cassette")) != std::string::npos);
-  write("replay-ledger.json", test::wire_exchange(rp_port, test::http_request("GET", "/__llmchaos/ledger")).body);
+  write("replay-ledger.json",
+        test::wire_exchange(rp_port, test::http_request("GET", "/__llmchaos/ledger")).body);
 
   auto lint = spawn({bin(), "lint", cassettes});
   const auto lint_text = read_line(lint.err, true);
@@ -100,20 +109,25 @@ TEST_CASE("cassettes end to end through the CLI: proxy --record, serve --cassett
   fs::remove_all(dir);
 }
 
-TEST_CASE("lint refuses broken cassettes with file:line:col and exit 2, hostile ones included, and passes a folder of good ones",
-          "[cli][cassette]") {
+TEST_CASE(
+    "lint refuses broken cassettes with file:line:col and exit 2, hostile ones included, and passes a folder "
+    "of good ones",
+    "[cli][cassette]") {
   namespace fs = std::filesystem;
   const fs::path dir = fs::temp_directory_path() / ("llmchaos-lint-cassettes-" + std::to_string(getpid()));
   fs::remove_all(dir);
   fs::create_directories(dir / "bad");
   fs::create_directories(dir / "good");
-  const auto write = [&](const fs::path& p, const std::string& text) { std::ofstream(p, std::ios::binary) << text; };
+  const auto write = [&](const fs::path& p, const std::string& text) {
+    std::ofstream(p, std::ios::binary) << text;
+  };
   write(dir / "bad" / "syntax.cassette.json", "{\n  \"format\": 1,\n  \"key\": }\n");
   write(dir / "bad" / "future.cassette.json", "{\"format\": 2}\n");
   write(dir / "bad" / "deep.cassette.json", std::string(100000, '['));
   write(dir / "bad" / "binary.cassette.json", std::string("\xff\xfe\x00{\x01", 5));
   write(dir / "bad" / "empty.cassette.json", "");
-  write(dir / "bad" / "fields.cassette.json", "{\"format\": 1, \"key\": 7, \"request\": [], \"response\": {\"status\": 200}}");
+  write(dir / "bad" / "fields.cassette.json",
+        "{\"format\": 1, \"key\": 7, \"request\": [], \"response\": {\"status\": 200}}");
   // A good one: what the recorder writes for a request, named by its key.
   proxy::Cassette c;
   c.request_body = R"({"model":"m","stream":false})";
@@ -127,7 +141,9 @@ TEST_CASE("lint refuses broken cassettes with file:line:col and exit 2, hostile 
   CHECK(wait_exit(bad, 20000) == 2);
   CAPTURE(text);
   CHECK(text.find("syntax.cassette.json:3:10: invalid JSON") != std::string::npos);
-  CHECK(text.find("future.cassette.json:1:2: format: this llmchaos reads cassette format 1, the file has 2") != std::string::npos);
+  CHECK(
+      text.find("future.cassette.json:1:2: format: this llmchaos reads cassette format 1, the file has 2") !=
+      std::string::npos);
   CHECK(text.find("deep.cassette.json:1:33: invalid JSON: too deep") != std::string::npos);
   CHECK(text.find("binary.cassette.json:1:1: invalid JSON") != std::string::npos);
   CHECK(text.find("empty.cassette.json:1:1: invalid JSON") != std::string::npos);

@@ -2,16 +2,15 @@
 // --cassettes` replaying what was recorded. Replayed frames must be the recorded bytes, with the recorded
 // timing within a stated tolerance; faults must apply to recorded answers as to real ones; a miss is a 501
 // naming the key, or (hybrid) recorded; no file written names a credential.
-#include <catch2/catch.hpp>
+#include <fmt/format.h>
 
+#include <boost/json.hpp>
+#include <catch2/catch.hpp>
 #include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
-
-#include <boost/json.hpp>
-#include <fmt/format.h>
 
 #include "cli_run.hpp"
 #include "llmchaos/proxy/cassette.hpp"
@@ -35,8 +34,8 @@ constexpr double timing_tolerance_ms = 50;
 const std::string key = "sk-llmchaos-cassette-test-5e2d71";
 
 std::string script_toml(Dialect d, const std::string& steps, const std::string& extra = {}) {
-  return "[route.r]\ndialect = \"" + std::string(to_string(d)) + "\"\ntext = \"alpha beta gamma delta epsilon zeta\"\n" +
-         extra + "script = [" + steps + "]\n";
+  return "[route.r]\ndialect = \"" + std::string(to_string(d)) +
+         "\"\ntext = \"alpha beta gamma delta epsilon zeta\"\n" + extra + "script = [" + steps + "]\n";
 }
 
 std::vector<fs::path> cassettes_in(const fs::path& dir) {
@@ -48,7 +47,9 @@ std::vector<fs::path> cassettes_in(const fs::path& dir) {
   return out;
 }
 
-proxy::Cassette read_cassette(const fs::path& p) { return proxy::parse_cassette(slurp(p), p.string()); }
+proxy::Cassette read_cassette(const fs::path& p) {
+  return proxy::parse_cassette(slurp(p), p.string());
+}
 
 // A proxy recording into `dir`, in front of `upstream_base` (the upstream's "/r").
 mock::ServerOptions recording_proxy(const std::string& upstream_base, const std::string& dir) {
@@ -85,27 +86,39 @@ std::vector<std::string> texts(Dialect d, const WireReply& r) {
 
 }  // namespace
 
-TEST_CASE("the cassette key ignores ids, member order and credentials, and tells the stream flag and the messages apart",
-          "[cassette]") {
-  const auto base = proxy::cassette_key(Dialect::openai, "POST", "/v1/chat/completions",
-                                       R"({"model":"m","messages":[{"role":"user","content":"hi"}],"stream":true})");
+TEST_CASE(
+    "the cassette key ignores ids, member order and credentials, and tells the stream flag and the messages "
+    "apart",
+    "[cassette]") {
+  const auto base =
+      proxy::cassette_key(Dialect::openai, "POST", "/v1/chat/completions",
+                          R"({"model":"m","messages":[{"role":"user","content":"hi"}],"stream":true})");
   CHECK(base.size() == 64);
+  CHECK(
+      proxy::cassette_key(
+          Dialect::openai, "POST", "/v1/chat/completions",
+          R"({"stream":true,"user":"u-1","metadata":{"id":"x"},"messages":[{"content":"hi","role":"user"}],"model":"m"})") ==
+      base);
   CHECK(proxy::cassette_key(Dialect::openai, "POST", "/v1/chat/completions",
-                           R"({"stream":true,"user":"u-1","metadata":{"id":"x"},"messages":[{"content":"hi","role":"user"}],"model":"m"})") ==
+                            R"({"model":"m","messages":[{"role":"user","content":"hi"}],"stream":false})") !=
         base);
   CHECK(proxy::cassette_key(Dialect::openai, "POST", "/v1/chat/completions",
-                           R"({"model":"m","messages":[{"role":"user","content":"hi"}],"stream":false})") != base);
-  CHECK(proxy::cassette_key(Dialect::openai, "POST", "/v1/chat/completions",
-                           R"({"model":"m","messages":[{"role":"user","content":"ho"}],"stream":true})") != base);
+                            R"({"model":"m","messages":[{"role":"user","content":"ho"}],"stream":true})") !=
+        base);
   CHECK(proxy::cassette_key(Dialect::anthropic, "POST", "/v1/chat/completions",
-                           R"({"model":"m","messages":[{"role":"user","content":"hi"}],"stream":true})") != base);
+                            R"({"model":"m","messages":[{"role":"user","content":"hi"}],"stream":true})") !=
+        base);
   // Gemini: the key= parameter is a credential, alt=sse shapes the answer.
-  const auto g = proxy::cassette_key(Dialect::gemini, "POST", "/v1beta/models/g:streamGenerateContent?alt=sse&key=A", "{}");
-  CHECK(proxy::cassette_key(Dialect::gemini, "POST", "/v1beta/models/g:streamGenerateContent?key=B&alt=sse", "{}") == g);
-  CHECK(proxy::cassette_key(Dialect::gemini, "POST", "/v1beta/models/g:streamGenerateContent?alt=sse&KEY=C", "{}") == g);
+  const auto g = proxy::cassette_key(Dialect::gemini, "POST",
+                                     "/v1beta/models/g:streamGenerateContent?alt=sse&key=A", "{}");
+  CHECK(proxy::cassette_key(Dialect::gemini, "POST", "/v1beta/models/g:streamGenerateContent?key=B&alt=sse",
+                            "{}") == g);
+  CHECK(proxy::cassette_key(Dialect::gemini, "POST", "/v1beta/models/g:streamGenerateContent?alt=sse&KEY=C",
+                            "{}") == g);
   CHECK(proxy::cassette_key(Dialect::gemini, "POST", "/v1beta/models/g:streamGenerateContent", "{}") != g);
   // A body that is not JSON still has a key (the whole body).
-  CHECK(proxy::cassette_key(Dialect::openai, "POST", "/x", "not json") != proxy::cassette_key(Dialect::openai, "POST", "/x", "not json!"));
+  CHECK(proxy::cassette_key(Dialect::openai, "POST", "/x", "not json") !=
+        proxy::cassette_key(Dialect::openai, "POST", "/x", "not json!"));
 }
 
 TEST_CASE("a cassette written is read back as it was", "[cassette]") {
@@ -118,7 +131,8 @@ TEST_CASE("a cassette written is read back as it was", "[cassette]") {
   c.headers = {{"content-type", "text/event-stream"}, {"request-id", "req_1"}};
   c.head_ms = 1.5;
   c.streamed = true;
-  c.frames = {{0.25, "event: message_start\ndata: {\"a\":\"\\u00e9\\n\"}\n\n"}, {30.125, "event: message_stop\r\ndata: {}\r\n\r\n"}};
+  c.frames = {{0.25, "event: message_start\ndata: {\"a\":\"\\u00e9\\n\"}\n\n"},
+              {30.125, "event: message_stop\r\ndata: {}\r\n\r\n"}};
   c.end_ms = 31;
   const auto back = proxy::parse_cassette(proxy::cassette_json(c), "c.json");
   CHECK(back.key == c.key);
@@ -144,7 +158,8 @@ TEST_CASE("a broken cassette is refused with file:line:col, and hostile input ne
     return std::string("no error");
   };
   CHECK(error_of("{\n  \"format\": 1,\n  \"key\": }") == "c.json:3:10: invalid JSON: syntax error");
-  CHECK(error_of("{\"format\": 2}").find("c.json:1:2: format: this llmchaos reads cassette format 1, the file has 2") == 0);
+  CHECK(error_of("{\"format\": 2}")
+            .find("c.json:1:2: format: this llmchaos reads cassette format 1, the file has 2") == 0);
   CHECK(error_of("{\"format\": 1}").find("missing the member \"key\"") != std::string::npos);
   CHECK(error_of("[1]") == "c.json:1:1: a cassette is a JSON object");
   CHECK(error_of("").find("c.json:1:1: invalid JSON") == 0);
@@ -152,7 +167,8 @@ TEST_CASE("a broken cassette is refused with file:line:col, and hostile input ne
   CHECK(error_of("{} x") == "c.json:1:4: invalid JSON: text after the cassette's object");
   CHECK(error_of(std::string(200000, '[')).find("c.json:1:33: invalid JSON: too deep") == 0);
   CHECK(error_of(std::string("\xff\xfe\x00{", 4)).find("c.json:1:1: invalid JSON") == 0);
-  CHECK(error_of(std::string(proxy::cassette_size_limit + 1, ' ')).find("larger than the limit") != std::string::npos);
+  CHECK(error_of(std::string(proxy::cassette_size_limit + 1, ' ')).find("larger than the limit") !=
+        std::string::npos);
   proxy::Cassette c;
   c.key = "k";
   auto text = proxy::cassette_json(c);
@@ -160,9 +176,12 @@ TEST_CASE("a broken cassette is refused with file:line:col, and hostile input ne
   CHECK(error_of(text).find("response.status: expected an HTTP status") != std::string::npos);
 }
 
-TEST_CASE("recording then replaying the healthy answers gives byte-identical frames and the recorded timing within 50 ms",
-          "[cassette]") {
-  const auto d = GENERATE(Dialect::openai, Dialect::anthropic, Dialect::gemini, Dialect::responses, Dialect::azure);
+TEST_CASE(
+    "recording then replaying the healthy answers gives byte-identical frames and the recorded timing within "
+    "50 ms",
+    "[cassette]") {
+  const auto d =
+      GENERATE(Dialect::openai, Dialect::anthropic, Dialect::gemini, Dialect::responses, Dialect::azure);
   const bool stream = GENERATE(true, false);
   CAPTURE(to_string(d), stream);
   TempDir recorded("cassette-rec");
@@ -181,7 +200,8 @@ TEST_CASE("recording then replaying the healthy answers gives byte-identical fra
   const auto rec = read_cassette(files[0]);
   CHECK(proxy::lint_cassette_file(files[0].string()).empty());
 
-  // serve --cassettes recorded <- proxy --record rerecorded: the replay as a client sees it, stamped the same way.
+  // serve --cassettes recorded <- proxy --record rerecorded: the replay as a client sees it, stamped the same
+  // way.
   TestServer replay(replaying(recorded.path.string()));
   install_proxy_script(replay, d, R"({ fault = "ok" })");
   // The timing is measured up to three times: a replay that ignores or shifts the recorded timing is off
@@ -216,13 +236,16 @@ TEST_CASE("recording then replaying the healthy answers gives byte-identical fra
   if (stream) CHECK(rec.frames.back().at_ms >= 80 * 5);  // the six events really were spread out
 }
 
-TEST_CASE("every stream fault applies to a replayed answer as it does through the proxy to the real one", "[cassette]") {
-  const auto d = GENERATE(Dialect::openai, Dialect::anthropic, Dialect::gemini, Dialect::responses, Dialect::azure);
-  const std::string step = GENERATE(std::string(R"({ fault = "stream_cut", cut_after_events = 3 })"),
-                                    std::string(R"({ fault = "stream_error", cut_after_events = 2 })"),
-                                    std::string(R"({ fault = "malformed_event", cut_after_events = 1 })"),
-                                    std::string(R"({ fault = "no_terminator" })"),
-                                    std::string(R"({ fault = "stream_stall", cut_after_events = 1, stall_ms = 30 })"));
+TEST_CASE("every stream fault applies to a replayed answer as it does through the proxy to the real one",
+          "[cassette]") {
+  const auto d =
+      GENERATE(Dialect::openai, Dialect::anthropic, Dialect::gemini, Dialect::responses, Dialect::azure);
+  const std::string step =
+      GENERATE(std::string(R"({ fault = "stream_cut", cut_after_events = 3 })"),
+               std::string(R"({ fault = "stream_error", cut_after_events = 2 })"),
+               std::string(R"({ fault = "malformed_event", cut_after_events = 1 })"),
+               std::string(R"({ fault = "no_terminator" })"),
+               std::string(R"({ fault = "stream_stall", cut_after_events = 1, stall_ms = 30 })"));
   CAPTURE(to_string(d), step);
   TempDir dir("cassette-faults");
   TestServer upstream;
@@ -249,8 +272,10 @@ TEST_CASE("every stream fault applies to a replayed answer as it does through th
   if (step.find("stream_cut") != std::string::npos) CHECK(texts(d, via_replay).size() == 3);
 }
 
-TEST_CASE("faults before the answer are the mock's own with cassettes, and a miss is a 501 naming the request's key",
-          "[cassette]") {
+TEST_CASE(
+    "faults before the answer are the mock's own with cassettes, and a miss is a 501 naming the request's "
+    "key",
+    "[cassette]") {
   TempDir dir("cassette-miss");
   TestServer replay(replaying(dir.path.string()));
   install_proxy_script(replay, Dialect::openai, R"({ fault = "rate_429" }, { fault = "ok" })");
@@ -260,13 +285,15 @@ TEST_CASE("faults before the answer are the mock's own with cassettes, and a mis
   const auto expected = proxy::cassette_key(Dialect::openai, "POST", "/v1/chat/completions", call.body);
   CHECK(miss.status == 501);
   CHECK(miss.header("x-llmchaos-cassette") == expected);
-  CHECK(miss.json().at("error").at("message").as_string().find("no cassette for this request: key " + expected) == 0);
+  CHECK(miss.json().at("error").at("message").as_string().find("no cassette for this request: key " +
+                                                               expected) == 0);
   CHECK(miss.json().at("error").at("code").as_string() == "llmchaos_cassette_miss");
   CHECK(replay.ledger("", 2).at(1).status == 501);
 }
 
-TEST_CASE("on-miss upstream forwards a missing request, records it, and replays it next time without the upstream",
-          "[cassette]") {
+TEST_CASE(
+    "on-miss upstream forwards a missing request, records it, and replays it next time without the upstream",
+    "[cassette]") {
   const auto d = GENERATE(Dialect::openai, Dialect::gemini);
   CAPTURE(to_string(d));
   TempDir dir("cassette-hybrid");
@@ -291,7 +318,8 @@ TEST_CASE("on-miss upstream forwards a missing request, records it, and replays 
   CHECK_FALSE(l.at(1).forwarded);
 }
 
-TEST_CASE("no file the recording writes names a credential: headers, the query key and the ledger", "[cassette]") {
+TEST_CASE("no file the recording writes names a credential: headers, the query key and the ledger",
+          "[cassette]") {
   TempDir dir("cassette-secrets");
   for (const auto d : {Dialect::openai, Dialect::anthropic, Dialect::gemini}) {
     TestServer upstream;

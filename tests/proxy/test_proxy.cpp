@@ -1,16 +1,16 @@
 // `llmchaos proxy` on loopback: the upstream is a mock provider (`serve`) or a small raw server of the
 // test, the proxy is the same server with an upstream forwarder. A fault through the proxy must reach the
 // client as the same fault from `serve` does.
-#include <catch2/catch.hpp>
+#include <fmt/format.h>
 
 #include <boost/json.hpp>
+#include <catch2/catch.hpp>
 #include <chrono>
-#include <fmt/format.h>
 #include <thread>
 
 #include "llmchaos/core/ledger.hpp"
-#include "llmchaos/proxy/proxy.hpp"
 #include "llmchaos/net/http_call.hpp"
+#include "llmchaos/proxy/proxy.hpp"
 #include "one_shot_upstream.hpp"
 #include "server_fixture.hpp"
 
@@ -26,7 +26,8 @@ std::string script_toml(Dialect d, const std::string& steps, const std::string& 
          "script = [" + steps + "]\n";
 }
 
-mock::ServerOptions proxy_options(const proxy::ProxyScript& script, const std::string& default_upstream = {}) {
+mock::ServerOptions proxy_options(const proxy::ProxyScript& script,
+                                  const std::string& default_upstream = {}) {
   proxy::UpstreamOptions up;
   up.upstream = default_upstream;
   up.routes = script.upstreams;
@@ -40,7 +41,7 @@ mock::ServerOptions proxy_options(const proxy::ProxyScript& script, const std::s
 struct Proxied {
   Proxied(Dialect d, const std::string& steps, const std::string& upstream_steps = R"({ fault = "ok" })")
       : script(proxy::parse_proxy_script(script_toml(d, steps, "upstream = \"" + upstream_base() + "/r\"\n"),
-                                        "proxy.toml")),
+                                         "proxy.toml")),
         proxy(proxy_options(script)) {
     upstream.install("", script_toml(d, upstream_steps));
     proxy.engine().install("", script.script);
@@ -81,22 +82,28 @@ bool ends_with_terminator(Dialect d, const WireReply& r) {
   const auto& last = events.back();
   switch (d) {
     case Dialect::openai:
-    case Dialect::azure: return last.data == "[DONE]";
-    case Dialect::anthropic: return last.event == "message_stop";
-    case Dialect::gemini: return last.data.find("\"finishReason\"") != std::string::npos;
-    case Dialect::responses: return last.event == "response.completed";
+    case Dialect::azure:
+      return last.data == "[DONE]";
+    case Dialect::anthropic:
+      return last.event == "message_stop";
+    case Dialect::gemini:
+      return last.data.find("\"finishReason\"") != std::string::npos;
+    case Dialect::responses:
+      return last.event == "response.completed";
   }
   return false;
 }
 
 std::string chunked_sse(const std::vector<std::string>& frames) {
-  std::string out = "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n";
+  std::string out =
+      "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n";
   for (const auto& f : frames) out += fmt::format("{:x}\r\n{}\r\n", f.size(), f);
   return out + "0\r\n\r\n";
 }
 }  // namespace
 
-TEST_CASE("a stream cut after 3 real events through the proxy reaches the client as a cut from serve does", "[proxy]") {
+TEST_CASE("a stream cut after 3 real events through the proxy reaches the client as a cut from serve does",
+          "[proxy]") {
   const auto d = GENERATE(Dialect::openai, Dialect::anthropic, Dialect::gemini);
   CAPTURE(to_string(d));
   TestServer serve;
@@ -127,8 +134,10 @@ TEST_CASE("a stream cut after 3 real events through the proxy reaches the client
   CHECK(p.upstream.ledger("", 1).size() == 1);  // the real answer was asked for once
 }
 
-TEST_CASE("post_commit_timeout through the proxy: the upstream answered in full, the proxy's ledger says committed, the client saw nothing",
-          "[proxy]") {
+TEST_CASE(
+    "post_commit_timeout through the proxy: the upstream answered in full, the proxy's ledger says "
+    "committed, the client saw nothing",
+    "[proxy]") {
   const auto d = GENERATE(Dialect::openai, Dialect::anthropic, Dialect::gemini);
   CAPTURE(to_string(d));
   Proxied p(d, R"({ fault = "post_commit_timeout", hold_ms = 300 })");
@@ -156,7 +165,8 @@ TEST_CASE("post_commit_timeout through the proxy: the upstream answered in full,
 TEST_CASE("faults before forwarding are answered by the proxy and never reach the upstream", "[proxy]") {
   const auto d = GENERATE(Dialect::openai, Dialect::anthropic, Dialect::gemini);
   CAPTURE(to_string(d));
-  Proxied p(d, R"({ fault = "rate_429", retry_after_ms = 1000 }, { fault = "server_500" }, { fault = "overloaded" },
+  Proxied p(
+      d, R"({ fault = "rate_429", retry_after_ms = 1000 }, { fault = "server_500" }, { fault = "overloaded" },
                  { fault = "auth" }, { fault = "quota_429" }, { fault = "connect_reset" }, { fault = "ok" })");
   for (const int status : {429, 500, d == Dialect::anthropic ? 529 : 503, 401, 429}) {
     const auto r = p.proxy.chat(d, "/r", false);
@@ -178,12 +188,13 @@ TEST_CASE("faults before forwarding are answered by the proxy and never reach th
 
 TEST_CASE("the catalog's stream faults through the proxy reach the client as they do from serve", "[proxy]") {
   const auto d = GENERATE(Dialect::openai, Dialect::anthropic, Dialect::gemini);
-  const std::string step = GENERATE(std::string(R"({ fault = "stream_error", cut_after_events = 2 })"),
-                                    std::string(R"({ fault = "malformed_event", cut_after_events = 1 })"),
-                                    std::string(R"({ fault = "no_terminator" })"),
-                                    std::string(R"({ fault = "stream_stall", cut_after_events = 1, stall_ms = 30 })"),
-                                    std::string(R"({ fault = "stream_cut", cut_after_events = 0 })"),
-                                    std::string(R"({ fault = "ok", inter_event_ms = 5 })"));
+  const std::string step =
+      GENERATE(std::string(R"({ fault = "stream_error", cut_after_events = 2 })"),
+               std::string(R"({ fault = "malformed_event", cut_after_events = 1 })"),
+               std::string(R"({ fault = "no_terminator" })"),
+               std::string(R"({ fault = "stream_stall", cut_after_events = 1, stall_ms = 30 })"),
+               std::string(R"({ fault = "stream_cut", cut_after_events = 0 })"),
+               std::string(R"({ fault = "ok", inter_event_ms = 5 })"));
   CAPTURE(to_string(d), step);
   TestServer serve;
   serve.install("", script_toml(d, step));
@@ -205,7 +216,8 @@ TEST_CASE("the catalog's stream faults through the proxy reach the client as the
 }
 
 TEST_CASE("slow_first_token and latency_ms through the proxy delay the real answer", "[proxy]") {
-  Proxied p(Dialect::openai, R"({ fault = "slow_first_token", first_token_ms = 150 }, { fault = "ok", latency_ms = 150 })");
+  Proxied p(Dialect::openai,
+            R"({ fault = "slow_first_token", first_token_ms = 150 }, { fault = "ok", latency_ms = 150 })");
   for (int i = 0; i < 2; ++i) {
     const auto t0 = std::chrono::steady_clock::now();
     const auto r = p.proxy.chat(Dialect::openai, "/r", true);
@@ -216,7 +228,8 @@ TEST_CASE("slow_first_token and latency_ms through the proxy delay the real answ
   }
 }
 
-TEST_CASE("a plain answer through the proxy passes through, and a plain cut sends half the real body", "[proxy]") {
+TEST_CASE("a plain answer through the proxy passes through, and a plain cut sends half the real body",
+          "[proxy]") {
   Proxied p(Dialect::openai, R"({ fault = "ok" }, { fault = "stream_cut" })");
   const auto whole = p.proxy.chat(Dialect::openai, "/r", false);
   CHECK(whole.status == 200);
@@ -238,24 +251,30 @@ TEST_CASE("the upstream's own error passes through with its status, and the ledg
   CHECK(l.at(0).upstream_status == 529);
 }
 
-TEST_CASE("credentials reach the upstream untouched and never the ledger, the admin API or the metrics", "[proxy]") {
+TEST_CASE("credentials reach the upstream untouched and never the ledger, the admin API or the metrics",
+          "[proxy]") {
   const std::string key = "sk-llmchaos-test-7f3a9c";
-  OneShotUpstream raw(chunked_sse({"data: {\"candidates\":[{\"content\":{\"parts\":[{\"text\":\"hi \"}],\"role\":\"model\"}}]}\r\n\r\n",
-                               "data: {\"candidates\":[{\"content\":{\"parts\":[{\"text\":\"\"}],\"role\":\"model\"},"
-                               "\"finishReason\":\"STOP\"}]}\r\n\r\n"}));
-  const auto script = proxy::parse_proxy_script(script_toml(Dialect::gemini, R"({ fault = "ok" })"), "proxy.toml");
+  OneShotUpstream raw(chunked_sse(
+      {"data: {\"candidates\":[{\"content\":{\"parts\":[{\"text\":\"hi \"}],\"role\":\"model\"}}]}\r\n\r\n",
+       "data: {\"candidates\":[{\"content\":{\"parts\":[{\"text\":\"\"}],\"role\":\"model\"},"
+       "\"finishReason\":\"STOP\"}]}\r\n\r\n"}));
+  const auto script =
+      proxy::parse_proxy_script(script_toml(Dialect::gemini, R"({ fault = "ok" })"), "proxy.toml");
   TestServer proxy(proxy_options(script, raw.base_url()));
   proxy.engine().install("", script.script);
-  const auto r = proxy.send("POST", "/r/v1beta/models/gemini-x:streamGenerateContent?alt=sse&key=" + key,
-                            R"({"contents":[{"role":"user","parts":[{"text":"hi"}]}]})",
-                            {{"Authorization", "Bearer " + key}, {"x-goog-api-key", key}, {"x-api-key", key}});
+  const auto r =
+      proxy.send("POST", "/r/v1beta/models/gemini-x:streamGenerateContent?alt=sse&key=" + key,
+                 R"({"contents":[{"role":"user","parts":[{"text":"hi"}]}]})",
+                 {{"Authorization", "Bearer " + key}, {"x-goog-api-key", key}, {"x-api-key", key}});
   CHECK(r.status == 200);
   CHECK(r.complete);
   CHECK(texts(Dialect::gemini, r) == std::vector<std::string>{"hi "});
   // The upstream got the path below the route and every credential as sent.
   const auto request = raw.request();
   CAPTURE(request);
-  CHECK(request.rfind("POST /v1beta/models/gemini-x:streamGenerateContent?alt=sse&key=" + key + " HTTP/1.1\r\n", 0) == 0);
+  CHECK(request.rfind(
+            "POST /v1beta/models/gemini-x:streamGenerateContent?alt=sse&key=" + key + " HTTP/1.1\r\n", 0) ==
+        0);
   CHECK(request.find("authorization: Bearer " + key + "\r\n") != std::string::npos);
   CHECK(request.find("x-goog-api-key: " + key + "\r\n") != std::string::npos);
   CHECK(request.find("x-api-key: " + key + "\r\n") != std::string::npos);
@@ -267,13 +286,15 @@ TEST_CASE("credentials reach the upstream untouched and never the ledger, the ad
   CHECK(proxy.send("GET", "/metrics").body.find(key) == std::string::npos);
 }
 
-TEST_CASE("an upstream that cannot be reached is a 502 naming it, and a route without one says so", "[proxy]") {
+TEST_CASE("an upstream that cannot be reached is a 502 naming it, and a route without one says so",
+          "[proxy]") {
   std::uint16_t closed_port = 0;
   {
     TestServer gone;
     closed_port = gone.port();
   }
-  const auto script = proxy::parse_proxy_script(script_toml(Dialect::openai, R"({ fault = "ok" })"), "proxy.toml");
+  const auto script =
+      proxy::parse_proxy_script(script_toml(Dialect::openai, R"({ fault = "ok" })"), "proxy.toml");
   TestServer unreachable(proxy_options(script, "http://127.0.0.1:" + std::to_string(closed_port)));
   unreachable.engine().install("", script.script);
   const auto r = unreachable.chat(Dialect::openai, "/r", true);
@@ -288,24 +309,29 @@ TEST_CASE("an upstream that cannot be reached is a 502 naming it, and a route wi
   CHECK(n.body.find("no upstream") != std::string::npos);
 }
 
-TEST_CASE("the proxy keeps its upstream connection open, and one the upstream closed while idle is replaced without a failed answer",
-          "[proxy]") {
+TEST_CASE(
+    "the proxy keeps its upstream connection open, and one the upstream closed while idle is replaced "
+    "without a failed answer",
+    "[proxy]") {
   mock::ServerOptions upstream_options;
   upstream_options.idle_timeout_ms = 100;  // the upstream closes a connection idle this long
   TestServer upstream(upstream_options);
   upstream.install("", script_toml(Dialect::openai, R"({ fault = "ok", times = 5 })"));
-  const auto script = proxy::parse_proxy_script(script_toml(Dialect::openai, R"({ fault = "ok", times = 5 })"), "proxy.toml");
+  const auto script =
+      proxy::parse_proxy_script(script_toml(Dialect::openai, R"({ fault = "ok", times = 5 })"), "proxy.toml");
   TestServer proxy(proxy_options(script, upstream.server.base_url() + "/r"));
   proxy.engine().install("", script.script);
   CHECK(proxy.chat(Dialect::openai, "/r", false).status == 200);
-  CHECK(proxy.chat(Dialect::openai, "/r", true).complete);  // at once: the kept connection
+  CHECK(proxy.chat(Dialect::openai, "/r", true).complete);      // at once: the kept connection
   std::this_thread::sleep_for(std::chrono::milliseconds(400));  // the upstream closes it meanwhile
   const auto after_close = proxy.chat(Dialect::openai, "/r", true);
   CHECK(after_close.status == 200);
   CHECK(after_close.complete);
   CHECK(upstream.ledger("", 3).size() == 3);  // each request reached the upstream once
-  // The first two shared one connection, which the upstream then closed as idle (so the third found it closed).
-  CHECK(upstream.engine().metrics_text().find("llmchaos_server_events_total{event=\"idle_timeout\"} 1\n") != std::string::npos);
+  // The first two shared one connection, which the upstream then closed as idle (so the third found it
+  // closed).
+  CHECK(upstream.engine().metrics_text().find("llmchaos_server_events_total{event=\"idle_timeout\"} 1\n") !=
+        std::string::npos);
   const auto l = proxy.ledger("", 3);
   REQUIRE(l.size() == 3);
   for (const auto& e : l) CHECK(e.upstream_status == 200);

@@ -1,12 +1,12 @@
 // `llmchaos proxy` to a TLS upstream on loopback: a small HTTPS server of the test with a self-signed
 // certificate the test makes (openssl CLI). Trusted through UpstreamOptions::ca_file (`--upstream-ca`),
 // the stream goes through with its faults; untrusted, the attempt is a 502 naming the failed handshake.
-#include <catch2/catch.hpp>
+#include <fmt/format.h>
 
 #include <boost/asio/ssl.hpp>
+#include <catch2/catch.hpp>
 #include <cstdlib>
 #include <filesystem>
-#include <fmt/format.h>
 
 #include "llmchaos/proxy/proxy.hpp"
 #include "one_shot_upstream.hpp"
@@ -20,10 +20,12 @@ namespace {
 // A self-signed certificate for 127.0.0.1 and localhost, in a fresh folder; empty when openssl is missing.
 std::filesystem::path make_certificate() {
   const auto dir = std::filesystem::temp_directory_path() /
-                   fmt::format("llmchaos-tls-{}-{}", ::getpid(), std::chrono::steady_clock::now().time_since_epoch().count());
+                   fmt::format("llmchaos-tls-{}-{}", ::getpid(),
+                               std::chrono::steady_clock::now().time_since_epoch().count());
   std::filesystem::create_directories(dir);
   const auto cmd = fmt::format(
-      "openssl req -x509 -newkey rsa:2048 -nodes -keyout '{0}/key.pem' -out '{0}/cert.pem' -days 1 -subj /CN=localhost "
+      "openssl req -x509 -newkey rsa:2048 -nodes -keyout '{0}/key.pem' -out '{0}/cert.pem' -days 1 -subj "
+      "/CN=localhost "
       "-addext subjectAltName=IP:127.0.0.1,DNS:localhost >/dev/null 2>&1",
       dir.string());
   if (std::system(cmd.c_str()) != 0) return {};
@@ -42,10 +44,15 @@ struct TlsUpstream {
   static std::string answer() {
     std::string body;
     for (const char* word : {"one ", "two ", "three ", "four"})
-      body += fmt::format("data: {{\"choices\":[{{\"index\":0,\"delta\":{{\"content\":\"{}\"}},\"finish_reason\":null}}]}}\n\n", word);
+      body += fmt::format(
+          "data: "
+          "{{\"choices\":[{{\"index\":0,\"delta\":{{\"content\":\"{}\"}},\"finish_reason\":null}}]}}\n\n",
+          word);
     body += "data: [DONE]\n\n";
-    return fmt::format("HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{}",
-                       body.size(), body);
+    return fmt::format(
+        "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncontent-length: {}\r\nconnection: "
+        "close\r\n\r\n{}",
+        body.size(), body);
   }
   std::string base_url() const { return upstream.base_url(); }
   ssl::context ctx;
@@ -67,7 +74,8 @@ mock::ServerOptions options(const std::string& upstream, const std::string& ca_f
 }
 }  // namespace
 
-TEST_CASE("a TLS upstream trusted through the CA file is proxied, with the stream fault on its real frames", "[proxy][tls]") {
+TEST_CASE("a TLS upstream trusted through the CA file is proxied, with the stream fault on its real frames",
+          "[proxy][tls]") {
   const auto dir = make_certificate();
   if (dir.empty()) {
     WARN("openssl CLI not found: the TLS upstream test is skipped");
@@ -75,8 +83,10 @@ TEST_CASE("a TLS upstream trusted through the CA file is proxied, with the strea
   }
   TlsUpstream upstream(dir);
   TestServer proxy(options(upstream.base_url(), (dir / "cert.pem").string()));
-  proxy.engine().install("", proxy::parse_proxy_script(script(Dialect::openai, R"({ fault = "stream_cut", cut_after_events = 2 })"),
-                                                      "p.toml").script);
+  proxy.engine().install(
+      "", proxy::parse_proxy_script(
+              script(Dialect::openai, R"({ fault = "stream_cut", cut_after_events = 2 })"), "p.toml")
+              .script);
   const auto r = proxy.chat(Dialect::openai, "/r", true, {}, {{"authorization", "Bearer sk-tls-test"}});
   CHECK(r.status == 200);
   CHECK_FALSE(r.complete);
@@ -91,7 +101,8 @@ TEST_CASE("a TLS upstream trusted through the CA file is proxied, with the strea
   std::filesystem::remove_all(dir);
 }
 
-TEST_CASE("a TLS upstream whose certificate is not trusted is a 502 naming the failed handshake", "[proxy][tls]") {
+TEST_CASE("a TLS upstream whose certificate is not trusted is a 502 naming the failed handshake",
+          "[proxy][tls]") {
   const auto dir = make_certificate();
   if (dir.empty()) {
     WARN("openssl CLI not found: the TLS upstream test is skipped");
@@ -99,7 +110,8 @@ TEST_CASE("a TLS upstream whose certificate is not trusted is a 502 naming the f
   }
   TlsUpstream upstream(dir);
   TestServer proxy(options(upstream.base_url(), ""));
-  proxy.engine().install("", proxy::parse_proxy_script(script(Dialect::openai, R"({ fault = "ok" })"), "p.toml").script);
+  proxy.engine().install(
+      "", proxy::parse_proxy_script(script(Dialect::openai, R"({ fault = "ok" })"), "p.toml").script);
   const auto r = proxy.chat(Dialect::openai, "/r", true);
   CHECK(r.status == 502);
   CHECK(r.body.find("TLS handshake failed") != std::string::npos);

@@ -1,11 +1,9 @@
 // Background responses (Responses API) through `llmchaos proxy` and `serve --cassettes`: a create cut by
 // the proxy and resumed through it, faults on the resume, and a recorded create and resume replayed.
 // (The mock's own background responses: tests/mockprovider/test_resume.cpp.) Loopback, port 0.
-#include <catch2/catch.hpp>
-
-#include <filesystem>
-
 #include <boost/json.hpp>
+#include <catch2/catch.hpp>
+#include <filesystem>
 
 #include "cli_run.hpp"
 #include "llmchaos/proxy/cassette.hpp"
@@ -35,13 +33,16 @@ mock::ServerOptions cassettes_in(const std::string& dir) {
   return o;
 }
 void install_proxied(TestServer& s, const std::string& steps) {
-  s.engine().install("", proxy::parse_proxy_script(route_toml(Dialect::responses, steps), "proxy.toml").script);
+  s.engine().install("",
+                     proxy::parse_proxy_script(route_toml(Dialect::responses, steps), "proxy.toml").script);
 }
 
 }  // namespace
 
-TEST_CASE("a background response created through the proxy, cut there and resumed through it: the upstream re-serves the frames after N and the proxy ledgers the resume",
-          "[resume][proxy]") {
+TEST_CASE(
+    "a background response created through the proxy, cut there and resumed through it: the upstream "
+    "re-serves the frames after N and the proxy ledgers the resume",
+    "[resume][proxy]") {
   TestServer upstream;  // `serve`: stores the background response, healthy
   upstream.install("", route_toml(Dialect::responses, R"({ fault = "ok" })"));
   // One attempt on the upstream first, so its ids (resp_2, ...) are not the proxy's own numbers.
@@ -103,12 +104,16 @@ TEST_CASE("a background response created through the proxy, cut there and resume
   CHECK(l3[2].forwarded);
 }
 
-TEST_CASE("faults apply to a resume through the proxy: a stream_cut counts the resume's own deltas, an error is the proxy's and never reaches the upstream",
-          "[resume][proxy]") {
+TEST_CASE(
+    "faults apply to a resume through the proxy: a stream_cut counts the resume's own deltas, an error is "
+    "the proxy's and never reaches the upstream",
+    "[resume][proxy]") {
   TestServer upstream;
   upstream.install("", route_toml(Dialect::responses, R"({ fault = "ok" })"));
   TestServer proxy(proxy_to(upstream.server.base_url() + "/r"));
-  install_proxied(proxy, R"({ fault = "stream_cut", cut_after_events = 1 }, { fault = "stream_cut", cut_after_events = 1 },
+  install_proxied(
+      proxy,
+      R"({ fault = "stream_cut", cut_after_events = 1 }, { fault = "stream_cut", cut_after_events = 1 },
                             { fault = "server_500" })");
   const auto first = frames(proxy.send("POST", "/r/v1/responses", create_stream).body);
   REQUIRE_FALSE(first.empty());
@@ -133,8 +138,10 @@ TEST_CASE("faults apply to a resume through the proxy: a stream_cut counts the r
   CHECK(upstream.ledger("", 2).size() == 2);  // the create and the first resume
 }
 
-TEST_CASE("proxy --record records a background create and its resume, and serve --cassettes replays the resume of a replayed cut",
-          "[resume][cassette]") {
+TEST_CASE(
+    "proxy --record records a background create and its resume, and serve --cassettes replays the resume of "
+    "a replayed cut",
+    "[resume][cassette]") {
   TempDir dir("resume-cassettes");
   TestServer upstream;
   upstream.install("", route_toml(Dialect::responses, R"({ fault = "ok" })"));

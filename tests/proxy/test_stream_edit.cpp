@@ -11,7 +11,8 @@ using namespace llmchaos::mock;
 using namespace llmchaos::proxy;
 
 namespace {
-const Dialect all_dialects[] = {Dialect::openai, Dialect::anthropic, Dialect::gemini, Dialect::responses, Dialect::azure};
+const Dialect all_dialects[] = {Dialect::openai, Dialect::anthropic, Dialect::gemini, Dialect::responses,
+                                Dialect::azure};
 
 // The plan `serve` builds for a streamed attempt of `fault` (synthetic text of 8 words).
 Plan stream_plan(Dialect d, FaultKind fault, std::optional<int> cut_after = std::nullopt) {
@@ -77,7 +78,8 @@ bool has_role(Dialect d, const Edited& e, FrameRole role) {
 }  // namespace
 
 TEST_CASE("each dialect's healthy frames read as structure, content, closing and terminator", "[proxy]") {
-  for (const Dialect d : registered_dialects()) {  // every dialect reads its own frames (DialectSpec::frame_role)
+  for (const Dialect d :
+       registered_dialects()) {  // every dialect reads its own frames (DialectSpec::frame_role)
     CAPTURE(to_string(d));
     REQUIRE(dialect_spec(d).frame_role != nullptr);
     Answer a;
@@ -93,7 +95,8 @@ TEST_CASE("each dialect's healthy frames read as structure, content, closing and
     CHECK(frame_role(d, dialect_spec(d).stream_error_frame(a, 0).bytes) == FrameRole::injected);
     CHECK(frame_role(d, dialect_spec(d).malformed_frame().bytes) == FrameRole::injected);
   }
-  CHECK(frame_role(Dialect::openai, "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\n") ==
+  CHECK(frame_role(Dialect::openai,
+                   "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\n") ==
         FrameRole::closing);
   CHECK(frame_role(Dialect::anthropic, "event: ping\ndata: {\"type\":\"ping\"}\n\n") == FrameRole::structure);
   CHECK(frame_role(Dialect::openai, ": keep-alive\n\n") == FrameRole::structure);
@@ -120,12 +123,14 @@ TEST_CASE("a stream_error plan injects the dialect's error frame after N real co
     CHECK(out.stopped);
     CHECK(out.content() == 2);
     REQUIRE_FALSE(out.frames.empty());
-    CHECK(out.frames.back().bytes == plan.frames.back().bytes);  // the plan's own error frame, as serve sends it
+    CHECK(out.frames.back().bytes ==
+          plan.frames.back().bytes);  // the plan's own error frame, as serve sends it
     CHECK(frame_role(d, out.frames.back().bytes) == FrameRole::injected);
   }
 }
 
-TEST_CASE("a malformed_event plan replaces real content frame N+1 and keeps the rest of the stream", "[proxy]") {
+TEST_CASE("a malformed_event plan replaces real content frame N+1 and keeps the rest of the stream",
+          "[proxy]") {
   for (const Dialect d : all_dialects) {
     CAPTURE(to_string(d));
     const auto edit = stream_edit(d, stream_plan(d, FaultKind::malformed_event, 1));
@@ -146,7 +151,8 @@ TEST_CASE("a malformed_event plan replaces real content frame N+1 and keeps the 
   }
 }
 
-TEST_CASE("no_terminator drops only the real terminator, ok and slow_first_token pass everything", "[proxy]") {
+TEST_CASE("no_terminator drops only the real terminator, ok and slow_first_token pass everything",
+          "[proxy]") {
   for (const Dialect d : all_dialects) {
     CAPTURE(to_string(d));
     const auto dropped = run_edit(d, stream_plan(d, FaultKind::no_terminator));
@@ -161,7 +167,8 @@ TEST_CASE("no_terminator drops only the real terminator, ok and slow_first_token
   }
 }
 
-TEST_CASE("a cut after more content frames than the real answer has ends where the real answer ends", "[proxy]") {
+TEST_CASE("a cut after more content frames than the real answer has ends where the real answer ends",
+          "[proxy]") {
   for (const Dialect d : all_dialects) {
     CAPTURE(to_string(d));
     const auto plan = stream_plan(d, FaultKind::stream_error, 8);

@@ -51,6 +51,8 @@ inline std::size_t count(std::string_view text, std::string_view needle) {
 }
 
 // The checked-in sources (tests/test_env.hpp).
-inline std::filesystem::path source_dir() { return llmchaos::test::source_dir(); }
+inline std::filesystem::path source_dir() {
+  return llmchaos::test::source_dir();
+}
 
 }  // namespace test_helpers

@@ -68,7 +68,8 @@ TEST_CASE("write_report names the path when it cannot write", "[reports]") {
 
 TEST_CASE("a writer that throws leaves no file and the error names the path", "[reports]") {
   ScratchDir dir("throw");
-  const reports::Format broken{"broken", "broken.txt", [](const harness::RunResult&, const reports::Options&, std::ostream& out) {
+  const reports::Format broken{"broken", "broken.txt",
+                               [](const harness::RunResult&, const reports::Options&, std::ostream& out) {
                                  out << "half a report";
                                  throw std::runtime_error("writer gave up");
                                }};

@@ -1,7 +1,6 @@
+#include <boost/json.hpp>
 #include <catch2/catch.hpp>
 #include <regex>
-
-#include <boost/json.hpp>
 
 #include "helpers.hpp"
 #include "llmchaos/reports/reports.hpp"
@@ -67,7 +66,8 @@ static boost::json::array passed_data(const std::string& page) {
   return boost::json::parse(page.substr(begin + open.size(), end - begin - open.size())).as_array();
 }
 
-TEST_CASE("HTML puts failed and unknown cases first, each with its matrix row and timeline", "[reports][html]") {
+TEST_CASE("HTML puts failed and unknown cases first, each with its matrix row and timeline",
+          "[reports][html]") {
   const auto run = sample::run();
   const auto page = html(run);
   const auto bad = static_cast<std::size_t>(run.failed() + run.unknown());
@@ -87,7 +87,8 @@ TEST_CASE("HTML puts failed and unknown cases first, each with its matrix row an
   CHECK(unknown_at < passed_at);
   CHECK(passed_at != std::string::npos);
   for (const char* target : {"#failed", "#unknown", "#passed"})
-    CHECK(std::regex_search(page, std::regex(std::string("<a class=\"tile [^\"]*\" href=\"") + target + "\"")));
+    CHECK(
+        std::regex_search(page, std::regex(std::string("<a class=\"tile [^\"]*\" href=\"") + target + "\"")));
   // The matrix cell of the failed case is marked as a mismatch, the unknown one as unknown.
   CHECK(count(drawn(page), "<td class=\"mismatch\">") == static_cast<std::size_t>(run.failed()));
   CHECK(count(drawn(page), "<td class=\"unk\">") == static_cast<std::size_t>(run.unknown()));
@@ -146,17 +147,20 @@ TEST_CASE("HTML timelines draw one bar per attempt and mark each failure point w
   CHECK_THAT(page, Catch::Contains(">request 1 · redelivery 1</text>"));
 }
 
-TEST_CASE("every action has a mark colour: its legend swatch and its timeline marks are painted", "[reports][html]") {
+TEST_CASE("every action has a mark colour: its legend swatch and its timeline marks are painted",
+          "[reports][html]") {
   const auto page = html(sample::run());
   for (const auto& [a, name] : enum_names<Action>::table) {
     CAPTURE(name);
     const std::string n(name);
     CHECK_THAT(page, Catch::Contains("--x-" + n + ":#"));
-    CHECK_THAT(page, Catch::Contains("svg .x-" + n + " circle,svg .x-" + n + " .act{fill:var(--x-" + n + ")}"));
+    CHECK_THAT(page,
+               Catch::Contains("svg .x-" + n + " circle,svg .x-" + n + " .act{fill:var(--x-" + n + ")}"));
   }
 }
 
-TEST_CASE("the timeline axis is in scripted time, with the real time beside it when scaled", "[reports][html]") {
+TEST_CASE("the timeline axis is in scripted time, with the real time beside it when scaled",
+          "[reports][html]") {
   auto run = all_failed(sample::run());
   run.time_scale = 1;
   CHECK_THAT(html(run), !Catch::Contains("real time at --time-scale"));
@@ -208,7 +212,9 @@ TEST_CASE("HTML draws the first failures in full and lists the rest as data, so 
   const std::string open = "<script type=\"application/json\" data-list=\"failed-rest\">";
   const auto at = page.find(open);
   REQUIRE(at != std::string::npos);
-  const auto rest = boost::json::parse(page.substr(at + open.size(), page.find("</script>", at) - at - open.size())).as_array();
+  const auto rest =
+      boost::json::parse(page.substr(at + open.size(), page.find("</script>", at) - at - open.size()))
+          .as_array();
   CHECK(drawn_cards + rest.size() == run.cases.size());
   CHECK(rest[0].as_array()[10].as_string() == "fail");
   // The same one-line reason the JSON report gives.

@@ -91,10 +91,11 @@ TEST_CASE("JSON keys come in a fixed order and rendering is deterministic", "[re
   const auto text = json_text(run);
   CHECK(text == json_text(run));
   const auto doc = json::parse(text).as_object();
-  CHECK(keys(doc) == std::vector<std::string>{"schema", "tool_version", "seed", "driver", "time_scale",
-                                              "label", "settings", "warnings", "started_at", "duration_ms", "shard", "merged_shards", "catalog",
-                                              "catalog_cases", "totals", "outcome_split",
-                                              "requests", "baseline", "baseline_changes", "cases"});
+  CHECK(keys(doc) == std::vector<std::string>{
+                         "schema",        "tool_version",  "seed",     "driver",           "time_scale",
+                         "label",         "settings",      "warnings", "started_at",       "duration_ms",
+                         "shard",         "merged_shards", "catalog",  "catalog_cases",    "totals",
+                         "outcome_split", "requests",      "baseline", "baseline_changes", "cases"});
   const auto& first = doc.at("cases").as_array().at(0).as_object();
   CHECK(keys(first).front() == "name");
   CHECK(keys(first).back() == "driver_output");

@@ -46,16 +46,21 @@ TEST_CASE("a JSON report reads back into the run it was written from, pretty or 
 
   const auto compact = json_text(run, true);
   CHECK(compact.size() * 10 < text.size() * 7);  // no indentation
-  CHECK(std::count(compact.begin(), compact.end(), '\n') == static_cast<long>(run.cases.size()) + 2);  // one line per case
+  CHECK(std::count(compact.begin(), compact.end(), '\n') ==
+        static_cast<long>(run.cases.size()) + 2);  // one line per case
   CHECK(json_text(reports::run_from_json(compact, "c.json")) == text);
 }
 
 TEST_CASE("a file that is not a JSON report is a clear error naming where", "[reports][json]") {
-  CHECK_THAT(error_of("{\n  \"schema\": \"llmchaos.report/1\",\n  \"seed\": ]"), Catch::StartsWith("r.json:3:11: not a JSON report"));
+  CHECK_THAT(error_of("{\n  \"schema\": \"llmchaos.report/1\",\n  \"seed\": ]"),
+             Catch::StartsWith("r.json:3:11: not a JSON report"));
   CHECK_THAT(error_of("[1, 2]"), Catch::Contains("not an llmchaos JSON report"));
-  CHECK_THAT(error_of(R"({"schema": "other/2"})"), Catch::Contains("schema: \"other/2\" is not llmchaos.report/1"));
-  CHECK_THAT(error_of(R"({"schema": "llmchaos.report/1", "cases": [{"name": "a"}, {"name": "b", "logs": [{"attempts": [{"status": "x"}]}]}]})"),
-             Catch::Contains("cases[1].logs[0].attempts[0].status: expected a number, found a string"));
+  CHECK_THAT(error_of(R"({"schema": "other/2"})"),
+             Catch::Contains("schema: \"other/2\" is not llmchaos.report/1"));
+  CHECK_THAT(
+      error_of(
+          R"({"schema": "llmchaos.report/1", "cases": [{"name": "a"}, {"name": "b", "logs": [{"attempts": [{"status": "x"}]}]}]})"),
+      Catch::Contains("cases[1].logs[0].attempts[0].status: expected a number, found a string"));
   CHECK_THAT(error_of(R"({"schema": "llmchaos.report/1", "cases": [{"verdict": "maybe"}]})"),
              Catch::Contains("cases[0].verdict: \"maybe\" is not one of pass, fail, unknown"));
   CHECK_THAT(error_of(R"({"schema": "llmchaos.report/1", "cases": [{"expected": "retry_twice"}]})"),

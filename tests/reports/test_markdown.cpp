@@ -1,5 +1,6 @@
-#include <algorithm>
 #include <fmt/format.h>
+
+#include <algorithm>
 #include <catch2/catch.hpp>
 
 #include "helpers.hpp"
@@ -48,8 +49,9 @@ TEST_CASE("Markdown shows each failure with expected vs observed and the rule", 
         static_cast<std::size_t>(run.failed() + run.unknown()));
 }
 
-TEST_CASE("a failure point's rule is named once: the stack's text, or the number alone from an outside target",
-          "[reports][markdown]") {
+TEST_CASE(
+    "a failure point's rule is named once: the stack's text, or the number alone from an outside target",
+    "[reports][markdown]") {
   auto run = sample::run();
   auto& failing = *std::find_if(run.cases.begin(), run.cases.end(),
                                 [](const auto& c) { return c.verdict == harness::Verdict::fail; });
@@ -57,7 +59,8 @@ TEST_CASE("a failure point's rule is named once: the stack's text, or the number
   REQUIRE(failing.logs[0].failures.size() >= 1);
   auto& point = failing.logs[0].failures[0];
   point.rule = 4;
-  point.rule_text = "4: transient/rate failure, retry fits the budget, breaker closed";  // as decide() words it
+  point.rule_text =
+      "4: transient/rate failure, retry fits the budget, breaker closed";  // as decide() words it
   auto md = markdown(run);
   CHECK_THAT(md, Catch::Contains("[rule 4: transient/rate failure, retry fits the budget, breaker closed]"));
   CHECK_THAT(md, !Catch::Contains("rule 4: 4:"));
@@ -120,12 +123,15 @@ TEST_CASE("Markdown stays under the comment limit for a run of any size, failure
     auto c = sample_run.cases[static_cast<std::size_t>(i) % sample_run.cases.size()];
     c.name += " #" + std::to_string(i);
     run.cases.push_back(c);
-    if (i % 3 == 0) run.baseline_changes.push_back({c.name, Action::queue, Action::retry, {Action::queue}, {Action::retry}});
+    if (i % 3 == 0)
+      run.baseline_changes.push_back(
+          {c.name, Action::queue, Action::retry, {Action::queue}, {Action::retry}});
   }
   const auto md = markdown(run);
   CHECK(md.size() < reports::max_markdown_chars);
   CHECK_THAT(md, Catch::Contains(fmt::format("### Failures ({})", run.failed())));
-  CHECK_THAT(md, Catch::Contains(fmt::format("### Action changes vs baseline ({})", run.baseline_changes.size())));
+  CHECK_THAT(
+      md, Catch::Contains(fmt::format("### Action changes vs baseline ({})", run.baseline_changes.size())));
   CHECK_THAT(md, Catch::Contains("more not shown here"));
   CHECK_THAT(md, Catch::Contains("more changes not shown here"));
   CHECK_THAT(md, Catch::Contains(fmt::format("{} passing cases, counted by folder", run.passed())));
@@ -140,7 +146,8 @@ TEST_CASE("Markdown stays under the comment limit for a run of any size, failure
   CHECK_THAT(small, !Catch::Contains("not shown here"));
 }
 
-TEST_CASE("Markdown lists a case not run (n/a) with its reason and no empty timeline", "[reports][markdown]") {
+TEST_CASE("Markdown lists a case not run (n/a) with its reason and no empty timeline",
+          "[reports][markdown]") {
   auto run = sample::run();
   auto& not_run = run.cases.front();
   not_run.verdict = harness::Verdict::na;
@@ -150,5 +157,6 @@ TEST_CASE("Markdown lists a case not run (n/a) with its reason and no empty time
   const auto md = markdown(run);
   CHECK_THAT(md, Catch::Contains("### Not applicable, not run"));
   CHECK_THAT(md, Catch::Contains("needs capability queue"));
-  CHECK(count(md, "<details><summary>Timeline</summary>") == static_cast<std::size_t>(run.failed() + run.unknown()));
+  CHECK(count(md, "<details><summary>Timeline</summary>") ==
+        static_cast<std::size_t>(run.failed() + run.unknown()));
 }

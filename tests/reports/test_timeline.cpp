@@ -1,7 +1,6 @@
 // The case timeline as every format prints it: the case's own attempt numbers, how a held attempt
 // ended, and a description cut to a bounded size.
 #include <catch2/catch.hpp>
-
 #include <string>
 
 #include "llmchaos/reports/reports.hpp"
@@ -33,7 +32,8 @@ harness::RunResult late_run_with_a_held_attempt() {
 
 }  // namespace
 
-TEST_CASE("timeline: a held attempt the client gave up on reads so, numbered as the case's own attempt", "[reports][timeline]") {
+TEST_CASE("timeline: a held attempt the client gave up on reads so, numbered as the case's own attempt",
+          "[reports][timeline]") {
   const auto run = late_run_with_a_held_attempt();
   for (const char* format : {"junit", "html"}) {
     INFO(format);
@@ -48,7 +48,8 @@ TEST_CASE("timeline: a held attempt the client gave up on reads so, numbered as 
   CHECK_THAT(as("html", run), Catch::Contains("<tr><td>1</td><td>primary#0</td>"));
 }
 
-TEST_CASE("timeline: a hold that ran its full length was closed by the mock, one never ended is still open", "[reports][timeline]") {
+TEST_CASE("timeline: a hold that ran its full length was closed by the mock, one never ended is still open",
+          "[reports][timeline]") {
   auto run = late_run_with_a_held_attempt();
   auto& e = run.cases[0].ledger[0];
   e.finished_at_ms = 1000.5;  // the whole planned hold
@@ -68,8 +69,10 @@ TEST_CASE("reports cut an oversized description and say so", "[reports][timeline
     const auto out = as(format, run);
     CHECK(out.size() < 200'000);
   }
-  CHECK_THAT(as("json", run), Catch::Contains("[description cut: 52428800 bytes, the reports keep the first 4096]"));
-  CHECK_THAT(as("html", run), Catch::Contains("[description cut: 52428800 bytes, the reports keep the first 4096]"));
+  CHECK_THAT(as("json", run),
+             Catch::Contains("[description cut: 52428800 bytes, the reports keep the first 4096]"));
+  CHECK_THAT(as("html", run),
+             Catch::Contains("[description cut: 52428800 bytes, the reports keep the first 4096]"));
   // A short one is kept whole, a cut never splits a UTF-8 sequence.
   run.cases[0].description = "short and whole";
   CHECK_THAT(as("json", run), Catch::Contains("\"short and whole\""));

@@ -1,7 +1,6 @@
 // The session API's pure phases on literal inputs (no server, no clock).
-#include <catch2/catch.hpp>
-
 #include <boost/json.hpp>
+#include <catch2/catch.hpp>
 
 #include "../harness/builders.hpp"
 #include "llmchaos/sessions/phases.hpp"
@@ -23,7 +22,8 @@ harness::History requests_of(std::vector<LedgerEntry> ledger, int count = 1) {
   }
   return h;
 }
-const std::string served_by_backup = R"({"outcome":"success","text":"hello from the mock provider","route":"backup","model":"mock-model"})";
+const std::string served_by_backup =
+    R"({"outcome":"success","text":"hello from the mock provider","route":"backup","model":"mock-model"})";
 }  // namespace
 
 TEST_CASE("session paths name their call; others are 404, other methods 405", "[sessions]") {
@@ -52,7 +52,8 @@ TEST_CASE("a create body is TOML text, or a JSON object naming case_path", "[ses
   auto path = read_create_body(R"(  {"case_path": "cases/a.toml"})");
   REQUIRE(std::holds_alternative<CaseSource>(path));
   CHECK(std::get<CasePath>(std::get<CaseSource>(path)).path == "cases/a.toml");
-  CHECK(std::get<ApiError>(read_create_body(R"({"path": "x"})")).message.find("case_path") != std::string::npos);
+  CHECK(std::get<ApiError>(read_create_body(R"({"path": "x"})")).message.find("case_path") !=
+        std::string::npos);
   CHECK(std::get<ApiError>(read_create_body("{nope")).status == 400);
   CHECK(std::get<ApiError>(read_create_body("  \n")).status == 400);
 }
@@ -64,15 +65,19 @@ TEST_CASE("finish takes one contract object per request, each with an outcome", 
   auto seq = read_seen(R"([{"outcome": "success"}, {"outcome": "fail_closed"}])", 2);
   REQUIRE(std::holds_alternative<std::vector<std::string>>(seq));
   CHECK(std::get<std::vector<std::string>>(seq)[1].find("fail_closed") != std::string::npos);
-  CHECK(std::get<ApiError>(read_seen(R"({"outcome": "success"})", 3)).message.find("1 object(s) for 3 request(s)") != std::string::npos);
-  CHECK(std::get<ApiError>(read_seen(R"([{"text": "x"}])", 1)).message.find("object 1 has no \"outcome\"") != std::string::npos);
+  CHECK(std::get<ApiError>(read_seen(R"({"outcome": "success"})", 3))
+            .message.find("1 object(s) for 3 request(s)") != std::string::npos);
+  CHECK(std::get<ApiError>(read_seen(R"([{"text": "x"}])", 1)).message.find("object 1 has no \"outcome\"") !=
+        std::string::npos);
   CHECK(std::get<ApiError>(read_seen("not json", 1)).status == 400);
   CHECK(std::get<ApiError>(read_seen("42", 1)).status == 400);
 }
 
-TEST_CASE("judge: a quota 429 retried on the same route fails the action check, by the ledger", "[sessions]") {
+TEST_CASE("judge: a quota 429 retried on the same route fails the action check, by the ledger",
+          "[sessions]") {
   auto c = make_case(Action::fallback);
-  auto h = requests_of({entry(1, "primary", 0, FaultKind::quota_429, 429), entry(2, "primary", 1, FaultKind::ok, 200, 5, 6),
+  auto h = requests_of({entry(1, "primary", 0, FaultKind::quota_429, 429),
+                        entry(2, "primary", 1, FaultKind::ok, 200, 5, 6),
                         entry(3, "backup", 0, FaultKind::ok, 200, 7, 8)});
   auto r = judge(c, h, {served_by_backup}, {});
   CHECK(r.verdict == harness::Verdict::fail);
@@ -80,14 +85,17 @@ TEST_CASE("judge: a quota 429 retried on the same route fails the action check, 
   const auto* action = find_check(r, "action");
   REQUIRE(action);
   CHECK_FALSE(action->ok);
-  CHECK_THAT(verdict_summary(r), Catch::Contains("case \"literal\"") && Catch::Contains("fail: expected fallback, observed retry") &&
+  CHECK_THAT(verdict_summary(r), Catch::Contains("case \"literal\"") &&
+                                     Catch::Contains("fail: expected fallback, observed retry") &&
                                      Catch::Contains("; action: expected fallback"));
 }
 
-TEST_CASE("judge: the fallback the case expects passes; a bare success takes its outcome from the ledger", "[sessions]") {
+TEST_CASE("judge: the fallback the case expects passes; a bare success takes its outcome from the ledger",
+          "[sessions]") {
   auto c = make_case(Action::fallback);
   c.expect_outcome = Outcome::fallback_recovery;
-  auto h = requests_of({entry(1, "primary", 0, FaultKind::quota_429, 429), entry(2, "backup", 0, FaultKind::ok, 200, 3, 4)});
+  auto h = requests_of(
+      {entry(1, "primary", 0, FaultKind::quota_429, 429), entry(2, "backup", 0, FaultKind::ok, 200, 3, 4)});
   auto r = judge(c, h, {served_by_backup}, {});
   CHECK(r.verdict == harness::Verdict::pass);
   REQUIRE(r.logs.size() == 1);
@@ -100,9 +108,11 @@ TEST_CASE("judge: the fallback the case expects passes; a bare success takes its
   CHECK(v.at("checks").as_array().at(0).as_object().contains("passed"));
 }
 
-TEST_CASE("judge: an outcome the contract does not know is unknown (error: contract), as exec", "[sessions]") {
+TEST_CASE("judge: an outcome the contract does not know is unknown (error: contract), as exec",
+          "[sessions]") {
   auto c = make_case(Action::none);
-  auto r = judge(c, requests_of({entry(1, "primary", 0, FaultKind::ok, 200)}), {R"({"outcome": "splendid"})"}, {});
+  auto r =
+      judge(c, requests_of({entry(1, "primary", 0, FaultKind::ok, 200)}), {R"({"outcome": "splendid"})"}, {});
   CHECK(r.verdict == harness::Verdict::unknown);
   CHECK(r.unknown_reason == "error: contract");
   CHECK_THAT(verdict_summary(r), Catch::Contains("unknown (error: contract)") && Catch::Contains("splendid"));
@@ -113,9 +123,11 @@ TEST_CASE("judge: a sequence's attempts go to their request by Idempotency-Key",
   harness::Sequence two;
   two.count = 2;
   c.sequence = two;
-  auto h = requests_of({entry(1, "primary", 0, FaultKind::ok, 200, 0, 1), entry(2, "primary", 1, FaultKind::server_500, 500, 2, 3, AttemptOutcome::completed, false, "op-2"),
-                        entry(3, "backup", 0, FaultKind::ok, 200, 4, 5, AttemptOutcome::completed, false, "op-2")},
-                       2);
+  auto h = requests_of(
+      {entry(1, "primary", 0, FaultKind::ok, 200, 0, 1),
+       entry(2, "primary", 1, FaultKind::server_500, 500, 2, 3, AttemptOutcome::completed, false, "op-2"),
+       entry(3, "backup", 0, FaultKind::ok, 200, 4, 5, AttemptOutcome::completed, false, "op-2")},
+      2);
   const std::string ok = R"({"outcome":"success","text":"hello from the mock provider"})";
   auto r = judge(c, h, {ok, ok}, {});
   REQUIRE(r.logs.size() == 2);

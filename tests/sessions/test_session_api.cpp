@@ -1,12 +1,11 @@
 // The session API over real sockets: a MockServer with the API wired in as `serve` wires it, a case
 // created over HTTP, a real provider request against its route, finish, verdict.
-#include <catch2/catch.hpp>
-
-#include <filesystem>
-#include <memory>
+#include <fmt/format.h>
 
 #include <boost/json.hpp>
-#include <fmt/format.h>
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <memory>
 
 #include "llmchaos/core/clock.hpp"
 #include "llmchaos/core/file_text.hpp"
@@ -49,7 +48,8 @@ struct Served {
     sessions::SessionOptions o;
     o.ttl_ms = ttl_ms;
     auto* s = server.get();
-    api = std::make_shared<sessions::SessionApi>(server->engine(), clock, [s] { return s->base_url(); }, o);
+    api = std::make_shared<sessions::SessionApi>(
+        server->engine(), clock, [s] { return s->base_url(); }, o);
     server->set_admin_extension(api);
     server->start();
   }
@@ -66,14 +66,19 @@ struct Served {
   // A provider request against an SDK base URL the session gave ("http://127.0.0.1:PORT/NS/ROUTE/v1").
   net::HttpReply chat(const std::string& base_url, const std::string& key) const {
     const auto url = net::parse_url(base_url);
-    return call("POST", url.path + "/chat/completions",
-                R"({"model":"mock-model","messages":[{"role":"user","content":"classify this"}]})",
-                {{"content-type", "application/json"}, {"authorization", "Bearer k"}, {"idempotency-key", key}});
+    return call(
+        "POST", url.path + "/chat/completions",
+        R"({"model":"mock-model","messages":[{"role":"user","content":"classify this"}]})",
+        {{"content-type", "application/json"}, {"authorization", "Bearer k"}, {"idempotency-key", key}});
   }
 };
 
-json::object body_of(const net::HttpReply& r) { return json::parse(r.body).as_object(); }
-std::string str(const json::value& v) { return std::string(v.as_string()); }
+json::object body_of(const net::HttpReply& r) {
+  return json::parse(r.body).as_object();
+}
+std::string str(const json::value& v) {
+  return std::string(v.as_string());
+}
 
 }  // namespace
 
@@ -95,8 +100,9 @@ TEST_CASE("create, a real request on the route, finish: the checker's verdict", 
     auto answer = s.chat(backup, key);
     REQUIRE(answer.status == 200);
     auto text = str(json::parse(answer.body).at("choices").at(0).at("message").at("content"));
-    auto finished = s.call("POST", "/__llmchaos/sessions/" + id + "/finish",
-                           json::serialize(json::object{{"outcome", "success"}, {"text", text}, {"route", "backup"}}));
+    auto finished =
+        s.call("POST", "/__llmchaos/sessions/" + id + "/finish",
+               json::serialize(json::object{{"outcome", "success"}, {"text", text}, {"route", "backup"}}));
     REQUIRE(finished.status == 200);
     auto v = body_of(finished);
     INFO(finished.body);
@@ -114,7 +120,8 @@ TEST_CASE("create, a real request on the route, finish: the checker's verdict", 
   SECTION("the quota retried on the same route: fail, naming the action check") {
     CHECK(s.chat(primary, key).status == 429);
     CHECK(s.chat(primary, key).status == 200);
-    auto finished = s.call("POST", "/__llmchaos/sessions/" + id + "/finish", R"([{"outcome": "success", "route": "primary"}])");
+    auto finished = s.call("POST", "/__llmchaos/sessions/" + id + "/finish",
+                           R"([{"outcome": "success", "route": "primary"}])");
     REQUIRE(finished.status == 200);
     auto v = body_of(finished);
     CHECK(v.at("verdict").as_string() == "fail");
@@ -123,24 +130,30 @@ TEST_CASE("create, a real request on the route, finish: the checker's verdict", 
     for (const auto& c : v.at("checks").as_array())
       if (c.at("name").as_string() == "action") action_failed = !c.at("passed").as_bool();
     CHECK(action_failed);
-    CHECK_THAT(str(v.at("summary")), Catch::Contains("session: quota 429 falls back") && Catch::Contains("action: expected fallback"));
+    CHECK_THAT(str(v.at("summary")), Catch::Contains("session: quota 429 falls back") &&
+                                         Catch::Contains("action: expected fallback"));
     // The four reports of what this server judged.
-    const auto dir = std::filesystem::temp_directory_path() / fmt::format("llmchaos-session-reports-{}", s.server->port());
-    auto written = s.call("POST", "/__llmchaos/sessions/reports", json::serialize(json::object{{"dir", dir.string()}}));
+    const auto dir =
+        std::filesystem::temp_directory_path() / fmt::format("llmchaos-session-reports-{}", s.server->port());
+    auto written =
+        s.call("POST", "/__llmchaos/sessions/reports", json::serialize(json::object{{"dir", dir.string()}}));
     REQUIRE(written.status == 200);
     auto w = body_of(written);
     CHECK(w.at("cases").as_int64() == 1);
     CHECK(w.at("failed").as_int64() == 1);
     CHECK(w.at("written").as_array().size() == 4);
-    CHECK_THAT(read_file_text((dir / "report.json").string()), Catch::Contains("session: quota 429 falls back"));
+    CHECK_THAT(read_file_text((dir / "report.json").string()),
+               Catch::Contains("session: quota 429 falls back"));
     CHECK_THAT(read_file_text((dir / "junit.xml").string()), Catch::Contains("<failure"));
     std::filesystem::remove_all(dir);
   }
 }
 
-TEST_CASE("a bad case is a 400 naming file:line:col; a case path is read as serve sees it", "[sessions][socket]") {
+TEST_CASE("a bad case is a 400 naming file:line:col; a case path is read as serve sees it",
+          "[sessions][socket]") {
   Served s;
-  auto bad = s.call("POST", "/__llmchaos/sessions", "name = \"x\"\nexpect = \"fallback\"\n\n[route.primary]\ndialekt = \"openai\"\n");
+  auto bad = s.call("POST", "/__llmchaos/sessions",
+                    "name = \"x\"\nexpect = \"fallback\"\n\n[route.primary]\ndialekt = \"openai\"\n");
   REQUIRE(bad.status == 400);
   CHECK_THAT(str(body_of(bad).at("error")), Catch::Contains("<session>:5:1"));
   auto missing = s.call("POST", "/__llmchaos/sessions", R"({"case_path": "/nonexistent/case.toml"})");
@@ -160,14 +173,16 @@ TEST_CASE("an unknown session is 404; a wrong finish body is 400", "[sessions][s
   CHECK(s.call("DELETE", "/__llmchaos/sessions/nope").status == 404);
   CHECK(s.call("PUT", "/__llmchaos/sessions").status == 405);
   auto id = str(body_of(s.call("POST", "/__llmchaos/sessions", quota_case)).at("id"));
-  auto wrong = s.call("POST", "/__llmchaos/sessions/" + id + "/finish", R"([{"outcome":"success"},{"outcome":"success"}])");
+  auto wrong = s.call("POST", "/__llmchaos/sessions/" + id + "/finish",
+                      R"([{"outcome":"success"},{"outcome":"success"}])");
   CHECK(wrong.status == 400);
   CHECK_THAT(wrong.body, Catch::Contains("2 object(s) for 1 request(s)"));
   // The mock's own admin API is untouched by the extension.
   CHECK(s.call("GET", "/__llmchaos/health").status == 200);
 }
 
-TEST_CASE("a session without a call for its TTL expires: 404 and its namespace removed", "[sessions][socket]") {
+TEST_CASE("a session without a call for its TTL expires: 404 and its namespace removed",
+          "[sessions][socket]") {
   Served s(1000);
   auto session = body_of(s.call("POST", "/__llmchaos/sessions", quota_case));
   const auto id = str(session.at("id"));
@@ -185,7 +200,8 @@ TEST_CASE("a session without a call for its TTL expires: 404 and its namespace r
   CHECK(s.chat(primary, "k").status == 404);
 }
 
-TEST_CASE("alive_after: /alive turns the routes healthy, the probe is judged with the requests", "[sessions][socket]") {
+TEST_CASE("alive_after: /alive turns the routes healthy, the probe is judged with the requests",
+          "[sessions][socket]") {
   Served s;
   const std::string probe_case = R"(name = "session: alive after"
 expect = "fail_closed"
@@ -207,8 +223,9 @@ alive_after = true
   REQUIRE(probe.status == 200);
   auto answer = s.chat(primary, str(body_of(probe).at("operation_id")));
   REQUIRE(answer.status == 200);
-  auto v = body_of(s.call("POST", "/__llmchaos/sessions/" + id + "/finish",
-                          R"([{"outcome":"fail_closed"},{"outcome":"success","text":"hello from the mock provider"}])"));
+  auto v = body_of(
+      s.call("POST", "/__llmchaos/sessions/" + id + "/finish",
+             R"([{"outcome":"fail_closed"},{"outcome":"success","text":"hello from the mock provider"}])"));
   INFO(json::serialize(v));
   CHECK(v.at("verdict").as_string() == "pass");
   bool alive_checked = false;

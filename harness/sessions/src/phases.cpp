@@ -1,11 +1,11 @@
 // The session API's pure phases (phases.hpp).
 #include "llmchaos/sessions/phases.hpp"
 
-#include <algorithm>
-#include <cmath>
-
-#include <boost/json.hpp>
 #include <fmt/format.h>
+
+#include <algorithm>
+#include <boost/json.hpp>
+#include <cmath>
 
 #include "llmchaos/core/ledger_json.hpp"
 #include "llmchaos/harness/driver.hpp"
@@ -35,7 +35,8 @@ ApiError not_allowed(std::string_view method, std::string_view path, std::string
 
 std::variant<Call, ApiError> route_call(std::string_view method, std::string_view path) {
   const auto segs = segments(path);
-  if (segs.empty() || segs[0] != "sessions" || segs.size() > 3) return ApiError{404, fmt::format("no admin endpoint /__llmchaos/{}", path)};
+  if (segs.empty() || segs[0] != "sessions" || segs.size() > 3)
+    return ApiError{404, fmt::format("no admin endpoint /__llmchaos/{}", path)};
   if (segs.size() == 1) {
     if (method == "POST") return Call{Op::create, {}};
     if (method == "GET") return Call{Op::list, {}};
@@ -52,26 +53,34 @@ std::variant<Call, ApiError> route_call(std::string_view method, std::string_vie
     return not_allowed(method, path, "GET, DELETE");
   }
   const auto what = segs[2];
-  if (what != "finish" && what != "alive") return ApiError{404, fmt::format("no admin endpoint /__llmchaos/{}", path)};
+  if (what != "finish" && what != "alive")
+    return ApiError{404, fmt::format("no admin endpoint /__llmchaos/{}", path)};
   if (method != "POST") return not_allowed(method, path, "POST");
   return Call{what == "finish" ? Op::finish : Op::probe, id};
 }
 
 std::variant<CaseSource, ApiError> read_create_body(std::string_view body) {
   const auto start = body.find_first_not_of(" \t\r\n");
-  if (start == std::string_view::npos) return ApiError{400, "empty body: send the case as TOML text (application/toml) or {\"case_path\": \"...\"}"};
-  if (body[start] != '{') return CaseSource{CaseText{std::string(body)}};  // a TOML document never starts with '{'
+  if (start == std::string_view::npos)
+    return ApiError{400,
+                    "empty body: send the case as TOML text (application/toml) or {\"case_path\": \"...\"}"};
+  if (body[start] != '{')
+    return CaseSource{CaseText{std::string(body)}};  // a TOML document never starts with '{'
   boost::system::error_code ec;
   auto v = json::parse(body, ec);
-  if (ec || !v.is_object()) return ApiError{400, fmt::format("the body starts with '{{' but is not a JSON object ({})", ec ? ec.message() : "not an object")};
+  if (ec || !v.is_object())
+    return ApiError{400, fmt::format("the body starts with '{{' but is not a JSON object ({})",
+                                     ec ? ec.message() : "not an object")};
   const auto* path = v.as_object().if_contains("case_path");
   if (!path || !path->is_string() || path->as_string().empty())
-    return ApiError{400, R"(a JSON body needs "case_path": "FILE.toml" (or send the case's TOML text as application/toml))"};
+    return ApiError{
+        400,
+        R"(a JSON body needs "case_path": "FILE.toml" (or send the case's TOML text as application/toml))"};
   return CaseSource{CasePath{std::string(path->as_string())}};
 }
 
-json::object session_json(std::string_view id, std::string_view ns, const harness::Case& c, const harness::CaseFacts& facts,
-                          const std::string& not_run) {
+json::object session_json(std::string_view id, std::string_view ns, const harness::Case& c,
+                          const harness::CaseFacts& facts, const std::string& not_run) {
   json::object routes;
   for (const auto& r : facts.routes) {
     json::object route{{"base_url", r.base_url}, {"dialect", r.dialect}};
@@ -79,7 +88,8 @@ json::object session_json(std::string_view id, std::string_view ns, const harnes
     routes[r.name] = std::move(route);
   }
   json::array operation_ids, fallback;
-  for (int i = 1; i <= c.request_count(); ++i) operation_ids.emplace_back(harness::request_operation_id(ns, i));
+  for (int i = 1; i <= c.request_count(); ++i)
+    operation_ids.emplace_back(harness::request_operation_id(ns, i));
   for (const auto& f : facts.fallback) fallback.emplace_back(f);
   auto request_for = c.request;
   request_for.operation_id = harness::request_operation_id(ns, 1);
@@ -121,21 +131,32 @@ json::object session_json(std::string_view id, std::string_view ns, const harnes
 std::variant<std::vector<std::string>, ApiError> read_seen(std::string_view body, int expected_count) {
   boost::system::error_code ec;
   auto v = json::parse(body, ec);
-  if (ec) return ApiError{400, fmt::format("finish: the body is not JSON ({}): send the exec contract's object {{\"outcome\", \"text\", \"route\", \"model\"}}, or an array of them", ec.message())};
+  if (ec)
+    return ApiError{400, fmt::format("finish: the body is not JSON ({}): send the exec contract's object "
+                                     "{{\"outcome\", \"text\", \"route\", \"model\"}}, or an array of them",
+                                     ec.message())};
   json::array items;
-  if (v.is_object()) items.push_back(v);
-  else if (v.is_array()) items = v.as_array();
-  else return ApiError{400, "finish: send an object {\"outcome\", ...} or an array of them, one per request"};
+  if (v.is_object())
+    items.push_back(v);
+  else if (v.is_array())
+    items = v.as_array();
+  else
+    return ApiError{400, "finish: send an object {\"outcome\", ...} or an array of them, one per request"};
   if (static_cast<int>(items.size()) != expected_count)
-    return ApiError{400, fmt::format("finish: {} object(s) for {} request(s) of the case{}", items.size(), expected_count,
-                                     expected_count > 1 ? " (one per request, in order; the alive_after probe's last)" : "")};
+    return ApiError{
+        400,
+        fmt::format("finish: {} object(s) for {} request(s) of the case{}", items.size(), expected_count,
+                    expected_count > 1 ? " (one per request, in order; the alive_after probe's last)" : "")};
   std::vector<std::string> out;
   for (std::size_t i = 0; i < items.size(); ++i) {
     const auto* o = items[i].if_object();
     const auto* outcome = o ? o->if_contains("outcome") : nullptr;
     if (!outcome || !outcome->is_string())
-      return ApiError{400, fmt::format("finish: object {} has no \"outcome\" string (the exec contract: primary_success, "
-                                       "retry_recovery, fallback_recovery, degraded, queued, fail_closed, success, error, rate_limited)", i + 1)};
+      return ApiError{
+          400, fmt::format("finish: object {} has no \"outcome\" string (the exec contract: primary_success, "
+                           "retry_recovery, fallback_recovery, degraded, queued, fail_closed, success, "
+                           "error, rate_limited)",
+                           i + 1)};
     out.push_back(json::serialize(*o));
   }
   return out;
@@ -157,8 +178,8 @@ void fill_logs(const harness::Case& c, harness::History& h, const std::vector<st
 }
 }  // namespace
 
-harness::CaseResult judge(const harness::Case& c, harness::History history, const std::vector<std::string>& seen,
-                          const Judging& judging) {
+harness::CaseResult judge(const harness::Case& c, harness::History history,
+                          const std::vector<std::string>& seen, const Judging& judging) {
   if (c.exact_time) return harness::not_applicable_result(c, std::string(harness::exact_time_not_run));
   history.has_decision_log = false;  // as exec: the caller's decisions are not visible
   try {
@@ -179,9 +200,13 @@ harness::CaseResult judge(const harness::Case& c, harness::History history, cons
 }
 
 namespace {
-std::string optional_outcome(const std::optional<Outcome>& o) { return o ? std::string(to_string(*o)) : std::string(); }
+std::string optional_outcome(const std::optional<Outcome>& o) {
+  return o ? std::string(to_string(*o)) : std::string();
+}
 
-double to_microsecond(double ms) { return std::round(ms * 1000) / 1000; }
+double to_microsecond(double ms) {
+  return std::round(ms * 1000) / 1000;
+}
 
 json::array timeline_json(const harness::CaseResult& r) {
   json::array out;
@@ -200,8 +225,10 @@ json::array timeline_json(const harness::CaseResult& r) {
 }  // namespace
 
 std::string verdict_summary(const harness::CaseResult& r) {
-  std::string out = fmt::format("case \"{}\"{}: {}", r.name, r.file.empty() ? "" : " (" + r.file + ")", to_string(r.verdict));
-  if (r.verdict == harness::Verdict::unknown && !r.unknown_reason.empty()) out += " (" + r.unknown_reason + ")";
+  std::string out = fmt::format("case \"{}\"{}: {}", r.name, r.file.empty() ? "" : " (" + r.file + ")",
+                                to_string(r.verdict));
+  if (r.verdict == harness::Verdict::unknown && !r.unknown_reason.empty())
+    out += " (" + r.unknown_reason + ")";
   out += fmt::format(": expected {}, observed {}", to_string(r.expected), to_string(r.observed));
   if (!r.reason.empty()) out += "; " + r.reason;
   for (const auto& check : r.checks)
@@ -212,7 +239,8 @@ std::string verdict_summary(const harness::CaseResult& r) {
 json::object verdict_json(const harness::CaseResult& r) {
   json::array actions, checks;
   for (auto a : r.observed_actions) actions.emplace_back(to_string(a));
-  for (const auto& check : r.checks) checks.push_back(json::object{{"name", check.name}, {"passed", check.ok}, {"message", check.message}});
+  for (const auto& check : r.checks)
+    checks.push_back(json::object{{"name", check.name}, {"passed", check.ok}, {"message", check.message}});
   json::object attempts;
   for (const auto& [route, n] : r.attempts_by_route) attempts[route] = n;
   json::object out{{"verdict", to_string(r.verdict)},
@@ -237,7 +265,9 @@ std::variant<std::string, ApiError> read_reports_body(std::string_view body) {
   auto v = json::parse(body, ec);
   const auto* dir = !ec && v.is_object() ? v.as_object().if_contains("dir") : nullptr;
   if (!dir || !dir->is_string() || dir->as_string().empty())
-    return ApiError{400, R"(reports: send {"dir": "PATH"}, the folder to write junit.xml, report.json, report.md and report.html into)"};
+    return ApiError{
+        400,
+        R"(reports: send {"dir": "PATH"}, the folder to write junit.xml, report.json, report.md and report.html into)"};
   return std::string(dir->as_string());
 }
 
@@ -251,7 +281,8 @@ harness::RunResult judged_run(std::vector<harness::CaseResult> cases, double tim
   return run;
 }
 
-std::vector<std::string> expired(const std::map<std::string, double>& last_call_ms, double now_ms, double ttl_ms) {
+std::vector<std::string> expired(const std::map<std::string, double>& last_call_ms, double now_ms,
+                                 double ttl_ms) {
   std::vector<std::string> out;
   for (const auto& [id, at] : last_call_ms)
     if (now_ms - at > ttl_ms) out.push_back(id);

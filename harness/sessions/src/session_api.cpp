@@ -1,12 +1,12 @@
 // The session API's I/O: the sessions, the engine's namespaces, the clock (phases.cpp decides).
 #include "llmchaos/sessions/session_api.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <atomic>
-#include <filesystem>
-
 #include <boost/json.hpp>
-#include <fmt/format.h>
+#include <filesystem>
 
 #include "llmchaos/core/json_text.hpp"
 #include "llmchaos/core/ledger_json.hpp"
@@ -27,30 +27,38 @@ struct SessionApi::Session {
   std::uint64_t seed = 0;
   std::string not_run;  // why a live session cannot judge the case ("" when it can)
   double created_ms = 0;
-  double last_call_ms = 0;  // guarded by SessionApi::mutex_
-  std::mutex mutex;         // one call of this session at a time
+  double last_call_ms = 0;                       // guarded by SessionApi::mutex_
+  std::mutex mutex;                              // one call of this session at a time
   std::optional<harness::History> before_probe;  // after /alive: the requests' history, probe ledger apart
   bool finished = false;
 };
 
 namespace {
-mock::AdminReply reply(int status, const json::value& body) { return {status, compact_json(body, DoubleForm::shortest)}; }
-mock::AdminReply error_reply(const ApiError& e) { return reply(e.status, json::object{{"error", e.message}}); }
+mock::AdminReply reply(int status, const json::value& body) {
+  return {status, compact_json(body, DoubleForm::shortest)};
+}
+mock::AdminReply error_reply(const ApiError& e) {
+  return reply(e.status, json::object{{"error", e.message}});
+}
 
 // The requests' records, each with its operation id (what the caller sends as Idempotency-Key).
 std::vector<harness::RequestRecord> request_records(const std::string& ns, int count) {
   std::vector<harness::RequestRecord> out(static_cast<std::size_t>(count));
-  for (int i = 0; i < count; ++i) out[static_cast<std::size_t>(i)].log.operation_id = harness::request_operation_id(ns, i + 1);
+  for (int i = 0; i < count; ++i)
+    out[static_cast<std::size_t>(i)].log.operation_id = harness::request_operation_id(ns, i + 1);
   return out;
 }
 }  // namespace
 
-SessionApi::SessionApi(mock::Engine& engine, Clock& clock, std::function<std::string()> base_url, SessionOptions options)
+SessionApi::SessionApi(mock::Engine& engine, Clock& clock, std::function<std::string()> base_url,
+                       SessionOptions options)
     : engine_(engine), clock_(clock), base_url_(std::move(base_url)), options_(options) {}
 
 SessionApi::~SessionApi() = default;
 
-bool SessionApi::handles(std::string_view path) const { return path == "sessions" || path.starts_with("sessions/"); }
+bool SessionApi::handles(std::string_view path) const {
+  return path == "sessions" || path.starts_with("sessions/");
+}
 
 std::size_t SessionApi::live_sessions() const {
   std::lock_guard lock(mutex_);
@@ -89,15 +97,23 @@ mock::AdminReply SessionApi::handle(const mock::RawRequest& request, std::string
   if (call.op == Op::reports) return write_reports(request);
   auto s = find(call.id);
   if (!s)
-    return error_reply({404, fmt::format("no session \"{}\" (ended, expired after {:.0f} s without a call, or never created)",
-                                         call.id, options_.ttl_ms / 1000)});
+    return error_reply(
+        {404,
+         fmt::format("no session \"{}\" (ended, expired after {:.0f} s without a call, or never created)",
+                     call.id, options_.ttl_ms / 1000)});
   std::lock_guard lock(s->mutex);
   switch (call.op) {
-    case Op::show: return show(*s);
-    case Op::finish: return finish(*s, request);
-    case Op::probe: return probe(*s);
-    case Op::end: end(*s); return reply(200, json::object{{"ok", true}, {"id", s->id}});
-    default: return error_reply({404, "no such endpoint"});
+    case Op::show:
+      return show(*s);
+    case Op::finish:
+      return finish(*s, request);
+    case Op::probe:
+      return probe(*s);
+    case Op::end:
+      end(*s);
+      return reply(200, json::object{{"ok", true}, {"id", s->id}});
+    default:
+      return error_reply({404, "no such endpoint"});
   }
 }
 
@@ -158,7 +174,8 @@ mock::AdminReply SessionApi::show(Session& s) {
 
 mock::AdminReply SessionApi::probe(Session& s) {
   if (!s.c.checks.alive_after)
-    return error_reply({400, fmt::format("case \"{}\" has no alive_after check: nothing to probe", s.c.name)});
+    return error_reply(
+        {400, fmt::format("case \"{}\" has no alive_after check: nothing to probe", s.c.name)});
   if (s.before_probe) return error_reply({409, "the alive_after probe was already asked for"});
   const std::atomic<bool> never{false};
   harness::History h;
@@ -196,8 +213,10 @@ mock::AdminReply SessionApi::finish(Session& s, const mock::RawRequest& request)
   {
     std::lock_guard lock(mutex_);
     auto it = std::find_if(judged_.begin(), judged_.end(), [&](const auto& j) { return j.first == s.id; });
-    if (it != judged_.end()) it->second = std::move(result);
-    else judged_.emplace_back(s.id, std::move(result));
+    if (it != judged_.end())
+      it->second = std::move(result);
+    else
+      judged_.emplace_back(s.id, std::move(result));
     if (judged_.size() > max_judged) judged_.erase(judged_.begin());
   }
   body["id"] = s.id;
@@ -207,7 +226,8 @@ mock::AdminReply SessionApi::finish(Session& s, const mock::RawRequest& request)
 mock::AdminReply SessionApi::list() {
   json::array out;
   std::lock_guard lock(mutex_);
-  for (const auto& [id, s] : sessions_) out.push_back(json::object{{"id", id}, {"namespace", s->ns}, {"case", s->c.name}});
+  for (const auto& [id, s] : sessions_)
+    out.push_back(json::object{{"id", id}, {"namespace", s->ns}, {"case", s->c.name}});
   return reply(200, json::object{{"sessions", std::move(out)}, {"ttl_ms", options_.ttl_ms}});
 }
 
@@ -230,8 +250,12 @@ mock::AdminReply SessionApi::write_reports(const mock::RawRequest& request) {
   } catch (const std::exception& e) {
     return error_reply({500, fmt::format("reports: {}", e.what())});
   }
-  return reply(200, json::object{{"written", std::move(written)}, {"cases", run.cases.size()}, {"passed", run.passed()},
-                                 {"failed", run.failed()}, {"unknown", run.unknown()}, {"not_applicable", run.not_applicable()}});
+  return reply(200, json::object{{"written", std::move(written)},
+                                 {"cases", run.cases.size()},
+                                 {"passed", run.passed()},
+                                 {"failed", run.failed()},
+                                 {"unknown", run.unknown()},
+                                 {"not_applicable", run.not_applicable()}});
 }
 
 void SessionApi::end(Session& s) {

@@ -1,10 +1,9 @@
 #pragma once
 // A Responses API stream as the background-response tests read it (tests/mockprovider/test_resume.cpp,
 // and through the proxy tests/proxy/test_resume_forwarded.cpp): typed SSE frames, their deltas, the resume.
+#include <boost/json.hpp>
 #include <string>
 #include <vector>
-
-#include <boost/json.hpp>
 
 namespace llmchaos::test {
 
@@ -29,7 +28,8 @@ inline std::vector<Frame> frames(const std::string& body) {
     Frame f;
     f.type = std::string(v.at("type").as_string());
     f.sequence = v.at("sequence_number").to_number<long long>();
-    if (const auto* d = v.as_object().if_contains("delta"); d && d->is_string()) f.delta = std::string(d->as_string());
+    if (const auto* d = v.as_object().if_contains("delta"); d && d->is_string())
+      f.delta = std::string(d->as_string());
     f.data = std::move(v);
     out.push_back(std::move(f));
   }

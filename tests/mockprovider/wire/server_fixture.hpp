@@ -20,11 +20,13 @@ struct TestServer {
     engine().install(ns, mock::parse_script_text(toml, "test.toml"));
   }
   WireReply send(const std::string& method, const std::string& target, const std::string& body = {},
-                 const std::vector<std::pair<std::string, std::string>>& headers = {}, double timeout_ms = 5000) {
+                 const std::vector<std::pair<std::string, std::string>>& headers = {},
+                 double timeout_ms = 5000) {
     return wire_exchange(port(), http_request(method, target, body, headers), timeout_ms);
   }
   // One admin or provider call through the product's own HTTP client (status, headers, body).
-  ::llmchaos::net::HttpReply call(const std::string& method, const std::string& target, const std::string& body = {},
+  ::llmchaos::net::HttpReply call(const std::string& method, const std::string& target,
+                                  const std::string& body = {},
                                   std::vector<std::pair<std::string, std::string>> headers = {}) {
     ::llmchaos::net::HttpCall c;
     c.port = port();
@@ -35,7 +37,8 @@ struct TestServer {
     return ::llmchaos::net::http_call(c);
   }
   WireReply chat(Dialect d, const std::string& base, bool stream, const std::string& extra = {},
-                 const std::vector<std::pair<std::string, std::string>>& headers = {}, double timeout_ms = 5000) {
+                 const std::vector<std::pair<std::string, std::string>>& headers = {},
+                 double timeout_ms = 5000) {
     const auto call = chat_call(d, base, stream, extra);
     return send("POST", call.target, call.body, headers, timeout_ms);
   }
@@ -55,10 +58,12 @@ struct TestServer {
 };
 
 inline std::string route_toml(Dialect d, const std::string& steps, const std::string& extra = {}) {
-  return "[route.r]\ndialect = \"" + std::string(to_string(d)) + "\"\ntext = \"alpha beta gamma delta\"\n" + extra +
-         "script = [" + steps + "]\n";
+  return "[route.r]\ndialect = \"" + std::string(to_string(d)) + "\"\ntext = \"alpha beta gamma delta\"\n" +
+         extra + "script = [" + steps + "]\n";
 }
 
-inline const char* request_id_header(Dialect d) { return d == Dialect::anthropic ? "request-id" : "x-request-id"; }
+inline const char* request_id_header(Dialect d) {
+  return d == Dialect::anthropic ? "request-id" : "x-request-id";
+}
 
 }  // namespace llmchaos::test

@@ -1,14 +1,14 @@
 #include "wire_client.hpp"
 
-#include <array>
-#include <chrono>
-#include <functional>
+#include <fmt/format.h>
 
+#include <array>
 #include <boost/asio/connect.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/write.hpp>
-#include <fmt/format.h>
+#include <chrono>
+#include <functional>
 
 namespace net = boost::asio;
 using tcp = net::ip::tcp;
@@ -31,7 +31,8 @@ void parse_reply(WireReply& r) {
   while (line_end != std::string::npos && line_end < head.size()) {
     const auto start = line_end + 2;
     line_end = head.find("\r\n", start);
-    const auto line = head.substr(start, line_end == std::string::npos ? std::string::npos : line_end - start);
+    const auto line =
+        head.substr(start, line_end == std::string::npos ? std::string::npos : line_end - start);
     const auto colon = line.find(':');
     if (colon == std::string::npos) continue;
     auto value = line.substr(colon + 1);
@@ -79,7 +80,9 @@ bool WireReply::has_header(std::string_view name) const {
   return false;
 }
 
-boost::json::value WireReply::json() const { return boost::json::parse(body); }
+boost::json::value WireReply::json() const {
+  return boost::json::parse(body);
+}
 
 WireReply wire_exchange(std::uint16_t port, const std::string& request, double timeout_ms) {
   WireReply r;
@@ -145,7 +148,8 @@ std::vector<SseEvent> sse_events(const std::string& body) {
     std::size_t line_start = 0;
     while (line_start <= frame.size()) {
       auto line_end = frame.find('\n', line_start);
-      auto line = frame.substr(line_start, line_end == std::string::npos ? std::string::npos : line_end - line_start);
+      auto line =
+          frame.substr(line_start, line_end == std::string::npos ? std::string::npos : line_end - line_start);
       if (!line.empty() && line.back() == '\r') line.pop_back();
       if (line.rfind("event: ", 0) == 0) e.event = line.substr(7);
       if (line.rfind("data: ", 0) == 0) e.data = line.substr(6);
@@ -188,7 +192,14 @@ std::string event_text(Dialect d, const SseEvent& e) {
         return {};
       }
       case Dialect::gemini: {
-        const auto& part = o.at("candidates").as_array()[0].as_object().at("content").as_object().at("parts").as_array()[0].as_object();
+        const auto& part = o.at("candidates")
+                               .as_array()[0]
+                               .as_object()
+                               .at("content")
+                               .as_object()
+                               .at("parts")
+                               .as_array()[0]
+                               .as_object();
         if (auto* t = part.if_contains("text")) return std::string(t->as_string());
         if (part.contains("functionCall")) return "functionCall";
         return {};
@@ -203,23 +214,31 @@ ChatCall chat_call(Dialect d, const std::string& base, bool stream, const std::s
   const std::string more = extra.empty() ? "" : "," + extra;
   switch (d) {
     case Dialect::openai:
-      return {base + "/v1/chat/completions",
-              fmt::format(R"({{"model":"gpt-x","messages":[{{"role":"user","content":"hi there"}}],"stream":{}{}{}}})",
-                          stream ? "true" : "false", stream ? R"(,"stream_options":{"include_usage":true})" : "", more)};
+      return {
+          base + "/v1/chat/completions",
+          fmt::format(
+              R"({{"model":"gpt-x","messages":[{{"role":"user","content":"hi there"}}],"stream":{}{}{}}})",
+              stream ? "true" : "false", stream ? R"(,"stream_options":{"include_usage":true})" : "", more)};
     case Dialect::azure:
-      return {base + "/openai/deployments/gpt-x/chat/completions?api-version=2024-10-21",
-              fmt::format(R"({{"model":"gpt-x","messages":[{{"role":"user","content":"hi there"}}],"stream":{}{}{}}})",
-                          stream ? "true" : "false", stream ? R"(,"stream_options":{"include_usage":true})" : "", more)};
+      return {
+          base + "/openai/deployments/gpt-x/chat/completions?api-version=2024-10-21",
+          fmt::format(
+              R"({{"model":"gpt-x","messages":[{{"role":"user","content":"hi there"}}],"stream":{}{}{}}})",
+              stream ? "true" : "false", stream ? R"(,"stream_options":{"include_usage":true})" : "", more)};
     case Dialect::anthropic:
-      return {base + "/v1/messages",
-              fmt::format(R"({{"model":"claude-x","max_tokens":64,"messages":[{{"role":"user","content":"hi there"}}],"stream":{}{}}})",
-                          stream ? "true" : "false", more)};
+      return {
+          base + "/v1/messages",
+          fmt::format(
+              R"({{"model":"claude-x","max_tokens":64,"messages":[{{"role":"user","content":"hi there"}}],"stream":{}{}}})",
+              stream ? "true" : "false", more)};
     case Dialect::responses:
-      return {base + "/v1/responses",
-              fmt::format(R"({{"model":"gpt-x","input":[{{"role":"user","content":"hi there"}}],"stream":{}{}}})",
-                          stream ? "true" : "false", more)};
+      return {
+          base + "/v1/responses",
+          fmt::format(R"({{"model":"gpt-x","input":[{{"role":"user","content":"hi there"}}],"stream":{}{}}})",
+                      stream ? "true" : "false", more)};
     case Dialect::gemini:
-      return {base + (stream ? "/v1beta/models/gemini-x:streamGenerateContent?alt=sse" : "/v1beta/models/gemini-x:generateContent"),
+      return {base + (stream ? "/v1beta/models/gemini-x:streamGenerateContent?alt=sse"
+                             : "/v1beta/models/gemini-x:generateContent"),
               fmt::format(R"({{"contents":[{{"role":"user","parts":[{{"text":"hi there"}}]}}]{}}})", more)};
   }
   return {};

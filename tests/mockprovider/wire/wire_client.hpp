@@ -1,13 +1,12 @@
 #pragma once
 // A raw HTTP/1.1 client for the loopback tests: it records every byte and how the connection ended
 // (clean EOF, RST, or our own deadline), so a cut, a reset and a hold can be told apart.
+#include <boost/json.hpp>
 #include <cstdint>
 #include <memory>
 #include <string>
 #include <utility>
 #include <vector>
-
-#include <boost/json.hpp>
 
 #include "llmchaos/core/types.hpp"
 
@@ -22,8 +21,8 @@ struct WireReply {
   int status = 0;
   std::vector<std::pair<std::string, std::string>> headers;  // lower-cased names
   bool chunked = false;
-  bool complete = false;   // Content-Length satisfied, or the last chunk seen
-  std::string body;        // de-chunked
+  bool complete = false;  // Content-Length satisfied, or the last chunk seen
+  std::string body;       // de-chunked
   std::string header(std::string_view name) const;
   bool has_header(std::string_view name) const;
   boost::json::value json() const;  // body as JSON (throws when it is not)
@@ -50,6 +49,7 @@ struct ChatCall {
   std::string target;
   std::string body;
 };
-ChatCall chat_call(Dialect d, const std::string& base, bool stream, const std::string& extra_json_members = {});
+ChatCall chat_call(Dialect d, const std::string& base, bool stream,
+                   const std::string& extra_json_members = {});
 
 }  // namespace llmchaos::test

@@ -55,13 +55,15 @@ class AdmissionGate {
 }  // namespace llmchaos::client
 
 namespace llmchaos {
-template <> struct enum_names<client::GateKind> {
+template <>
+struct enum_names<client::GateKind> {
   static constexpr std::pair<client::GateKind, std::string_view> table[] = {
       {client::GateKind::unbounded, "unbounded"},
       {client::GateKind::bounded, "bounded"},
       {client::GateKind::wait_budget, "wait_budget"}};
 };
-template <> struct enum_names<client::AdmissionVerdict> {
+template <>
+struct enum_names<client::AdmissionVerdict> {
   static constexpr std::pair<client::AdmissionVerdict, std::string_view> table[] = {
       {client::AdmissionVerdict::admit, "admit"},
       {client::AdmissionVerdict::reject_degrade, "reject_degrade"}};

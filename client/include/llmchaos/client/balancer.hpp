@@ -6,8 +6,8 @@
 // injected Rng, next_turn). So equal endpoints of weights 3 and 1 take exactly three requests in four
 // and one in four even when requests come one at a time (in_flight 0 at every pick), a clearly slower or
 // busier one gets a rare turn (at most the lightest near-tie's rate, shrinking with the fourth power of
-// how much slower it is: it is measured again, so one slow sample does not starve it), and one back from an exclusion or a slow spell takes
-// turns from the present on (no burst to catch up).
+// how much slower it is: it is measured again, so one slow sample does not starve it), and one back from an
+// exclusion or a slow spell takes turns from the present on (no burst to catch up).
 #include <cstddef>
 #include <optional>
 #include <span>
@@ -25,11 +25,11 @@ struct BalancerEndpoint {
 };
 
 struct BalancerSettings {
-  double ema_alpha = 0.3;             // weight of the newest latency sample
-  double initial_latency_ms = 100;    // an endpoint's latency before its first sample
+  double ema_alpha = 0.3;           // weight of the newest latency sample
+  double initial_latency_ms = 100;  // an endpoint's latency before its first sample
   double failure_half_life_ms = 10000;
-  double exclude_at_failures = 3;     // decayed failure score at which an endpoint is excluded
-  double share_within = 1.25;         // a load at most this factor of the lowest is a near-tie (shared by weight)
+  double exclude_at_failures = 3;  // decayed failure score at which an endpoint is excluded
+  double share_within = 1.25;  // a load at most this factor of the lowest is a near-tie (shared by weight)
   // A member slower than the near-ties still takes turns, at most at the lightest near-tie's rate and
   // shrunk by (share_within x lowest / load)^slow_share_power (2x slower: 0.15; 20x: 0.00002): it is
   // measured again now and then, so one noisy sample never starves it.
@@ -72,9 +72,9 @@ class Balancer {
   struct State {
     int in_flight = 0;
     std::optional<double> ema_ms;
-    double failures = 0;       // failure score at `failures_at_ms`
+    double failures = 0;  // failure score at `failures_at_ms`
     double failures_at_ms = 0;
-    double turn = 0;           // when this endpoint's next turn comes (stride scheduling)
+    double turn = 0;  // when this endpoint's next turn comes (stride scheduling)
   };
   std::vector<BalancerEndpoint> endpoints_;
   BalancerSettings settings_;

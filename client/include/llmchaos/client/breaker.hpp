@@ -44,8 +44,8 @@ class CircuitBreaker {
 
   BreakerSettings settings_;
   BreakerState state_ = BreakerState::closed;
-  int failures_ = 0;           // consecutive route failures while closed
-  int probe_successes_ = 0;    // while half-open
+  int failures_ = 0;         // consecutive route failures while closed
+  int probe_successes_ = 0;  // while half-open
   int probes_in_flight_ = 0;
   int probes_started_ = 0;
   int times_opened_ = 0;
@@ -58,7 +58,8 @@ std::map<std::string, CircuitBreaker> make_breakers(const Policy& policy);
 }  // namespace llmchaos::client
 
 namespace llmchaos {
-template <> struct enum_names<client::BreakerState> {
+template <>
+struct enum_names<client::BreakerState> {
   static constexpr std::pair<client::BreakerState, std::string_view> table[] = {
       {client::BreakerState::closed, "closed"},
       {client::BreakerState::open, "open"},

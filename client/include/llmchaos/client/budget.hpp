@@ -63,7 +63,8 @@ class BudgetLedger {
 }  // namespace llmchaos::client
 
 namespace llmchaos {
-template <> struct enum_names<client::AttemptKind> {
+template <>
+struct enum_names<client::AttemptKind> {
   using E = client::AttemptKind;
   static constexpr std::pair<E, std::string_view> table[] = {
       {E::initial, "initial"}, {E::retry, "retry"}, {E::fallback, "fallback"}, {E::redelivery, "redelivery"}};

@@ -27,13 +27,13 @@ enum class TransportEvent {
 
 struct Observation {
   Dialect dialect = Dialect::openai;
-  int status = 0;    // 0 = no status line received
-  std::string body;  // error body (or in-stream error event data)
+  int status = 0;                                            // 0 = no status line received
+  std::string body;                                          // error body (or in-stream error event data)
   std::vector<std::pair<std::string, std::string>> headers;  // lower-cased names
   TransportEvent event = TransportEvent::none;
-  int visible_tokens = 0;      // content tokens that reached the caller before the failure
-  bool tool_committed = false; // a tool side effect was executed in this attempt
-  bool replay_safe = false;    // from the workflow
+  int visible_tokens = 0;           // content tokens that reached the caller before the failure
+  bool tool_committed = false;      // a tool side effect was executed in this attempt
+  bool replay_safe = false;         // from the workflow
   bool contract_violation = false;  // a 200 answer missing a required output field
   // Added: the dialect's finish / stop reason of a complete answer ("content_filter", "refusal",
   // "SAFETY"...); a content-filter finish is a policy refusal even on a 200.
@@ -51,7 +51,7 @@ struct Classification {
   Owner owner = Owner::none;  // none = not a failure
   CommitState commit = CommitState::none;
   std::optional<double> retry_after_ms;  // retry-after-ms, retry-after (s or HTTP date), Gemini RetryInfo
-  ReasonText reason;                      // short human explanation ("429 insufficient_quota")
+  ReasonText reason;                     // short human explanation ("429 insufficient_quota")
 };
 
 Classification classify(const Observation& obs);
@@ -85,8 +85,8 @@ void classify_into(const Observation& obs, Classification& out);
 // Retry-after, shared by the classifier and anyone reading headers (one parser, not two):
 // `retry-after-ms` (float ms) wins, then `retry-after` (seconds, or an HTTP date measured against the
 // response's `date` header, else `now_unix_ms`). Past or negative values clamp to 0.
-std::optional<double> retry_after_from_headers(const std::vector<std::pair<std::string, std::string>>& headers,
-                                               double now_unix_ms = 0);
+std::optional<double> retry_after_from_headers(
+    const std::vector<std::pair<std::string, std::string>>& headers, double now_unix_ms = 0);
 // IMF-fixdate ("Sun, 06 Nov 1994 08:49:37 GMT") or RFC 850 ("Sunday, 06-Nov-94 08:49:37 GMT") -> Unix ms.
 std::optional<double> parse_http_date_unix_ms(std::string_view text);
 // A protobuf Duration in JSON ("26s", "0.5s", "1.250s") -> ms (Gemini RetryInfo.retryDelay).
@@ -95,7 +95,8 @@ std::optional<double> parse_proto_duration_ms(std::string_view text);
 }  // namespace llmchaos::client
 
 namespace llmchaos {
-template <> struct enum_names<client::TransportEvent> {
+template <>
+struct enum_names<client::TransportEvent> {
   using E = client::TransportEvent;
   static constexpr std::pair<E, std::string_view> table[] = {
       {E::none, "none"},

@@ -31,7 +31,8 @@ struct CooldownCause {
 
 // The end a route's cooldown takes after a failure at `now_ms` (real ms), given its current end
 // (`current_end_ms`, below now when the route is free).
-double cooldown_end_after(double current_end_ms, const CooldownCause& f, const CooldownSettings& s, double now_ms);
+double cooldown_end_after(double current_end_ms, const CooldownCause& f, const CooldownSettings& s,
+                          double now_ms);
 
 class RouteCooldowns {
  public:

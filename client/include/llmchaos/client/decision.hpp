@@ -25,9 +25,10 @@ struct DecisionInput {
   int attempts_left = 0;
   double time_left_ms = 0;
   double cost_left_usd = 0;
-  RouteOption current;                // the route that failed: the retry target
+  RouteOption current;  // the route that failed: the retry target
   bool current_breaker_open = false;
-  std::vector<RouteOption> fallbacks; // approved candidates in order, excluding routes already tried as needed
+  std::vector<RouteOption>
+      fallbacks;  // approved candidates in order, excluding routes already tried as needed
   bool queue_allowed = false;
   bool queue_full = false;  // the queue cannot take the request: no outlet, rule 7 decides
   bool degrade_allowed = false;
@@ -42,7 +43,7 @@ using DecisionText = InlineText<decision_inputs_limit + 3>;  // + "..." when cut
 
 struct Decision {
   Action action = Action::fail_closed;
-  int rule = 0;              // 0..7 as in SPEC 3 (0: resume, or not a failure)
+  int rule = 0;  // 0..7 as in SPEC 3 (0: resume, or not a failure)
   // "4: transient/rate failure, retry fits the budget, breaker closed": one of the rules' constant texts
   // (static storage), so deciding copies no text.
   std::string_view rule_text;

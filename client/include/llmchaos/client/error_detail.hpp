@@ -47,7 +47,8 @@ class ErrorDetail {
   // Both give the same fields; tests pin each against a full JSON reading.
   enum class ScanPath { fastest, portable };
 
-  explicit ErrorDetail(std::string_view body, ScanPath path = ScanPath::fastest) : body_(body.substr(0, max_body)) {
+  explicit ErrorDetail(std::string_view body, ScanPath path = ScanPath::fastest)
+      : body_(body.substr(0, max_body)) {
     scan(path);
   }
 
@@ -96,7 +97,8 @@ class ErrorDetail {
   // Anthropic's envelope "error", else a Gemini `status`.
   std::string_view token() const {
     for (std::size_t i = 0; i < n_; ++i)
-      if (fields_[i].key == DetailKey::code && !fields_[i].scalar && fields_[i].value_len > 0) return value(i);
+      if (fields_[i].key == DetailKey::code && !fields_[i].scalar && fields_[i].value_len > 0)
+        return value(i);
     for (std::size_t i = 0; i < n_; ++i)
       if (fields_[i].key == DetailKey::type && !fields_[i].scalar && value(i) != "error") return value(i);
     return first(DetailKey::status);
@@ -109,10 +111,13 @@ class ErrorDetail {
     DetailKey key;
     bool scalar;
   };
-  std::string_view value(std::size_t i) const { return {body_.data() + fields_[i].value_pos, fields_[i].value_len}; }
+  std::string_view value(std::size_t i) const {
+    return {body_.data() + fields_[i].value_pos, fields_[i].value_len};
+  }
 
   void scan(ScanPath path);
-  template <class Masks> void scan_windows();
+  template <class Masks>
+  void scan_windows();
   void append_lower(std::string_view text) const;
 #if LLMCHAOS_ERROR_DETAIL_AVX2
   void scan_avx2();

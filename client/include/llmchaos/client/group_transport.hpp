@@ -51,8 +51,8 @@ class GroupTransport final : public Transport {
 
   // `upstreams`: every real route -> its endpoint; a group's dialect is its first member's (the stack
   // classifies answers in one dialect). Throws std::invalid_argument for a member that is no upstream.
-  GroupTransport(std::map<std::string, Endpoint> upstreams, const std::vector<ModelGroupSpec>& groups, Transport& wire,
-                 Rng& rng, BalancerSettings settings, Hooks hooks = {});
+  GroupTransport(std::map<std::string, Endpoint> upstreams, const std::vector<ModelGroupSpec>& groups,
+                 Transport& wire, Rng& rng, BalancerSettings settings, Hooks hooks = {});
 
   bool is_group(const std::string& route) const { return groups_.contains(route); }
   // The endpoint a stack is given for a route or a group (a group's base URL is replaced per attempt).
@@ -61,7 +61,8 @@ class GroupTransport final : public Transport {
   AttemptResult send(const AttemptRequest& req, Clock& clock,
                      const std::function<void(std::string_view token)>& on_token) override;
   // A group's side effect goes to the member that served its last attempt (the first one before any).
-  bool side_effect(const Endpoint& endpoint, const std::string& operation_id, const std::string& tool) override;
+  bool side_effect(const Endpoint& endpoint, const std::string& operation_id,
+                   const std::string& tool) override;
 
   std::map<std::string, std::vector<GroupMemberState>> groups(double now_ms) const;
 

@@ -17,18 +17,19 @@ namespace llmchaos::client {
 struct HttpTransportOptions {
   std::string api_key = "llmchaos-test-key";  // sent in each dialect's auth header
   std::string user_agent = "llmchaos-client/0.1";
-  double connect_timeout_ms = 2000;           // capped by the attempt timeout
+  double connect_timeout_ms = 2000;  // capped by the attempt timeout
   double side_effect_timeout_ms = 5000;
   std::size_t body_limit = 64 * 1024 * 1024;  // a longer answer is cut (stream_closed)
   std::size_t max_idle_per_host = 8;          // keep-alive connections kept per host:port
-  std::vector<std::pair<std::string, std::string>> extra_headers;  // sent with every attempt (the http driver's --target-header)
+  std::vector<std::pair<std::string, std::string>>
+      extra_headers;  // sent with every attempt (the http driver's --target-header)
 };
 
 struct HttpTransportStats {
-  int connects = 0;        // new TCP connections
-  int reused = 0;          // attempts sent on a kept-alive connection
-  int stale_dropped = 0;   // kept-alive connections found closed by the server before use
-  int stale_resent = 0;    // a write on a kept-alive connection failed: resent once on a new one
+  int connects = 0;       // new TCP connections
+  int reused = 0;         // attempts sent on a kept-alive connection
+  int stale_dropped = 0;  // kept-alive connections found closed by the server before use
+  int stale_resent = 0;   // a write on a kept-alive connection failed: resent once on a new one
 };
 
 class HttpTransport final : public Transport {
@@ -42,7 +43,8 @@ class HttpTransport final : public Transport {
   AttemptResult send(const AttemptRequest& req, Clock& clock,
                      const std::function<void(std::string_view token)>& on_token) override;
   // POST {base_url}/__llmchaos/side_effect {"operation_id", "tool"} (the mock records it).
-  bool side_effect(const Endpoint& endpoint, const std::string& operation_id, const std::string& tool) override;
+  bool side_effect(const Endpoint& endpoint, const std::string& operation_id,
+                   const std::string& tool) override;
 
   HttpTransportStats stats() const;
 

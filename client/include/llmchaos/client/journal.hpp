@@ -21,15 +21,15 @@ std::string_view to_string(JournalState state);
 struct JournalEntry {
   std::string operation_id;
   JournalState state = JournalState::requested;
-  int attempt = -1;    // global attempt index; -1 for operation-level lines
+  int attempt = -1;  // global attempt index; -1 for operation-level lines
   std::string route;
   double t_ms = 0;     // on the stack's clock
   std::string detail;  // "token" / "tool:<name>" for committed, the outcome for acknowledged
   bool operator==(const JournalEntry&) const = default;
 };
 
-std::string journal_line(const JournalEntry& entry);             // one JSON object, no newline
-JournalEntry journal_entry_from_line(std::string_view line);     // throws std::runtime_error
+std::string journal_line(const JournalEntry& entry);          // one JSON object, no newline
+JournalEntry journal_entry_from_line(std::string_view line);  // throws std::runtime_error
 
 class AttemptJournal {
  public:

@@ -58,9 +58,9 @@ struct RateLimits {
 
 struct LimitVerdict {
   bool allowed = true;
-  double wait_ms = 0;          // when not allowed: until the request would fit (infinity: never)
-  std::string_view limit;      // the binding limit: "requests_per_minute", "requests_per_day",
-                               // "tokens_per_minute"; empty when allowed
+  double wait_ms = 0;      // when not allowed: until the request would fit (infinity: never)
+  std::string_view limit;  // the binding limit: "requests_per_minute", "requests_per_day",
+                           // "tokens_per_minute"; empty when allowed
 };
 
 // Rough token count of a text (4 characters a token): a tier's estimate of a prompt before the answer

@@ -32,7 +32,7 @@ struct RoutePolicy {
   std::string name;
   double expected_latency_ms = 1000;  // judges whether a retry / fallback fits the time left
   double cost_per_attempt_usd = 0;
-  bool approved = true;               // passed the equivalence contract (fallback candidates)
+  bool approved = true;  // passed the equivalence contract (fallback candidates)
   // After a quota 429 / 402 the route is left alone this long, across requests (cooldown.hpp); 0: not.
   double quota_cooldown_ms = 0;
   // After a rate 429 with a readable Retry-After, the route is left alone until it passes, across requests.
@@ -73,9 +73,9 @@ struct Policy {
 };
 
 // Keys of a `[route.NAME]` table that the policy owns.
-inline constexpr std::string_view route_policy_keys[] = {"expected_latency_ms", "cost_per_attempt_usd",
-                                                         "approved", "quota_cooldown_ms", "rate_cooldown",
-                                                         "breaker"};
+inline constexpr std::string_view route_policy_keys[] = {
+    "expected_latency_ms", "cost_per_attempt_usd", "approved",
+    "quota_cooldown_ms",   "rate_cooldown",        "breaker"};
 
 // Reads [workflow], [backoff] and the policy keys of [route.*]. Unknown keys in [workflow] /
 // [backoff] / [route.X.breaker] are errors. Top-level keys other than workflow / backoff / route are

@@ -19,15 +19,15 @@ struct QueuedRequest {
   WorkflowRequest request;  // operation id set: the redelivery sends the same Idempotency-Key
   std::vector<std::pair<AttemptKind, double>> spent;  // attempts already made (kind, cost), in order
   double enqueued_at_ms = 0;
-  int deliveries = 1;       // deliveries so far (the first execute() is one)
-  std::string reason;       // the failure that sent it here
+  int deliveries = 1;  // deliveries so far (the first execute() is one)
+  std::string reason;  // the failure that sent it here
 };
 
 class RequestQueue {
  public:
   explicit RequestQueue(std::size_t capacity = 10000) : capacity_(capacity) {}
   bool push(QueuedRequest item);  // false when full (the caller must take another outlet)
-  bool full() const;  // a push now would fail (the decision's rule 7 input)
+  bool full() const;              // a push now would fail (the decision's rule 7 input)
   std::optional<QueuedRequest> pop();
   std::size_t size() const;
   std::vector<std::string> operation_ids() const;  // in queue order

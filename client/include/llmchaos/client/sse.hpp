@@ -41,10 +41,10 @@ class SseParser {
   void dispatch(std::vector<SseEvent>& out);
 
   std::size_t max_event_bytes_;
-  std::string line_;           // the current line, without its end
+  std::string line_;  // the current line, without its end
   bool at_start_ = true;
-  bool after_cr_ = false;      // the last byte was \r: a following \n belongs to the same line end
-  bool has_fields_ = false;    // a field of the current event was seen
+  bool after_cr_ = false;    // the last byte was \r: a following \n belongs to the same line end
+  bool has_fields_ = false;  // a field of the current event was seen
   bool has_data_ = false;
   SseEvent current_;
   bool overflowed_ = false;

@@ -40,39 +40,41 @@ struct AttemptRequest {
   bool stream = false;
   std::string model = "mock-model";
   std::string prompt = "classify this";
-  bool tool_call = false;        // ask for a tool call; the executor runs it against the side-effect endpoint
-  bool prefill = false;          // last message is an assistant prefill
-  std::string operation_id;      // sent as Idempotency-Key
-  int attempt_number = 0;        // global attempt index in the workflow (0-based)
-  double timeout_ms = 10000;     // headers AND idle gaps inside a stream
+  bool tool_call = false;     // ask for a tool call; the executor runs it against the side-effect endpoint
+  bool prefill = false;       // last message is an assistant prefill
+  std::string operation_id;   // sent as Idempotency-Key
+  int attempt_number = 0;     // global attempt index in the workflow (0-based)
+  double timeout_ms = 10000;  // headers AND idle gaps inside a stream
   std::optional<ToolTurn> tool_turn;  // set on the follow-up call after a tool side effect
-  bool background = false;       // ask for a stored background response (dialects that resume)
+  bool background = false;            // ask for a stored background response (dialects that resume)
   // Set: this attempt resumes a cut background response (a GET with no body, the codec's target)
   // instead of asking again.
   std::optional<ResumePoint> resume;
 };
 
 // The HTTP method of an attempt: a resume reads the stored response, anything else asks for an answer.
-inline const char* attempt_method(const AttemptRequest& req) { return req.resume ? "GET" : "POST"; }
+inline const char* attempt_method(const AttemptRequest& req) {
+  return req.resume ? "GET" : "POST";
+}
 
 struct AttemptResult {
   int status = 0;
   std::vector<std::pair<std::string, std::string>> headers;  // lower-cased names
-  std::string body;              // non-stream body or the error body / error event data
+  std::string body;  // non-stream body or the error body / error event data
   TransportEvent event = TransportEvent::none;
-  std::string text;              // content received (visible tokens joined as sent)
-  int content_events = 0;        // visible content events received
-  int events = 0;                // all SSE events received
-  bool tool_call = false;        // the answer asked for a tool call
+  std::string text;        // content received (visible tokens joined as sent)
+  int content_events = 0;  // visible content events received
+  int events = 0;          // all SSE events received
+  bool tool_call = false;  // the answer asked for a tool call
   std::string tool_name;
-  std::string tool_call_id;      // the provider's id of the call (echoed in the follow-up)
-  std::string tool_arguments;    // JSON text
-  std::string finish_reason;     // as the dialect spells it ("stop", "end_turn", "STOP", "content_filter")
-  bool terminated = false;       // streams: the dialect's end was seen ([DONE], message_stop, finishReason)
-  std::string model;             // the model the answer reports
+  std::string tool_call_id;    // the provider's id of the call (echoed in the follow-up)
+  std::string tool_arguments;  // JSON text
+  std::string finish_reason;   // as the dialect spells it ("stop", "end_turn", "STOP", "content_filter")
+  bool terminated = false;     // streams: the dialect's end was seen ([DONE], message_stop, finishReason)
+  std::string model;           // the model the answer reports
   int input_tokens = 0, output_tokens = 0;
   double started_ms = 0, ended_ms = 0;  // on the executor's clock
-  std::string error;             // transport error text ("connect: refused"), empty when fine
+  std::string error;                    // transport error text ("connect: refused"), empty when fine
   // A stored background response (dialects that resume): its id and the last sequence number
   // received; resumable once both are known ("" / -1 otherwise).
   std::string response_id;
@@ -87,7 +89,8 @@ class Transport {
   virtual AttemptResult send(const AttemptRequest& req, Clock& clock,
                              const std::function<void(std::string_view token)>& on_token) = 0;
   // Execute a tool side effect (recorded by the mock with the operation id). Returns false on failure.
-  virtual bool side_effect(const Endpoint& endpoint, const std::string& operation_id, const std::string& tool) = 0;
+  virtual bool side_effect(const Endpoint& endpoint, const std::string& operation_id,
+                           const std::string& tool) = 0;
 };
 
 }  // namespace llmchaos::client

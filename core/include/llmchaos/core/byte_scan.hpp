@@ -35,9 +35,26 @@ inline bool tchar(char ch) {
   const auto c = static_cast<unsigned char>(ch);
   if (c <= 0x20 || c >= 0x7f) return false;
   switch (c) {
-    case '"': case '(': case ')': case ',': case '/': case ':': case ';': case '<': case '=': case '>':
-    case '?': case '@': case '[': case '\\': case ']': case '{': case '}': return false;
-    default: return true;
+    case '"':
+    case '(':
+    case ')':
+    case ',':
+    case '/':
+    case ':':
+    case ';':
+    case '<':
+    case '=':
+    case '>':
+    case '?':
+    case '@':
+    case '[':
+    case '\\':
+    case ']':
+    case '{':
+    case '}':
+      return false;
+    default:
+      return true;
   }
 }
 
@@ -100,10 +117,12 @@ inline const char* token_end(const char* p, const char* end) {
 #if defined(__SSE2__)
   for (; end - p >= 16; p += 16) {
     const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
-    const __m128i folded = _mm_or_si128(v, _mm_set1_epi8(0x20));  // 'A'..'Z' to 'a'..'z', no other byte into them
-    const __m128i letter =
-        _mm_and_si128(_mm_cmpgt_epi8(folded, _mm_set1_epi8('a' - 1)), _mm_cmplt_epi8(folded, _mm_set1_epi8('z' + 1)));
-    const __m128i digit = _mm_and_si128(_mm_cmpgt_epi8(v, _mm_set1_epi8('0' - 1)), _mm_cmplt_epi8(v, _mm_set1_epi8('9' + 1)));
+    const __m128i folded =
+        _mm_or_si128(v, _mm_set1_epi8(0x20));  // 'A'..'Z' to 'a'..'z', no other byte into them
+    const __m128i letter = _mm_and_si128(_mm_cmpgt_epi8(folded, _mm_set1_epi8('a' - 1)),
+                                         _mm_cmplt_epi8(folded, _mm_set1_epi8('z' + 1)));
+    const __m128i digit =
+        _mm_and_si128(_mm_cmpgt_epi8(v, _mm_set1_epi8('0' - 1)), _mm_cmplt_epi8(v, _mm_set1_epi8('9' + 1)));
     const __m128i common = _mm_or_si128(_mm_or_si128(letter, digit), _mm_cmpeq_epi8(v, _mm_set1_epi8('-')));
     if (const unsigned other = ~static_cast<unsigned>(_mm_movemask_epi8(common)) & 0xffffu; other != 0) {
       p += __builtin_ctz(other);
@@ -119,8 +138,10 @@ inline const char* token_end(const char* p, const char* end) {
 inline void ascii_lower16(const char* src, char* dst) {
 #if defined(__SSE2__)
   const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src));
-  const __m128i upper = _mm_and_si128(_mm_cmpgt_epi8(v, _mm_set1_epi8('A' - 1)), _mm_cmplt_epi8(v, _mm_set1_epi8('Z' + 1)));
-  _mm_storeu_si128(reinterpret_cast<__m128i*>(dst), _mm_or_si128(v, _mm_and_si128(upper, _mm_set1_epi8(0x20))));
+  const __m128i upper =
+      _mm_and_si128(_mm_cmpgt_epi8(v, _mm_set1_epi8('A' - 1)), _mm_cmplt_epi8(v, _mm_set1_epi8('Z' + 1)));
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(dst),
+                   _mm_or_si128(v, _mm_and_si128(upper, _mm_set1_epi8(0x20))));
 #else
   for (int k = 0; k < 16; ++k) dst[k] = ascii_lower(src[k]);
 #endif

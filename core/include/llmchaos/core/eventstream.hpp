@@ -16,7 +16,16 @@
 namespace llmchaos::eventstream {
 
 enum class HeaderType : std::uint8_t {
-  bool_true = 0, bool_false = 1, byte = 2, int16 = 3, int32 = 4, int64 = 5, bytes = 6, string = 7, timestamp = 8, uuid = 9
+  bool_true = 0,
+  bool_false = 1,
+  byte = 2,
+  int16 = 3,
+  int32 = 4,
+  int64 = 5,
+  bytes = 6,
+  string = 7,
+  timestamp = 8,
+  uuid = 9
 };
 
 struct Header {
@@ -49,16 +58,18 @@ std::string encode(const Message& m);
 
 // The three string headers of an event frame (":message-type" "event"), and of an exception frame
 // (":message-type" "exception", ":exception-type"): the shapes every AWS event stream uses.
-Message event(std::string_view event_type, std::string payload, std::string_view content_type = "application/json");
-Message exception(std::string_view exception_type, std::string payload, std::string_view content_type = "application/json");
+Message event(std::string_view event_type, std::string payload,
+              std::string_view content_type = "application/json");
+Message exception(std::string_view exception_type, std::string payload,
+                  std::string_view content_type = "application/json");
 
 enum class DecodeError {
   none,
-  incomplete,        // not a whole message yet: more bytes are needed
-  bad_length,        // total length under 16 or over max_message_bytes, or headers longer than the room
-  prelude_crc,       // the prelude's CRC does not match
-  message_crc,       // the message's CRC does not match
-  bad_header,        // a header runs past the headers' length, or has an unknown value type
+  incomplete,   // not a whole message yet: more bytes are needed
+  bad_length,   // total length under 16 or over max_message_bytes, or headers longer than the room
+  prelude_crc,  // the prelude's CRC does not match
+  message_crc,  // the message's CRC does not match
+  bad_header,   // a header runs past the headers' length, or has an unknown value type
 };
 std::string_view to_string(DecodeError e);
 

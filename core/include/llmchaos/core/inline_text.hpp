@@ -64,7 +64,9 @@ class InlineText {
   std::size_t size() const { return size_; }
   bool empty() const { return size_ == 0; }
   std::size_t find(std::string_view text, std::size_t from = 0) const { return view().find(text, from); }
-  std::string_view substr(std::size_t from, std::size_t count = npos) const { return view().substr(from, count); }
+  std::string_view substr(std::size_t from, std::size_t count = npos) const {
+    return view().substr(from, count);
+  }
 
   // The bytes to write into (all `capacity` of them), then how many now hold the text (<= capacity).
   char* storage() { return bytes_; }

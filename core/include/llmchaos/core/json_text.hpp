@@ -1,9 +1,8 @@
 #pragma once
 // Compact JSON with doubles as plain decimals ("5602.304", where Boost.JSON writes "5.602304429000001E3"),
 // for answers people and scripts read: the mock's admin ledger, the session API.
-#include <string>
-
 #include <boost/json/value.hpp>
+#include <string>
 
 namespace llmchaos {
 

@@ -12,28 +12,28 @@
 namespace llmchaos {
 
 struct LedgerEntry {
-  std::uint64_t seq = 0;        // global arrival order
-  std::string ns;               // namespace ("" = default)
+  std::uint64_t seq = 0;  // global arrival order
+  std::string ns;         // namespace ("" = default)
   std::string route;
   Dialect dialect = Dialect::openai;
-  int attempt = 0;              // attempt index on this route within the namespace (0-based)
-  double received_at_ms = 0;    // ms after the namespace's script was installed
-  double finished_at_ms = 0;    // when the mock finished answering (same origin)
+  int attempt = 0;            // attempt index on this route within the namespace (0-based)
+  double received_at_ms = 0;  // ms after the namespace's script was installed
+  double finished_at_ms = 0;  // when the mock finished answering (same origin)
   // The silence the mock planned before the status line (scaled): latency_ms plus slow's draw, or the
   // whole hold of post_commit_timeout / no_response (a held attempt that ended sooner: the client gave up).
   double planned_latency_ms = 0;
-  std::string path;             // request target below the route
+  std::string path;  // request target below the route
   bool stream = false;
   std::string model;            // model asked for
   std::string idempotency_key;  // request headers, empty when absent
   std::string stainless_retry_count;
-  std::string request_id;       // the id the mock answered with
+  std::string request_id;  // the id the mock answered with
   FaultKind fault = FaultKind::ok;
-  int status = 0;               // HTTP status sent (0 = none: reset / hold)
+  int status = 0;  // HTTP status sent (0 = none: reset / hold)
   AttemptOutcome outcome = AttemptOutcome::completed;
-  int events_sent = 0;          // content events written (streams)
-  bool committed = false;       // the provider did the work (tokens generated / side effect)
-  bool finished = false;        // false while the attempt is still being served
+  int events_sent = 0;     // content events written (streams)
+  bool committed = false;  // the provider did the work (tokens generated / side effect)
+  bool finished = false;   // false while the attempt is still being served
   // `llmchaos proxy`: the attempt was forwarded to the upstream (the JSON has these fields only then).
   bool forwarded = false;
   int upstream_status = 0;      // the upstream's HTTP status (0: no answer: connect or read failed)
@@ -44,7 +44,7 @@ struct LedgerEntry {
   // a resume (resume_of 0 = not one), so a reader of the older shape sees nothing new.
   std::uint64_t resume_of = 0;
   std::int64_t starting_after = -1;  // -1: the stored stream from its start
-  bool background = false;      // the request created a stored background response (JSON: only when true)
+  bool background = false;  // the request created a stored background response (JSON: only when true)
   // The route requires a credential (require_auth) and the request carried none: the provider refused it
   // before any work (fault `auth`, its missing-key status and body). JSON: only when true.
   bool missing_credential = false;

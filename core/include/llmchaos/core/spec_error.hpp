@@ -36,7 +36,8 @@ class SpecErrors : public SpecError {
 };
 
 // Runs `section`; a SpecError (or every error of a SpecErrors) is appended to `errors`. True on success.
-template <class F> bool collect_errors(std::vector<SpecError>& errors, F&& section) {
+template <class F>
+bool collect_errors(std::vector<SpecError>& errors, F&& section) {
   try {
     section();
     return true;

@@ -2,14 +2,14 @@
 // Validating reader over a toml++ table: typed getters that throw SpecError with file:line:col,
 // and a final check that rejects unknown keys (typos must not pass silently).
 // Used by the script, policy and case loaders alike.
+#include <toml++/toml.h>
+
 #include <cstdint>
 #include <optional>
 #include <set>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <toml++/toml.h>
 
 #include "llmchaos/core/spec_error.hpp"
 #include "llmchaos/core/types.hpp"
@@ -51,7 +51,8 @@ class TomlReader {
 
   std::string req_string(std::string_view key);
 
-  template <class E> std::optional<E> opt_enum(std::string_view key) {
+  template <class E>
+  std::optional<E> opt_enum(std::string_view key) {
     auto s = opt_string(key);
     if (!s) return std::nullopt;
     auto v = parse_enum<E>(*s);

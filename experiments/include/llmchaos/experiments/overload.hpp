@@ -28,9 +28,9 @@ namespace llmchaos::experiments {
 
 struct GateSpec {
   client::GateKind kind = client::GateKind::unbounded;
-  double wait_cap_ms = 400;  // unbounded
-  int queue_limit = 24;      // bounded
-  double budget_ms = 100;    // admission
+  double wait_cap_ms = 400;   // unbounded
+  int queue_limit = 24;       // bounded
+  double budget_ms = 100;     // admission
   std::string label() const;  // "unbounded:400", "bounded:24", "admission:100"
 };
 // "unbounded:400" / "bounded:24" / "admission:100"; throws std::invalid_argument saying what is wrong.
@@ -95,8 +95,9 @@ struct OverloadRow {
   std::string gate;
   double load = 1;  // times capacity
   double offered_per_sec = 0, achieved_per_sec = 0;
-  std::size_t offered = 0, accepted = 0, served = 0, degraded = 0, gave_up = 0, never_accepted = 0, model_errors = 0;
-  double coverage = 0;  // served / accepted
+  std::size_t offered = 0, accepted = 0, served = 0, degraded = 0, gave_up = 0, never_accepted = 0,
+              model_errors = 0;
+  double coverage = 0;                        // served / accepted
   double p50_ms = 0, p95_ms = 0, p99_ms = 0;  // served latency from the intended send time; NaN when none
   bool biased = false;  // achieved < 95% of offered: coverage is biased upward (survivorship)
 };

@@ -24,9 +24,10 @@ struct LiveReplayOptions {
 };
 
 struct LiveReplayResult {
-  std::vector<ReplayStats> stats;                      // per configuration
-  std::vector<std::vector<RequestOutcome>> outcomes;   // per configuration, per request (trace seconds)
-  std::size_t mock_attempts = 0;  // attempts in the mock's ledger: must be one per request plus the extra calls
+  std::vector<ReplayStats> stats;                     // per configuration
+  std::vector<std::vector<RequestOutcome>> outcomes;  // per configuration, per request (trace seconds)
+  std::size_t mock_attempts =
+      0;  // attempts in the mock's ledger: must be one per request plus the extra calls
 };
 
 // Starts an in-process mock provider on 127.0.0.1 port 0, plays every configuration, stops it.
@@ -40,7 +41,7 @@ LiveReplayResult replay_live(std::span<const TraceRow> trace, std::span<const Po
 //    latency must be within guard + 2% of the offline one (so every percentile is too);
 //  - the mock's ledger must hold exactly one attempt per request plus the extra calls (no hidden retries).
 struct LiveAgreement {
-  std::string tolerance;                  // the rule above with the numbers filled in
+  std::string tolerance;                   // the rule above with the numbers filled in
   std::vector<std::string> disagreements;  // empty = agrees
 };
 LiveAgreement compare_live(std::span<const TraceRow> trace, std::span<const PolicyConfig> configs,

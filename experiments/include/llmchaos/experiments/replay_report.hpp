@@ -12,14 +12,14 @@
 namespace llmchaos::experiments {
 
 struct ReplayReport {
-  std::string trace;            // where the trace came from
+  std::string trace;             // where the trace came from
   std::string mode = "offline";  // "offline" or "live"
   double time_scale = 1.0;       // live only
   std::size_t requests = 0;
   std::vector<ReplayStats> rows;
   // Live only: the offline figures of the same trace and what disagreed beyond the tolerance.
   std::vector<ReplayStats> offline;
-  std::string tolerance;              // how live and offline are compared, in words
+  std::string tolerance;  // how live and offline are compared, in words
   std::vector<std::string> disagreements;
 };
 
@@ -38,7 +38,7 @@ struct CdfCurve {
 };
 std::string replay_cdf_svg(ReplayPolicy policy, std::span<const CdfCurve> curves, std::size_t requests);
 // Writes DIR/replay-<policy>.svg for each policy present in `configs`; returns the paths written.
-std::vector<std::string> write_replay_svgs(std::span<const TraceRow> trace, std::span<const PolicyConfig> configs,
-                                           const std::string& dir);
+std::vector<std::string> write_replay_svgs(std::span<const TraceRow> trace,
+                                           std::span<const PolicyConfig> configs, const std::string& dir);
 
 }  // namespace llmchaos::experiments

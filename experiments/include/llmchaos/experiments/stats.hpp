@@ -55,7 +55,8 @@ class LatencyCounts {
     if (ms >= 0 && ms < max_ms) {
       const auto k = static_cast<std::uint32_t>(ms + 0.5);
       // Exact when k / 1000 rounds to the very same double (bits compared: -0 is not +0).
-      if (std::bit_cast<std::uint64_t>(static_cast<double>(k) / 1000.0) == std::bit_cast<std::uint64_t>(sec)) {
+      if (std::bit_cast<std::uint64_t>(static_cast<double>(k) / 1000.0) ==
+          std::bit_cast<std::uint64_t>(sec)) {
         if (k >= per_ms_.size()) grow(k);
         if (per_ms_[k] != UINT32_MAX) {  // a full bucket (4 billion equal values) spills to others_
           ++per_ms_[k];
@@ -75,7 +76,7 @@ class LatencyCounts {
   // per_ms_[k]: values equal to k / 1000.0; as long as the largest k. 32-bit counts keep the buckets
   // that a trace hits most (a few thousand milliseconds around its median) in the L1 cache.
   std::vector<std::uint32_t> per_ms_;
-  std::vector<double> others_;         // values that are not a whole number of milliseconds below max_ms
+  std::vector<double> others_;  // values that are not a whole number of milliseconds below max_ms
   std::size_t size_ = 0;
 };
 

@@ -20,7 +20,7 @@ struct RouteModel {
 struct SynthOptions {
   std::size_t rows = 1000;
   std::uint64_t seed = 1;
-  RouteModel primary{2.0, 0.2, 0.005};   // p95 ~ 2.8 s, p99 ~ 3.2 s
+  RouteModel primary{2.0, 0.2, 0.005};  // p95 ~ 2.8 s, p99 ~ 3.2 s
   RouteModel alternate{3.0, 0.25, 0.005};
   // Requests [first, last) fall in an outage of the primary: both primary attempts fail (hang).
   std::optional<std::pair<std::size_t, std::size_t>> outage;

@@ -52,7 +52,8 @@ struct TraceParseOptions {
 };
 
 // Never throws for bad content: every bad line is an error and is left out of `rows`.
-TraceParse parse_trace(std::string_view text, const std::string& source_name, const TraceParseOptions& options = {});
+TraceParse parse_trace(std::string_view text, const std::string& source_name,
+                       const TraceParseOptions& options = {});
 // Reads the whole file; throws std::runtime_error naming the path when it cannot be read.
 TraceParse read_trace_file(const std::string& path, const TraceParseOptions& options = {});
 
@@ -64,8 +65,8 @@ TraceParse read_trace_file(const std::string& path, const TraceParseOptions& opt
 // counts as parse_trace; `rows` stays empty.
 using TraceRowSink = std::function<void(std::span<const TraceRow> rows)>;
 constexpr std::size_t trace_block_rows = 512;
-TraceParse scan_trace(std::string_view text, const std::string& source_name, std::span<const TraceRowSink> sinks,
-                      const TraceParseOptions& options = {});
+TraceParse scan_trace(std::string_view text, const std::string& source_name,
+                      std::span<const TraceRowSink> sinks, const TraceParseOptions& options = {});
 TraceParse scan_trace_file(const std::string& path, std::span<const TraceRowSink> sinks,
                            const TraceParseOptions& options = {});
 // The parsing threads `options` asks for: options.threads, or the cores (at most 8) when it is 0.

@@ -33,11 +33,11 @@ struct GatewayConfig {
   std::string file;
   std::string bind = "127.0.0.1";
   std::uint16_t port = 0;
-  double time_scale = 1;                   // every policy time x this (the harness renders its --time-scale)
+  double time_scale = 1;  // every policy time x this (the harness renders its --time-scale)
   std::string upstream_api_key = "llmchaos-gateway";
   std::size_t max_connections = 256;
-  std::string default_quality;             // "" = the [workflow] chain (primary, then fallback)
-  client::Policy policy;                   // [workflow], [backoff], [route.*] (unscaled)
+  std::string default_quality;                        // "" = the [workflow] chain (primary, then fallback)
+  client::Policy policy;                              // [workflow], [backoff], [route.*] (unscaled)
   std::map<std::string, client::Endpoint> upstreams;  // routes with base_url + dialect
   std::map<std::string, double> weights;              // upstream -> balancer weight
   std::map<std::string, ModelGroup> groups;           // [groups.NAME]

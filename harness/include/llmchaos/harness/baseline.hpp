@@ -18,8 +18,9 @@ using Baseline = std::map<std::string, BaselineCase>;  // by case name
 Baseline baseline_of(const RunResult& run);
 std::string baseline_to_json(const RunResult& run);  // {"version": 1, "seed": S, "cases": {name: {...}}}
 Baseline baseline_from_json(std::string_view json, const std::string& source_name);  // throws SpecError
-Baseline read_baseline(const std::string& path);      // throws SpecError naming the file
-void write_baseline(const RunResult& run, const std::string& path);  // throws std::runtime_error naming the path
+Baseline read_baseline(const std::string& path);  // throws SpecError naming the file
+void write_baseline(const RunResult& run,
+                    const std::string& path);  // throws std::runtime_error naming the path
 
 // Cases present in both whose actions differ, in run order. Cases only in one of them are not changes
 // (a filtered run or a new case); `added` / `removed` list them by name when given.
@@ -35,6 +36,7 @@ struct GateResult {
   std::string text;
   bool failed = false;
 };
-GateResult gate_on_baseline(const Baseline& before, const std::string& path, bool accept_changes, RunResult& run);  // "retry,queue" ("none" when empty)
+GateResult gate_on_baseline(const Baseline& before, const std::string& path, bool accept_changes,
+                            RunResult& run);  // "retry,queue" ("none" when empty)
 
 }  // namespace llmchaos::harness

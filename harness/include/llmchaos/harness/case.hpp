@@ -35,8 +35,8 @@ struct NoHammering {
 
 // [checks.cooldown]: a route's cooldown after a 429 / 402, judged over the case's sequence of requests.
 struct Cooldown {
-  double slack_ms = 250;                   // a rate cooldown may end this much after its Retry-After
-  std::optional<double> quota_window_ms;   // after a quota 429 / 402: no attempt on the route this long
+  double slack_ms = 250;                  // a rate cooldown may end this much after its Retry-After
+  std::optional<double> quota_window_ms;  // after a quota 429 / 402: no attempt on the route this long
   // caller_timeout_no_cooldown: an attempt the caller abandoned on a healthy, slow provider does not
   // send the next request elsewhere.
   bool caller_timeout_no_cooldown = false;
@@ -65,7 +65,7 @@ struct Checks {
 struct ExpectShare {
   std::string route;
   std::optional<double> from_ms, until_ms;
-  std::optional<double> min, max;                  // the member's share of its group's attempts, 0..1
+  std::optional<double> min, max;                 // the member's share of its group's attempts, 0..1
   std::optional<int> min_attempts, max_attempts;  // the member's attempts
   SourcePos pos;
 };
@@ -114,7 +114,7 @@ struct Case {
   }
   std::vector<ExpectShare> expect_share;
   std::optional<int> expect_rate_limited;  // requests the tier refused, over the whole case
-  std::optional<double> deadline_ms;  // scripted ms
+  std::optional<double> deadline_ms;       // scripted ms
   // The case sits on an exact time boundary (time left == retry-after + expected time, say) that only a
   // virtual clock can hit: a live run does not play it (`llmchaos run` says so), --virtual-time does.
   bool exact_time = false;
@@ -133,14 +133,15 @@ inline constexpr std::string_view case_marker_keys[] = {"name", "expect", "tags"
 bool is_case_document(const toml::table& doc);
 
 struct LoadResult {
-  std::optional<Case> value;     // set when there was no error
+  std::optional<Case> value;      // set when there was no error
   std::vector<SpecError> errors;  // every error found, "file:line:col: message", in file order
 };
 
 // `folder` is stored as given. Loading goes on after an error in one section, so lint shows every
 // error of a file at once.
 LoadResult load_case_file(const std::string& path, const std::string& folder = {});
-LoadResult load_case_text(std::string_view text, const std::string& source_name, const std::string& folder = {});
+LoadResult load_case_text(std::string_view text, const std::string& source_name,
+                          const std::string& folder = {});
 
 // Lint one file (case or policy): every error of it.
 std::vector<SpecError> lint_file(const std::string& path);

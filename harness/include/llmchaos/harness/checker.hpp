@@ -17,7 +17,7 @@ namespace llmchaos::harness {
 
 // One workflow request as the driver saw it.
 struct RequestRecord {
-  client::DecisionLog log;                      // delivery 1
+  client::DecisionLog log;                        // delivery 1
   std::vector<client::DecisionLog> redeliveries;  // queue redeliveries of the same operation, in order
   double started_ms = 0;  // after the case's script was installed (the ledger's time origin), real ms
   double wall_ms = 0;     // how long the caller waited, real ms
@@ -26,7 +26,8 @@ struct RequestRecord {
 // Everything a case run produced.
 struct History {
   std::vector<LedgerEntry> ledger;  // the case's namespace, arrival order (its requests' attempts)
-  std::vector<LedgerEntry> foreign;  // the namespace's other traffic (split_foreign): never the requests' attempts
+  std::vector<LedgerEntry>
+      foreign;  // the namespace's other traffic (split_foreign): never the requests' attempts
   std::vector<SideEffect> side_effects;
   std::vector<RequestRecord> requests;
   std::optional<RequestRecord> alive;  // [checks] alive_after probe (its attempts are not in `ledger`)
@@ -54,7 +55,8 @@ struct CheckOptions {
 // steps are taken in order, each covering `times` attempts, or with `until_ms` every attempt (at most
 // `times` when given) until its window ends.
 std::map<std::uint64_t, const mock::Step*> resolve_steps(const mock::Script& script,
-                                                         const std::vector<LedgerEntry>& ledger, double time_scale);
+                                                         const std::vector<LedgerEntry>& ledger,
+                                                         double time_scale);
 
 // Whether `path` (the request target below the route) is a completion request of the dialect (a
 // chat, messages or generateContent call), not a drain, a model list or another path a proxy forwarded.
@@ -96,7 +98,8 @@ using GroupOf = std::map<std::string, std::string>;
 // Ledger entries grouped per request by their Idempotency-Key (= the log's operation id); with a
 // single request every entry is its own. Entries whose key names no request go to `unmatched`. Log
 // attempts match entries by route, a group's members counting as the group.
-std::vector<RequestView> group_by_request(const History& history, std::vector<const LedgerEntry*>* unmatched = nullptr,
+std::vector<RequestView> group_by_request(const History& history,
+                                          std::vector<const LedgerEntry*>* unmatched = nullptr,
                                           const GroupOf& group_of = {});
 
 // The actions at the failure points of one request, derived twice: from the decision log, and from the

@@ -32,12 +32,12 @@ using TransportFactory = std::function<std::unique_ptr<client::Transport>(const 
 
 // Options of the whole run that some drivers need (checked once by Driver::validate).
 struct DriverOptions {
-  std::string exec_command;   // exec: the program and its arguments
-  std::string target_url;     // http: the service under test
-  std::string target_config;  // http: a config template rendered per case with the mock's route URLs
-  std::string target_command; // http: the service started per case ({config}, {port} substituted)
+  std::string exec_command;    // exec: the program and its arguments
+  std::string target_url;      // http: the service under test
+  std::string target_config;   // http: a config template rendered per case with the mock's route URLs
+  std::string target_command;  // http: the service started per case ({config}, {port} substituted)
   std::string target_key = "sk-llmchaos-harness";  // http: sent as "Authorization: Bearer KEY"
-  std::string mutation;       // inproc: a deliberately broken stack, for testing the tester (mutation.hpp)
+  std::string mutation;  // inproc: a deliberately broken stack, for testing the tester (mutation.hpp)
   // http: where to redeliver queued requests: "" only after a 202 (queued) answer, "none" never, or
   // the path to POST (`--target-drain`, or `llmchaos.drain` in the template).
   std::string target_drain;
@@ -45,7 +45,8 @@ struct DriverOptions {
   // What the system under test can do (capabilities.hpp: queue, degrade, output_contract,
   // redelivery); nullopt: not declared, every one. A case needing an absent one is n/a.
   std::optional<std::vector<std::string>> capabilities;
-  bool follows_time_scale = true;  // false: the target's timers cannot be scaled (`llmchaos.time_scale = false`)
+  bool follows_time_scale =
+      true;  // false: the target's timers cannot be scaled (`llmchaos.time_scale = false`)
   // http: route fields the template declares (`llmchaos.route_field.NAME = DIALECT: VALUE, ...`): NAME ->
   // dialect name -> value, rendered as {{route.ROUTE.NAME}}.
   std::map<std::string, std::map<std::string, std::string>> target_route_fields;
@@ -54,15 +55,15 @@ struct DriverOptions {
 // What one case gives its driver.
 struct CaseEnv {
   const Case* c = nullptr;
-  std::string ns;                                      // the case's namespace in the mock
-  std::string mock_base_url;                           // "http://127.0.0.1:PORT"
-  std::map<std::string, client::Endpoint> endpoints;   // route -> endpoint inside the namespace
+  std::string ns;                                     // the case's namespace in the mock
+  std::string mock_base_url;                          // "http://127.0.0.1:PORT"
+  std::map<std::string, client::Endpoint> endpoints;  // route -> endpoint inside the namespace
   double time_scale = 1;
-  std::uint64_t seed = 0;                              // this case's seed (from --seed and the case name)
+  std::uint64_t seed = 0;  // this case's seed (from --seed and the case name)
   Clock* clock = nullptr;
-  mock::Engine* engine = nullptr;                      // the mock's engine (the case's namespace lives there)
+  mock::Engine* engine = nullptr;  // the mock's engine (the case's namespace lives there)
   TransportFactory make_transport;
-  double deadline_real_ms = 0;                         // the case's hard deadline (0: none known); drivers stop before it
+  double deadline_real_ms = 0;  // the case's hard deadline (0: none known); drivers stop before it
 };
 
 // Thrown by a driver when the system under test hung or crashed (exec: killed on its deadline, or
@@ -109,7 +110,8 @@ struct Driver {
   // Optional (nullptr: nothing to do): once per run, after validate, completes the options from what
   // the target declares (the http driver's template keys) and judges the time scale; a usage error
   // or "", warnings appended (shown on the console and in every report's header).
-  std::string (*prepare)(DriverOptions& options, double time_scale, std::vector<std::string>& warnings) = nullptr;
+  std::string (*prepare)(DriverOptions& options, double time_scale,
+                         std::vector<std::string>& warnings) = nullptr;
 };
 
 std::span<const Driver> drivers();

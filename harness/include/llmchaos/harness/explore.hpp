@@ -23,8 +23,9 @@ namespace llmchaos::harness {
 struct ScheduleStep {
   FaultKind fault = FaultKind::ok;
   int times = 1;
-  std::vector<std::pair<std::string, double>> params;  // numeric step keys (latency_ms, cut_after_events, ...)
-  std::string missing_field;                           // schema_missing under an output contract
+  std::vector<std::pair<std::string, double>>
+      params;                 // numeric step keys (latency_ms, cut_after_events, ...)
+  std::string missing_field;  // schema_missing under an output contract
 };
 
 struct ScheduleRoute {
@@ -67,11 +68,12 @@ struct CaseExpectations {
 
 // The case file of a schedule. `policy_ref`: how the file names the policy file (relative to where the
 // case is written); ignored for an inline policy.
-std::string schedule_to_toml(const Schedule& s, const CaseExpectations& expect, const std::string& policy_ref = {});
+std::string schedule_to_toml(const Schedule& s, const CaseExpectations& expect,
+                             const std::string& policy_ref = {});
 
 // Facts a schedule generator needs from a shared policy file (--policy).
 struct PolicyShape {
-  std::string file;  // absolute path
+  std::string file;                 // absolute path
   std::vector<std::string> routes;  // primary, then the fallback chain
   double attempt_timeout_ms = 2000;
   bool contract = false;
@@ -86,9 +88,8 @@ Schedule random_schedule(Rng& rng, const std::optional<PolicyShape>& policy, con
 // and streamed, each route reached by failing the routes before it (quota) and the attempts before the
 // n-th (overloaded).
 Schedule sweep_base(const std::optional<PolicyShape>& policy);
-Schedule sweep_schedule(const Schedule& base, std::size_t route, int n, FaultKind fault, Dialect dialect, bool stream,
-                        const std::string& name,
-                        bool background = false);
+Schedule sweep_schedule(const Schedule& base, std::size_t route, int n, FaultKind fault, Dialect dialect,
+                        bool stream, const std::string& name, bool background = false);
 
 // Smaller variants of a schedule, most aggressive first (a route, a step, then parameters).
 std::vector<Schedule> shrink_candidates(const Schedule& s);
@@ -101,16 +102,16 @@ struct ExploreOptions {
   std::string policy_file;  // "" = a random inline policy per schedule
   std::string out_dir;      // where minimal cases are written ("" = nowhere)
   bool sweep = false;
-  std::string mutation;     // a deliberately broken stack (mutation.hpp)
-  int max_cases = 5;        // violations shrunk and written: the first of each kind
+  std::string mutation;  // a deliberately broken stack (mutation.hpp)
+  int max_cases = 5;     // violations shrunk and written: the first of each kind
   int max_shrink_runs = 400;
   std::ostream* log = nullptr;  // one line per violation found
 };
 
 struct Violation {
-  int run = 0;              // 0-based run that found it
-  std::string kind;         // "spec_model", or the checker's invariant ("max_total_attempts", ...)
-  std::string message;      // of the shrunk schedule
+  int run = 0;          // 0-based run that found it
+  std::string kind;     // "spec_model", or the checker's invariant ("max_total_attempts", ...)
+  std::string message;  // of the shrunk schedule
   int steps_before = 0, routes_before = 0;
   int steps_after = 0, routes_after = 0;
   int shrink_runs = 0;
@@ -122,11 +123,11 @@ struct Violation {
 struct ExploreReport {
   std::uint64_t seed = 0;
   int runs = 0;
-  int points = 0;          // failure points the model judged
-  int not_judged = 0;      // failure points outside the model (a breaker may be open)
+  int points = 0;      // failure points the model judged
+  int not_judged = 0;  // failure points outside the model (a breaker may be open)
   int violating_runs = 0;
   std::vector<Violation> violations;  // shrunk, at most max_cases
-  std::uint64_t digest = 0;  // FNV-1a over every run's schedule and history
+  std::uint64_t digest = 0;           // FNV-1a over every run's schedule and history
   double elapsed_ms = 0;
 };
 
@@ -138,7 +139,7 @@ struct Judged {
   std::uint64_t digest = 0;
   CaseExpectations expect;  // the model's actions up to the first disagreement, for the case file
   std::map<std::string, int> attempts_by_route;  // what the mock received
-  Action observed = Action::none;                 // the stack's action at its first failure point
+  Action observed = Action::none;                // the stack's action at its first failure point
 };
 Judged judge_schedule(const Schedule& s, const std::string& mutation);
 

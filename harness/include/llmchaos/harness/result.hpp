@@ -19,7 +19,7 @@ enum class Verdict { pass, fail, unknown, na };
 std::string_view to_string(Verdict v);
 
 struct CheckResult {
-  std::string name;     // "action", "action_agreement", "max_total_attempts", "no_hang", ...
+  std::string name;  // "action", "action_agreement", "max_total_attempts", "no_hang", ...
   bool ok = true;
   std::string message;  // expected vs observed, in words
 };
@@ -34,8 +34,8 @@ struct PointResult {
 
 struct CaseResult {
   std::string name;
-  std::string file;     // path as given
-  std::string folder;   // classname: folder below cases/
+  std::string file;    // path as given
+  std::string folder;  // classname: folder below cases/
   std::vector<std::string> tags;
   Verdict verdict = Verdict::unknown;
   std::string unknown_reason;  // "hang", "crash", "error: ..."
@@ -61,11 +61,11 @@ struct CaseResult {
   double wall_ms = 0;
   // Added by the harness:
   std::string description;
-  std::string policy_file;                   // shared policy file ("" = inline policy)
-  std::vector<double> request_started_ms;    // start of each request after the case began (ledger origin)
+  std::string policy_file;                       // shared policy file ("" = inline policy)
+  std::vector<double> request_started_ms;        // start of each request after the case began (ledger origin)
   std::optional<client::DecisionLog> alive_log;  // [checks] alive_after: the healthy probe after the case
-  double deadline_ms = 0;                    // the hard real-time deadline the case ran under
-  std::vector<Action> observed_actions;      // every failure point's observed action, in order (the baseline)
+  double deadline_ms = 0;                        // the hard real-time deadline the case ran under
+  std::vector<Action> observed_actions;  // every failure point's observed action, in order (the baseline)
   int index = -1;  // position in the whole suite before --shard (report merge restores the run order)
   // A live in-process run played this case under a virtual clock (an exact_time case: no socket needed).
   bool virtual_time = false;
@@ -102,13 +102,13 @@ struct RunResult {
   double duration_ms = 0;
   std::vector<CaseResult> cases;
   std::vector<BaselineChange> baseline_changes;  // filled when --baseline was given
-  std::string baseline;  // the --baseline path ("" = no baseline compared; reports say which)
+  std::string baseline;   // the --baseline path ("" = no baseline compared; reports say which)
   Shard shard;            // --shard K/N
   int merged_shards = 0;  // `report merge`: the number of shard reports merged into this one (0: not merged)
   std::string catalog;    // digest of the whole suite (every case name and file, before --shard)
   int catalog_cases = 0;  // cases in the whole suite (before --shard)
-  std::string label;     // --label: the system under test as the scorecard names it ("portkey 1.15.2")
-  std::vector<Setting> settings;  // the target's settings (--exec, --target-command, ...), in order
+  std::string label;      // --label: the system under test as the scorecard names it ("portkey 1.15.2")
+  std::vector<Setting> settings;      // the target's settings (--exec, --target-command, ...), in order
   std::vector<std::string> warnings;  // run-level warnings, also in every report's header (time scale, ...)
   int passed() const;
   int failed() const;

@@ -16,9 +16,9 @@
 namespace llmchaos::harness {
 
 struct SuiteLoad {
-  std::vector<Case> cases;           // in path order, filtered
-  std::vector<SpecError> errors;     // every load error of every file
-  int skipped_policy_files = 0;      // shared policy files found among the paths (not cases)
+  std::vector<Case> cases;        // in path order, filtered
+  std::vector<SpecError> errors;  // every load error of every file
+  int skipped_policy_files = 0;   // shared policy files found among the paths (not cases)
 };
 
 // `filters`: a case is kept when any filter equals one of its tags or glob-matches its name or file
@@ -30,7 +30,8 @@ std::vector<std::string> take_exact_time_cases(std::vector<Case>& cases);
 // A live run keeps them in its results as n/a (not run: JUnit skipped, the reports' n/a count), with
 // this reason.
 inline constexpr std::string_view exact_time_not_run =
-    "not run: an exact_time case sits on a time boundary only a virtual clock can hit (run it with --virtual-time)";
+    "not run: an exact_time case sits on a time boundary only a virtual clock can hit (run it with "
+    "--virtual-time)";
 
 struct RunOptions {
   std::string driver = "inproc";
@@ -67,7 +68,8 @@ VirtualCaseRun run_case_virtual(const Case& c, const RunOptions& options);
 // The environment of case `c` in namespace `ns` of the mock at `mock_base_url`: its routes' endpoints
 // there, the time scale, its seed (from the run's and its name) and its hard deadline. The clock, engine
 // and transport are the caller's to set.
-CaseEnv case_env(const Case& c, const std::string& ns, const std::string& mock_base_url, const RunOptions& options);
+CaseEnv case_env(const Case& c, const std::string& ns, const std::string& mock_base_url,
+                 const RunOptions& options);
 
 // After a case's requests: the ledger of `ns` once every attempt has ended (a client that gave up is
 // seen closing a moment later: waits for that, at most a second), its foreign traffic split off

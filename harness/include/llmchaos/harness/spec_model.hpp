@@ -21,9 +21,9 @@
 namespace llmchaos::harness {
 
 struct SpecPoint {
-  int point = 0;         // 1-based, across the case, in the order the failures happened
-  int request = 0;       // 0-based request of the case
-  int delivery = 0;      // 0 = the first delivery, 1.. = queue redeliveries
+  int point = 0;          // 1-based, across the case, in the order the failures happened
+  int request = 0;        // 0-based request of the case
+  int delivery = 0;       // 0 = the first delivery, 1.. = queue redeliveries
   std::uint64_t seq = 0;  // the failed ledger entry
   std::string route;
   int route_attempt = 0;  // the entry's attempt index on its route

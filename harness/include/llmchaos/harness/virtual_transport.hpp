@@ -28,7 +28,8 @@ class VirtualTransport final : public client::Transport {
 
   client::AttemptResult send(const client::AttemptRequest& req, Clock& clock,
                              const std::function<void(std::string_view token)>& on_token) override;
-  bool side_effect(const client::Endpoint& endpoint, const std::string& operation_id, const std::string& tool) override;
+  bool side_effect(const client::Endpoint& endpoint, const std::string& operation_id,
+                   const std::string& tool) override;
 
  private:
   struct Impl;

@@ -1,8 +1,9 @@
 #pragma once
 // A dialect renders the wire format of one provider: it reads what the mock needs from a request and
 // renders answers, SSE frames and error bodies. It decides nothing about faults. One unit per dialect
-// (src/openai.cpp, src/anthropic.cpp, src/gemini.cpp, src/responses.cpp, src/azure.cpp), listed in one table (src/dialect.cpp);
-// what other layers need of a dialect (id prefix, SDK base path, paths) is a field here, not a switch there.
+// (src/openai.cpp, src/anthropic.cpp, src/gemini.cpp, src/responses.cpp, src/azure.cpp), listed in one table
+// (src/dialect.cpp); what other layers need of a dialect (id prefix, SDK base path, paths) is a field here,
+// not a switch there.
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -23,9 +24,9 @@ namespace llmchaos::mock {
 // What a frame of a dialect's stream is: each dialect's grammar says it (DialectSpec::frame_role); the
 // proxy's stream edit (proxy/stream_edit.hpp) reads real and recorded streams by it.
 enum class FrameRole {
-  structure,   // no visible content, anywhere in the stream: role chunk, message_start, ping, block start/stop
-  content,     // a visible content token or a tool call delta
-  closing,     // ends the content: OpenAI's finish chunk and usage chunk, Anthropic's message_delta
+  structure,  // no visible content, anywhere in the stream: role chunk, message_start, ping, block start/stop
+  content,    // a visible content token or a tool call delta
+  closing,    // ends the content: OpenAI's finish chunk and usage chunk, Anthropic's message_delta
   terminator,  // the end sentinel: [DONE], message_stop, Gemini's frame with finishReason
   injected,    // not part of a healthy answer: an error event, data that is not JSON
 };
@@ -33,12 +34,12 @@ enum class FrameRole {
 // What the mock needs to know about a provider request.
 struct ChatRequest {
   bool stream = false;
-  std::string model;                // "" when the request names none
-  bool include_usage = false;       // OpenAI stream_options.include_usage
-  std::vector<std::string> tools;   // names of the tools offered, in order
-  bool last_is_tool_result = false; // the conversation ends with a tool result
-  bool prefill = false;             // the last message is an assistant message (a prefill)
-  int input_tokens = 0;             // a rough count (words of the request's text)
+  std::string model;                 // "" when the request names none
+  bool include_usage = false;        // OpenAI stream_options.include_usage
+  std::vector<std::string> tools;    // names of the tools offered, in order
+  bool last_is_tool_result = false;  // the conversation ends with a tool result
+  bool prefill = false;              // the last message is an assistant message (a prefill)
+  int input_tokens = 0;              // a rough count (words of the request's text)
   // Gemini :streamGenerateContent without alt=sse: the stream is one JSON array of the same chunks
   // (what the real API sends REST users), not SSE frames.
   bool json_array_stream = false;
@@ -59,25 +60,38 @@ enum class RequestError { none, not_found, method_not_allowed, malformed_json };
 
 struct ParsedRequest {
   RequestError error = RequestError::none;
-  std::string detail;         // for the error body
-  bool models_list = false;   // OpenAI GET /v1/models: a static answer, not an attempt
+  std::string detail;        // for the error body
+  bool models_list = false;  // OpenAI GET /v1/models: a static answer, not an attempt
   ChatRequest chat;
   std::optional<Retrieve> retrieve;  // a stored response is asked for (an attempt too)
 };
 
 // Every error body a fault (or a bad request) can ask a dialect for.
 enum class ErrorKind {
-  rate_limit, quota, payment, overloaded, server, server_context, bad_request, auth, policy,
-  prefill, not_found, method_not_allowed, invalid_json, too_large, stream_interrupted,
+  rate_limit,
+  quota,
+  payment,
+  overloaded,
+  server,
+  server_context,
+  bad_request,
+  auth,
+  policy,
+  prefill,
+  not_found,
+  method_not_allowed,
+  invalid_json,
+  too_large,
+  stream_interrupted,
   missing_key  // the request carries no credential (a route with require_auth): the provider's own refusal
 };
 
 // What an error body may name besides its kind.
 struct ErrorContext {
-  std::string_view detail;            // e.g. the unknown path, the JSON parser's message
-  std::string_view request_id;        // Anthropic repeats it in the body
+  std::string_view detail;               // e.g. the unknown path, the JSON parser's message
+  std::string_view request_id;           // Anthropic repeats it in the body
   std::optional<double> retry_after_ms;  // Gemini puts it in RetryInfo
-  std::string_view body;              // a named real body of the provider (the step's `body`); "" = the default
+  std::string_view body;  // a named real body of the provider (the step's `body`); "" = the default
 };
 
 struct ErrorReply {
@@ -89,15 +103,15 @@ enum class Finish { stop, content_filter, tool_call };
 
 // A healthy (or policy-stopped) answer, ready to render.
 struct Answer {
-  std::string id;                   // response id (e.g. "chatcmpl-7")
+  std::string id;  // response id (e.g. "chatcmpl-7")
   std::string model;
   std::vector<std::string> tokens;  // joined they give the text exactly
   std::string tool_name;            // non-empty: the answer is a call of this tool
   std::string tool_call_id;
   Finish finish = Finish::stop;
   int input_tokens = 0;
-  bool include_usage = false;       // OpenAI streams: the extra usage chunk
-  bool background = false;          // a stored background response (Responses API)
+  bool include_usage = false;  // OpenAI streams: the extra usage chunk
+  bool background = false;     // a stored background response (Responses API)
   std::string text() const;
   int output_tokens() const;
 };
@@ -113,19 +127,20 @@ struct StreamParts {
 // How a provider's requests carry the API key (DialectSpec::auth).
 struct Credential {
   std::string_view header;  // lower-case name
-  std::string_view scheme;  // "Bearer": the value is "Bearer KEY" (the scheme in any case); "": the value is the key
+  std::string_view
+      scheme;  // "Bearer": the value is "Bearer KEY" (the scheme in any case); "": the value is the key
 };
 struct AuthSpec {
   std::span<const Credential> headers;  // a non-empty key in any one of them authenticates the request
-  std::string_view query_param;         // a query parameter that carries the key (Gemini's `key`), "" for none
+  std::string_view query_param;  // a query parameter that carries the key (Gemini's `key`), "" for none
 };
 
 struct DialectSpec {
   Dialect id;
-  std::string_view request_id_header;  // the header the SDK reads the request id from
-  std::string_view id_prefix;        // of the answers' ids ("chatcmpl-", "msg_", "resp-")
+  std::string_view request_id_header;    // the header the SDK reads the request id from
+  std::string_view id_prefix;            // of the answers' ids ("chatcmpl-", "msg_", "resp-")
   std::string_view tool_call_id_prefix;  // of a tool call's id in an answer ("call_", Anthropic's "toolu_")
-  std::string_view sdk_base_suffix;  // the SDK's base URL is the route's URL plus this ("/v1" for OpenAI)
+  std::string_view sdk_base_suffix;      // the SDK's base URL is the route's URL plus this ("/v1" for OpenAI)
   // The requests it serves below a route, "METHOD /path" ({model}: any model name); the first is the
   // completion request. For docs and tests: `parse` is the truth.
   std::span<const std::string_view> paths;
@@ -136,7 +151,7 @@ struct DialectSpec {
   // The in-stream error event, sent after `sequence` frames of `answer`'s stream (a dialect whose
   // frames are numbered, or that repeat the response, reads them; the others ignore them).
   SseFrame (*stream_error_frame)(const Answer& answer, std::size_t sequence);
-  SseFrame (*malformed_frame)();               // an event whose data is not valid JSON
+  SseFrame (*malformed_frame)();                       // an event whose data is not valid JSON
   std::string (*models_body)(std::string_view model);  // "" when the dialect has no model list
   // The named real bodies (a step's `body`) the dialect has for an error of this kind.
   std::vector<std::string_view> (*body_names)(ErrorKind kind);
@@ -173,8 +188,8 @@ const DialectSpec& dialect_spec(Dialect d);
 std::vector<Dialect> registered_dialects();
 // The request (lower-case header names, the target with its query) carries a non-empty key where the
 // dialect reads one (DialectSpec::auth).
-bool has_credential(const DialectSpec& dialect, const std::vector<std::pair<std::string, std::string>>& headers,
-                    std::string_view target);
+bool has_credential(const DialectSpec& dialect,
+                    const std::vector<std::pair<std::string, std::string>>& headers, std::string_view target);
 // The header carries a credential in some registered dialect (lower-case name): what a server must keep.
 bool credential_header(std::string_view lower_case_name);
 // The base URL an official SDK is given for a route served at `route_url` (dialect's sdk_base_suffix).

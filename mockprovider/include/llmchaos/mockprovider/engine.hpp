@@ -19,9 +19,9 @@ namespace llmchaos::mock {
 
 // What the server learnt from the request before asking for a plan.
 struct IncomingRequest {
-  std::string ns;        // "" = default namespace
+  std::string ns;  // "" = default namespace
   std::string route;
-  std::string path;      // below the route, e.g. "/v1/chat/completions"
+  std::string path;  // below the route, e.g. "/v1/chat/completions"
   std::string method = "POST";
   std::string body;
   std::string idempotency_key;
@@ -44,9 +44,9 @@ class Engine {
   // generator, seeded with `seed`, or by default from (the engine's seed, ns): what one namespace draws
   // never depends on what the others do or when. reset() restarts the generator.
   void install(const std::string& ns, Script script, std::optional<std::uint64_t> seed = std::nullopt);
-  void reset(const std::string& ns);                   // clears ledger and script positions
-  void reset_all();                                    // reset() of every namespace
-  void remove(const std::string& ns);                  // forgets the namespace (script, ledger)
+  void reset(const std::string& ns);   // clears ledger and script positions
+  void reset_all();                    // reset() of every namespace
+  void remove(const std::string& ns);  // forgets the namespace (script, ledger)
   std::vector<std::string> routes(const std::string& ns) const;
   bool has_route(const std::string& ns, const std::string& route) const;
   std::optional<Dialect> route_dialect(const std::string& ns, const std::string& route) const;
@@ -78,7 +78,7 @@ class Engine {
   void set_ledger_limit(std::size_t entries);
   void record_side_effect(const std::string& ns, const std::string& operation_id, const std::string& tool);
 
-  std::vector<LedgerEntry> ledger(const std::string& ns) const;        // arrival order
+  std::vector<LedgerEntry> ledger(const std::string& ns) const;  // arrival order
   std::vector<LedgerEntry> ledger_all() const;
   std::vector<SideEffect> side_effects(const std::string& ns) const;
   std::vector<SideEffect> side_effects_all() const;

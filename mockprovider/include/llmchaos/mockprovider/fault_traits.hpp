@@ -18,9 +18,9 @@ namespace llmchaos::mock {
 
 // Whether an attempt answered with a 2xx status still failed, as the client sees it.
 enum class InBand : std::uint8_t {
-  never,                   // a 2xx of this fault is a whole answer
-  always,                  // the stream breaks or nothing comes back: a failure whatever the status says
-  under_output_contract,   // a failure only when the workflow requires output fields (schema_missing)
+  never,                  // a 2xx of this fault is a whole answer
+  always,                 // the stream breaks or nothing comes back: a failure whatever the status says
+  under_output_contract,  // a failure only when the workflow requires output fields (schema_missing)
 };
 
 // The explore generator's draw of a fault's own step keys: seeded, plain data in and out.
@@ -34,7 +34,8 @@ struct ExploreDraw {
 
   bool maybe(double p) { return rng.uniform() < p; }
   double between(double lo, double hi) {
-    return static_cast<double>(rng.between(static_cast<std::int64_t>(lo), static_cast<std::int64_t>(std::max(lo, hi))));
+    return static_cast<double>(
+        rng.between(static_cast<std::int64_t>(lo), static_cast<std::int64_t>(std::max(lo, hi))));
   }
   // Delays either well inside the attempt timeout or past it: the two sides of every timeout rule.
   double within() { return between(1, timeout_ms / 4); }
@@ -52,7 +53,8 @@ struct FaultTraits {
   // The retry hint sent when the script gives none (rate_429: 1000 ms).
   std::optional<double> default_retry_after_ms{};
   // explore: may it add the common `latency_ms` (not before a hold or a reset, nor on slow, which draws
-  // its own) and `inter_event_ms` (not on malformed_event, which draws its own); the draw of the fault's own keys.
+  // its own) and `inter_event_ms` (not on malformed_event, which draws its own); the draw of the fault's own
+  // keys.
   bool explore_latency = true;
   bool explore_inter_event = true;
   ExploreDrawFn explore_draw = nullptr;

@@ -4,14 +4,13 @@
 // client's connection. The mock never names the proxy: a server without a forwarder (ServerOptions)
 // is the mock provider, and its request path makes no call through here. Asio types: include it only
 // from sources, never from another public header (server.hpp declares Forwarder).
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/awaitable.hpp>
 #include <cstdint>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
-
-#include <boost/asio/any_io_executor.hpp>
-#include <boost/asio/awaitable.hpp>
 
 #include "llmchaos/core/types.hpp"
 #include "llmchaos/mockprovider/engine.hpp"
@@ -41,12 +40,13 @@ class ClientWire {
                                                   std::size_t content_length, bool keep_alive) = 0;
   virtual boost::asio::awaitable<bool> write_chunk(std::string_view bytes) = 0;
   virtual boost::asio::awaitable<bool> write_last_chunk() = 0;
-  virtual boost::asio::awaitable<bool> write_body(std::string_view bytes) = 0;  // raw bytes of a Content-Length body
+  virtual boost::asio::awaitable<bool> write_body(
+      std::string_view bytes) = 0;  // raw bytes of a Content-Length body
   // A whole answer with a Content-Length body, in one write (head and body together).
-  virtual boost::asio::awaitable<bool> write_whole(int status, const HeaderList& headers, std::string_view body,
-                                                   bool keep_alive) = 0;
+  virtual boost::asio::awaitable<bool> write_whole(int status, const HeaderList& headers,
+                                                   std::string_view body, bool keep_alive) = 0;
   virtual boost::asio::awaitable<WaitEnd> wait(double ms) = 0;  // raced against the client closing
-  virtual void reset() = 0;                                        // RST the client's connection
+  virtual void reset() = 0;                                     // RST the client's connection
 };
 
 // A request as the client sent it (every header, the target with its query): what is forwarded.
@@ -66,8 +66,9 @@ class Forwarder {
   // The request target as the router, and so the ledger, may see it: the credentials it carries masked.
   virtual std::string ledger_target(std::string_view target) const = 0;
   // Executes `plan` (forwards(plan) is true) by forwarding the request; `seq` is its ledger entry.
-  virtual boost::asio::awaitable<Executed> forward(ClientWire& client, const ForwardRequest& request, const Plan& plan,
-                                                   bool keep_alive, Engine& engine, std::uint64_t seq) = 0;
+  virtual boost::asio::awaitable<Executed> forward(ClientWire& client, const ForwardRequest& request,
+                                                   const Plan& plan, bool keep_alive, Engine& engine,
+                                                   std::uint64_t seq) = 0;
   // The server has stopped (its I/O threads joined, its io_context still alive): drop every upstream
   // connection kept open between requests.
   virtual void close_idle() {}

@@ -34,22 +34,25 @@ struct Plan {
   WireAction action = WireAction::respond;
   int status = 200;
   std::vector<std::pair<std::string, std::string>> headers;  // content-type included
-  double latency_ms = 0;            // before the status line (already time-scaled)
-  double hold_ms = 0;               // WireAction::hold
-  bool committed_on_arrival = false;  // post_commit_timeout: the provider did the work, the client never hears
-  bool commits_when_sent = false;     // a plain answer: committed once written whole (streams commit per content frame)
+  double latency_ms = 0;                                     // before the status line (already time-scaled)
+  double hold_ms = 0;                                        // WireAction::hold
+  bool committed_on_arrival =
+      false;  // post_commit_timeout: the provider did the work, the client never hears
+  bool commits_when_sent =
+      false;  // a plain answer: committed once written whole (streams commit per content frame)
 
   bool streamed = false;
-  std::string body;                 // !streamed
-  std::vector<SseFrame> frames;     // streamed
-  double first_event_ms = 0;        // delay before the first frame after headers
-  double inter_event_ms = 0;        // delay between frames
+  std::string body;                     // !streamed
+  std::vector<SseFrame> frames;         // streamed
+  double first_event_ms = 0;            // delay before the first frame after headers
+  double inter_event_ms = 0;            // delay between frames
   StreamEnd end = StreamEnd::complete;  // also for plain bodies: abort after body_cut_at bytes
   double stall_ms = 0;
-  std::size_t body_cut_at = 0;      // !streamed and end != complete: bytes of `body` sent (Content-Length announces all)
+  std::size_t body_cut_at =
+      0;  // !streamed and end != complete: bytes of `body` sent (Content-Length announces all)
 
-  std::string model;                // model the answer reports
-  std::string request_id;           // echoed as x-request-id / request-id
+  std::string model;       // model the answer reports
+  std::string request_id;  // echoed as x-request-id / request-id
   // The retry hint added (add_retry_hint: error plans only), for the ledger; hint_form `none`: no hint.
   double hint_ms = 0;
   RetryAfterForm hint_form = RetryAfterForm::none;

@@ -18,7 +18,7 @@ namespace llmchaos::mock {
 
 struct RawRequest {
   std::string method = "GET";
-  std::string target = "/";  // path and query
+  std::string target = "/";                                  // path and query
   std::vector<std::pair<std::string, std::string>> headers;  // lower-cased names
   std::string body;
   std::string header(std::string_view name) const;  // "" when absent
@@ -26,13 +26,13 @@ struct RawRequest {
 
 struct Routed {
   Plan plan;
-  std::optional<std::uint64_t> seq;  // set when the attempt is in the ledger (finish it later)
+  std::optional<std::uint64_t> seq;   // set when the attempt is in the ledger (finish it later)
   std::string ns{}, route{}, path{};  // an attempt's namespace, route and path below it (query kept);
                                       // empty unless RouterOptions::report_targets
 };
 
 struct RouterOptions {
-  std::string admin_token;  // when set, admin requests need it
+  std::string admin_token;     // when set, admin requests need it
   bool report_targets = true;  // Routed's ns, route and path are filled in (a forwarder needs them)
 };
 

@@ -33,24 +33,24 @@ enum class RetryAfterForm { both, seconds, ms, http_date, retry_info, anthropic_
 // One scripted step. Defaults are the fault kind's own when a field is absent.
 struct Step {
   FaultKind fault = FaultKind::ok;
-  int times = 1;                           // consecutive attempts this step covers
-  bool times_given = false;                // `times` was written: with until_ms, at most `times` attempts in the window
-  std::optional<double> until_ms;          // time window: applies to attempts before this many ms after install
-  double latency_ms = 0;                   // before the first byte
-  std::optional<std::string> text;         // the answer (canonical text); streamed one event per word
+  int times = 1;             // consecutive attempts this step covers
+  bool times_given = false;  // `times` was written: with until_ms, at most `times` attempts in the window
+  std::optional<double> until_ms;   // time window: applies to attempts before this many ms after install
+  double latency_ms = 0;            // before the first byte
+  std::optional<std::string> text;  // the answer (canonical text); streamed one event per word
   double inter_event_ms = 0;
-  std::optional<int> cut_after_events;     // stream faults: content events before the fault
-  std::optional<double> stall_ms;          // stream_stall: silence before closing
-  std::optional<double> first_token_ms;    // slow_first_token
-  std::optional<double> retry_after_ms;    // rate_429 (and any step that wants the headers)
+  std::optional<int> cut_after_events;                     // stream faults: content events before the fault
+  std::optional<double> stall_ms;                          // stream_stall: silence before closing
+  std::optional<double> first_token_ms;                    // slow_first_token
+  std::optional<double> retry_after_ms;                    // rate_429 (and any step that wants the headers)
   RetryAfterForm retry_after_form = RetryAfterForm::both;  // how the hint is sent
-  std::optional<std::string> model;        // model the answer reports (default: the request's)
-  std::optional<double> hold_ms;           // post_commit_timeout / no_response hold (default 30000)
-  std::optional<int> status;               // status override
-  std::optional<double> p50_ms, p95_ms;    // slow: lognormal latency from two quantiles
+  std::optional<std::string> model;          // model the answer reports (default: the request's)
+  std::optional<double> hold_ms;             // post_commit_timeout / no_response hold (default 30000)
+  std::optional<int> status;                 // status override
+  std::optional<double> p50_ms, p95_ms;      // slow: lognormal latency from two quantiles
   std::optional<std::string> missing_field;  // schema_missing: the field left out of the JSON answer
-  std::optional<std::string> body;         // rate_429 / quota_429 / payment_402: a named real body of the dialect
-  SourcePos pos;                           // where the step was written (for error messages)
+  std::optional<std::string> body;  // rate_429 / quota_429 / payment_402: a named real body of the dialect
+  SourcePos pos;                    // where the step was written (for error messages)
 };
 
 // A retry hint in this form is one the SDKs' convention reads (retry-after, retry-after-ms or Gemini's
@@ -86,7 +86,8 @@ struct StepCursor {
 // `times` attempts, or with until_ms every attempt (at most `times` when given) until its window ends.
 // nullptr past the script's end (the route's `then`). The engine plays it; the harness replays it over a
 // ledger (resolve_steps): one function, so both pick the same step.
-inline const Step* next_step(const std::vector<Step>& steps, StepCursor& cur, double t_ms, double time_scale) {
+inline const Step* next_step(const std::vector<Step>& steps, StepCursor& cur, double t_ms,
+                             double time_scale) {
   while (cur.index < steps.size()) {
     const auto& s = steps[cur.index];
     const bool expired = s.until_ms && t_ms >= *s.until_ms * time_scale;
@@ -103,10 +104,24 @@ inline const Step* next_step(const std::vector<Step>& steps, StepCursor& cur, do
 }
 
 // Every key a step may carry (common_step_keys in fault.hpp plus each fault's own).
-inline constexpr std::string_view step_keys[] = {
-    "fault",  "times",          "until_ms", "latency_ms", "text",     "inter_event_ms", "model",   "status",
-    "retry_after_ms", "retry_after_form", "cut_after_events", "stall_ms", "first_token_ms", "hold_ms", "p50_ms", "p95_ms",
-    "missing_field", "body"};
+inline constexpr std::string_view step_keys[] = {"fault",
+                                                 "times",
+                                                 "until_ms",
+                                                 "latency_ms",
+                                                 "text",
+                                                 "inter_event_ms",
+                                                 "model",
+                                                 "status",
+                                                 "retry_after_ms",
+                                                 "retry_after_form",
+                                                 "cut_after_events",
+                                                 "stall_ms",
+                                                 "first_token_ms",
+                                                 "hold_ms",
+                                                 "p50_ms",
+                                                 "p95_ms",
+                                                 "missing_field",
+                                                 "body"};
 
 // One step table (an element of `script`); `context` names it in messages ("route.a.script[0]").
 Step step_from_toml(const toml::table& step_table, const std::string& file, const std::string& context);
@@ -125,16 +140,22 @@ Script script_from_toml(const toml::table& doc, const std::string& file,
 RouteScript route_script_from_toml(const toml::table& route_table, const std::string& route_name,
                                    const std::string& file,
                                    const std::vector<std::string_view>& extra_route_keys = {});
-Script load_script_file(const std::string& path);                    // TOML file
-Script parse_script_text(std::string_view text, const std::string& source_name);  // TOML, or JSON if it starts with '{'
+Script load_script_file(const std::string& path);  // TOML file
+Script parse_script_text(std::string_view text,
+                         const std::string& source_name);  // TOML, or JSON if it starts with '{'
 
 }  // namespace llmchaos::mock
 
 namespace llmchaos {
-template <> struct enum_names<mock::RetryAfterForm> {
+template <>
+struct enum_names<mock::RetryAfterForm> {
   using E = mock::RetryAfterForm;
-  static constexpr std::pair<E, std::string_view> table[] = {
-      {E::both, "both"},           {E::seconds, "seconds"}, {E::ms, "ms"}, {E::http_date, "http_date"},
-      {E::retry_info, "retry_info"}, {E::anthropic_ratelimit, "anthropic_ratelimit"}, {E::none, "none"}};
+  static constexpr std::pair<E, std::string_view> table[] = {{E::both, "both"},
+                                                             {E::seconds, "seconds"},
+                                                             {E::ms, "ms"},
+                                                             {E::http_date, "http_date"},
+                                                             {E::retry_info, "retry_info"},
+                                                             {E::anthropic_ratelimit, "anthropic_ratelimit"},
+                                                             {E::none, "none"}};
 };
 }  // namespace llmchaos

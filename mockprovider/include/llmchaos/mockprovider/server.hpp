@@ -13,20 +13,22 @@ class Forwarder;  // forward_hook.hpp
 
 struct ServerOptions {
   std::string bind = "127.0.0.1";
-  std::uint16_t port = 0;          // 0 = ephemeral
-  std::string admin_token;         // required for admin requests when set (and for non-loopback binds)
-  double time_scale = 1.0;         // scales every scripted delay, retry-after and hold
-  std::uint64_t seed = 0;          // the draws (slow latencies): namespace NS draws from (seed, NS) (Engine::install)
+  std::uint16_t port = 0;   // 0 = ephemeral
+  std::string admin_token;  // required for admin requests when set (and for non-loopback binds)
+  double time_scale = 1.0;  // scales every scripted delay, retry-after and hold
+  std::uint64_t seed = 0;  // the draws (slow latencies): namespace NS draws from (seed, NS) (Engine::install)
   std::size_t body_limit = 8 * 1024 * 1024;
   std::size_t header_limit = 16 * 1024;
-  std::size_t max_header_count = 100;       // more header fields: 431
-  std::size_t max_held_connections = 256;   // holds (post_commit_timeout, no_response) beyond this: 503
+  std::size_t max_header_count = 100;      // more header fields: 431
+  std::size_t max_held_connections = 256;  // holds (post_commit_timeout, no_response) beyond this: 503
   std::size_t max_connections = 1024;
   double idle_timeout_ms = 30000;  // slow or idle connections are closed
   int threads = 1;
-  std::size_t ledger_limit = 0;    // ledger entries kept per namespace (oldest dropped); 0 = unlimited
-  std::shared_ptr<Forwarder> forwarder;  // `llmchaos proxy`, `serve --cassettes` (make_upstream_forwarder, make_cassette_forwarder); null: a mock provider
-  bool require_auth = false;       // routes without `require_auth` in their script check the credential (--require-auth)
+  std::size_t ledger_limit = 0;          // ledger entries kept per namespace (oldest dropped); 0 = unlimited
+  std::shared_ptr<Forwarder> forwarder;  // `llmchaos proxy`, `serve --cassettes` (make_upstream_forwarder,
+                                         // make_cassette_forwarder); null: a mock provider
+  bool require_auth =
+      false;  // routes without `require_auth` in their script check the credential (--require-auth)
 };
 
 class MockServer {
@@ -36,8 +38,8 @@ class MockServer {
   MockServer(const MockServer&) = delete;
   MockServer& operator=(const MockServer&) = delete;
 
-  void start();                // binds and runs on background threads; throws with bind:port on failure
-  void stop();                 // cancels holds and closes connections; returns within a second
+  void start();  // binds and runs on background threads; throws with bind:port on failure
+  void stop();   // cancels holds and closes connections; returns within a second
   std::uint16_t port() const;
   std::string base_url() const;  // "http://127.0.0.1:PORT"
   Engine& engine();

@@ -42,8 +42,8 @@ struct Cassette {
   // The upstream's answer.
   int status = 200;
   std::vector<std::pair<std::string, std::string>> headers;  // less hop-by-hop and credential headers
-  double head_ms = 0;  // from sending the request to the status line
-  bool streamed = false;  // an SSE answer: `frames`; otherwise `body`
+  double head_ms = 0;                                        // from sending the request to the status line
+  bool streamed = false;                                     // an SSE answer: `frames`; otherwise `body`
   std::vector<CassetteFrame> frames;
   std::string body;
   double end_ms = 0;  // after the head: the end of the answer
@@ -55,9 +55,11 @@ struct Cassette {
 // stream_options), with every object's members sorted. Ids,
 // metadata, the idempotency key and every header are left out. A body that is not a JSON object enters
 // whole. Canonical JSON text.
-std::string normalised_request(Dialect dialect, std::string_view method, std::string_view path, std::string_view body);
+std::string normalised_request(Dialect dialect, std::string_view method, std::string_view path,
+                               std::string_view body);
 // SHA-256 of normalised_request(), 64 lower-case hex digits.
-std::string cassette_key(Dialect dialect, std::string_view method, std::string_view path, std::string_view body);
+std::string cassette_key(Dialect dialect, std::string_view method, std::string_view path,
+                         std::string_view body);
 std::string cassette_file_name(std::string_view key);  // KEY.cassette.json
 
 // The file's text (JSON, format 1).
@@ -72,7 +74,8 @@ std::vector<SpecError> lint_cassette_file(const std::string& path);
 class CassetteRecorder {
  public:
   explicit CassetteRecorder(Cassette request);  // the request members and key filled in
-  void on_head(int status, std::vector<std::pair<std::string, std::string>> headers, double head_ms, bool sse);
+  void on_head(int status, std::vector<std::pair<std::string, std::string>> headers, double head_ms,
+               bool sse);
   void on_bytes(std::string_view bytes, double at_ms);  // a piece of the body, `at_ms` after the head
   void on_end(double at_ms);                            // the body was read to its end
   bool complete() const { return complete_; }
@@ -84,14 +87,16 @@ class CassetteRecorder {
   bool complete_ = false;
 };
 
-// `serve --cassettes DIR`: answers a forwarded attempt (the healthy answer's plans) from DIR/KEY.cassette.json
-// with its recorded timing scaled by `time_scale`, the plan's stream edit applied to the recorded frames as
-// the proxy applies it to real ones. On a miss: `on_miss` null gives a 501 naming the key (and the file it
-// looked for); otherwise the attempt goes to `on_miss` (an upstream forwarder recording into DIR).
+// `serve --cassettes DIR`: answers a forwarded attempt (the healthy answer's plans) from
+// DIR/KEY.cassette.json with its recorded timing scaled by `time_scale`, the plan's stream edit applied to
+// the recorded frames as the proxy applies it to real ones. On a miss: `on_miss` null gives a 501 naming the
+// key (and the file it looked for); otherwise the attempt goes to `on_miss` (an upstream forwarder recording
+// into DIR).
 struct CassetteOptions {
   std::string dir;
   double time_scale = 1.0;
 };
-std::shared_ptr<mock::Forwarder> make_cassette_forwarder(CassetteOptions options, std::shared_ptr<mock::Forwarder> on_miss);
+std::shared_ptr<mock::Forwarder> make_cassette_forwarder(CassetteOptions options,
+                                                         std::shared_ptr<mock::Forwarder> on_miss);
 
 }  // namespace llmchaos::proxy

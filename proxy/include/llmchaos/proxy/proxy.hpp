@@ -18,12 +18,12 @@ class Forwarder;  // mockprovider/forward_hook.hpp: what the server's session ha
 namespace llmchaos::proxy {
 
 struct UpstreamOptions {
-  std::string upstream;                         // base URL of every route without its own (`--upstream`)
-  std::map<std::string, std::string> routes;    // route name -> base URL (the route's `upstream` key)
-  std::string ca_file;                          // PEM certificates trusted besides the system store (`--upstream-ca`)
+  std::string upstream;                       // base URL of every route without its own (`--upstream`)
+  std::map<std::string, std::string> routes;  // route name -> base URL (the route's `upstream` key)
+  std::string ca_file;  // PEM certificates trusted besides the system store (`--upstream-ca`)
   double connect_timeout_ms = 10000;
-  double read_timeout_ms = 300000;              // silence from the upstream before the attempt is cut
-  std::string record_dir;                       // `--record DIR`: each whole 2xx answer written as a cassette (cassette.hpp)
+  double read_timeout_ms = 300000;  // silence from the upstream before the attempt is cut
+  std::string record_dir;  // `--record DIR`: each whole 2xx answer written as a cassette (cassette.hpp)
 };
 
 // Throws std::invalid_argument naming a URL that is not http:// or https://, std::runtime_error naming a

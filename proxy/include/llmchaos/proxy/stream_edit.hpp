@@ -60,7 +60,7 @@ class StreamEditor {
   StreamEditor(Dialect dialect, StreamEdit edit);
   struct Output {
     std::vector<mock::SseFrame> frames;  // to write now, in order (content = a real content frame)
-    bool stop = false;             // the edited stream ends here: the plan's end (abort, stall, complete) applies
+    bool stop = false;  // the edited stream ends here: the plan's end (abort, stall, complete) applies
   };
   Output on_frame(std::string_view frame);
   // The upstream's stream ended: injections still due (the real answer was shorter than the plan's N).

@@ -10,7 +10,7 @@
 namespace llmchaos::reports {
 
 struct ScorecardColumn {
-  std::string name;            // the run's label, else the report's file name
+  std::string name;  // the run's label, else the report's file name
   const harness::RunResult* run = nullptr;
 };
 
@@ -28,7 +28,7 @@ struct CaseChange {
   const harness::CaseResult* after = nullptr;
 };
 struct ScorecardChanges {
-  std::size_t compared = 0;  // cases both runs have
+  std::size_t compared = 0;         // cases both runs have
   std::vector<CaseChange> changed;  // in the order the old run lists them, then the new run's own
 };
 ScorecardChanges scorecard_changes(const harness::RunResult& before, const harness::RunResult& after);

@@ -2,14 +2,13 @@
 // The session API's decisions, each a pure function over plain data (session_api.hpp does the I/O):
 // which endpoint a request names, what a create or finish body says, the JSON of a session, the judging
 // of what the caller saw over the ledger, the verdict's JSON, which sessions expired.
+#include <boost/json/value.hpp>
 #include <map>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <variant>
 #include <vector>
-
-#include <boost/json/value.hpp>
 
 #include "llmchaos/core/ledger.hpp"
 #include "llmchaos/harness/case.hpp"
@@ -71,8 +70,8 @@ struct Judging {
   double time_scale = 1;
   std::optional<std::vector<LedgerEntry>> probe_ledger;  // the alive_after probe's attempts
 };
-harness::CaseResult judge(const harness::Case& c, harness::History history, const std::vector<std::string>& seen,
-                          const Judging& judging);
+harness::CaseResult judge(const harness::Case& c, harness::History history,
+                          const std::vector<std::string>& seen, const Judging& judging);
 
 // {"verdict", "case", "expected", "observed", "expected_outcome", "observed_outcome", "actions",
 //  "checks": [{"name", "passed", "message"}], "timeline": [...], "attempts", "summary", "reason"}.
@@ -89,6 +88,7 @@ harness::RunResult judged_run(std::vector<harness::CaseResult> cases, double tim
 
 // ---- expiry ----
 // The ids of the sessions whose last call is older than `ttl_ms` at `now_ms` (id -> last call).
-std::vector<std::string> expired(const std::map<std::string, double>& last_call_ms, double now_ms, double ttl_ms);
+std::vector<std::string> expired(const std::map<std::string, double>& last_call_ms, double now_ms,
+                                 double ttl_ms);
 
 }  // namespace llmchaos::sessions

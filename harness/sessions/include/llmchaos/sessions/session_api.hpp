@@ -22,16 +22,17 @@
 namespace llmchaos::sessions {
 
 struct SessionOptions {
-  double time_scale = 1;     // the server's --time-scale (its engine plays the scripts at it)
-  std::uint64_t seed = 0;    // the server's --seed: a case's draws come from (seed, case name), as in `run`
-  double ttl_ms = 600'000;   // a session untouched this long is ended (--session-ttl)
+  double time_scale = 1;      // the server's --time-scale (its engine plays the scripts at it)
+  std::uint64_t seed = 0;     // the server's --seed: a case's draws come from (seed, case name), as in `run`
+  double ttl_ms = 600'000;    // a session untouched this long is ended (--session-ttl)
   std::uint64_t id_salt = 0;  // mixed into the ids, so an id from an earlier server names nothing here
 };
 
 class SessionApi final : public mock::AdminExtension {
  public:
   // `base_url` gives the mock's "http://HOST:PORT" (known once the server listens).
-  SessionApi(mock::Engine& engine, Clock& clock, std::function<std::string()> base_url, SessionOptions options);
+  SessionApi(mock::Engine& engine, Clock& clock, std::function<std::string()> base_url,
+             SessionOptions options);
   ~SessionApi() override;
   bool handles(std::string_view path) const override;
   mock::AdminReply handle(const mock::RawRequest& request, std::string_view path) override;
