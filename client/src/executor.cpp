@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <boost/json.hpp>
+#include <mutex>
 #include <set>
 #include <stdexcept>
 
@@ -67,14 +68,19 @@ struct StackState {
   RouteCooldowns cooldowns;
   RequestQueue queue;
   std::unique_ptr<AttemptJournal> journal = std::make_unique<AttemptJournal>();
+  // Requests may overlap on one stack (a gateway's callers, a sequence with `overlap`): its state is
+  // used under this lock, which a delivery lets go while its attempt is on the wire or its wait runs,
+  // so overlapping requests interleave where a real client's do and see each other's cooldowns.
+  std::mutex mutex;
 };
 
 // One delivery of one workflow request: the attempt loop, its budget and its decision log.
 class Delivery {
  public:
-  Delivery(StackState& stack, WorkflowRequest request, std::vector<std::pair<AttemptKind, double>> spent,
-           int delivery)
+  Delivery(StackState& stack, std::unique_lock<std::mutex>& lock, WorkflowRequest request,
+           std::vector<std::pair<AttemptKind, double>> spent, int delivery)
       : s_(stack),
+        lock_(lock),
         req_(std::move(request)),
         spent_(std::move(spent)),
         budget_(BudgetLimits::from(stack.policy.workflow), stack.clock.now_ms()),
@@ -126,6 +132,17 @@ class Delivery {
   }
 
  private:
+  // I/O and waits run without the stack's lock (other requests go on meanwhile); taken back after.
+  template <class F>
+  auto unlocked(F&& f) {
+    struct Relock {
+      std::unique_lock<std::mutex>& lock;
+      ~Relock() { lock.lock(); }
+    } relock{lock_};
+    lock_.unlock();
+    return f();
+  }
+
   void journal(JournalState state, int attempt, const std::string& route, const std::string& detail) {
     JournalEntry e{req_.operation_id, state, attempt, route, s_.clock.now_ms() - budget_.start_ms(), detail};
     s_.journal->append(e, log_.journal);
@@ -236,7 +253,7 @@ class Delivery {
       ++visible;
       if (req_.on_token) req_.on_token(token);
     };
-    AttemptResult res = s_.transport.send(ar, s_.clock, on_token);
+    AttemptResult res = unlocked([&] { return s_.transport.send(ar, s_.clock, on_token); });
     // A resumed stream starts after the frame that named the response: the id is the resume's, and
     // the response's text so far is what the caller saw before the cut plus this attempt's (the output
     // contract, the answer and a further resume all read the whole of it).
@@ -284,7 +301,8 @@ class Delivery {
     commit(index, "tool:" + tool);
     tool_committed_ = true;
     log_.attempts.back().commit = CommitState::committed;
-    if (!s_.transport.side_effect(s_.endpoint(route_), req_.operation_id, tool)) {
+    const Endpoint& endpoint = s_.endpoint(route_);
+    if (!unlocked([&] { return s_.transport.side_effect(endpoint, req_.operation_id, tool); })) {
       Classification c;
       c.owner = Owner::unknown;
       c.commit = CommitState::unknown;  // the side effect may or may not have happened
@@ -420,7 +438,7 @@ class Delivery {
     fp.next_route = route_;
     fp.wait_ms = wait;
     log_.failures.push_back(fp);
-    s_.clock.sleep_ms(wait);
+    unlocked([&] { s_.clock.sleep_ms(wait); });
     ++retries_on_route_;
     kind_ = AttemptKind::retry;
   }
@@ -473,6 +491,7 @@ class Delivery {
   }
 
   StackState& s_;
+  std::unique_lock<std::mutex>& lock_;  // the stack's, held but while `unlocked` runs
   WorkflowRequest req_;
   std::vector<std::pair<AttemptKind, double>> spent_;
   BudgetLedger budget_;
@@ -500,8 +519,9 @@ class Delivery {
 
 DecisionLog deliver(StackState& stack, WorkflowRequest request,
                     std::vector<std::pair<AttemptKind, double>> spent, int delivery) {
+  std::unique_lock lock(stack.mutex);
   if (request.operation_id.empty()) request.operation_id = stack.new_operation_id();
-  return Delivery(stack, std::move(request), std::move(spent), delivery).run();
+  return Delivery(stack, lock, std::move(request), std::move(spent), delivery).run();
 }
 
 }  // namespace
@@ -529,11 +549,15 @@ void ClientStack::journal_to(const std::string& path) {
 }
 
 std::size_t ClientStack::queued() const {
+  std::lock_guard lock(impl_->mutex);
   return impl_->queue.size();
 }
 
 std::optional<DecisionLog> ClientStack::redeliver_next() {
-  auto item = impl_->queue.pop();
+  auto item = [&] {
+    std::lock_guard lock(impl_->mutex);
+    return impl_->queue.pop();
+  }();
   if (!item) return std::nullopt;
   return deliver(*impl_, std::move(item->request), std::move(item->spent), item->deliveries + 1);
 }
@@ -555,6 +579,12 @@ RequestQueue& ClientStack::queue() {
 const CircuitBreaker* ClientStack::breaker(const std::string& route) const {
   auto it = impl_->breakers.find(route);
   return it == impl_->breakers.end() ? nullptr : &it->second;
+}
+
+std::optional<CircuitBreaker> ClientStack::breaker_state(const std::string& route) const {
+  std::lock_guard lock(impl_->mutex);
+  auto it = impl_->breakers.find(route);
+  return it == impl_->breakers.end() ? std::nullopt : std::optional<CircuitBreaker>(it->second);
 }
 
 }  // namespace llmchaos::client

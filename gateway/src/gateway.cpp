@@ -56,6 +56,7 @@ using HeaderList = std::vector<std::pair<std::string, std::string>>;
 struct Chain {
   std::string name;
   std::vector<std::string> routes;
+  std::unique_ptr<Rng> rng;  // the stack's jitter: a stream of its own, so chains draw apart
   std::unique_ptr<client::ClientStack> stack;
   std::map<std::string, client::CircuitBreaker>
       breakers;  // copied after every request (under Impl::stats_mutex)
@@ -146,7 +147,7 @@ WireError fail_closed_error(const client::DecisionLog& log) {
 struct Gateway::Impl {
   explicit Impl(GatewayConfig c)
       : config(std::move(c)),
-        rng(0x9a7e3a1),
+        rng(gateway_seed),
         wire([&] {
           client::HttpTransportOptions o;
           o.api_key = config.upstream_api_key;
@@ -160,9 +161,9 @@ struct Gateway::Impl {
     for (const auto& [name, routes] : config.qualities) {
       std::map<std::string, client::Endpoint> endpoints;
       for (const auto& r : routes) endpoints[r] = upstreams.endpoint_for(r);
-      Chain chain{name, routes, nullptr, {}};
+      Chain chain{name, routes, std::make_unique<Rng>(derive_seed(gateway_seed, name)), nullptr, {}};
       chain.stack = std::make_unique<client::ClientStack>(chain_policy(config, routes), std::move(endpoints),
-                                                          clock, rng, upstreams);
+                                                          clock, *chain.rng, upstreams);
       for (const auto& r : routes)
         chain.breakers.emplace(r, client::CircuitBreaker(chain.stack->policy().route(r).breaker));
       chains.emplace(name, std::move(chain));
@@ -186,7 +187,7 @@ struct Gateway::Impl {
   };
   // Through the chain's stack, one request at a time; the chain's breakers are copied for /stats.
   StackRun run_stack(Chain& chain, const client::WorkflowRequest& wr);
-  void copy_breakers(Chain& chain);  // the caller holds stack_mutex and stats_mutex
+  void copy_breakers(Chain& chain);  // the caller holds stats_mutex
   void record_answer(const std::string& key, const client::DecisionLog& log);
   bool drain(const http::request<http::string_body>& req, tcp::socket& socket);
   std::string stats_json();
@@ -195,12 +196,12 @@ struct Gateway::Impl {
   // --- state ---
   GatewayConfig config;
   SteadyClock clock;
-  Rng rng;                                   // the stacks' and the balancers' (used under stack_mutex only)
+  static constexpr std::uint64_t gateway_seed = 0x9a7e3a1;
+  Rng rng;  // the balancers' (under the group transport's lock); each chain's stack has its own
   std::atomic<std::uint64_t> answer_ids{0};  // ids of answers without an Idempotency-Key (any thread)
   client::HttpTransport wire;
   UpstreamTransport upstreams;
   client::RateLimiter limiter;
-  std::mutex stack_mutex;  // the stacks run one request at a time (ClientStack is not thread-safe)
   std::map<std::string, Chain> chains;
 
   std::mutex stats_mutex;
@@ -334,10 +335,11 @@ HeaderList answer_headers(const client::DecisionLog& log, const std::vector<Atte
 void relay_tokens(client::WorkflowRequest& wr, SseWriter& sse, const AnswerId& id,
                   const UpstreamTransport& upstreams, const std::string& primary,
                   const std::string& quality) {
-  wr.on_token = [&sse, &id, &upstreams, &primary, &quality](std::string_view token) {
+  wr.on_token = [&sse, &id, &upstreams, &primary, &quality,
+                 serving = std::this_thread::get_id()](std::string_view token) {
     const bool first = !sse.started();
     if (first) {
-      const auto trace = upstreams.trace();
+      const auto trace = upstreams.trace(serving);
       sse.start(decision_headers(provisional_action(trace, primary), trace.size(),
                                  trace.empty() ? "" : trace.back().route,
                                  trace.empty() ? "" : trace.back().upstream, quality));
@@ -528,10 +530,11 @@ Gateway::Impl::StackRun Gateway::Impl::run_stack(Chain& chain, const client::Wor
   StackRun run;
   ++in_flight;
   {
-    std::lock_guard lock(stack_mutex);
+    // Requests overlap on one stack (it locks itself, and lets go while an attempt is on the wire), so
+    // a 429 can come back while its route cools and extend the cooldown (SPEC 5's cooldown_extends).
     upstreams.begin_request();
     run.log = chain.stack->execute(wr);
-    run.trace = upstreams.trace();
+    run.trace = upstreams.take_trace();
     std::lock_guard stats_lock(stats_mutex);
     copy_breakers(chain);
   }
@@ -541,7 +544,7 @@ Gateway::Impl::StackRun Gateway::Impl::run_stack(Chain& chain, const client::Wor
 
 void Gateway::Impl::copy_breakers(Chain& chain) {
   for (auto& [route, breaker] : chain.breakers)
-    if (const auto* b = chain.stack->breaker(route)) breaker = *b;
+    if (auto b = chain.stack->breaker_state(route)) breaker = *b;
 }
 
 void Gateway::Impl::record_answer(const std::string& key, const client::DecisionLog& log) {
@@ -567,7 +570,6 @@ bool Gateway::Impl::drain(const http::request<http::string_body>& req, tcp::sock
   }
   json::array out;
   {
-    std::lock_guard lock(stack_mutex);
     for (auto& [name, chain] : chains) {
       for (const auto& log : chain.stack->drain()) {
         out.push_back(json::object{{"operation_id", log.operation_id},

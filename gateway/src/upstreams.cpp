@@ -23,7 +23,7 @@ UpstreamTransport::UpstreamTransport(const GatewayConfig& config, client::Transp
              client::group_balancer_settings(config.time_scale),
              {[this](const std::string& route, const std::string& upstream) {
                 std::lock_guard lock(mutex_);
-                trace_.push_back({route, upstream, false, false});
+                traces_[std::this_thread::get_id()].push_back({route, upstream, false, false});
               },
               [this](const std::string& upstream, bool ok, double latency_ms) {
                 std::lock_guard lock(mutex_);
@@ -31,8 +31,9 @@ UpstreamTransport::UpstreamTransport(const GatewayConfig& config, client::Transp
                 ++c.attempts;
                 ++(ok ? c.successes : c.failures);
                 c.last_latency_ms = latency_ms;
-                trace_.back().done = true;
-                trace_.back().ok = ok;
+                auto& trace = traces_[std::this_thread::get_id()];
+                trace.back().done = true;
+                trace.back().ok = ok;
               }}) {
   for (const auto& [name, e] : config.upstreams) upstream_names_.push_back(name);
 }
@@ -53,12 +54,22 @@ bool UpstreamTransport::side_effect(const client::Endpoint& endpoint, const std:
 
 void UpstreamTransport::begin_request() {
   std::lock_guard lock(mutex_);
-  trace_.clear();
+  traces_[std::this_thread::get_id()].clear();
 }
 
-std::vector<AttemptTrace> UpstreamTransport::trace() const {
+std::vector<AttemptTrace> UpstreamTransport::take_trace() {
   std::lock_guard lock(mutex_);
-  return trace_;
+  auto it = traces_.find(std::this_thread::get_id());
+  if (it == traces_.end()) return {};
+  auto out = std::move(it->second);
+  traces_.erase(it);
+  return out;
+}
+
+std::vector<AttemptTrace> UpstreamTransport::trace(std::thread::id serving) const {
+  std::lock_guard lock(mutex_);
+  auto it = traces_.find(serving);
+  return it == traces_.end() ? std::vector<AttemptTrace>{} : it->second;
 }
 
 std::map<std::string, UpstreamCounters> UpstreamTransport::counters() const {

@@ -2,12 +2,13 @@
 // The transport the gateway's client stacks talk through: a client::GroupTransport (a model group
 // resolved to one of its upstream routes per attempt by client::Balancer: latency EMA x load, near-ties
 // taking turns by weight, failing endpoints excluded for a while) that also counts every attempt per upstream
-// for /stats and /metrics and traces the request in progress. Thread-safe for the readers of the counters;
-// send() itself is called by one stack at a time (the gateway serializes them).
+// for /stats and /metrics and traces each request in progress. Thread-safe: requests overlap, each on the
+// gateway's thread that serves it, and each thread's attempts are traced apart.
 #include <map>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "llmchaos/client/group_transport.hpp"
@@ -46,19 +47,21 @@ class UpstreamTransport final : public client::Transport {
   bool side_effect(const client::Endpoint& endpoint, const std::string& operation_id,
                    const std::string& tool) override;
 
-  // The request in progress (one at a time): its attempts so far.
+  // The calling thread's request: begin_request() starts its trace, take_trace() hands it over.
   void begin_request();
-  std::vector<AttemptTrace> trace() const;
+  std::vector<AttemptTrace> take_trace();
+  // A serving thread's attempts so far (kept): a stream's tokens arrive on the transport's thread.
+  std::vector<AttemptTrace> trace(std::thread::id serving) const;
 
   std::map<std::string, UpstreamCounters> counters() const;
   std::map<std::string, std::vector<GroupMemberView>> groups(double now_ms) const;
 
  private:
   client::GroupTransport group_;
-  mutable std::mutex mutex_;  // counters_, trace_
+  mutable std::mutex mutex_;  // counters_, traces_
   std::vector<std::string> upstream_names_;
   std::map<std::string, UpstreamCounters> counters_;
-  std::vector<AttemptTrace> trace_;
+  std::map<std::thread::id, std::vector<AttemptTrace>> traces_;  // per serving thread
 };
 
 }  // namespace llmchaos::gateway

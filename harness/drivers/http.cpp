@@ -17,9 +17,11 @@
 #include <cerrno>
 #include <charconv>
 #include <chrono>
+#include <condition_variable>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
 #include <sstream>
 #include <thread>
 
@@ -272,13 +274,21 @@ class HttpSession final : public CaseSession {
   }
 
   // One request's phases: post it, a tier's own refusal, the reported outcome, the target's own failure,
-  // the log from the ledger, the reported failure points, the answer's facts.
+  // the log from the ledger, the reported failure points, the answer's facts. Overlapping requests
+  // (`[sequence] overlap`) are on the wire at once and settled one at a time, in the order they were
+  // sent, so notes and failure points keep the case's order.
   client::DecisionLog send(const client::WorkflowRequest& request) override {
+    std::unique_lock lock(mutex_);
     const auto ar = attempt_request(request);
+    const int number = sent_;
     const std::size_t before = env_.engine->ledger(env_.ns).size();
+    lock.unlock();
     const double start = now_ms();
     auto res = transport_.send(ar, *env_.clock, [](std::string_view) {});
     const double wall = now_ms() - start;
+    lock.lock();
+    settle_cv_.wait(lock, [&] { return settled_ == number - 1; });
+    const SettledTurn turn(*this, number);  // the next request's turn when this one ends, even by a throw
     note_reply(res, ar.timeout_ms);
     if (auto refused = tier_refusal(res, ar.operation_id, before)) {
       refused->elapsed_ms = wall;
@@ -403,16 +413,16 @@ class HttpSession final : public CaseSession {
   // Notes the reply; a reply that never came ends the case (no_answer).
   void note_reply(const client::AttemptResult& res, double timeout_ms) {
     note(fmt::format(
-        "request {}: {} {} action={} attempts={} route={}{}", sent_, res.status,
+        "request {}: {} {} action={} attempts={} route={}{}", settling_, res.status,
         res.event == client::TransportEvent::none ? "" : std::string(llmchaos::to_string(res.event)),
         header(res, "x-llmchaos-action"), header(res, "x-llmchaos-attempts"), header(res, "x-llmchaos-route"),
         res.error.empty() ? "" : " error: " + res.error));
     if (res.status == 202) queued_ = true;
     if (res.status == 0) {
       if (res.event == client::TransportEvent::timeout_no_byte)
-        no_answer(fmt::format("the target did not answer request {} within {:.0f} ms", sent_, timeout_ms),
+        no_answer(fmt::format("the target did not answer request {} within {:.0f} ms", settling_, timeout_ms),
                   true);
-      no_answer(fmt::format("request {} to {}: {}", sent_, base_url_, res.error), false);
+      no_answer(fmt::format("request {} to {}: {}", settling_, base_url_, res.error), false);
     }
   }
 
@@ -437,7 +447,8 @@ class HttpSession final : public CaseSession {
         "rejected")  // auth, body or a tier limit the case did not ask for: the harness's setup is wrong
       throw UnknownVerdict(
           "error: target",
-          fmt::format("the target rejected request {} with {}: {}", sent_, res.status, res.body), output());
+          fmt::format("the target rejected request {} with {}: {}", settling_, res.status, res.body),
+          output());
     if (action.empty()) return std::nullopt;
     auto reported = parse_reported_outcome(action);
     if (!reported)
@@ -459,7 +470,7 @@ class HttpSession final : public CaseSession {
           fmt::format(
               "request {}: the target answered {}{} although the mock's last attempt ({} attempt(s) "
               "this request) was a complete 200 on route \"{}\"",
-              sent_, res.status,
+              settling_, res.status,
               complete ? "" : fmt::format(" and the stream broke ({})", llmchaos::to_string(res.event)),
               attempts.size(), attempts.back().route),
           output());
@@ -468,7 +479,7 @@ class HttpSession final : public CaseSession {
   // The failure points the reply's headers report (x-llmchaos-points, else only where the first unsent
   // one is), placed after every point of the case's earlier requests.
   void take_reported_points(client::DecisionLog& log, const client::AttemptResult& res) {
-    const std::string where = fmt::format("request {}", sent_);
+    const std::string where = fmt::format("request {}", settling_);
     ReportedPoints points;
     std::optional<int> first_unsent;  // within this request
     if (auto list = header_if(res, client::points_header_name)) {
@@ -603,6 +614,21 @@ class HttpSession final : public CaseSession {
   std::string base_url_;
   net::Url target_url_;
   int sent_ = 0;
+  // Overlapping sends: mutex_ guards the session's state; replies are settled in the order sent.
+  std::mutex mutex_;
+  std::condition_variable settle_cv_;
+  int settled_ = 0;   // requests settled so far
+  int settling_ = 0;  // the request whose reply is being settled (named in notes and errors)
+  struct SettledTurn {
+    SettledTurn(HttpSession& s, int number) : session(s) { session.settling_ = number; }
+    ~SettledTurn() {
+      session.settled_ = session.settling_;
+      session.settle_cv_.notify_all();
+    }
+    SettledTurn(const SettledTurn&) = delete;
+    SettledTurn& operator=(const SettledTurn&) = delete;
+    HttpSession& session;
+  };
   int points_before_ = 0;  // failure points the service reported for the requests before this one
   bool every_delivery_reported_ =
       true;  // x-llmchaos-points (or the drain's "points") with every delivery so far
@@ -705,8 +731,9 @@ std::unique_ptr<CaseSession> open(const CaseEnv& env, const DriverOptions& optio
 }  // namespace
 
 Driver http() {
-  return {"http", "a gateway or service over HTTP (OpenAI chat), its upstreams pointed at the mock", validate,
-          open, prepare};
+  return {"http",   "a gateway or service over HTTP (OpenAI chat), its upstreams pointed at the mock",
+          validate, open,
+          prepare,  /*overlapping_sends=*/true};
 }
 
 }  // namespace llmchaos::harness::driver_units

@@ -1,5 +1,6 @@
 // inproc: the reference client stack (client::ClientStack) in this process, one per case, talking to
 // the mock through the transport the runner gives it (live sockets, or virtual time later).
+#include <mutex>
 #include <optional>
 #include <stdexcept>
 
@@ -57,16 +58,21 @@ class InprocSession final : public CaseSession {
 
   // The case's [tier] in front of the stack, as the gateway puts a key's tier in front of its stacks:
   // the prompt's estimate is admitted or refused, then settled to the answer's real usage.
+  // Overlapping requests (`[sequence] overlap`) call this at once: the stack locks itself, the tier here.
   client::DecisionLog send(const client::WorkflowRequest& request) override {
     if (!tier_) return stack_.execute(request);
     const double estimate = client::estimate_tokens(request.prompt);
-    const auto verdict = tier_->try_acquire(tier_now(), estimate);
-    if (!verdict.allowed) {
-      client::DecisionLog refused;
-      refused.limited_by = verdict.limit;
-      return refused;
+    {
+      std::lock_guard lock(tier_mutex_);
+      const auto verdict = tier_->try_acquire(tier_now(), estimate);
+      if (!verdict.allowed) {
+        client::DecisionLog refused;
+        refused.limited_by = verdict.limit;
+        return refused;
+      }
     }
     auto log = stack_.execute(request);
+    std::lock_guard lock(tier_mutex_);
     tier_->settle(estimate, log.input_tokens + log.output_tokens, tier_now());
     return log;
   }
@@ -84,6 +90,7 @@ class InprocSession final : public CaseSession {
   Clock& clock_;
   double time_scale_;
   std::optional<client::KeyLimiter> tier_;
+  std::mutex tier_mutex_;
   // The tier's windows run on scripted ms, like every time of the case.
   double tier_now() const { return clock_.now_ms() / time_scale_; }
 };
@@ -105,7 +112,12 @@ std::unique_ptr<CaseSession> open(const CaseEnv& env, const DriverOptions& optio
 }  // namespace
 
 Driver inproc() {
-  return {"inproc", "the reference client stack in this process", no_options, open};
+  return {"inproc",
+          "the reference client stack in this process",
+          no_options,
+          open,
+          nullptr,
+          /*overlapping_sends=*/true};
 }
 
 }  // namespace llmchaos::harness::driver_units

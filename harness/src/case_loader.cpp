@@ -104,6 +104,10 @@ Sequence read_sequence(const toml::table& t, const std::string& file) {
   s.served_during_outage = r.opt_bool("served_during_outage").value_or(false);
   if (r.has("recovered_within_ms")) s.recovered_within_ms = read_ms(r, "recovered_within_ms");
   if (auto n = r.opt_int("max_outage_attempts", 0, 1'000'000)) s.max_outage_attempts = static_cast<int>(*n);
+  s.overlap = r.opt_bool("overlap").value_or(false);
+  if (s.overlap && s.count > Sequence::max_overlapping)
+    r.fail_here(fmt::format("overlap = true sends every request on a thread of its own: at most {} requests",
+                            Sequence::max_overlapping));
   r.reject_unknown_keys();
   return s;
 }

@@ -665,6 +665,7 @@ constexpr CheckSpec all_checks[] = {
     {"expect_rate_limited", check_rate_limited},
     {"within_tier_limits", check_tier_windows},
     {"cooldown_by_owner", detail::check_cooldown_by_owner},
+    {"cooldown_extends", detail::check_cooldown_extends},
     {"caller_timeout_no_cooldown", detail::check_caller_timeout_no_cooldown},
     {"fallback_without_waiting", detail::check_fallback_without_waiting},
     {"retry_after_forwarded", detail::check_retry_after_forwarded},

@@ -70,6 +70,7 @@ CheckResult result(std::string name, bool ok, std::string message);
 std::optional<double> sent_hint_ms(const Ctx& x, const LedgerEntry& e);
 
 std::optional<CheckResult> check_cooldown_by_owner(const Ctx& x);
+std::optional<CheckResult> check_cooldown_extends(const Ctx& x);
 std::optional<CheckResult> check_caller_timeout_no_cooldown(const Ctx& x);
 std::optional<CheckResult> check_fallback_without_waiting(const Ctx& x);
 std::optional<CheckResult> check_retry_after_forwarded(const Ctx& x);

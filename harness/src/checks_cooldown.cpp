@@ -50,6 +50,32 @@ bool cool_by(const Ctx& x, const LedgerEntry& e, RouteCooldown& st) {
   return cooled;
 }
 
+// The ledger as the client lived it: each attempt's arrival and, once it finished, its answer, in time
+// order (an arrival first at a tie: it was sent before the answer could be read). With requests one at a
+// time this is the ledger's order; overlapping requests send before earlier answers come back.
+struct CooldownEvent {
+  double at_ms;
+  bool answer;
+  const LedgerEntry* entry;
+};
+
+std::vector<CooldownEvent> cooldown_events(const Ctx& x) {
+  std::vector<CooldownEvent> out;
+  for (const auto& e : x.h.ledger) {
+    out.push_back({e.received_at_ms, false, &e});
+    if (e.finished) out.push_back({e.finished_at_ms, true, &e});
+  }
+  std::stable_sort(out.begin(), out.end(), [](const CooldownEvent& a, const CooldownEvent& b) {
+    return a.at_ms < b.at_ms || (a.at_ms == b.at_ms && !a.answer && b.answer);
+  });
+  return out;
+}
+
+// Real sockets: the mock stamps its end after the write; 5 ms + 5% as retry_after_honoured allows.
+bool early_ok(double at, double end, double span) {
+  return at + 5 + 0.05 * span >= end;
+}
+
 }  // namespace
 
 // A route is not tried before its cooldown ends (rate: the Retry-After; quota / 402: the case's quota
@@ -58,13 +84,16 @@ bool cool_by(const Ctx& x, const LedgerEntry& e, RouteCooldown& st) {
 std::optional<CheckResult> check_cooldown_by_owner(const Ctx& x) {
   const auto& cd = x.c.checks.cooldown;
   if (!cd) return std::nullopt;
-  // Real sockets: the mock stamps its end after the write; 5 ms + 5% as retry_after_honoured allows.
-  const auto early_ok = [&](double at, double end, double span) { return at + 5 + 0.05 * span >= end; };
   const double slack = x.scaled(cd->slack_ms) + (x.opt.exact_time ? 0 : x.opt.elapsed_tolerance_ms);
   std::map<std::string, RouteCooldown> state;
   std::vector<std::string> bad;
   int cooled = 0;
-  for (const auto& e : x.h.ledger) {
+  for (const auto& [at, answer, entry] : cooldown_events(x)) {
+    const LedgerEntry& e = *entry;
+    if (answer) {
+      if (cool_by(x, e, state[e.route])) ++cooled;
+      continue;
+    }
     for (auto& [route, st] : state)  // a route free since rate_end + slack while traffic went elsewhere
       if (route != e.route && st.rate_due && e.received_at_ms > st.rate_end + slack) {
         bad.push_back(
@@ -80,12 +109,64 @@ std::optional<CheckResult> check_cooldown_by_owner(const Ctx& x) {
       bad.push_back(fmt::format("{}: #{} at {:.0f} ms, inside the quota window ending at {:.0f} ms", e.route,
                                 e.seq, e.received_at_ms, st.quota_end));
     st.rate_due = false;
-    if (cool_by(x, e, st)) ++cooled;
   }
   if (cooled == 0) return result("cooldown_by_owner", true, "no attempt set a cooldown");
   return result("cooldown_by_owner", bad.empty(),
                 bad.empty() ? fmt::format("{} cooldown(s) kept by their owner's length", cooled)
                             : fmt::format("{}; timeline: {}", fmt::join(bad, "; "), timeline(x)));
+}
+
+namespace {
+
+// A rate 429 that came back while its route already cooled (overlapping requests), and what a stack
+// that mishandles it would do: free the route at `wrong_end` (ignoring a longer hint: the old end;
+// taking a shorter one: its end) instead of at `end`.
+struct CooldownChange {
+  const LedgerEntry* by;
+  double wrong_end, end;
+  bool longer;
+};
+
+}  // namespace
+
+// A 429 with a longer Retry-After during a cooldown extends it; a shorter one does not shorten it.
+// Judged only where such a 429 came back (overlapping requests): the route gets no attempt between the
+// end a stack that mishandles it would use and the real end.
+std::optional<CheckResult> check_cooldown_extends(const Ctx& x) {
+  if (!x.c.checks.cooldown) return std::nullopt;
+  std::map<std::string, double> end;  // the rate cooldown's end per route (-1: none yet)
+  std::map<std::string, std::optional<CooldownChange>> change;
+  std::vector<std::string> bad;
+  int judged = 0;
+  for (const auto& [at, answer, entry] : cooldown_events(x)) {
+    const LedgerEntry& e = *entry;
+    auto& route_end = end.try_emplace(e.route, -1).first->second;
+    if (!answer) {
+      const auto& c = change[e.route];
+      if (c && e.received_at_ms >= c->wrong_end && !early_ok(e.received_at_ms, c->end, c->end - c->wrong_end))
+        bad.push_back(fmt::format(
+            "{}: #{} at {:.0f} ms, before {:.0f} ms: #{}'s {} Retry-After {} the cooldown "
+            "to end at {:.0f} ms",
+            e.route, e.seq, e.received_at_ms, c->end, c->by->seq, c->longer ? "longer" : "shorter",
+            c->longer ? "extended" : "did not shorten", c->end));
+      continue;
+    }
+    const auto hint = e.fault == FaultKind::rate_429 ? sent_hint_ms(x, e) : std::nullopt;
+    if (!hint) continue;
+    const double new_end = e.finished_at_ms + *hint;
+    if (route_end > e.finished_at_ms && new_end != route_end) {
+      ++judged;
+      const bool longer = new_end > route_end;
+      change[e.route] =
+          CooldownChange{&e, longer ? route_end : new_end, std::max(route_end, new_end), longer};
+    }
+    route_end = std::max(route_end, new_end);
+  }
+  if (judged == 0) return std::nullopt;
+  return result("cooldown_extends", bad.empty(),
+                bad.empty()
+                    ? fmt::format("{} Retry-After(s) during a cooldown: each kept the later end", judged)
+                    : fmt::format("{}; timeline: {}", fmt::join(bad, "; "), timeline(x)));
 }
 
 namespace {

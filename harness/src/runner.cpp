@@ -157,6 +157,42 @@ CaseResult not_applicable_result(const Case& c, const std::string& reason) {
   return r;
 }
 
+namespace {
+
+// One request of the case, recorded with its start and duration (ms since t0).
+RequestRecord send_one(const Case& c, CaseSession& session, Clock& clock, double t0) {
+  RequestRecord rec;
+  rec.started_ms = clock.now_ms() - t0;
+  rec.log = session.send(c.request);
+  rec.wall_ms = clock.now_ms() - t0 - rec.started_ms;
+  return rec;
+}
+
+// The case's requests at their times: one after another (each waits for the one before), or with
+// `[sequence] overlap` each on a thread of its own from its time on (the clock decides how they
+// interleave: at once on a real one, in turns by time on a virtual one).
+void send_requests(const Case& c, CaseSession& session, Clock& clock, double t0, double scale,
+                   const std::atomic<bool>& cancelled, History& h) {
+  const double interval = c.sequence ? c.sequence->interval_ms * scale : 0;
+  if (c.sequence && c.sequence->overlap) {
+    std::vector<double> starts;
+    for (int i = 0; i < c.request_count(); ++i)
+      starts.push_back(std::max(0.0, t0 + i * interval - clock.now_ms()));
+    h.requests.resize(starts.size());
+    clock.run_overlapping(starts, [&](std::size_t i) {
+      if (!cancelled) h.requests[i] = send_one(c, session, clock, t0);
+    });
+    return;
+  }
+  for (int i = 0; i < c.request_count() && !cancelled; ++i) {
+    const double due = t0 + i * interval;
+    if (const double now = clock.now_ms(); due > now) clock.sleep_ms(due - now);
+    h.requests.push_back(send_one(c, session, clock, t0));
+  }
+}
+
+}  // namespace
+
 namespace detail {
 
 Played play_case(const Case& c, const std::string& ns, const CaseWorld& world, const Driver& driver,
@@ -178,16 +214,7 @@ Played play_case(const Case& c, const std::string& ns, const CaseWorld& world, c
 
   Played played;
   History& h = played.history;
-  const double interval = c.sequence ? c.sequence->interval_ms * scale : 0;
-  for (int i = 0; i < c.request_count() && !cancelled; ++i) {
-    const double due = t0 + i * interval;
-    if (const double now = clock.now_ms(); due > now) clock.sleep_ms(due - now);
-    RequestRecord rec;
-    rec.started_ms = clock.now_ms() - t0;
-    rec.log = session->send(c.request);
-    rec.wall_ms = clock.now_ms() - t0 - rec.started_ms;
-    h.requests.push_back(std::move(rec));
-  }
+  send_requests(c, *session, clock, t0, scale, cancelled, h);
   // Queued requests are redelivered once; their attempts count in the same budget.
   if (!cancelled) {
     for (auto& again : session->drain()) {
@@ -383,6 +410,10 @@ class LiveRun {
     }
     if (auto missing = not_run_live(kase, capabilities); !missing.empty())
       return not_applicable_result(kase, missing);
+    if (kase.sequence && kase.sequence->overlap && !shared_->driver->overlapping_sends)
+      return not_applicable_result(
+          kase, fmt::format("its requests overlap ([sequence] overlap) and the {} driver sends one at a time",
+                            shared_->driver->name));
     return play_on_thread(std::make_shared<const Case>(kase), fmt::format("case{}", index + 1));
   }
 

@@ -1,5 +1,8 @@
+#include <atomic>
 #include <catch2/catch.hpp>
 #include <cstring>
+#include <mutex>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -45,6 +48,46 @@ TEST_CASE("manual clock moves only when advanced or slept", "[core]") {
   CHECK(clock.now_ms() == 15);
   clock.advance(-3);  // never backwards
   CHECK(clock.now_ms() == 15);
+}
+
+TEST_CASE("manual clock runs overlapping callers in turns by the time each waits for", "[core]") {
+  ManualClock clock(100);
+  std::mutex mutex;
+  std::vector<std::pair<std::size_t, double>> steps;  // (caller, time) as they ran
+  auto step = [&](std::size_t i) {
+    std::lock_guard lock(mutex);
+    steps.emplace_back(i, clock.now_ms());
+  };
+  // Caller 0 starts at +0 and sleeps 1000; caller 1 starts at +600 and sleeps 100; caller 2 at +600 too
+  // (after 1 at the tie) and sleeps 1000.
+  clock.run_overlapping({0, 600, 600}, [&](std::size_t i) {
+    step(i);
+    clock.sleep_ms(i == 1 ? 100 : 1000);
+    step(i);
+  });
+  const std::vector<std::pair<std::size_t, double>> expected{{0, 100}, {1, 700},  {2, 700},
+                                                             {1, 800}, {0, 1100}, {2, 1700}};
+  CHECK(steps == expected);
+  CHECK(clock.now_ms() == 1700);
+  clock.sleep_ms(5);  // outside run_overlapping a sleep advances again
+  CHECK(clock.now_ms() == 1705);
+}
+
+TEST_CASE("overlapping callers: an exception is rethrown once every caller ended", "[core]") {
+  ManualClock clock;
+  std::atomic<int> finished{0};
+  CHECK_THROWS_WITH(clock.run_overlapping({0, 10},
+                                          [&](std::size_t i) {
+                                            clock.sleep_ms(50);
+                                            ++finished;
+                                            if (i == 0) throw std::runtime_error("first caller failed");
+                                          }),
+                    "first caller failed");
+  CHECK(finished == 2);
+  SteadyClock real;  // the real clock's default: threads sleeping to their start
+  std::atomic<int> ran{0};
+  real.run_overlapping({0, 1, 2}, [&](std::size_t) { ++ran; });
+  CHECK(ran == 3);
 }
 
 TEST_CASE("toml reader reports file:line:col for a bad type and an unknown key", "[core]") {

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "llmchaos/client/breaker.hpp"
 #include "llmchaos/client/budget.hpp"
 #include "llmchaos/client/decision.hpp"
 #include "llmchaos/client/policy.hpp"
@@ -87,7 +88,6 @@ struct DecisionLog {
 std::vector<std::string> missing_output_fields(std::string_view answer,
                                                const std::vector<std::string>& required);
 
-class CircuitBreaker;
 class RequestQueue;
 
 class ClientStack {
@@ -108,8 +108,10 @@ class ClientStack {
   std::optional<DecisionLog> redeliver_next();
   std::vector<DecisionLog> drain();  // redelivers what was queued when called (a re-queued item waits)
   RequestQueue& queue();
-  // The route's breaker (persists across requests); nullptr for an unknown route.
+  // The route's breaker (persists across requests); nullptr for an unknown route. Not for use while
+  // requests run on the stack: breaker_state copies it under the stack's lock.
   const CircuitBreaker* breaker(const std::string& route) const;
+  std::optional<CircuitBreaker> breaker_state(const std::string& route) const;
 
  private:
   struct Impl;

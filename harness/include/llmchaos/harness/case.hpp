@@ -77,6 +77,10 @@ struct Sequence {
   bool served_during_outage = false;
   std::optional<double> recovered_within_ms;
   std::optional<int> max_outage_attempts;
+  // Each request starts at its time even while earlier ones are still running (one stack, concurrent
+  // requests, as a gateway's callers are): a failure can then arrive while its route cools.
+  bool overlap = false;
+  static constexpr int max_overlapping = 64;
 };
 
 struct Case {

@@ -76,7 +76,8 @@ struct UnknownVerdict : std::runtime_error {
 };
 
 // One case's system under test; it lives for the whole case, so a sequence shares its breakers,
-// limiters and pools. Called from one thread at a time.
+// limiters and pools. Called from one thread at a time, except send() of a driver that overlaps
+// requests (Driver::overlapping_sends, for `[sequence] overlap`): then from one thread per request.
 class CaseSession {
  public:
   virtual ~CaseSession() = default;
@@ -112,6 +113,9 @@ struct Driver {
   // or "", warnings appended (shown on the console and in every report's header).
   std::string (*prepare)(DriverOptions& options, double time_scale,
                          std::vector<std::string>& warnings) = nullptr;
+  // Whether a session's send() may run for several requests at once (a case with `[sequence] overlap`
+  // needs it; on a driver without it the case is n/a).
+  bool overlapping_sends = false;
 };
 
 std::span<const Driver> drivers();
