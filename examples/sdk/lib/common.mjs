@@ -140,7 +140,8 @@ export async function chat(dialect, client, request, { onText = () => {}, onOpen
       else if (ev.type === 'message_delta') { tokens = ev.usage?.output_tokens ?? tokens; finish = ev.delta?.stop_reason ?? finish; }
       else if (ev.type === 'message_stop') finished = true;
     }
-    if (!finished) throw new TruncatedStream(text.length);
+    // Whole when its stop_reason came (message_delta), message_stop or not (SPEC's no_terminator).
+    if (!finished && !finish) throw new TruncatedStream(text.length);
     return { text, model: gotModel, output_tokens: tokens, finish_reason: finish, filtered: FILTERED.test(finish) };
   }
   if (dialect === 'gemini') {
