@@ -133,7 +133,10 @@ def pydantic_chat(model, request: dict, on_open=lambda: None, on_text=lambda t: 
         text = ""
         async with agent.run_stream(request["prompt"]) as r:
             on_open()
-            async for delta in r.stream_text(delta=True):
+            # debounce_by=None: every delta as it arrives. The default (0.1 s) groups them, and a stream
+            # that breaks inside that window loses its last group: the caller never saw text that was
+            # visible, and the policy loop took a committed stream for an uncommitted one.
+            async for delta in r.stream_text(delta=True, debounce_by=None):
                 if delta:
                     text += delta
                     on_text(delta)
