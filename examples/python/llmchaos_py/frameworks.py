@@ -197,7 +197,10 @@ def litellm_chat(router, group: str, request: dict, on_open=lambda: None, on_tex
         usage = getattr(r, "usage", None)
         return _answer(text, r.model or request["model"], usage.completion_tokens if usage else 0, choice.finish_reason)
     text, model, tokens, finish, opened = "", request["model"], 0, "", False
-    for chunk in router.completion(model=group, messages=messages, max_tokens=256, stream=True):
+    # include_usage: without it LiteLLM's stream chunks carry no usage (the provider's is dropped), and
+    # the answer would name no output tokens (names_serving_route).
+    for chunk in router.completion(model=group, messages=messages, max_tokens=256, stream=True,
+                                   stream_options={"include_usage": True}):
         if not opened:
             opened = True
             on_open()
