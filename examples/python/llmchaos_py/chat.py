@@ -1,6 +1,6 @@
 """One chat call per dialect through an official SDK client (openai, anthropic, google-genai), as
 examples/sdk/lib/common.mjs's chat(). `on_open` sees a stream's headers, `on_text` each visible delta.
-openai / anthropic: a stream without its finish event is a TruncatedStream; a gemini stream is as whole
+openai / anthropic: a stream without its finish reason (finish_reason, stop_reason) is a TruncatedStream; a gemini stream is as whole
 as its body (SPEC's no_terminator). Returns {text, model, output_tokens[, finish_reason, filtered]}."""
 from __future__ import annotations
 
@@ -69,7 +69,9 @@ def chat_anthropic(client, request: dict, on_open=_nothing, on_text=_nothing) ->
             finish = ev.delta.stop_reason or finish
         elif ev.type == "message_stop":
             finished = True
-    if not finished:
+    # Whole when its stop_reason came (message_delta), message_stop or not: SPEC's no_terminator is a
+    # complete answer without the sentinel, as openai's finish_reason without [DONE].
+    if not finished and not finish:
         raise TruncatedStream(len(text))
     return {"text": text, "model": got_model, "output_tokens": tokens, "finish_reason": finish,
             "filtered": bool(FILTERED.match(finish))}

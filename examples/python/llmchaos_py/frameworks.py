@@ -133,7 +133,10 @@ def pydantic_chat(model, request: dict, on_open=lambda: None, on_text=lambda t: 
         text = ""
         async with agent.run_stream(request["prompt"]) as r:
             on_open()
-            async for delta in r.stream_text(delta=True):
+            # debounce_by=None: every delta as it arrives. The default (0.1 s) groups them, and a stream
+            # that breaks inside that window loses its last group: the caller never saw text that was
+            # visible, and the policy loop took a committed stream for an uncommitted one.
+            async for delta in r.stream_text(delta=True, debounce_by=None):
                 if delta:
                     text += delta
                     on_text(delta)
@@ -194,7 +197,10 @@ def litellm_chat(router, group: str, request: dict, on_open=lambda: None, on_tex
         usage = getattr(r, "usage", None)
         return _answer(text, r.model or request["model"], usage.completion_tokens if usage else 0, choice.finish_reason)
     text, model, tokens, finish, opened = "", request["model"], 0, "", False
-    for chunk in router.completion(model=group, messages=messages, max_tokens=256, stream=True):
+    # include_usage: without it LiteLLM's stream chunks carry no usage (the provider's is dropped), and
+    # the answer would name no output tokens (names_serving_route).
+    for chunk in router.completion(model=group, messages=messages, max_tokens=256, stream=True,
+                                   stream_options={"include_usage": True}):
         if not opened:
             opened = True
             on_open()

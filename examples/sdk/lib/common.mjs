@@ -91,7 +91,8 @@ export class TruncatedStream extends Error {
 // aborts the call (the caller's idle timeout). openai / anthropic: a stream without its finish event is a
 // TruncatedStream; a gemini stream is as whole as its body (a cut throws; a clean end without the last
 // finishReason chunk is a complete answer, SPEC's no_terminator).
-// Returns {text, model, output_tokens}; throws the SDK's error or TruncatedStream.
+// Returns {text, model, output_tokens, finish_reason, filtered} (`filtered`: the finish reason is the
+// provider's content policy, FILTERED); throws the SDK's error or TruncatedStream.
 export async function chat(dialect, client, request, { onText = () => {}, onOpen = () => {}, signal, requestOptions = {} } = {}) {
   // A prefill request ends with an assistant turn that starts the answer (PREFILL), as the harness's own
   // codecs send it.
@@ -102,23 +103,24 @@ export async function chat(dialect, client, request, { onText = () => {}, onOpen
       const r = await client.chat.completions.create({ model, messages }, { ...requestOptions, signal });
       const text = r.choices?.[0]?.message?.content ?? '';
       onText(text);
-      return { text, model: r.model, output_tokens: r.usage?.completion_tokens ?? 0 };
+      const finish = r.choices?.[0]?.finish_reason ?? '';
+      return { text, model: r.model, output_tokens: r.usage?.completion_tokens ?? 0, finish_reason: finish, filtered: FILTERED.test(finish) };
     }
     const stream = await client.chat.completions.create(
       { model, messages, stream: true, stream_options: { include_usage: true } }, { ...requestOptions, signal });
     onOpen();
-    let text = '', gotModel = '', tokens = 0, finished = false;
+    let text = '', gotModel = '', tokens = 0, finished = false, finish = '';
     for await (const chunk of stream) {
       gotModel = chunk.model || gotModel;
       if (chunk.usage) tokens = chunk.usage.completion_tokens ?? tokens;
       for (const choice of chunk.choices ?? []) {
         const d = choice.delta?.content;
         if (d) { text += d; onText(d); }
-        if (choice.finish_reason) finished = true;
+        if (choice.finish_reason) { finished = true; finish = choice.finish_reason; }
       }
     }
     if (!finished) throw new TruncatedStream(text.length);
-    return { text, model: gotModel, output_tokens: tokens };
+    return { text, model: gotModel, output_tokens: tokens, finish_reason: finish, filtered: FILTERED.test(finish) };
   }
   if (dialect === 'anthropic') {
     const body = { model, max_tokens: 256, messages };
@@ -126,19 +128,21 @@ export async function chat(dialect, client, request, { onText = () => {}, onOpen
       const r = await client.messages.create(body, { ...requestOptions, signal });
       const text = (r.content ?? []).filter((b) => b.type === 'text').map((b) => b.text).join('');
       onText(text);
-      return { text, model: r.model, output_tokens: r.usage?.output_tokens ?? 0 };
+      const finish = r.stop_reason ?? '';
+      return { text, model: r.model, output_tokens: r.usage?.output_tokens ?? 0, finish_reason: finish, filtered: FILTERED.test(finish) };
     }
     const stream = await client.messages.create({ ...body, stream: true }, { ...requestOptions, signal });
     onOpen();
-    let text = '', gotModel = '', tokens = 0, finished = false;
+    let text = '', gotModel = '', tokens = 0, finished = false, finish = '';
     for await (const ev of stream) {
       if (ev.type === 'message_start') gotModel = ev.message?.model ?? gotModel;
       else if (ev.type === 'content_block_delta' && ev.delta?.type === 'text_delta') { text += ev.delta.text; onText(ev.delta.text); }
-      else if (ev.type === 'message_delta') tokens = ev.usage?.output_tokens ?? tokens;
+      else if (ev.type === 'message_delta') { tokens = ev.usage?.output_tokens ?? tokens; finish = ev.delta?.stop_reason ?? finish; }
       else if (ev.type === 'message_stop') finished = true;
     }
-    if (!finished) throw new TruncatedStream(text.length);
-    return { text, model: gotModel, output_tokens: tokens };
+    // Whole when its stop_reason came (message_delta), message_stop or not (SPEC's no_terminator).
+    if (!finished && !finish) throw new TruncatedStream(text.length);
+    return { text, model: gotModel, output_tokens: tokens, finish_reason: finish, filtered: FILTERED.test(finish) };
   }
   if (dialect === 'gemini') {
     // @google/genai: the request's abort signal rides in `config`; its ApiError carries status and message.
