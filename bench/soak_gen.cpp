@@ -282,10 +282,8 @@ int usage(const char* msg) {
   return 2;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  Config cfg;
+// The options (each takes a number); an error message, or empty.
+std::string parse_args(int argc, char** argv, Config& cfg) {
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string k = argv[i];
     const double v = std::atof(argv[i + 1]);
@@ -310,89 +308,130 @@ int main(int argc, char** argv) {
     else if (k == "--rss-tolerance")
       cfg.rss_tolerance = v;
     else
-      return usage(("unknown option " + k).c_str());
+      return "unknown option " + k;
   }
-  if (cfg.port == 0 || cfg.pid <= 0) return usage("--port and --pid are required");
+  if (cfg.port == 0 || cfg.pid <= 0) return "--port and --pid are required";
+  return {};
+}
+
+// The server's memory, read after its queues settled and its ledger was reset.
+struct Rss {
+  long total_kb = 0, anon_kb = 0;
+};
+Rss rss_after_reset(const Config& cfg, int settle_ms) {
+  admin(cfg, "POST", "/__llmchaos/reset");
+  std::this_thread::sleep_for(std::chrono::milliseconds(settle_ms));
+  return {rss_kb(cfg.pid), status_kb(cfg.pid, "RssAnon")};
+}
+
+// Every request sent is in the ledger exactly once, and finished.
+struct LedgerAudit {
+  std::size_t entries = 0, lost = 0, doubled = 0, unknown = 0, unfinished = 0;
+};
+LedgerAudit audit_ledger(const Config& cfg, const Stats& st) {
+  const auto ledger = json::parse(admin(cfg, "GET", "/__llmchaos/ledger").body).as_array();
+  LedgerAudit a;
+  a.entries = ledger.size();
+  std::map<std::string, int> seen;
+  for (const auto& e : ledger) {
+    ++seen[std::string(e.at("idempotency_key").as_string())];
+    if (!e.at("finished").as_bool()) ++a.unfinished;
+  }
+  for (const auto& k : st.sent_keys) {
+    const auto it = seen.find(k);
+    if (it == seen.end())
+      ++a.lost;
+    else if (it->second > 1)
+      ++a.doubled;
+  }
+  const std::size_t found = st.sent_keys.size() - a.lost;
+  a.unknown = a.entries > found ? a.entries - found : 0;
+  return a;
+}
+
+// Health and a plain ok answer after the soak.
+bool healthy_after(const Config& cfg) {
+  return admin(cfg, "GET", "/__llmchaos/health").status == 200 &&
+         http::http_call({"127.0.0.1",
+                          cfg.port,
+                          "POST",
+                          "/" + route_name("ok", Dialect::openai) + "/v1/chat/completions",
+                          client::codec_for(Dialect::openai).request_body({}),
+                          {{"content-type", "application/json"}},
+                          10000})
+                 .status == 200;
+}
+
+struct Figures {
+  std::size_t routes = 0;
+  double capacity = 0, rate = 0, took = 0;
+  Rss start, end;
+  bool healthy = false;
+};
+
+// The report, and the verdict.
+bool report(const Config& cfg, const Stats& st, const LedgerAudit& l, const Figures& f) {
+  fmt::print(
+      "soak: {} routes ({} fault kinds x {} dialects), streamed and plain, vanish {:.0f}% of streams\n",
+      f.routes, f.routes / std::size(dialects), std::size(dialects), cfg.vanish * 100);
+  fmt::print(
+      "capacity (closed loop, plain ok): {:.0f} req/s; offered {:.0f} req/s ({}x) for {:.1f} s (ran {:.1f} "
+      "s)\n",
+      f.capacity, f.rate, cfg.factor, cfg.seconds, f.took);
+  fmt::print(
+      "requests: scheduled {}, sent {}, not sent (in-flight cap {}) {}, connect failed {}, write failed "
+      "{}\n",
+      st.scheduled, st.sent, cfg.max_inflight, st.not_sent_inflight, st.connect_failed, st.write_failed);
+  fmt::print("endings: answered/closed {}, vanished mid-stream {}, client deadline {}; peak in flight {}\n",
+             st.answered, st.vanished, st.deadline, st.peak_inflight);
+  std::string statuses;
+  for (const auto& [s, n] : st.status) statuses += fmt::format(" {}:{}", s, n);
+  fmt::print("statuses:{}\n", statuses);
+  fmt::print("ledger: {} entries for {} sent; lost {}, doubled {}, unknown {}, unfinished {}\n", l.entries,
+             st.sent, l.lost, l.doubled, l.unknown, l.unfinished);
+  const double growth = f.start.total_kb > 0 ? static_cast<double>(f.end.total_kb - f.start.total_kb) /
+                                                   static_cast<double>(f.start.total_kb)
+                                             : 1;
+  fmt::print(
+      "server RSS: start {} kB, end {} kB ({:+.1f}%; heap and stacks (RssAnon) {} -> {} kB), healthy "
+      "after: {}\n",
+      f.start.total_kb, f.end.total_kb, growth * 100, f.start.anon_kb, f.end.anon_kb,
+      f.healthy ? "yes" : "NO");
+  const bool ok = f.healthy && l.entries == st.sent && l.lost == 0 && l.doubled == 0 && l.unfinished == 0 &&
+                  st.write_failed == 0 && st.sent > 0 && growth <= cfg.rss_tolerance;
+  fmt::print("soak: {}\n", ok ? "PASS" : "FAIL");
+  return ok;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Config cfg;
+  if (const auto error = parse_args(argc, argv, cfg); !error.empty()) return usage(error.c_str());
   try {
     const tcp::endpoint ep{net::ip::make_address("127.0.0.1"), cfg.port};
     std::vector<std::string> routes;
     const auto put = admin(cfg, "PUT", "/__llmchaos/script", script_toml(routes));
     if (put.status != 200) throw std::runtime_error("script PUT refused: " + put.body);
 
-    const double capacity = measure_capacity(cfg, ep);
-    const double rate = std::max(10.0, capacity * cfg.factor);
+    Figures f;
+    f.routes = routes.size();
+    f.capacity = measure_capacity(cfg, ep);
+    f.rate = std::max(10.0, f.capacity * cfg.factor);
     // The start figure is taken after a short warm-up of the same mix, so it already holds what any
     // run needs once (code pages of every fault path, thread caches) and the check is about retention.
-    if (cfg.warmup_seconds > 0) soak(cfg, ep, routes, rate, cfg.warmup_seconds);
+    if (cfg.warmup_seconds > 0) soak(cfg, ep, routes, f.rate, cfg.warmup_seconds);
     settle(cfg);
-    admin(cfg, "POST", "/__llmchaos/reset");
-    std::this_thread::sleep_for(std::chrono::milliseconds(300));
-    const long rss_start = rss_kb(cfg.pid), anon_start = status_kb(cfg.pid, "RssAnon");
+    f.start = rss_after_reset(cfg, 300);
 
     const auto t0 = Clock::now();
-    const auto st = soak(cfg, ep, routes, rate, cfg.seconds);
-    const double took = std::chrono::duration<double>(Clock::now() - t0).count();
+    const auto st = soak(cfg, ep, routes, f.rate, cfg.seconds);
+    f.took = std::chrono::duration<double>(Clock::now() - t0).count();
     settle(cfg);
-
-    const auto ledger = json::parse(admin(cfg, "GET", "/__llmchaos/ledger").body).as_array();
-    std::map<std::string, int> seen;
-    std::size_t unfinished = 0;
-    for (const auto& e : ledger) {
-      ++seen[std::string(e.at("idempotency_key").as_string())];
-      if (!e.at("finished").as_bool()) ++unfinished;
-    }
-    std::size_t lost = 0, doubled = 0;
-    for (const auto& k : st.sent_keys) {
-      const auto it = seen.find(k);
-      if (it == seen.end())
-        ++lost;
-      else if (it->second > 1)
-        ++doubled;
-    }
-    const std::size_t unknown =
-        ledger.size() > st.sent_keys.size() - lost ? ledger.size() - (st.sent_keys.size() - lost) : 0;
-
-    const bool healthy = admin(cfg, "GET", "/__llmchaos/health").status == 200 &&
-                         http::http_call({"127.0.0.1",
-                                          cfg.port,
-                                          "POST",
-                                          "/" + route_name("ok", Dialect::openai) + "/v1/chat/completions",
-                                          client::codec_for(Dialect::openai).request_body({}),
-                                          {{"content-type", "application/json"}},
-                                          10000})
-                                 .status == 200;
-    admin(cfg, "POST", "/__llmchaos/reset");
-    std::this_thread::sleep_for(std::chrono::milliseconds(500));
-    const long rss_end = rss_kb(cfg.pid), anon_end = status_kb(cfg.pid, "RssAnon");
-
-    fmt::print(
-        "soak: {} routes ({} fault kinds x {} dialects), streamed and plain, vanish {:.0f}% of streams\n",
-        routes.size(), routes.size() / std::size(dialects), std::size(dialects), cfg.vanish * 100);
-    fmt::print(
-        "capacity (closed loop, plain ok): {:.0f} req/s; offered {:.0f} req/s ({}x) for {:.1f} s (ran {:.1f} "
-        "s)\n",
-        capacity, rate, cfg.factor, cfg.seconds, took);
-    fmt::print(
-        "requests: scheduled {}, sent {}, not sent (in-flight cap {}) {}, connect failed {}, write failed "
-        "{}\n",
-        st.scheduled, st.sent, cfg.max_inflight, st.not_sent_inflight, st.connect_failed, st.write_failed);
-    fmt::print("endings: answered/closed {}, vanished mid-stream {}, client deadline {}; peak in flight {}\n",
-               st.answered, st.vanished, st.deadline, st.peak_inflight);
-    std::string statuses;
-    for (const auto& [s, n] : st.status) statuses += fmt::format(" {}:{}", s, n);
-    fmt::print("statuses:{}\n", statuses);
-    fmt::print("ledger: {} entries for {} sent; lost {}, doubled {}, unknown {}, unfinished {}\n",
-               ledger.size(), st.sent, lost, doubled, unknown, unfinished);
-    const double growth =
-        rss_start > 0 ? static_cast<double>(rss_end - rss_start) / static_cast<double>(rss_start) : 1;
-    fmt::print(
-        "server RSS: start {} kB, end {} kB ({:+.1f}%; heap and stacks (RssAnon) {} -> {} kB), healthy "
-        "after: {}\n",
-        rss_start, rss_end, growth * 100, anon_start, anon_end, healthy ? "yes" : "NO");
-    const bool ok = healthy && ledger.size() == st.sent && lost == 0 && doubled == 0 && unfinished == 0 &&
-                    st.write_failed == 0 && st.sent > 0 && growth <= cfg.rss_tolerance;
-    fmt::print("soak: {}\n", ok ? "PASS" : "FAIL");
-    return ok ? 0 : 1;
+    const LedgerAudit audit = audit_ledger(cfg, st);
+    f.healthy = healthy_after(cfg);
+    f.end = rss_after_reset(cfg, 500);
+    return report(cfg, st, audit, f) ? 0 : 1;
   } catch (const std::exception& e) {
     std::cerr << "soak_gen: " << e.what() << "\n";
     return 1;

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cstdint>
+#include <map>
 #include <numeric>
 #include <set>
 
@@ -90,16 +91,20 @@ std::string catalog_digest(const std::vector<std::pair<std::string, std::string>
   return fmt::format("{:016x}:{}", h, sorted.size());
 }
 
-MergeOutcome merge_shards(std::vector<RunResult> shards, const std::vector<std::string>& sources) {
-  MergeOutcome out;
-  auto& errors = out.errors;
-  if (shards.empty()) {
-    errors.push_back("no report to merge");
-    return out;
+namespace {
+
+// A report's name in the errors: its file, else its place in the list.
+struct ReportNames {
+  const std::vector<std::string>& sources;
+  std::string operator()(std::size_t i) const {
+    return i < sources.size() ? sources[i] : fmt::format("report {}", i + 1);
   }
-  auto src = [&](std::size_t i) { return i < sources.size() ? sources[i] : fmt::format("report {}", i + 1); };
+};
+
+// Shards of one run: one catalog, seed, driver, time scale and shard count.
+void check_one_run(const std::vector<RunResult>& shards, const ReportNames& src,
+                   std::vector<std::string>& errors) {
   const RunResult& first = shards[0];
-  // Shards of one run: one catalog, seed, driver and time scale.
   auto same = [&](std::string_view what, auto get, auto show) {
     for (std::size_t i = 1; i < shards.size(); ++i)
       if (get(shards[i]) != get(first))
@@ -122,10 +127,12 @@ MergeOutcome merge_shards(std::vector<RunResult> shards, const std::vector<std::
       "time scale", [](const RunResult& r) { return r.time_scale; }, plain);
   same(
       "shard count", [](const RunResult& r) { return r.shard.count; }, plain);
-  if (!errors.empty()) return out;
+}
 
-  // Every shard 1..N exactly once (an unsharded report is the only shard of 1).
-  const int n = std::max(1, first.shard.count);
+// Every shard 1..N exactly once (an unsharded report is the only shard of 1).
+void check_every_shard_once(const std::vector<RunResult>& shards, const ReportNames& src,
+                            std::vector<std::string>& errors) {
+  const int n = std::max(1, shards[0].shard.count);
   std::map<int, std::vector<std::string>> given;
   for (std::size_t i = 0; i < shards.size(); ++i) given[std::max(1, shards[i].shard.index)].push_back(src(i));
   for (const auto& [k, files] : given)
@@ -138,8 +145,11 @@ MergeOutcome merge_shards(std::vector<RunResult> shards, const std::vector<std::
   for (int k = 1; k <= n; ++k)
     if (!given.contains(k)) missing += (missing.empty() ? "" : ", ") + fmt::format("{}/{}", k, n);
   if (!missing.empty()) errors.push_back(fmt::format("missing shard(s): {}", missing));
-  if (!errors.empty()) return out;
+}
 
+// One run of the shards' cases in catalog order, under the first shard's settings.
+void join_cases(std::vector<RunResult>& shards, const ReportNames& src, MergeOutcome& out) {
+  const RunResult& first = shards[0];
   RunResult& run = out.run;
   run.tool_version = first.tool_version;
   run.seed = first.seed;
@@ -160,15 +170,29 @@ MergeOutcome merge_shards(std::vector<RunResult> shards, const std::vector<std::
     run.duration_ms += s.duration_ms;  // what one runner would have spent
     for (auto& c : s.cases) {
       if (!names.insert(c.folder + "/" + c.name).second)
-        errors.push_back(fmt::format("case \"{}\" is in two shards (again in {})", c.name, src(i)));
+        out.errors.push_back(fmt::format("case \"{}\" is in two shards (again in {})", c.name, src(i)));
       run.cases.push_back(std::move(c));
     }
   }
-  if (run.catalog_cases > 0 && static_cast<int>(run.cases.size()) != run.catalog_cases && errors.empty())
-    errors.push_back(
+  if (run.catalog_cases > 0 && static_cast<int>(run.cases.size()) != run.catalog_cases && out.errors.empty())
+    out.errors.push_back(
         fmt::format("the shards hold {} case(s), the catalog {}", run.cases.size(), run.catalog_cases));
   std::stable_sort(run.cases.begin(), run.cases.end(),
                    [](const CaseResult& a, const CaseResult& b) { return a.index < b.index; });
+}
+
+}  // namespace
+
+MergeOutcome merge_shards(std::vector<RunResult> shards, const std::vector<std::string>& sources) {
+  MergeOutcome out;
+  if (shards.empty()) {
+    out.errors.push_back("no report to merge");
+    return out;
+  }
+  const ReportNames src{sources};
+  check_one_run(shards, src, out.errors);
+  if (out.errors.empty()) check_every_shard_once(shards, src, out.errors);
+  if (out.errors.empty()) join_cases(shards, src, out);
   return out;
 }
 

@@ -9,6 +9,7 @@
 #include <boost/json/parse.hpp>
 #include <cmath>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "llmchaos/mockprovider/dialect.hpp"
@@ -64,6 +65,61 @@ bool meets_contract(const Case& c, const LedgerEntry& e, const mock::Step* step)
   });
 }
 
+// SPEC 2's row of a fault that failed with an answer (owner, commit, what); nullopt for an answer judged
+// by how it ended and what it holds.
+struct FaultRow {
+  Owner owner;
+  CommitState commit;
+  std::string what;
+};
+
+std::optional<FaultRow> fault_row(const LedgerEntry& e, CommitState before_any, CommitState after_tokens,
+                                  int visible) {
+  switch (e.fault) {
+    case FaultKind::rate_429:
+      return FaultRow{Owner::rate, before_any, "rate_429"};
+    case FaultKind::quota_429:
+    case FaultKind::payment_402:
+      return FaultRow{Owner::quota, before_any, std::string(to_string(e.fault))};
+    case FaultKind::overloaded:
+      return FaultRow{Owner::transient, before_any, "overloaded"};
+    case FaultKind::server_500:
+      return FaultRow{Owner::unknown, before_any, "server_500"};
+    case FaultKind::server_500_context:
+    case FaultKind::bad_request:
+    case FaultKind::prefill_rejected:
+      return FaultRow{Owner::request, before_any, std::string(to_string(e.fault))};
+    case FaultKind::auth:
+      return FaultRow{Owner::auth, before_any, "auth"};
+    case FaultKind::policy:
+      return FaultRow{Owner::policy, after_tokens, "policy"};
+    case FaultKind::stream_cut:
+    case FaultKind::stream_stall:
+    case FaultKind::malformed_event:
+      return FaultRow{Owner::transient, after_tokens,
+                      fmt::format("{} after {} visible token(s)", to_string(e.fault), visible)};
+    case FaultKind::stream_error:
+      // A plain request gets the interruption as a status: the row of what that status is.
+      if (!e.stream && e.status == 500)
+        return FaultRow{Owner::unknown, before_any, "stream_error as a bare 500"};
+      return FaultRow{Owner::transient, after_tokens,
+                      fmt::format("stream_error after {} visible token(s)", visible)};
+    case FaultKind::post_commit_timeout:
+    case FaultKind::no_response:
+    case FaultKind::connect_reset:
+      return FaultRow{Owner::unknown, CommitState::unknown, "a silent fault that answered"};
+    // Answers (a whole one, or one judge() reads by how it ended and what it holds). Listed, not a
+    // default: a new fault kind must be placed in this oracle by hand (-Wswitch), never read as healthy.
+    case FaultKind::ok:
+    case FaultKind::slow:
+    case FaultKind::slow_first_token:
+    case FaultKind::no_terminator:
+    case FaultKind::schema_missing:
+      break;
+  }
+  return std::nullopt;
+}
+
 // SPEC 2's table, read off the mock's record of the attempt. `side_effect_before`: a tool side effect of
 // this operation ran before the attempt (every later failure is committed). `shown_before`: content
 // events of the same background response the caller saw before this attempt resumed it.
@@ -109,47 +165,8 @@ Failure judge(const Case& c, const LedgerEntry& e, const mock::Step* step, bool 
                                 : CommitState::unknown,
                "no response byte before the timeout");
   }
-  switch (e.fault) {
-    case FaultKind::rate_429:
-      return set(Owner::rate, before_any, "rate_429");
-    case FaultKind::quota_429:
-    case FaultKind::payment_402:
-      return set(Owner::quota, before_any, std::string(to_string(e.fault)));
-    case FaultKind::overloaded:
-      return set(Owner::transient, before_any, "overloaded");
-    case FaultKind::server_500:
-      return set(Owner::unknown, before_any, "server_500");
-    case FaultKind::server_500_context:
-    case FaultKind::bad_request:
-    case FaultKind::prefill_rejected:
-      return set(Owner::request, before_any, std::string(to_string(e.fault)));
-    case FaultKind::auth:
-      return set(Owner::auth, before_any, "auth");
-    case FaultKind::policy:
-      return set(Owner::policy, after_tokens, "policy");
-    case FaultKind::stream_cut:
-    case FaultKind::stream_stall:
-    case FaultKind::malformed_event:
-      return set(Owner::transient, after_tokens,
-                 fmt::format("{} after {} visible token(s)", to_string(e.fault), visible));
-    case FaultKind::stream_error:
-      // A plain request gets the interruption as a status: the row of what that status is.
-      if (!e.stream && e.status == 500) return set(Owner::unknown, before_any, "stream_error as a bare 500");
-      return set(Owner::transient, after_tokens,
-                 fmt::format("stream_error after {} visible token(s)", visible));
-    case FaultKind::post_commit_timeout:
-    case FaultKind::no_response:
-    case FaultKind::connect_reset:
-      return set(Owner::unknown, CommitState::unknown, "a silent fault that answered");
-    // Answers (a whole one, or one judged below by how it ended and what it holds). Listed, not a
-    // default: a new fault kind must be placed in this oracle by hand (-Wswitch), never read as healthy.
-    case FaultKind::ok:
-    case FaultKind::slow:
-    case FaultKind::slow_first_token:
-    case FaultKind::no_terminator:
-    case FaultKind::schema_missing:
-      break;
-  }
+  if (auto row = fault_row(e, before_any, after_tokens, visible))
+    return set(row->owner, row->commit, std::move(row->what));
   if (e.outcome != AttemptOutcome::completed) {  // the answer broke off (an idle gap past the timeout)
     // A resume needs no frame of its own to be resumable: its id and sequence are the ones it resumed
     // from (a slow_first_token on it breaks off before any frame; the creating stream's first frame

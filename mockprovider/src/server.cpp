@@ -798,6 +798,21 @@ void Session::take_headers(const http::request<http::string_body>& msg, RawReque
   }
 }
 
+// Per request: read, route, answer (forwarded, written at once, or executed), ledger, keep or close.
+// The read: the fast way (parse_fast) while the request fits, waiting for bytes under the watchdog's
+// deadline; `got` ends ready (req filled in), beast (Beast's parser takes over the buffered bytes), or
+// need_more with `ec` set when the read failed or timed out (the connection ends). Inline, not a
+// coroutine of its own: that would cost a frame per request.
+// Syscalls per request are what a plain answer costs most (each is about 1 us on this kind of VM), then
+// passes through Asio's scheduler:
+// - with nothing buffered, the session first yields once to the other ready handlers (a post: no
+//   syscall, the answer is already written), as nginx reads only once epoll says so: under load the
+//   client's next request has usually arrived by then;
+// - then it reads with a plain non-blocking recv (async_read_some's immediate success would be one more
+//   pass through the scheduler), and only when that comes back empty waits with async_read_some on the
+//   reactor's edge-triggered registration (a read_some + async_wait cost an epoll_ctl per wait:
+//   async_wait re-arms the descriptor).
+// (the syscall counts per request this gave: bench/README.md, mock_throughput).
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmismatched-new-delete"
 net::awaitable<void> Session::run() {
@@ -809,20 +824,7 @@ net::awaitable<void> Session::run() {
     bool keep_alive = false;
     FastHead got = FastHead::beast;
     beast::error_code ec;
-    // The fast way (parse_fast) while the request fits, waiting for bytes under the watchdog's deadline;
-    // `got` ends ready (req filled in), beast (Beast's parser takes over the buffered bytes), or need_more
-    // with `ec` set when the read failed or timed out (the connection ends). Inline, not a coroutine of
-    // its own: that would cost a frame per request.
-    // Syscalls per request are what a plain answer costs most (each is about 1 us on this kind of VM),
-    // then passes through Asio's scheduler:
-    // - with nothing buffered, the session first yields once to the other ready handlers (a post: no
-    //   syscall, the answer is already written), as nginx reads only once epoll says so: under load the
-    //   client's next request has usually arrived by then;
-    // - then it reads with a plain non-blocking recv (async_read_some's immediate success would be one
-    //   more pass through the scheduler), and only when that comes back empty waits with
-    //   async_read_some on the reactor's edge-triggered registration (a read_some + async_wait cost an
-    //   epoll_ctl per wait: async_wait re-arms the descriptor).
-    // (the syscall counts per request this gave: bench/README.md, mock_throughput).
+    // Read: the fast way while the request fits, under the watchdog's deadline (see above).
     if (idle_ms_ > 0) got = parse_fast(req, keep_alive);  // a pipelined request may be there already
     if (idle_ms_ > 0 && got == FastHead::need_more) {
       co_await net::post(net::deferred);  // the others first (see above), on the session's own executor

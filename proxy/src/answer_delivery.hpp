@@ -221,73 +221,70 @@ template <class Source>
   co_await finish_stream(x, x.plan.end);
 }
 
+// The whole answer read into one string; false when it broke off (body holds the part that came).
 template <class Source>
-[[gnu::noinline]] boost::asio::awaitable<void> deliver_answer(Exchange& x, const AnswerHead& head,
-                                                              Source& source, Dialect dialect) {
-  x.upstream_status = head.status;
-  const bool ok = head.status / 100 == 2;
+boost::asio::awaitable<bool> read_whole(Source& source, std::string& body) {
+  co_return co_await source.read([&](std::string_view b) -> boost::asio::awaitable<bool> {
+    body += b;
+    co_return true;
+  });
+}
 
-  // post_commit_timeout: the provider answers in full, the client hears nothing.
-  if (x.plan.action == WireAction::hold) {
-    co_await source.read([](std::string_view) -> boost::asio::awaitable<bool> { co_return true; });
-    x.upstream_ms = ms_since(x.t0);
-    x.out.status = 0;
-    x.out.outcome = AttemptOutcome::held_then_closed;
-    co_await x.client.wait(x.plan.hold_ms);
+// post_commit_timeout: the provider answers in full, the client hears nothing.
+template <class Source>
+[[gnu::noinline]] boost::asio::awaitable<void> deliver_held(Exchange& x, Source& source) {
+  co_await source.read([](std::string_view) -> boost::asio::awaitable<bool> { co_return true; });
+  x.upstream_ms = ms_since(x.t0);
+  x.out.status = 0;
+  x.out.outcome = AttemptOutcome::held_then_closed;
+  co_await x.client.wait(x.plan.hold_ms);
+}
+
+// A plain plan that cuts its body: the body, announced whole, cut half way.
+template <class Source>
+[[gnu::noinline]] boost::asio::awaitable<void> deliver_cut_body(Exchange& x, const AnswerHead& head,
+                                                                Source& source) {
+  std::string body;
+  if (!co_await read_whole(source, body)) {
+    x.out.outcome = AttemptOutcome::cut;
     co_return;
   }
-
-  if (ok && head.sse && x.plan.streamed) {
-    co_await deliver_stream(x, head, source, dialect);
+  if (!co_await x.client.write_head(head.status, head.headers, false, body.size(), x.keep_alive) ||
+      !co_await x.client.write_body(std::string_view(body).substr(0, body.size() / 2))) {
+    x.out.outcome = AttemptOutcome::client_closed;
     co_return;
   }
+  x.out.status = head.status;
+  co_await finish_stream(x, x.plan.end);
+}
 
-  // A plain plan that cuts its body: the body, announced whole, cut half way.
-  if (ok && !x.plan.streamed && x.plan.end != StreamEnd::complete) {
-    std::string body;
-    if (!co_await source.read([&](std::string_view b) -> boost::asio::awaitable<bool> {
-          body += b;
-          co_return true;
-        })) {
+// A small Content-Length body: read whole, then head and body in one write (one syscall less per answer).
+template <class Source>
+[[gnu::noinline]] boost::asio::awaitable<void> deliver_small(Exchange& x, const AnswerHead& head,
+                                                             Source& source) {
+  std::string body;
+  if (!co_await read_whole(source,
+                           body)) {  // broke off: the client sees the head, the part that came, the cut
+    if (!co_await x.client.write_head(head.status, head.headers, false, *head.length, x.keep_alive) ||
+        !co_await x.client.write_body(body))
+      x.out.outcome = AttemptOutcome::client_closed;
+    else
       x.out.outcome = AttemptOutcome::cut;
-      co_return;
-    }
-    if (!co_await x.client.write_head(head.status, head.headers, false, body.size(), x.keep_alive) ||
-        !co_await x.client.write_body(std::string_view(body).substr(0, body.size() / 2))) {
-      x.out.outcome = AttemptOutcome::client_closed;
-      co_return;
-    }
     x.out.status = head.status;
-    co_await finish_stream(x, x.plan.end);
     co_return;
   }
-
-  // A small Content-Length body: read whole, then head and body in one write (one syscall less per answer).
-  if (head.length && *head.length <= whole_body_limit) {
-    std::string body;
-    const bool whole = co_await source.read([&](std::string_view b) -> boost::asio::awaitable<bool> {
-      body += b;
-      co_return true;
-    });
-    if (!whole) {  // the answer broke off: the client sees the head, the part that came, and the cut
-      if (!co_await x.client.write_head(head.status, head.headers, false, *head.length, x.keep_alive) ||
-          !co_await x.client.write_body(body))
-        x.out.outcome = AttemptOutcome::client_closed;
-      else
-        x.out.outcome = AttemptOutcome::cut;
-      x.out.status = head.status;
-      co_return;
-    }
-    if (!co_await x.client.write_whole(head.status, head.headers, body, x.keep_alive)) {
-      x.out.outcome = AttemptOutcome::client_closed;
-      co_return;
-    }
-    x.out.status = head.status;
-    x.out.keep_open = x.keep_alive;
+  if (!co_await x.client.write_whole(head.status, head.headers, body, x.keep_alive)) {
+    x.out.outcome = AttemptOutcome::client_closed;
     co_return;
   }
+  x.out.status = head.status;
+  x.out.keep_open = x.keep_alive;
+}
 
-  // Everything else passes through as it comes (a Content-Length body keeps its length).
+// Everything else passes through as it comes (a Content-Length body keeps its length).
+template <class Source>
+[[gnu::noinline]] boost::asio::awaitable<void> deliver_passing(Exchange& x, const AnswerHead& head,
+                                                               Source& source) {
   const auto length = head.length;
   if (!co_await x.client.write_head(head.status, head.headers, !length, length.value_or(0), x.keep_alive)) {
     x.out.outcome = AttemptOutcome::client_closed;
@@ -302,18 +299,33 @@ template <class Source>
   });
   if (client_gone) {
     x.out.outcome = AttemptOutcome::client_closed;
-    co_return;
-  }
-  if (!whole) {
+  } else if (!whole) {
     x.out.outcome = AttemptOutcome::cut;
-    co_return;
-  }
-  if (!length) {
+  } else if (!length) {
     co_await finish_stream(x, StreamEnd::complete);
-    co_return;
+  } else {
+    x.out.keep_open = x.keep_alive;
   }
-  x.out.keep_open = x.keep_alive;
 }
+
+// The answer under the plan: one of the five ways above.
+template <class Source>
+[[gnu::noinline]] boost::asio::awaitable<void> deliver_answer(Exchange& x, const AnswerHead& head,
+                                                              Source& source, Dialect dialect) {
+  x.upstream_status = head.status;
+  const bool ok = head.status / 100 == 2;
+  if (x.plan.action == WireAction::hold)
+    co_await deliver_held(x, source);
+  else if (ok && head.sse && x.plan.streamed)
+    co_await deliver_stream(x, head, source, dialect);
+  else if (ok && !x.plan.streamed && x.plan.end != StreamEnd::complete)
+    co_await deliver_cut_body(x, head, source);
+  else if (head.length && *head.length <= whole_body_limit)
+    co_await deliver_small(x, head, source);
+  else
+    co_await deliver_passing(x, head, source);
+}
+
 // The answer under the plan; a dialect that stores responses also has the id the answer names read
 // (x.response_id) as it passes.
 template <class Source>
