@@ -10,8 +10,8 @@
 #include <string_view>
 #include <vector>
 
+#include "llmchaos/core/sized_text.hpp"
 #include "llmchaos/mockprovider/dialect.hpp"
-#include "sized_text.hpp"
 
 namespace llmchaos::mock::detail {
 

@@ -110,12 +110,20 @@ struct HeadFields {
   std::optional<std::size_t> content_length;
   bool close = false, connection_seen = false;
   std::size_t nreq = 0;
-  std::array<Wanted, 8> wanted;
-  std::array<std::array<char, fast_name_max>, 9> names;
+  std::array<Wanted, fast_head_fields_kept> wanted;
+  std::array<std::array<char, fast_name_max>, fast_head_fields_kept + 1> names;
+
+  bool keep(std::string_view lname, std::string_view value) {
+    if (nreq == wanted.size()) return false;
+    wanted[nreq++] = {lname.size(), value};
+    return true;
+  }
 
   // One field by its lower-cased name; false: a field the fast path leaves to Beast.
-  bool take(std::string_view lname, std::string_view value) {
-    switch (fast_field(lname)) {
+  bool take(std::string_view lname, std::string_view value, bool keep_all) {
+    const FastField kind = fast_field(lname);
+    if (keep_all && kind != FastField::beast && !keep(lname, value)) return false;
+    switch (kind) {
       case FastField::content_length: {
         if (content_length || value.empty() || value.size() > 15) return false;
         std::size_t n = 0;
@@ -134,9 +142,7 @@ struct HeadFields {
       case FastField::beast:
         return false;
       case FastField::router:
-        if (nreq == wanted.size()) return false;
-        wanted[nreq++] = {lname.size(), value};
-        return true;
+        return keep_all || keep(lname, value);
       case FastField::ignored:
         return true;
     }
@@ -164,10 +170,13 @@ const char* read_fields(const char* p, const char* const last, const FastHeadLim
     const std::string_view value(value_pos, static_cast<std::size_t>(value_end - value_pos));
     p += 2;
     if (++f.count > opt.max_header_count) return nullptr;
-    if (name_len > fast_name_max) continue;  // longer than any field read here or by the router
+    if (name_len > fast_name_max) {  // longer than any field read here or by the router
+      if (opt.keep_all_headers) return nullptr;
+      continue;
+    }
     char* const lower = f.names[f.nreq].data();
     lower_name(name_pos, name_len, last, lower);
-    if (!f.take(std::string_view(lower, name_len), value)) return nullptr;
+    if (!f.take(std::string_view(lower, name_len), value, opt.keep_all_headers)) return nullptr;
   }
 }
 

@@ -33,10 +33,10 @@
 #include <unordered_map>
 
 #include "llmchaos/core/byte_scan.hpp"
+#include "llmchaos/core/sized_text.hpp"
 #include "llmchaos/mockprovider/fast_head.hpp"
 #include "llmchaos/mockprovider/forward_hook.hpp"
 #include "llmchaos/mockprovider/router.hpp"
-#include "sized_text.hpp"
 
 namespace net = boost::asio;
 namespace beast = boost::beast;
@@ -159,6 +159,10 @@ struct ServerCore {
 
   net::awaitable<void> accept_loop();
 };
+
+// The head of a whole answer rendered straight into `out` (below); false where Beast's rules are needed.
+bool render_plain_head(std::string& out, int status_code, const HeaderList& headers, std::size_t body_size,
+                       bool keep_alive);
 
 // One connection. Lives on its own strand; cancel() is posted to that strand.
 // It is also the client side a forwarder (`llmchaos proxy`) writes to.
@@ -375,6 +379,16 @@ net::awaitable<bool> Session::write_body(std::string_view bytes) {
 
 net::awaitable<bool> Session::write_whole(int status, const HeaderList& headers, std::string_view body,
                                           bool keep_alive) {
+  // Rendered as a plain answer's head and written at once where the socket takes it (Beast's serializer
+  // and composed write cost more than the rest of a proxied answer: bench/README.md, proxy).
+  if (render_plain_head(head_, status, headers, body.size(), keep_alive)) {
+    const std::array<net::const_buffer, 2> bufs{net::buffer(head_), net::buffer(body)};
+    beast::error_code ec;
+    const std::size_t sent = write_now(bufs, ec);
+    if (!ec && sent < head_.size() + body.size()) ec = co_await write_rest(bufs, sent);
+    if (ec) fail(ec, "write");
+    co_return !ec;
+  }
   http::response<http::string_body> res{static_cast<http::status>(status), 11};
   apply_headers(res, headers, keep_alive);
   res.body() = std::string(body);
@@ -386,12 +400,10 @@ net::awaitable<bool> Session::write_whole(int status, const HeaderList& headers,
 }
 
 // A header Beast sets from the message itself: a plan that names one goes through Beast's serializer.
-// Told by length first (a switch, no string built per call): most names match none of the four lengths.
+// Told by length first (a switch, no string built per call): most names match none of the three lengths.
 bool managed_by_beast(std::string_view name) {
   using namespace std::string_view_literals;
   switch (name.size()) {
-    case 6:
-      return beast::iequals(name, "server"sv);
     case 10:
       return beast::iequals(name, "connection"sv);
     case 14:
@@ -407,24 +419,26 @@ bool managed_by_beast(std::string_view name) {
 // Connection: close when not kept alive, Content-Length), rendered straight into `out`: Beast's
 // serializer costs more than the rest of a plain answer. False when the plan's headers need Beast's
 // own rules (a repeated name, or one Beast manages), or the status is one that has no body.
-bool render_plain_head(std::string& out, const Plan& plan, bool keep_alive) {
-  const auto status = static_cast<http::status>(plan.status);
-  if (plan.status < 200 || plan.status > 999 || status == http::status::no_content ||
+bool render_plain_head(std::string& out, int status_code, const HeaderList& headers, std::size_t body_size,
+                       bool keep_alive) {
+  const auto status = static_cast<http::status>(status_code);
+  if (status_code < 200 || status_code > 999 || status == http::status::no_content ||
       status == http::status::not_modified)
     return false;
-  const auto& headers = plan.headers;
+  using namespace std::string_view_literals;  // literals as views: no strlen per piece
+  bool own_server = true;  // a Server of the answer's (a proxied one) replaces ours, in its place
   for (std::size_t i = 0; i < headers.size(); ++i) {
     const std::string_view name = headers[i].first;
     if (managed_by_beast(name)) return false;
+    if (name.size() == 6 && beast::iequals(name, "server"sv)) own_server = false;
     for (std::size_t j = 0; j < i; ++j)
       if (headers[j].first.size() == name.size() && beast::iequals(name, headers[j].first)) return false;
   }
-  using namespace std::string_view_literals;  // literals as views: no strlen per piece
   const auto obsolete = http::obsolete_reason(status);
   const std::string_view reason = obsolete == "<unknown-status>"
-                                      ? (plan.status == 529 ? "Overloaded"sv : "Error"sv)
+                                      ? (status_code == 529 ? "Overloaded"sv : "Error"sv)
                                       : std::string_view(obsolete.data(), obsolete.size());
-  const fmt::format_int status_digits(plan.status), length_digits(plan.body.size());
+  const fmt::format_int status_digits(status_code), length_digits(body_size);
   // Sized first, then written in one pass (sized_text.hpp): appending piece by piece (a capacity check
   // and a call per piece) cost 680 of the head's 1,250 instructions per request.
   render_sized_into(out, [&](auto& put) {
@@ -432,7 +446,8 @@ bool render_plain_head(std::string& out, const Plan& plan, bool keep_alive) {
     put(status_digits);
     put(" "sv);
     put(reason);
-    put("\r\nServer: llmchaos\r\n"sv);
+    put("\r\n"sv);
+    if (own_server) put("Server: llmchaos\r\n"sv);
     for (const auto& [k, v] : headers) {
       put(std::string_view(k));
       put(": "sv);
@@ -447,15 +462,19 @@ bool render_plain_head(std::string& out, const Plan& plan, bool keep_alive) {
   return true;
 }
 
+bool render_plain_head(std::string& out, const Plan& plan, bool keep_alive) {
+  return render_plain_head(out, plan.status, plan.headers, plan.body.size(), keep_alive);
+}
+
 using byte_scan::ascii_lower;
 
 FastHead Session::parse_fast(RawRequest& req, bool& keep_alive) {
-  if (server_.options.forwarder)
-    return FastHead::beast;  // a proxy passes every header on: Beast reads them all
   const auto data = buffer_.data();
   const auto& opt = server_.options;
-  const auto read = read_fast_head(std::string_view(static_cast<const char*>(data.data()), data.size()),
-                                   {opt.header_limit, opt.max_header_count, opt.body_limit}, req);
+  // A proxy passes every header on: the fast path keeps them all.
+  const auto read =
+      read_fast_head(std::string_view(static_cast<const char*>(data.data()), data.size()),
+                     {opt.header_limit, opt.max_header_count, opt.body_limit, opt.forwarder != nullptr}, req);
   if (read.verdict == FastHead::ready) {
     keep_alive = read.keep_alive;
     buffer_.consume(read.consumed);

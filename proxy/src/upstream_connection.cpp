@@ -23,16 +23,6 @@ std::chrono::steady_clock::duration ms_duration(double ms) {
 }
 }  // namespace
 
-std::string UpstreamUrl::origin() const {
-  return fmt::format("{}://{}:{}", tls ? "https" : "http", host, port);
-}
-
-std::string UpstreamUrl::host_header() const {
-  const bool default_port = port == (tls ? "443" : "80");
-  const std::string h = host.find(':') != std::string::npos ? "[" + host + "]" : host;
-  return default_port ? h : h + ":" + port;
-}
-
 UpstreamUrl parse_upstream_url(const std::string& url) {
   const auto bad = [&](std::string_view why) {
     return std::invalid_argument(fmt::format("upstream URL \"{}\": {}", url, why));
@@ -71,6 +61,9 @@ UpstreamUrl parse_upstream_url(const std::string& url) {
     throw bad("the port must be 1-65535");
   while (!path.empty() && path.back() == '/') path.remove_suffix(1);
   u.prefix = std::string(path);
+  u.origin = fmt::format("{}://{}:{}", u.tls ? "https" : "http", u.host, u.port);
+  const std::string host = u.host.find(':') != std::string::npos ? "[" + u.host + "]" : u.host;
+  u.host_header = u.port == (u.tls ? "443" : "80") ? host : host + ":" + u.port;
   return u;
 }
 

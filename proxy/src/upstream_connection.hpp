@@ -17,9 +17,10 @@ struct UpstreamUrl {
   bool tls = false;
   std::string host;
   std::string port;
-  std::string prefix;               // "" or "/..." without a trailing '/'
-  std::string origin() const;       // "http://host:port", for messages (a URL carries no credentials here)
-  std::string host_header() const;  // host, with :port unless it is the scheme's default
+  std::string prefix;  // "" or "/..." without a trailing '/'
+  // Made once by parse_upstream_url (each is read on every proxied request):
+  std::string origin;       // "http://host:port": the pool's key, and messages (no credentials here)
+  std::string host_header;  // host, with :port unless it is the scheme's default
 };
 
 // Throws std::invalid_argument naming the URL when it is not http(s)://host[:port][/path] (no user info,

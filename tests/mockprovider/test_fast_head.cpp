@@ -27,7 +27,7 @@ struct BeastRead {
 };
 
 // Beast's reading of the request at the start of `in`, under the same limits; the headers kept as the
-// server keeps them (the ones the router reads, lower-cased, in order).
+// server keeps them (the ones the router reads, or all of them for a proxy; lower-cased, in order).
 BeastRead beast_read(std::string_view in, const FastHeadLimits& limits) {
   BeastRead out;
   http::request_parser<http::string_body> parser;
@@ -51,7 +51,8 @@ BeastRead beast_read(std::string_view in, const FastHeadLimits& limits) {
   for (const auto& f : msg) {
     std::string name(f.name_string());
     for (auto& c : name) c = byte_scan::ascii_lower(c);
-    if (Router::reads_header(name)) out.req.headers.emplace_back(name, std::string(f.value()));
+    if (limits.keep_all_headers || Router::reads_header(name))
+      out.req.headers.emplace_back(name, std::string(f.value()));
   }
   return out;
 }
@@ -132,7 +133,10 @@ TEST_CASE(
     "there",
     "[fast_head]") {
   std::mt19937 rng(20261204);
-  const FastHeadLimits limits = GENERATE(FastHeadLimits{}, FastHeadLimits{120, 4, 16});
+  // The server's limits, small ones, and both again for a proxy (every header kept).
+  const FastHeadLimits limits =
+      GENERATE(FastHeadLimits{}, FastHeadLimits{120, 4, 16},
+               FastHeadLimits{16 * 1024, 100, 8 * 1024 * 1024, true}, FastHeadLimits{120, 4, 16, true});
   int ready = 0, beast = 0, need_more = 0;
   RawRequest req;  // reused, as a session reuses it
   for (int i = 0; i < 60000; ++i) {

@@ -23,7 +23,11 @@ struct FastHeadLimits {  // the server's (ServerOptions): past them Beast answer
   std::size_t header_limit = 16 * 1024;
   std::size_t max_header_count = 100;
   std::size_t body_limit = 8 * 1024 * 1024;
+  // Every header, not only the router's (a proxy passes them all on): up to fast_head_fields_kept of
+  // them, each name up to 32 bytes; a head with more, or a longer name, is Beast's.
+  bool keep_all_headers = false;
 };
+inline constexpr std::size_t fast_head_fields_kept = 48;
 
 struct FastHeadRead {
   FastHead verdict = FastHead::beast;
@@ -32,7 +36,8 @@ struct FastHeadRead {
 };
 
 // Reads the request at the start of `in`. When ready, `req` holds its method, target, body and the
-// headers the router reads (Router::reads_header; names lower-cased, in their order); its strings keep
+// headers the router reads (Router::reads_header), or every header (keep_all_headers); names lower-cased,
+// in their order; its strings keep
 // their buffers from one request to the next. Otherwise `req` is left as it was.
 FastHeadRead read_fast_head(std::string_view in, const FastHeadLimits& limits, RawRequest& req);
 

@@ -11,7 +11,7 @@
 #include <string>
 #include <string_view>
 
-namespace llmchaos::mock {
+namespace llmchaos {
 
 namespace sized_text_detail {
 struct Count {
@@ -55,4 +55,4 @@ std::string render_sized(const Emit& emit) {
   return out;
 }
 
-}  // namespace llmchaos::mock
+}  // namespace llmchaos
