@@ -161,8 +161,9 @@ struct ServerCore {
 };
 
 // The head of a whole answer rendered straight into `out` (below); false where Beast's rules are needed.
-bool render_plain_head(std::string& out, int status_code, const HeaderList& headers, std::size_t body_size,
-                       bool keep_alive);
+// body_size nullopt: a chunked answer.
+bool render_plain_head(std::string& out, int status_code, const HeaderList& headers,
+                       std::optional<std::size_t> body_size, bool keep_alive);
 
 // One connection. Lives on its own strand; cancel() is posted to that strand.
 // It is also the client side a forwarder (`llmchaos proxy`) writes to.
@@ -192,8 +193,12 @@ class Session : public std::enable_shared_from_this<Session>, public ClientWire 
   std::array<net::const_buffer, 2> plain_buffers(const Plan& plan) const {
     return {net::buffer(head_), net::buffer(plan.body)};
   }
-  std::size_t write_now(const std::array<net::const_buffer, 2>& bufs, beast::error_code& ec);
-  net::awaitable<beast::error_code> write_rest(std::array<net::const_buffer, 2> bufs, std::size_t sent);
+  template <std::size_t N>
+  std::size_t write_now(const std::array<net::const_buffer, N>& bufs, beast::error_code& ec);
+  template <std::size_t N>
+  net::awaitable<beast::error_code> write_rest(std::array<net::const_buffer, N> bufs, std::size_t sent);
+  template <std::size_t N>
+  net::awaitable<bool> send(const std::array<net::const_buffer, N>& bufs);
   Executed plain_written(const Plan& plan, bool keep_alive, beast::error_code ec);
   net::awaitable<Executed> respond_stream(const Plan& plan, bool keep_alive);
   net::awaitable<void> send_reject(std::string_view target, int status);
@@ -337,8 +342,14 @@ void Session::apply_headers(Message& m, const HeaderList& headers, bool keep_ali
   m.keep_alive(keep_alive);
 }
 
+// A head, a chunk or a body goes out at once where the socket takes it (Beast's serializer and composed
+// writes cost more than the rest of a proxied answer: bench/README.md, proxy); Beast's serializer
+// writes a head only where its rules are needed (render_plain_head says which).
 net::awaitable<bool> Session::write_head(int status, const HeaderList& headers, bool chunked,
                                          std::size_t content_length, bool keep_alive) {
+  const auto length = chunked ? std::nullopt : std::optional<std::size_t>(content_length);
+  if (render_plain_head(head_, status, headers, length, keep_alive))
+    co_return co_await send(std::array<net::const_buffer, 1>{net::buffer(head_)});
   http::response<http::empty_body> res{static_cast<http::status>(status), 11};
   apply_headers(res, headers, keep_alive);
   if (chunked)
@@ -353,24 +364,20 @@ net::awaitable<bool> Session::write_head(int status, const HeaderList& headers, 
 }
 
 net::awaitable<bool> Session::write_all(net::const_buffer bytes) {
-  arm();
-  auto [ec, n] = co_await net::async_write(stream_, bytes, use_tuple);
-  if (ec) fail(ec, "write");
-  co_return !ec;
+  co_return co_await send(std::array<net::const_buffer, 1>{bytes});
 }
 
 net::awaitable<bool> Session::write_chunk(std::string_view bytes) {
-  arm();
-  auto [ec, n] = co_await net::async_write(stream_, http::make_chunk(net::buffer(bytes)), use_tuple);
-  if (ec) fail(ec, "write");
-  co_return !ec;
+  if (bytes.empty()) co_return true;  // an empty chunk would be the last one
+  std::array<char, 2 * sizeof(std::size_t) + 2> size_line;
+  const auto end = fmt::format_to(size_line.data(), "{:x}\r\n", bytes.size());
+  co_return co_await send(std::array<net::const_buffer, 3>{
+      net::buffer(size_line.data(), static_cast<std::size_t>(end - size_line.data())), net::buffer(bytes),
+      net::buffer("\r\n", 2)});
 }
 
 net::awaitable<bool> Session::write_last_chunk() {
-  arm();
-  auto [ec, n] = co_await net::async_write(stream_, http::make_chunk_last(), use_tuple);
-  if (ec) fail(ec, "write");
-  co_return !ec;
+  co_return co_await send(std::array<net::const_buffer, 1>{net::buffer("0\r\n\r\n", 5)});
 }
 
 net::awaitable<bool> Session::write_body(std::string_view bytes) {
@@ -379,16 +386,8 @@ net::awaitable<bool> Session::write_body(std::string_view bytes) {
 
 net::awaitable<bool> Session::write_whole(int status, const HeaderList& headers, std::string_view body,
                                           bool keep_alive) {
-  // Rendered as a plain answer's head and written at once where the socket takes it (Beast's serializer
-  // and composed write cost more than the rest of a proxied answer: bench/README.md, proxy).
-  if (render_plain_head(head_, status, headers, body.size(), keep_alive)) {
-    const std::array<net::const_buffer, 2> bufs{net::buffer(head_), net::buffer(body)};
-    beast::error_code ec;
-    const std::size_t sent = write_now(bufs, ec);
-    if (!ec && sent < head_.size() + body.size()) ec = co_await write_rest(bufs, sent);
-    if (ec) fail(ec, "write");
-    co_return !ec;
-  }
+  if (render_plain_head(head_, status, headers, body.size(), keep_alive))
+    co_return co_await send(std::array<net::const_buffer, 2>{net::buffer(head_), net::buffer(body)});
   http::response<http::string_body> res{static_cast<http::status>(status), 11};
   apply_headers(res, headers, keep_alive);
   res.body() = std::string(body);
@@ -419,8 +418,8 @@ bool managed_by_beast(std::string_view name) {
 // Connection: close when not kept alive, Content-Length), rendered straight into `out`: Beast's
 // serializer costs more than the rest of a plain answer. False when the plan's headers need Beast's
 // own rules (a repeated name, or one Beast manages), or the status is one that has no body.
-bool render_plain_head(std::string& out, int status_code, const HeaderList& headers, std::size_t body_size,
-                       bool keep_alive) {
+bool render_plain_head(std::string& out, int status_code, const HeaderList& headers,
+                       std::optional<std::size_t> body_size, bool keep_alive) {
   const auto status = static_cast<http::status>(status_code);
   if (status_code < 200 || status_code > 999 || status == http::status::no_content ||
       status == http::status::not_modified)
@@ -438,7 +437,7 @@ bool render_plain_head(std::string& out, int status_code, const HeaderList& head
   const std::string_view reason = obsolete == "<unknown-status>"
                                       ? (status_code == 529 ? "Overloaded"sv : "Error"sv)
                                       : std::string_view(obsolete.data(), obsolete.size());
-  const fmt::format_int status_digits(status_code), length_digits(body_size);
+  const fmt::format_int status_digits(status_code), length_digits(body_size.value_or(0));
   // Sized first, then written in one pass (sized_text.hpp): appending piece by piece (a capacity check
   // and a call per piece) cost 680 of the head's 1,250 instructions per request.
   render_sized_into(out, [&](auto& put) {
@@ -455,9 +454,13 @@ bool render_plain_head(std::string& out, int status_code, const HeaderList& head
       put("\r\n"sv);
     }
     if (!keep_alive) put("Connection: close\r\n"sv);
-    put("Content-Length: "sv);
-    put(length_digits);
-    put("\r\n\r\n"sv);
+    if (body_size) {
+      put("Content-Length: "sv);
+      put(length_digits);
+      put("\r\n\r\n"sv);
+    } else {
+      put("Transfer-Encoding: chunked\r\n\r\n"sv);
+    }
   });
   return true;
 }
@@ -501,20 +504,31 @@ Routed Session::route(RawRequest& req) {
   }
 }
 
-std::size_t Session::write_now(const std::array<net::const_buffer, 2>& bufs, beast::error_code& ec) {
+template <std::size_t N>
+std::size_t Session::write_now(const std::array<net::const_buffer, N>& bufs, beast::error_code& ec) {
   const std::size_t n = stream_.socket().write_some(bufs, ec);
   if (ec == net::error::would_block || ec == net::error::try_again) ec = {};
   return ec ? 0 : n;
 }
 
 // What the socket did not take at once goes out asynchronously.
-net::awaitable<beast::error_code> Session::write_rest(std::array<net::const_buffer, 2> bufs,
+template <std::size_t N>
+net::awaitable<beast::error_code> Session::write_rest(std::array<net::const_buffer, N> bufs,
                                                       std::size_t sent) {
-  beast::buffers_suffix<std::array<net::const_buffer, 2>> rest(bufs);
+  beast::buffers_suffix<std::array<net::const_buffer, N>> rest(bufs);
   rest.consume(sent);
   arm();
   auto [ec, n] = co_await net::async_write(stream_, rest, use_tuple);
   co_return ec;
+}
+
+template <std::size_t N>
+net::awaitable<bool> Session::send(const std::array<net::const_buffer, N>& bufs) {
+  beast::error_code ec;
+  const std::size_t sent = write_now(bufs, ec);
+  if (!ec && sent < net::buffer_size(bufs)) ec = co_await write_rest(bufs, sent);
+  if (ec) fail(ec, "write");
+  co_return !ec;
 }
 
 Executed Session::plain_written(const Plan& plan, bool keep_alive, beast::error_code ec) {
