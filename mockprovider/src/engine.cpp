@@ -133,6 +133,7 @@ const Step& select_step(RouteState& r, double t_ms, double time_scale) {
   if (r.then.fault != r.script.then) {  // a plain step of the `then` fault (scripts are replaced whole)
     r.then = Step{};
     r.then.fault = r.script.then;
+    r.then.retry_after_form = dialect_spec(r.script.dialect).default_retry_after_form;
   }
   return r.then;
 }
@@ -158,6 +159,7 @@ Answer healthy_answer_of(const RouteScript& route, const Step& step, const ChatR
   a.tokens = std::move(tokens);
   a.input_tokens = request.input_tokens;
   a.include_usage = request.include_usage;
+  a.operation = request.operation;
   if (!request.tools.empty() && !request.tools.front().empty() && !request.last_is_tool_result) {
     a.tool_name = request.tools.front();
     a.tool_call_id = fmt::format("{}{}", dialect.tool_call_id_prefix, seq);

@@ -403,7 +403,9 @@ Plan Router::reject(std::string_view target, int status) const {
       const auto dialect = engine_.route_dialect(std::string(where->ns), std::string(where->route));
       const auto& d = dialect_spec(dialect.value_or(Dialect::openai));
       auto reply = d.error(status == 413 ? ErrorKind::too_large : ErrorKind::overloaded, {});
-      return json_plan(reply.status, std::move(reply.body));
+      auto plan = json_plan(reply.status, std::move(reply.body));
+      for (auto& h : reply.headers) plan.headers.push_back(std::move(h));
+      return plan;
     }
     if (status == 413) return error_json(413, "request body too large");
   }
