@@ -184,11 +184,13 @@ void append_reason_piece(ReasonText& out, int v) {
 
 // ---- errors typed outside the body (ErrorTraits: Bedrock's x-amzn-ErrorType, exception frames) ------
 
-// The entry named `type` ("ThrottlingException", or a frame's "throttlingException"), if any.
-const ErrorTypeOwner* entry_of(std::span<const ErrorTypeOwner> entries, std::string_view type) {
+// The first entry named `type` ("ThrottlingException", or a frame's "throttlingException") whose
+// message condition, if it has one, the error's message meets.
+const ErrorTypeOwner* entry_of(std::span<const ErrorTypeOwner> entries, std::string_view type,
+                               const ErrorDetail* d = nullptr) {
   if (type.empty()) return nullptr;
   for (const auto& e : entries)
-    if (iequals(e.name, type)) return &e;
+    if (iequals(e.name, type) && (e.message_has.empty() || (d && d->message_has({e.message_has})))) return &e;
   return nullptr;
 }
 
@@ -280,7 +282,7 @@ void classify_status(const Observation& obs, const ErrorTraits* traits, Classifi
   if (traits) {
     const std::string_view type = header_type(obs, *traits);
     if (!type.empty()) token = type;
-    if (const auto* e = entry_of(traits->types, type); e && e->owner != Owner::none)
+    if (const auto* e = entry_of(traits->types, type, &d); e && e->owner != Owner::none)
       verdict = {e->owner, e->why};
     c.retry_after_ms = typed_retry_after(obs, *traits);
   }
@@ -350,7 +352,7 @@ void classify_into(const Observation& obs, Classification& c) {
       if (auto delay = d.first(Key::retryDelay); !delay.empty())
         c.retry_after_ms = parse_proto_duration_ms(delay);
       // An exception frame's type says its owner (a throttling is rate, a validation request).
-      const ErrorTypeOwner* typed = traits ? entry_of(traits->types, obs.error_type) : nullptr;
+      const ErrorTypeOwner* typed = traits ? entry_of(traits->types, obs.error_type, &d) : nullptr;
       transport(typed ? typed->in_stream : Owner::transient, CommitState::none, "in-stream error event");
       auto token = obs.error_type.empty() ? d.token() : std::string_view(obs.error_type);
       if (!token.empty()) {

@@ -183,6 +183,9 @@ constexpr ErrorTypeOwner error_types[] = {
     // The model ran and failed: as a bare 500, it may have done the work.
     {"ModelErrorException", Owner::unknown, Owner::transient, "model error"},
     {"ValidationException", Owner::none, Owner::request, "validation"},
+    // Bedrock bills through the AWS account: a lapsed payment method is refused as access denied, and
+    // another account's route may still serve (SPEC 2: payment is quota).
+    {"AccessDeniedException", Owner::quota, Owner::quota, "payment instrument", "invalid_payment_instrument"},
     {"AccessDeniedException", Owner::auth, Owner::auth, "access denied"},
     {"ResourceNotFoundException", Owner::request, Owner::request, "no such model"},
 };

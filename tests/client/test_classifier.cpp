@@ -475,7 +475,8 @@ TEST_CASE("the mock's rendered error bodies classify as SPEC section 2 says, in 
       auto reply = spec.error(kind, ctx);
       INFO(to_string(dialect) << " kind " << static_cast<int>(kind) << ": " << reply.status << " "
                               << reply.body);
-      auto c = classify(http(dialect, reply.status, reply.body));
+      // With the headers the mock sends beside the body (Bedrock types its errors in x-amzn-ErrorType).
+      auto c = classify(http(dialect, reply.status, reply.body, reply.headers));
       CHECK(c.owner == owner);
     }
     // Gemini's rate limit carries its retry hint in RetryInfo.

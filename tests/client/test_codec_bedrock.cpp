@@ -289,6 +289,9 @@ TEST_CASE("bedrock classifier: each exception before a stream by status and x-am
       {403, "AccessDeniedException", "You don't have access to the model with the specified model ID.",
        Owner::auth},
       {404, "ResourceNotFoundException", "The model does not exist.", Owner::request},
+      {403, "AccessDeniedException",
+       "INVALID_PAYMENT_INSTRUMENT:A valid payment instrument must be provided.", Owner::quota},
+      {400, "ValidationException", "Output blocked by content filtering policy.", Owner::policy},
       // AWS may append the type's namespace after a ':'.
       {429, "ThrottlingException:http://internal.amazon.com/coral/com.amazon.bedrock/", "Too many requests.",
        Owner::rate},

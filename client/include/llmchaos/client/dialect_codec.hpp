@@ -64,6 +64,9 @@ struct ErrorTypeOwner {
   Owner owner;            // before a stream; Owner::none: the status and body decide, as for any dialect
   Owner in_stream;        // as an in-stream error (no status to go by)
   std::string_view why;   // for the reason text
+  // Set: the entry applies only when the error's message contains this (lower case); the first entry
+  // that applies wins.
+  std::string_view message_has = {};
 };
 
 // Dialects whose errors are typed outside the JSON body (Amazon Bedrock: `x-amzn-ErrorType`).
