@@ -27,4 +27,10 @@ const DialectCodec& codec_for(Dialect dialect) {
   throw std::logic_error("no codec for dialect " + std::string(to_string(dialect)));
 }
 
+bool has_codec(Dialect dialect) {
+  for (const auto codec : codec_table)
+    if (codec().dialect == dialect) return true;
+  return false;
+}
+
 }  // namespace llmchaos::client

@@ -62,6 +62,9 @@ struct DialectCodec {
 };
 
 const DialectCodec& codec_for(Dialect dialect);
+// The reference client speaks the dialect (it has a codec): what drives the client (explore, the soak
+// generator) draws only these, so the mock may serve a dialect before the client reads it.
+bool has_codec(Dialect dialect);
 
 // The tool every tool-call workflow offers the model: it records the label (the side effect).
 inline constexpr std::string_view workflow_tool_name = "record_label";
