@@ -28,6 +28,12 @@ const DialectCodec& codec_for(Dialect dialect) {
   throw std::logic_error("no codec for dialect " + std::string(to_string(dialect)));
 }
 
+bool has_codec(Dialect dialect) {
+  for (const auto codec : codec_table)
+    if (codec().dialect == dialect) return true;
+  return false;
+}
+
 Headers request_headers(const AttemptRequest& req, const std::string& api_key) {
   const DialectCodec& codec = codec_for(req.endpoint.dialect);
   Headers out = codec.headers(api_key);

@@ -247,9 +247,10 @@ struct ReadHeaders {
 // every request).
 [[gnu::noinline]] ReadHeaders read_headers() {
   ReadHeaders r;
-  r.names = {"x-request-id",    "request-id",
-             "idempotency-key", "x-stainless-retry-count",
-             "authorization",   "x-llmchaos-admin-token"};
+  r.names = {"x-request-id",          "request-id",
+             "idempotency-key",       "x-stainless-retry-count",
+             "authorization",         "x-llmchaos-admin-token",
+             "amz-sdk-invocation-id", "amz-sdk-request"};
   for (const Dialect d : registered_dialects())
     for (const auto& c : dialect_spec(d).auth.headers)
       if (std::find(r.names.begin(), r.names.end(), c.header) == r.names.end()) r.names.push_back(c.header);

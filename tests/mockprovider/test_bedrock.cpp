@@ -325,3 +325,24 @@ TEST_CASE("a stream_error body names one of the dialect's in-stream exceptions, 
         "f.toml:3:44: route.a.script[0].body: openai has no stream_error body \"throttlingException\" (its "
         "bodies: none)");
 }
+
+TEST_CASE("the ledger keeps the AWS SDKs' amz-sdk-invocation-id and amz-sdk-request, only when sent",
+          "[bedrock]") {
+  TestServer s;
+  bedrock(s, R"({ fault = "rate_429" }, { fault = "ok" })");
+  call(s, "converse", converse_body,
+       {{"amz-sdk-invocation-id", "inv-1"}, {"amz-sdk-request", "attempt=1; max=3"}});
+  call(s, "converse", converse_body,
+       {{"amz-sdk-invocation-id", "inv-1"}, {"amz-sdk-request", "attempt=2; max=3"}});
+  call(s, "converse");
+  const auto l = s.ledger("", 3);
+  REQUIRE(l.size() == 3);
+  CHECK(l[0].amz_sdk_invocation_id == "inv-1");
+  CHECK(l[1].amz_sdk_invocation_id == "inv-1");
+  CHECK(l[0].amz_sdk_request == "attempt=1; max=3");
+  CHECK(l[1].amz_sdk_request == "attempt=2; max=3");
+  const auto back = ledger_from_json(ledger_to_json(l));
+  CHECK(back[1].amz_sdk_request == "attempt=2; max=3");
+  CHECK(back[1].amz_sdk_invocation_id == "inv-1");
+  CHECK(ledger_to_json({l[2]}).find("amz_sdk") == std::string::npos);
+}

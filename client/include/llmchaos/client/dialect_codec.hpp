@@ -102,6 +102,9 @@ struct DialectCodec {
 };
 
 const DialectCodec& codec_for(Dialect dialect);
+// The reference client speaks the dialect (it has a codec): what drives the client (explore, the soak
+// generator) draws only these, so the mock may serve a dialect before the client reads it.
+bool has_codec(Dialect dialect);
 // The dialect's headers for one attempt (codec.headers, then codec.attempt_headers): what both the live
 // and the virtual-time transport put on the wire.
 Headers request_headers(const AttemptRequest& req, const std::string& api_key);
