@@ -194,4 +194,9 @@ TEST_CASE("bedrock loopback: the stack retries a throttle after x-amz-retry-afte
   CHECK(l[0].route == "primary");
   CHECK(l[1].route == "primary");
   CHECK(l[0].idempotency_key == l[1].idempotency_key);
+  // As the AWS SDKs send them: one invocation id for the call, the attempt counted against the budget.
+  CHECK(l[0].amz_sdk_invocation_id.size() == 36);
+  CHECK(l[0].amz_sdk_invocation_id == l[1].amz_sdk_invocation_id);
+  CHECK(l[0].amz_sdk_request == "attempt=1; max=3");
+  CHECK(l[1].amz_sdk_request == "attempt=2; max=3");
 }

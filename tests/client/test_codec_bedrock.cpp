@@ -339,3 +339,44 @@ TEST_CASE("bedrock classifier: failing stop reasons of a complete answer", "[bed
   obs.dialect = Dialect::anthropic;
   CHECK(classify(obs).owner == Owner::none);
 }
+
+TEST_CASE("bedrock stream: a tool call's start and its input in deltas", "[bedrock]") {
+  const std::string body =
+      event("messageStart", {{"role", "assistant"}}) +
+      event("contentBlockStart", {{"start", {{"toolUse", {{"toolUseId", "tu-1"}, {"name", "record_label"}}}}},
+                                  {"contentBlockIndex", 0}}) +
+      event("contentBlockDelta",
+            {{"delta", {{"toolUse", {{"input", R"({"label")"}}}}}, {"contentBlockIndex", 0}}) +
+      event("contentBlockDelta",
+            {{"delta", {{"toolUse", {{"input", R"(:"x"})"}}}}}, {"contentBlockIndex", 0}}) +
+      event("contentBlockStop", {{"contentBlockIndex", 0}}) +
+      event("messageStop", {{"stopReason", "tool_use"}});
+  const auto r = read(body);
+  CHECK(r.result.event == TransportEvent::none);
+  CHECK(r.tokens.empty());
+  CHECK(r.result.tool_call);
+  CHECK(r.result.tool_call_id == "tu-1");
+  CHECK(r.result.tool_name == "record_label");
+  CHECK(json::parse(r.result.tool_arguments).at("label") == "x");
+  CHECK(r.result.finish_reason == "tool_use");
+}
+
+TEST_CASE("bedrock stream: an error frame is a stream error, an unknown message type malformed",
+          "[bedrock]") {
+  es::Message error;
+  error.headers = {{":message-type", es::HeaderType::string, std::string("error")},
+                   {":error-code", es::HeaderType::string, std::string("InternalFailure")},
+                   {":error-message", es::HeaderType::string, std::string("it broke")}};
+  auto r = read(event("messageStart", {{"role", "assistant"}}) + es::encode(error));
+  CHECK(r.result.event == TransportEvent::stream_error_event);
+  CHECK(r.result.error_type == "InternalFailure");
+  CHECK(classify_result(r.result, 0).owner == Owner::transient);  // a type the codec does not list
+
+  es::Message odd = es::event("messageStart", "{}");
+  odd.headers[0].value = std::string("surprise");  // :message-type
+  r = read(es::encode(odd));
+  CHECK(r.result.event == TransportEvent::malformed_event);
+  // A payload that is not JSON is malformed too.
+  r = read(es::encode(es::event("contentBlockDelta", "{not json")));
+  CHECK(r.result.event == TransportEvent::malformed_event);
+}
