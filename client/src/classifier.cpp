@@ -6,6 +6,7 @@
 #include <initializer_list>
 #include <optional>
 
+#include "llmchaos/client/dialect_codec.hpp"
 #include "llmchaos/client/error_detail.hpp"
 #include "llmchaos/core/parse.hpp"
 
@@ -181,6 +182,35 @@ void append_reason_piece(ReasonText& out, int v) {
   out += std::string_view(digits.data(), digits.size());
 }
 
+// ---- errors typed outside the body (ErrorTraits: Bedrock's x-amzn-ErrorType, exception frames) ------
+
+// The first entry named `type` ("ThrottlingException", or a frame's "throttlingException") whose
+// message condition, if it has one, the error's message meets.
+const ErrorTypeOwner* entry_of(std::span<const ErrorTypeOwner> entries, std::string_view type,
+                               const ErrorDetail* d = nullptr) {
+  if (type.empty()) return nullptr;
+  for (const auto& e : entries)
+    if (iequals(e.name, type) && (e.message_has.empty() || (d && d->message_has({e.message_has})))) return &e;
+  return nullptr;
+}
+
+// The error type the dialect's header names, up to a ':' (AWS may append the type's namespace).
+std::string_view header_type(const Observation& obs, const ErrorTraits& traits) {
+  const auto value = header_value(obs.headers, traits.type_header);
+  if (!value) return {};
+  return trim(value->substr(0, value->find(':')));
+}
+
+// The dialect's own retry hint in milliseconds (Bedrock's x-amz-retry-after), if it sent one.
+std::optional<double> typed_retry_after(const Observation& obs, const ErrorTraits& traits) {
+  if (traits.retry_after_ms_header.empty()) return std::nullopt;
+  const auto value = header_value(obs.headers, traits.retry_after_ms_header);
+  if (!value) return std::nullopt;
+  const auto v = parse_number(*value);
+  if (!v) return std::nullopt;
+  return *v < 0 ? 0.0 : *v;
+}
+
 }  // namespace
 
 std::optional<double> parse_http_date_unix_ms(std::string_view text) {
@@ -240,14 +270,56 @@ std::optional<double> retry_after_from_headers(
   return *at > *reference ? *at - *reference : 0.0;
 }
 
+namespace {
+
+// An error answered with a status (not 2xx): the status and body decide, unless the dialect's error
+// type header names a type with an owner of its own.
+void classify_status(const Observation& obs, const ErrorTraits* traits, Classification& c) {
+  auto reason = [&](auto... parts) { (append_reason_piece(c.reason, parts), ...); };
+  ErrorDetail d(obs.body);
+  auto verdict = owner_of_status(obs.status, d);
+  std::string_view token = d.token();
+  if (traits) {
+    const std::string_view type = header_type(obs, *traits);
+    if (!type.empty()) token = type;
+    if (const auto* e = entry_of(traits->types, type, &d); e && e->owner != Owner::none)
+      verdict = {e->owner, e->why};
+    c.retry_after_ms = typed_retry_after(obs, *traits);
+  }
+  c.owner = verdict.owner;
+  c.commit = obs.visible_tokens > 0 || obs.tool_committed ? CommitState::committed : CommitState::none;
+  if (!c.retry_after_ms) c.retry_after_ms = retry_after_from_headers(obs.headers, obs.now_unix_ms);
+  if (!c.retry_after_ms)
+    if (auto delay = d.first(Key::retryDelay); !delay.empty())
+      c.retry_after_ms = parse_proto_duration_ms(delay);
+  if (token.empty())
+    reason(obs.status, std::string_view(" ("), verdict.why, std::string_view(")"));
+  else
+    reason(obs.status, std::string_view(" "), token, std::string_view(" ("), verdict.why,
+           std::string_view(")"));
+}
+
+// A complete 2xx answer: a failure only when its finish says so or it breaks the output contract.
+void classify_answer(const Observation& obs, const ErrorTraits* traits, Classification& c) {
+  auto reason = [&](auto... parts) { (append_reason_piece(c.reason, parts), ...); };
+  const ErrorTypeOwner* stop = traits ? entry_of(traits->failing_finishes, obs.finish_reason) : nullptr;
+  if (content_filter_finish(obs.finish_reason) || stop) {
+    c.owner = stop ? stop->owner : Owner::policy;
+    reason(obs.status, std::string_view(" finish "), std::string_view(obs.finish_reason));
+  } else if (obs.contract_violation) {
+    c.owner = Owner::contract;
+    reason(obs.status, std::string_view(" answer misses a required field"));
+  }
+}
+
+}  // namespace
+
 void classify_into(const Observation& obs, Classification& c) {
   c.owner = Owner::none;
   c.commit = CommitState::none;
   c.retry_after_ms.reset();
   c.reason.clear();
-  // The reason from its pieces (no format string, no allocation: classify is on the hot path,
-  // bench/decide).
-  auto reason = [&](auto... parts) { (append_reason_piece(c.reason, parts), ...); };
+  const ErrorTraits* traits = codec_for(obs.dialect).errors;
   // Anything the caller already saw, or a side effect already run, cannot be taken back.
   const bool progressed = obs.visible_tokens > 0 || obs.tool_committed;
   auto after = [&](CommitState otherwise) { return progressed ? CommitState::committed : otherwise; };
@@ -279,8 +351,14 @@ void classify_into(const Observation& obs, Classification& c) {
       ErrorDetail d(obs.body);
       if (auto delay = d.first(Key::retryDelay); !delay.empty())
         c.retry_after_ms = parse_proto_duration_ms(delay);
-      transport(Owner::transient, CommitState::none, "in-stream error event");
-      if (auto token = d.token(); !token.empty()) reason(std::string_view(" "), token);
+      // An exception frame's type says its owner (a throttling is rate, a validation request).
+      const ErrorTypeOwner* typed = traits ? entry_of(traits->types, obs.error_type, &d) : nullptr;
+      transport(typed ? typed->in_stream : Owner::transient, CommitState::none, "in-stream error event");
+      auto token = obs.error_type.empty() ? d.token() : std::string_view(obs.error_type);
+      if (!token.empty()) {
+        c.reason += std::string_view(" ");
+        c.reason += token;
+      }
       return;
     }
     case TransportEvent::missing_terminator:  // complete at the HTTP level: judged as an answer
@@ -289,32 +367,11 @@ void classify_into(const Observation& obs, Classification& c) {
   }
 
   if (obs.status == 0) return transport(Owner::transient, silent, "no response status");
-
   if (obs.status >= 200 && obs.status < 300) {
     c.commit = after(CommitState::none);
-    if (content_filter_finish(obs.finish_reason)) {
-      c.owner = Owner::policy;
-      reason(obs.status, std::string_view(" finish "), std::string_view(obs.finish_reason));
-    } else if (obs.contract_violation) {
-      c.owner = Owner::contract;
-      reason(obs.status, std::string_view(" answer misses a required field"));
-    }
-    return;
+    return classify_answer(obs, traits, c);
   }
-
-  ErrorDetail d(obs.body);
-  auto verdict = owner_of_status(obs.status, d);
-  c.owner = verdict.owner;
-  c.commit = after(CommitState::none);
-  c.retry_after_ms = retry_after_from_headers(obs.headers, obs.now_unix_ms);
-  if (!c.retry_after_ms)
-    if (auto delay = d.first(Key::retryDelay); !delay.empty())
-      c.retry_after_ms = parse_proto_duration_ms(delay);
-  if (auto token = d.token(); token.empty())
-    reason(obs.status, std::string_view(" ("), verdict.why, std::string_view(")"));
-  else
-    reason(obs.status, std::string_view(" "), token, std::string_view(" ("), verdict.why,
-           std::string_view(")"));
+  classify_status(obs, traits, c);
 }
 
 Classification classify(const Observation& obs) {

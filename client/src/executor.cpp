@@ -185,6 +185,7 @@ class Delivery {
     // The attempt may not outlive the request's time budget.
     ar.timeout_ms = std::min(wf.attempt_timeout_ms, budget_.time_left_ms(now));
     ar.attempt_number = static_cast<int>(spent_.size());  // across deliveries: the workflow's attempt index
+    ar.max_attempts = wf.max_total_attempts;
     return ar;
   }
 
@@ -218,6 +219,7 @@ class Delivery {
     obs.tool_committed = tool_committed_;
     obs.replay_safe = wf.replay_safe;
     obs.finish_reason = res.finish_reason;
+    obs.error_type = res.error_type;
     std::vector<std::string> missing;
     const bool complete_answer = res.status / 100 == 2 && (res.event == TransportEvent::none ||
                                                            res.event == TransportEvent::missing_terminator);

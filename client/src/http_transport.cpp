@@ -202,7 +202,7 @@ HttpRequest HttpTransport::Impl::build_request(const AttemptRequest& req, const 
   hreq.set(http::field::content_type, "application/json");
   hreq.set(http::field::accept, "application/json");  // as the SDKs, also for streams
   if (!req.operation_id.empty()) hreq.set("Idempotency-Key", req.operation_id);
-  for (const auto& [name, value] : codec.headers(options.api_key)) hreq.set(name, value);
+  for (const auto& [name, value] : request_headers(req, options.api_key)) hreq.set(name, value);
   for (const auto& [name, value] : options.extra_headers) hreq.set(name, value);
   hreq.keep_alive(true);
   hreq.body() = codec.request_body(req);

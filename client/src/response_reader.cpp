@@ -27,14 +27,18 @@ void ResponseReader::head(int status, Headers headers) {
     if (name == "content-type") content_type = value;
   std::transform(content_type.begin(), content_type.end(), content_type.begin(),
                  [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  sse_ = r_.status / 100 == 2 && req_.stream && content_type.rfind("application/json", 0) != 0;
+  framed_ = r_.status / 100 == 2 && req_.stream && content_type.rfind("application/json", 0) != 0;
 }
 
 bool ResponseReader::feed(std::string_view bytes) {
   if (stopped_ || bytes.empty()) return !stopped_;
-  if (!sse_) {
+  if (!framed_) {
     body_.append(bytes);
     return true;
+  }
+  if (codec_.framing == StreamFraming::eventstream) {
+    feed_frames(bytes);
+    return !stopped_;
   }
   events_.clear();
   parser_.feed(bytes, events_);
@@ -43,9 +47,24 @@ bool ResponseReader::feed(std::string_view bytes) {
   return !stopped_;
 }
 
-bool ResponseReader::on_event(const SseEvent& ev) {
+void ResponseReader::feed_frames(std::string_view bytes) {
+  frames_.feed(bytes);
+  while (auto frame = frames_.next())
+    if (!apply(codec_.on_frame(*frame, answer_), frame->payload)) return;
+  if (frames_.error() == eventstream::DecodeError::none) return;
+  // A wrong length or checksum: the frame's bytes cannot be trusted, nor anything after them.
   ++r_.events;
-  const EventResult er = codec_.on_event(ev, answer_);
+  r_.event = TransportEvent::malformed_event;
+  r_.error = fmt::format("{}: event stream frame: {}", where_, eventstream::to_string(frames_.error()));
+  stopped_ = true;
+}
+
+bool ResponseReader::on_event(const SseEvent& ev) {
+  return apply(codec_.on_event(ev, answer_), ev.data);
+}
+
+bool ResponseReader::apply(const EventResult& er, std::string_view data) {
+  ++r_.events;
   r_.terminated = r_.terminated || er.end;
   if (er.kind == EventKind::content) {
     ++r_.content_events;
@@ -53,7 +72,7 @@ bool ResponseReader::on_event(const SseEvent& ev) {
   } else if (er.kind == EventKind::error || er.kind == EventKind::malformed) {
     r_.event =
         er.kind == EventKind::error ? TransportEvent::stream_error_event : TransportEvent::malformed_event;
-    r_.body = ev.data;
+    r_.body = data;
     stopped_ = true;
   }
   return !stopped_;
@@ -82,7 +101,7 @@ bool ResponseReader::json_array_stream() {
 
 void ResponseReader::end() {
   if (stopped_) return;  // r_.event already says which
-  if (sse_) {
+  if (framed_) {
     if (!r_.terminated) r_.event = TransportEvent::missing_terminator;
     return;
   }
@@ -102,10 +121,10 @@ void ResponseReader::end() {
 }
 
 void ResponseReader::broken(bool idle, const std::string& detail) {
-  if (stopped_ || (sse_ && r_.terminated)) return;
+  if (stopped_ || (framed_ && r_.terminated)) return;
   fail(idle ? TransportEvent::stream_idle_timeout : TransportEvent::stream_closed,
        (idle ? "idle longer than the attempt timeout: " : "body cut: ") + detail);
-  if (!sse_ && r_.status / 100 != 2) r_.body = std::move(body_);
+  if (!framed_ && r_.status / 100 != 2) r_.body = std::move(body_);
 }
 
 AttemptResult ResponseReader::take() {
@@ -115,11 +134,12 @@ AttemptResult ResponseReader::take() {
   r_.tool_call_id = std::move(answer_.tool_call_id);
   r_.tool_arguments = std::move(answer_.tool_arguments);
   r_.finish_reason = std::move(answer_.finish_reason);
-  r_.model = std::move(answer_.model);
+  r_.model = answer_.model.empty() && codec_.model_from_request ? req_.model : std::move(answer_.model);
   r_.input_tokens = answer_.input_tokens;
   r_.output_tokens = answer_.output_tokens;
   if (answer_.background) r_.response_id = std::move(answer_.response_id);
   r_.last_sequence = answer_.last_sequence;
+  r_.error_type = std::move(answer_.error_type);
   return std::move(r_);
 }
 

@@ -59,6 +59,8 @@ json::value to_json_value(const LedgerEntry& e) {
     o["upstream_ms"] = e.upstream_ms;
   }
   if (e.background) o["background"] = true;  // only then, like the proxy's fields
+  if (!e.amz_sdk_invocation_id.empty()) o["amz_sdk_invocation_id"] = e.amz_sdk_invocation_id;
+  if (!e.amz_sdk_request.empty()) o["amz_sdk_request"] = e.amz_sdk_request;
   if (e.missing_credential) o["missing_credential"] = true;
   if (e.retry_after_sent_ms) {  // only then: a reader of the older shape sees nothing new
     o["retry_after_sent_ms"] = *e.retry_after_sent_ms;
@@ -88,6 +90,8 @@ LedgerEntry ledger_entry_from_json_value(const json::value& v) {
   e.model = str_field(o, "model");
   e.idempotency_key = str_field(o, "idempotency_key");
   e.stainless_retry_count = str_field(o, "x_stainless_retry_count");
+  e.amz_sdk_invocation_id = str_field(o, "amz_sdk_invocation_id");
+  e.amz_sdk_request = str_field(o, "amz_sdk_request");
   e.request_id = str_field(o, "request_id");
   e.fault = enum_field(o, "fault", FaultKind::ok);
   e.status = static_cast<int>(num_field(o, "status"));

@@ -368,7 +368,7 @@ std::optional<CheckResult> check_backoff(const Ctx& x) {
         double hint = 0;
         if (const auto h = sent_retry_hint(e, x.step(e), x.opt.time_scale)) {
           hint = h->ms;
-          if (h->form != mock::RetryAfterForm::ms) hint = std::ceil(hint / 1000) * 1000 + 1000;
+          if (!mock::exact_ms_hint(h->form)) hint = std::ceil(hint / 1000) * 1000 + 1000;
         }
         const double gap = next.received_at_ms - e.finished_at_ms;
         const double upper = std::max(hint, std::min(ceiling, room));

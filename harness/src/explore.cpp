@@ -12,6 +12,7 @@
 #include <set>
 #include <stdexcept>
 
+#include "llmchaos/client/dialect_codec.hpp"
 #include "llmchaos/core/clock.hpp"
 #include "llmchaos/core/ledger.hpp"
 #include "llmchaos/harness/case.hpp"
@@ -113,22 +114,24 @@ class Explorer {
         if (fault == FaultKind::schema_missing && !base.contract) continue;
         for (const auto& [dialect, dialect_name] : enum_names<Dialect>::table)
           for (const bool stream : {false, true})
-            // A background workflow (rule 0, resume) only where it means something: a streamed route of a
-            // dialect that stores responses, under the sweep's own policy.
-            for (const bool background : {false, true}) {
-              if (background &&
-                  !(stream && mock::dialect_spec(dialect).stores_responses && base.policy_file.empty()))
-                continue;
-              for (int n = 1; n <= max_position; ++n) {
-                const auto name = fmt::format(
-                    "explore sweep: {} attempt {} {} on {} ({}{})", base.routes[r].name, n, fault_name,
-                    dialect_name, stream ? "streamed" : "plain", background ? ", background" : "");
-                const Judged j =
-                    consider(sweep_schedule(base, r, n, fault, dialect, stream, name, background), run++);
-                const auto it = j.attempts_by_route.find(base.routes[r].name);
-                if (it == j.attempts_by_route.end() || it->second < n) break;
+            // Only dialects the reference client speaks (the mock may serve one before the client reads it).
+            if (client::has_codec(dialect))
+              // A background workflow (rule 0, resume) only where it means something: a streamed route of a
+              // dialect that stores responses, under the sweep's own policy.
+              for (const bool background : {false, true}) {
+                if (background &&
+                    !(stream && mock::dialect_spec(dialect).stores_responses && base.policy_file.empty()))
+                  continue;
+                for (int n = 1; n <= max_position; ++n) {
+                  const auto name = fmt::format(
+                      "explore sweep: {} attempt {} {} on {} ({}{})", base.routes[r].name, n, fault_name,
+                      dialect_name, stream ? "streamed" : "plain", background ? ", background" : "");
+                  const Judged j =
+                      consider(sweep_schedule(base, r, n, fault, dialect, stream, name, background), run++);
+                  const auto it = j.attempts_by_route.find(base.routes[r].name);
+                  if (it == j.attempts_by_route.end() || it->second < n) break;
+                }
               }
-            }
       }
   }
 

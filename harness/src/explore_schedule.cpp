@@ -6,6 +6,7 @@
 #include <cmath>
 #include <iterator>
 
+#include "llmchaos/client/dialect_codec.hpp"
 #include "llmchaos/client/policy.hpp"
 #include "llmchaos/core/toml_text.hpp"
 #include "llmchaos/harness/explore.hpp"
@@ -19,10 +20,14 @@ constexpr const char* route_names[] = {"primary", "backup", "backup2"};
 constexpr const char* words[] = {"alpha",   "bravo", "charlie", "delta", "echo",
                                  "foxtrot", "golf",  "hotel",   "india"};
 
-// Every dialect the mock registers (mockprovider/src/dialect.cpp's table): a new one is drawn with no edit
-// here.
+// Every dialect the mock registers (mockprovider/src/dialect.cpp's table) that the reference client speaks
+// (client::has_codec): a new one is drawn with no edit here.
 const std::vector<Dialect>& dialects() {
-  static const std::vector<Dialect> all = mock::registered_dialects();
+  static const std::vector<Dialect> all = [] {
+    auto d = mock::registered_dialects();
+    std::erase_if(d, [](Dialect x) { return !client::has_codec(x); });
+    return d;
+  }();
   return all;
 }
 

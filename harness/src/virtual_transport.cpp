@@ -57,7 +57,8 @@ mock::RawRequest wire_request(const client::AttemptRequest& req, const std::stri
   raw.target = path_of(req.endpoint.base_url) + codec.target(req);
   raw.headers = {{"content-type", "application/json"}, {"accept", "application/json"}};
   if (!req.operation_id.empty()) raw.headers.emplace_back("idempotency-key", req.operation_id);
-  for (const auto& [name, value] : codec.headers(api_key)) raw.headers.emplace_back(lower(name), value);
+  for (const auto& [name, value] : client::request_headers(req, api_key))
+    raw.headers.emplace_back(lower(name), value);
   raw.body = codec.request_body(req);
   return raw;
 }

@@ -18,11 +18,12 @@ extern const DialectSpec anthropic_dialect;
 extern const DialectSpec gemini_dialect;
 extern const DialectSpec responses_dialect;
 extern const DialectSpec azure_dialect;
+extern const DialectSpec bedrock_dialect;
 
 namespace {
 // The one table: to add a dialect, add its unit and a line here (see mockprovider/README.md).
-const DialectSpec* const dialect_table[] = {&openai_dialect, &anthropic_dialect, &gemini_dialect,
-                                            &responses_dialect, &azure_dialect};
+const DialectSpec* const dialect_table[] = {&openai_dialect,    &anthropic_dialect, &gemini_dialect,
+                                            &responses_dialect, &azure_dialect,     &bedrock_dialect};
 }  // namespace
 
 const DialectSpec& dialect_spec(Dialect d) {

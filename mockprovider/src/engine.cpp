@@ -101,11 +101,13 @@ ErrorKind error_kind(RequestError e) {
 struct LedgerHeaders {
   std::string_view request_id;  // x-request-id, else request-id: the id the answer echoes
   std::string_view idempotency_key, stainless_retry_count;
+  std::string_view amz_sdk_invocation_id, amz_sdk_request;  // the AWS SDKs' (Bedrock)
 };
 
 LedgerHeaders ledger_headers(const IncomingRequest& req) {
-  std::string_view x_request_id, request_id, idempotency_key, retry_count;
-  bool seen_x = false, seen_plain = false, seen_key = false, seen_count = false;
+  std::string_view x_request_id, request_id, idempotency_key, retry_count, invocation, amz_request;
+  bool seen_x = false, seen_plain = false, seen_key = false, seen_count = false, seen_inv = false,
+       seen_amz = false;
   const auto take = [](std::string_view value, std::string_view& into, bool& seen) {
     if (!seen) into = value;
     seen = true;
@@ -121,10 +123,15 @@ LedgerHeaders ledger_headers(const IncomingRequest& req) {
       take(v, idempotency_key, seen_key);
     else if (name == "x-stainless-retry-count"sv)
       take(v, retry_count, seen_count);
+    else if (name == "amz-sdk-invocation-id"sv)
+      take(v, invocation, seen_inv);
+    else if (name == "amz-sdk-request"sv)
+      take(v, amz_request, seen_amz);
   }
   return {x_request_id.empty() ? request_id : x_request_id,
           req.idempotency_key.empty() ? idempotency_key : std::string_view(req.idempotency_key),
-          req.stainless_retry_count.empty() ? retry_count : std::string_view(req.stainless_retry_count)};
+          req.stainless_retry_count.empty() ? retry_count : std::string_view(req.stainless_retry_count),
+          invocation, amz_request};
 }
 
 // The step for an attempt at `t_ms` after install (next_step, script.hpp), else the route's `then`.
@@ -133,6 +140,7 @@ const Step& select_step(RouteState& r, double t_ms, double time_scale) {
   if (r.then.fault != r.script.then) {  // a plain step of the `then` fault (scripts are replaced whole)
     r.then = Step{};
     r.then.fault = r.script.then;
+    r.then.retry_after_form = dialect_spec(r.script.dialect).default_retry_after_form;
   }
   return r.then;
 }
@@ -158,6 +166,7 @@ Answer healthy_answer_of(const RouteScript& route, const Step& step, const ChatR
   a.tokens = std::move(tokens);
   a.input_tokens = request.input_tokens;
   a.include_usage = request.include_usage;
+  a.operation = request.operation;
   if (!request.tools.empty() && !request.tools.front().empty() && !request.last_is_tool_result) {
     a.tool_name = request.tools.front();
     a.tool_call_id = fmt::format("{}{}", dialect.tool_call_id_prefix, seq);
@@ -375,6 +384,8 @@ LedgerStore::NewAttempt new_ledger_entry(const IncomingRequest& req, const Parse
   e.model = parsed.chat.model;
   e.idempotency_key = headers.idempotency_key;
   e.stainless_retry_count = headers.stainless_retry_count;
+  e.amz_sdk_invocation_id = headers.amz_sdk_invocation_id;
+  e.amz_sdk_request = headers.amz_sdk_request;
   e.background = parsed.chat.background && dialect_spec(route.script.dialect).stores_responses;
   return e;
 }

@@ -41,6 +41,8 @@ void LedgerStore::push_back(const NewAttempt& a) {
   r.default_request_id = a.request_id.empty();
   if (!a.idempotency_key.empty()) extra(r).idempotency_key = a.idempotency_key;
   if (!a.stainless_retry_count.empty()) extra(r).stainless_retry_count = a.stainless_retry_count;
+  if (!a.amz_sdk_invocation_id.empty()) extra(r).amz_sdk_invocation_id = a.amz_sdk_invocation_id;
+  if (!a.amz_sdk_request.empty()) extra(r).amz_sdk_request = a.amz_sdk_request;
   if (!r.default_request_id) extra(r).request_id = a.request_id;
   if (a.resume_of != 0 || a.starting_after != -1) {
     auto& x = extra(r);
@@ -106,6 +108,8 @@ LedgerEntry LedgerStore::entry(std::size_t i, const std::string& ns) const {
   if (const Extra* x = r.extra.get()) {
     e.idempotency_key = x->idempotency_key;
     e.stainless_retry_count = x->stainless_retry_count;
+    e.amz_sdk_invocation_id = x->amz_sdk_invocation_id;
+    e.amz_sdk_request = x->amz_sdk_request;
     if (!r.default_request_id) e.request_id = x->request_id;
     e.forwarded = x->forwarded;
     e.upstream_status = x->upstream_status;

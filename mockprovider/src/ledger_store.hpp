@@ -33,6 +33,7 @@ class LedgerStore {
     std::string_view route, path, model;
     std::string_view request_id;  // empty: the engine's "req_<seq>", rebuilt on reading instead of stored
     std::string_view idempotency_key, stainless_retry_count;
+    std::string_view amz_sdk_invocation_id, amz_sdk_request;
     Dialect dialect = Dialect::openai;
     int attempt = 0;
     double received_at_ms = 0;
@@ -65,6 +66,7 @@ class LedgerStore {
   struct Extra {
     std::string idempotency_key;
     std::string stainless_retry_count;
+    std::string amz_sdk_invocation_id, amz_sdk_request;
     std::string request_id;  // only when not "req_<seq>"
     bool forwarded = false;
     int upstream_status = 0;

@@ -14,7 +14,10 @@ Plan base_plan(const FaultInput& in, FaultKind kind, bool streamed) {
   p.fault = kind;
   p.streamed = streamed;
   p.headers.reserve(streamed ? 3 : 2);
-  p.headers.emplace_back("content-type"sv, streamed ? "text/event-stream"sv : "application/json"sv);
+  const auto stream_type = in.dialect.framing == StreamFraming::aws_eventstream
+                               ? "application/vnd.amazon.eventstream"sv
+                               : "text/event-stream"sv;
+  p.headers.emplace_back("content-type"sv, streamed ? stream_type : "application/json"sv);
   if (streamed) p.headers.emplace_back("cache-control"sv, "no-cache"sv);
   p.headers.emplace_back(in.dialect.request_id_header, in.request_id);
   p.latency_ms = scaled(in, in.step.latency_ms);
@@ -104,6 +107,7 @@ Plan error_plan(const FaultInput& in, FaultKind kind, ErrorKind error, std::stri
                                         in.step.body ? std::string_view(*in.step.body) : std::string_view()});
   p.status = in.step.status.value_or(reply.status);
   p.body = std::move(reply.body);
+  for (auto& h : reply.headers) p.headers.push_back(std::move(h));
   if (retry_ms) add_retry_hint(p, *retry_ms, form, in.unix_now_ms);
   return p;
 }
@@ -138,6 +142,9 @@ void add_retry_hint(Plan& plan, double ms, RetryAfterForm form, double unix_now_
       plan.headers.emplace_back("anthropic-ratelimit-requests-reset",
                                 format_time(now_s + whole_seconds, true));
       plan.headers.emplace_back("anthropic-ratelimit-tokens-reset", format_time(now_s + whole_seconds, true));
+      break;
+    case RetryAfterForm::amz_ms:
+      plan.headers.emplace_back("x-amz-retry-after", format_ms(ms));
       break;
     case RetryAfterForm::retry_info:  // in the body (Gemini's RetryInfo), no header
     case RetryAfterForm::none:

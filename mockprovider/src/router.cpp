@@ -247,9 +247,10 @@ struct ReadHeaders {
 // every request).
 [[gnu::noinline]] ReadHeaders read_headers() {
   ReadHeaders r;
-  r.names = {"x-request-id",    "request-id",
-             "idempotency-key", "x-stainless-retry-count",
-             "authorization",   "x-llmchaos-admin-token"};
+  r.names = {"x-request-id",          "request-id",
+             "idempotency-key",       "x-stainless-retry-count",
+             "authorization",         "x-llmchaos-admin-token",
+             "amz-sdk-invocation-id", "amz-sdk-request"};
   for (const Dialect d : registered_dialects())
     for (const auto& c : dialect_spec(d).auth.headers)
       if (std::find(r.names.begin(), r.names.end(), c.header) == r.names.end()) r.names.push_back(c.header);
@@ -403,7 +404,9 @@ Plan Router::reject(std::string_view target, int status) const {
       const auto dialect = engine_.route_dialect(std::string(where->ns), std::string(where->route));
       const auto& d = dialect_spec(dialect.value_or(Dialect::openai));
       auto reply = d.error(status == 413 ? ErrorKind::too_large : ErrorKind::overloaded, {});
-      return json_plan(reply.status, std::move(reply.body));
+      auto plan = json_plan(reply.status, std::move(reply.body));
+      for (auto& h : reply.headers) plan.headers.push_back(std::move(h));
+      return plan;
     }
     if (status == 413) return error_json(413, "request body too large");
   }

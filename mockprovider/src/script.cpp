@@ -129,6 +129,8 @@ RouteScript route_script_from_toml(const toml::table& t, const std::string& rout
         if (!step)
           throw SpecError(pos_of(element, file), where + ": expected a table such as { fault = \"ok\" }");
         rs.steps.push_back(step_from_toml(*step, file, where));
+        if (!step->get("retry_after_form"))  // the provider's own form (Bedrock: x-amz-retry-after)
+          rs.steps.back().retry_after_form = dialect_spec(rs.dialect).default_retry_after_form;
         if (const auto& body = rs.steps.back().body) {
           const auto names = dialect_spec(rs.dialect).body_names(fault_error_kind(rs.steps.back().fault));
           if (std::find(names.begin(), names.end(), *body) == names.end())

@@ -20,7 +20,7 @@ TEST_CASE("every enum name parses back to its value", "[core]") {
   for (const auto& [v, name] : enum_names<FaultKind>::table) CHECK(parse_enum<FaultKind>(name) == v);
   for (const auto& [v, name] : enum_names<Action>::table) CHECK(to_string(v) == name);
   CHECK_FALSE(parse_enum<Dialect>("cohere").has_value());
-  CHECK(enum_choices<Dialect>() == "openai, anthropic, gemini, responses, azure");
+  CHECK(enum_choices<Dialect>() == "openai, anthropic, gemini, responses, azure, bedrock");
 }
 
 TEST_CASE("the same seed gives the same random sequence", "[core]") {

@@ -15,8 +15,8 @@ namespace json = boost::json;
 namespace {
 using Headers = std::vector<std::pair<std::string, std::string>>;
 
-const Dialect all_dialects[] = {Dialect::openai, Dialect::anthropic, Dialect::gemini, Dialect::responses,
-                                Dialect::azure};
+const Dialect all_dialects[] = {Dialect::openai,    Dialect::anthropic, Dialect::gemini,
+                                Dialect::responses, Dialect::azure,     Dialect::bedrock};
 
 // The header each dialect's official SDK sends its key in.
 Headers sdk_key(Dialect d) {
@@ -30,6 +30,10 @@ Headers sdk_key(Dialect d) {
       return {{"x-goog-api-key", "gemini-key"}};
     case Dialect::azure:
       return {{"api-key", "azure-key"}};
+    case Dialect::bedrock:  // SigV4, as botocore signs (the signature is never verified)
+      return {{"authorization",
+               "AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE/20261206/us-east-1/bedrock/aws4_request, "
+               "SignedHeaders=host;x-amz-date, Signature=abc"}};
   }
   return {};
 }
@@ -101,6 +105,11 @@ TEST_CASE(
         CHECK(body.at("statusCode").to_number<int>() == 401);
         CHECK(std::string(body.at("message").as_string())
                   .starts_with("Access denied due to missing subscription key."));
+        break;
+      case Dialect::bedrock:  // karthink/gptel#1397: the capital M is the service's
+        CHECK(refused.status == 403);
+        CHECK(refused.header("x-amzn-errortype").starts_with("AccessDeniedException:"));
+        CHECK(body.at("Message").as_string() == "Authorization header is missing");
         break;
     }
     // The refusal took no step: the keyed request gets the first one (ok), the next the second.

@@ -155,7 +155,7 @@ TEST_CASE("route keys owned by another layer are accepted when listed", "[script
 TEST_CASE("a bad dialect and a bad then are refused with their choices", "[script]") {
   CHECK(error_of("[route.a]\ndialect = \"cohere\"\n") ==
         "f.toml:2:11: route.a.dialect: unknown value \"cohere\" (expected one of: openai, anthropic, gemini, "
-        "responses, azure)");
+        "responses, azure, bedrock)");
   CHECK(error_of("[route.a]\nthen = \"fine\"\n") ==
         "f.toml:2:8: route.a.then: unknown fault \"fine\" (expected one of: " + enum_choices<FaultKind>() +
             ")");

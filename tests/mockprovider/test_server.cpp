@@ -39,6 +39,8 @@ std::string plain_text(Dialect d, const json::value& v) {
       return std::string(v.at("output").at(0).at("content").at(0).at("text").as_string());
     case Dialect::gemini:
       return std::string(v.at("candidates").at(0).at("content").at("parts").at(0).at("text").as_string());
+    case Dialect::bedrock:
+      return std::string(v.at("output").at("message").at("content").at(0).at("text").as_string());
   }
   return {};
 }
@@ -69,6 +71,10 @@ void check_error_body(Dialect d, const WireReply& r) {
       CHECK(v.at("error").at("code").as_int64() == r.status);
       CHECK(v.at("error").at("status").is_string());
       break;
+    case Dialect::bedrock:
+      CHECK(v.at("message").is_string());
+      CHECK_FALSE(r.header("x-amzn-errortype").empty());
+      break;
   }
 }
 
@@ -87,6 +93,8 @@ bool ends_with_terminator(Dialect d, const WireReply& r) {
       return last.data.find("\"finishReason\"") != std::string::npos;
     case Dialect::responses:
       return last.event == "response.completed";
+    case Dialect::bedrock:  // binary frames: test_bedrock.cpp reads them
+      return false;
   }
   return false;
 }

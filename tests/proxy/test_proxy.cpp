@@ -90,6 +90,8 @@ bool ends_with_terminator(Dialect d, const WireReply& r) {
       return last.data.find("\"finishReason\"") != std::string::npos;
     case Dialect::responses:
       return last.event == "response.completed";
+    case Dialect::bedrock:  // binary frames: the proxy edits SSE streams only (DialectSpec::framing)
+      return false;
   }
   return false;
 }

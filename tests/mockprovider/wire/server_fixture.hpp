@@ -63,6 +63,7 @@ inline std::string route_toml(Dialect d, const std::string& steps, const std::st
 }
 
 inline const char* request_id_header(Dialect d) {
+  if (d == Dialect::bedrock) return "x-amzn-requestid";
   return d == Dialect::anthropic ? "request-id" : "x-request-id";
 }
 

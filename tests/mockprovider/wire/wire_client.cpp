@@ -204,6 +204,8 @@ std::string event_text(Dialect d, const SseEvent& e) {
         if (part.contains("functionCall")) return "functionCall";
         return {};
       }
+      case Dialect::bedrock:  // binary event-stream frames, not SSE: test_bedrock.cpp decodes them
+        return {};
     }
   } catch (const std::exception&) {
   }
@@ -240,6 +242,10 @@ ChatCall chat_call(Dialect d, const std::string& base, bool stream, const std::s
       return {base + (stream ? "/v1beta/models/gemini-x:streamGenerateContent?alt=sse"
                              : "/v1beta/models/gemini-x:generateContent"),
               fmt::format(R"({{"contents":[{{"role":"user","parts":[{{"text":"hi there"}}]}}]{}}})", more)};
+    case Dialect::bedrock:  // Converse (the model id percent-encoded, as the AWS SDKs send it)
+      return {base + (stream ? "/model/anthropic.claude-x-v1%3A0/converse-stream"
+                             : "/model/anthropic.claude-x-v1%3A0/converse"),
+              fmt::format(R"({{"messages":[{{"role":"user","content":[{{"text":"hi there"}}]}}]{}}})", more)};
   }
   return {};
 }

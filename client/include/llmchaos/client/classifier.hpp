@@ -41,6 +41,9 @@ struct Observation {
   // Added: wall time (Unix ms) when the response arrived, used for an HTTP-date retry-after only when
   // the response carries no `date` header; 0 = unknown (an HTTP-date retry-after is then ignored).
   double now_unix_ms = 0;
+  // Added: an in-stream error's type named outside its payload (AttemptResult::error_type); read with
+  // the dialect codec's ErrorTraits, as is the type header of an error before a stream.
+  std::string error_type;
 };
 
 // A classification's reason: held inline, so classifying allocates nothing (bench/decide); a longer

@@ -1,8 +1,9 @@
 #pragma once
 // What a transport does with an answer once bytes come back: the head, the body as it arrives (SSE
-// through SseParser and the route's dialect codec, one on_token per visible token), and how the body
-// ended, into one AttemptResult. Pure (no I/O, no clock), so the live HTTP transport and the virtual-time
-// transport read answers with the same code and give the same results for the same bytes.
+// through SseParser, or AWS event stream frames through eventstream::Decoder, as the route's dialect
+// codec's framing says; one on_token per visible token), and how the body ended, into one AttemptResult. Pure
+// (no I/O, no clock), so the live HTTP transport and the virtual-time transport read answers with the same
+// code and give the same results for the same bytes.
 #include <functional>
 #include <string>
 #include <string_view>
@@ -27,11 +28,11 @@ class ResponseReader {
   void fail(TransportEvent event, const std::string& what);
 
   // The head arrived (header names lower-cased). A 2xx answer to a stream request that is not JSON is
-  // read as SSE.
+  // read as a stream in the codec's framing (SSE, or event stream frames).
   void head(int status, Headers headers);
-  bool sse() const { return sse_; }
-  // Body bytes, split anywhere. False once the stream must stop: an in-stream error or malformed event
-  // (the transport then hangs up).
+  bool sse() const { return framed_ && codec_.framing == StreamFraming::sse; }
+  // Body bytes, split anywhere. False once the stream must stop: an in-stream error or malformed event,
+  // a frame whose length or checksum is wrong (the transport then hangs up).
   bool feed(std::string_view bytes);
   bool stopped() const { return stopped_; }
   // The body ended cleanly at the HTTP level: a missing end sentinel, an unreadable or contract answer,
@@ -48,7 +49,9 @@ class ResponseReader {
 
  private:
   bool on_event(const SseEvent& ev);  // false once the stream must stop
-  bool json_array_stream();           // the body is a JSON array of chunks: read it (true), else false
+  void feed_frames(std::string_view bytes);
+  bool apply(const EventResult& er, std::string_view data);  // one event's meaning; false once it must stop
+  bool json_array_stream();  // the body is a JSON array of chunks: read it (true), else false
   const AttemptRequest& req_;
   const TokenFn& on_token_;
   const DialectCodec& codec_;
@@ -57,8 +60,9 @@ class ResponseReader {
   Answer answer_;
   SseParser parser_;
   std::vector<SseEvent> events_;
-  std::string body_;  // plain answers (and error bodies)
-  bool sse_ = false;
+  eventstream::Decoder frames_;
+  std::string body_;     // plain answers (and error bodies)
+  bool framed_ = false;  // a 2xx stream read event by event (SSE or frames), not as one body
   bool stopped_ = false;
 };
 

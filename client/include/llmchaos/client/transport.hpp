@@ -50,6 +50,9 @@ struct AttemptRequest {
   // Set: this attempt resumes a cut background response (a GET with no body, the codec's target)
   // instead of asking again.
   std::optional<ResumePoint> resume;
+  // Added: the workflow's max_total_attempts (0: not known), for dialects whose SDKs send the attempt
+  // count (Bedrock's amz-sdk-request: attempt=N; max=M).
+  int max_attempts = 0;
 };
 
 // The HTTP method of an attempt: a resume reads the stored response, anything else asks for an answer.
@@ -79,6 +82,9 @@ struct AttemptResult {
   // received; resumable once both are known ("" / -1 otherwise).
   std::string response_id;
   long long last_sequence = -1;
+  // Added: an in-stream error's type where the dialect names it outside the payload (an AWS exception
+  // frame's :exception-type); "" otherwise.
+  std::string error_type;
 };
 
 class Transport {

@@ -27,6 +27,9 @@ struct LedgerEntry {
   std::string model;            // model asked for
   std::string idempotency_key;  // request headers, empty when absent
   std::string stainless_retry_count;
+  // The AWS SDKs' amz-sdk-invocation-id (the same on every retry of one call: it groups an SDK's
+  // attempts) and amz-sdk-request ("attempt=N; max=M"). JSON: only when sent.
+  std::string amz_sdk_invocation_id, amz_sdk_request;
   std::string request_id;  // the id the mock answered with
   FaultKind fault = FaultKind::ok;
   int status = 0;  // HTTP status sent (0 = none: reset / hold)

@@ -9,7 +9,7 @@
 
 namespace llmchaos {
 
-enum class Dialect { openai, anthropic, gemini, responses, azure };
+enum class Dialect { openai, anthropic, gemini, responses, azure, bedrock };
 
 enum class FaultKind {
   ok,
@@ -61,7 +61,8 @@ struct enum_names;  // specialised below: static constexpr std::array<std::pair<
   };
 
 LLMCHAOS_ENUM_NAMES(Dialect, {Dialect::openai, "openai"}, {Dialect::anthropic, "anthropic"},
-                    {Dialect::gemini, "gemini"}, {Dialect::responses, "responses"}, {Dialect::azure, "azure"})
+                    {Dialect::gemini, "gemini"}, {Dialect::responses, "responses"}, {Dialect::azure, "azure"},
+                    {Dialect::bedrock, "bedrock"})
 LLMCHAOS_ENUM_NAMES(
     FaultKind, {FaultKind::ok, "ok"}, {FaultKind::rate_429, "rate_429"}, {FaultKind::quota_429, "quota_429"},
     {FaultKind::payment_402, "payment_402"}, {FaultKind::overloaded, "overloaded"},

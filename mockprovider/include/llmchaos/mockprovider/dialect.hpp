@@ -1,7 +1,8 @@
 #pragma once
 // A dialect renders the wire format of one provider: it reads what the mock needs from a request and
-// renders answers, SSE frames and error bodies. It decides nothing about faults. One unit per dialect
-// (src/openai.cpp, src/anthropic.cpp, src/gemini.cpp, src/responses.cpp, src/azure.cpp), listed in one table
+// renders answers, stream frames and error bodies. It decides nothing about faults. One unit per dialect
+// (src/openai.cpp, src/anthropic.cpp, src/gemini.cpp, src/responses.cpp, src/azure.cpp, src/bedrock.cpp),
+// listed in one table
 // (src/dialect.cpp); what other layers need of a dialect (id prefix, SDK base path, paths) is a field here,
 // not a switch there.
 #include <cstddef>
@@ -46,6 +47,9 @@ struct ChatRequest {
   // Responses API `background: true`: the provider stores the response (id resp_...) and keeps
   // generating it whatever happens to the stream; it can be re-read (Retrieve) and a cut stream resumed.
   bool background = false;
+  // Which of the dialect's operations the request called, in the dialect's own numbering (0: its first
+  // path); a dialect with several answer grammars (Bedrock's Converse and InvokeModel) renders by it.
+  std::uint8_t operation = 0;
 };
 
 // A request for a stored response, not a completion: Responses API `GET /v1/responses/{id}`, with
@@ -97,6 +101,8 @@ struct ErrorContext {
 struct ErrorReply {
   int status = 500;
   std::string body;  // JSON
+  // Headers the provider sends with the error (Bedrock's x-amzn-ErrorType); most dialects have none.
+  std::vector<std::pair<std::string, std::string>> headers = {};
 };
 
 enum class Finish { stop, content_filter, tool_call };
@@ -112,6 +118,7 @@ struct Answer {
   int input_tokens = 0;
   bool include_usage = false;  // OpenAI streams: the extra usage chunk
   bool background = false;     // a stored background response (Responses API)
+  std::uint8_t operation = 0;  // the request's (ChatRequest::operation)
   std::string text() const;
   int output_tokens() const;
 };
@@ -123,6 +130,10 @@ struct StreamParts {
   std::vector<SseFrame> tail;        // finish and usage frames
   std::vector<SseFrame> terminator;  // the end sentinel ([DONE], message_stop, Gemini's final frame)
 };
+
+// How a dialect frames a stream: SSE text (every frame's bytes are an SSE event), or the AWS binary
+// event stream (Bedrock: eventstream.hpp messages, application/vnd.amazon.eventstream).
+enum class StreamFraming { sse, aws_eventstream };
 
 // How a provider's requests carry the API key (DialectSpec::auth).
 struct Credential {
@@ -180,6 +191,15 @@ struct DialectSpec {
   // The provider can send the retry hint in its error body alone (Gemini's RetryInfo): only its routes
   // may script `retry_after_form = "retry_info"`.
   bool retry_hint_in_body = false;
+  // How its streams are framed (the content type of a streamed answer follows from it).
+  StreamFraming framing = StreamFraming::sse;
+  // The retry hint's form when a step names none (faults/README.md): the AWS SDKs read
+  // x-amz-retry-after alone.
+  RetryAfterForm default_retry_after_form = RetryAfterForm::both;
+  // A dialect whose in-stream errors are named (Bedrock's exception frames, by `:exception-type`): the
+  // frame of the one a stream_error step's `body` names (body_names(ErrorKind::stream_interrupted)).
+  // nullptr: such a dialect has no names, stream_error_frame is its one in-stream error.
+  SseFrame (*named_stream_error_frame)(std::string_view body) = nullptr;
 };
 
 // The one table of dialects.

@@ -28,7 +28,8 @@ namespace llmchaos::mock {
 //   retry_info Gemini's RetryInfo.retryDelay in the body alone
 //   anthropic_ratelimit  Anthropic's anthropic-ratelimit-{requests,tokens}-reset (RFC 3339) alone
 //   none       no hint at all
-enum class RetryAfterForm { both, seconds, ms, http_date, retry_info, anthropic_ratelimit, none };
+//   amz_ms     x-amz-retry-after (ms) alone: the AWS SDKs' hint, a bedrock route's default
+enum class RetryAfterForm { both, seconds, ms, http_date, retry_info, anthropic_ratelimit, none, amz_ms };
 
 // One scripted step. Defaults are the fault kind's own when a field is absent.
 struct Step {
@@ -57,6 +58,10 @@ struct Step {
 // RetryInfo): not `none`, and not Anthropic's rate-limit reset headers alone.
 inline bool readable_retry_hint(RetryAfterForm f) {
   return f != RetryAfterForm::none && f != RetryAfterForm::anthropic_ratelimit;
+}
+// The hint is sent as exact milliseconds (retry-after-ms, x-amz-retry-after), not rounded to seconds.
+inline bool exact_ms_hint(RetryAfterForm f) {
+  return f == RetryAfterForm::ms || f == RetryAfterForm::amz_ms;
 }
 
 struct RouteScript {
@@ -156,6 +161,7 @@ struct enum_names<mock::RetryAfterForm> {
                                                              {E::http_date, "http_date"},
                                                              {E::retry_info, "retry_info"},
                                                              {E::anthropic_ratelimit, "anthropic_ratelimit"},
-                                                             {E::none, "none"}};
+                                                             {E::none, "none"},
+                                                             {E::amz_ms, "amz_ms"}};
 };
 }  // namespace llmchaos
