@@ -87,6 +87,7 @@ Step step_from_toml(const toml::table& t, const std::string& file, const std::st
   s.retry_after_ms = duration(r, "retry_after_ms");
   s.retry_after_form = r.opt_enum<RetryAfterForm>("retry_after_form").value_or(RetryAfterForm::both);
   s.cut_after_events = count(r, "cut_after_events", 0);
+  s.cut_mid_frame = r.opt_bool("cut_mid_frame").value_or(false);
   s.stall_ms = duration(r, "stall_ms");
   s.first_token_ms = duration(r, "first_token_ms");
   s.hold_ms = duration(r, "hold_ms");

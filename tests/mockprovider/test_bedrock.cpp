@@ -346,3 +346,24 @@ TEST_CASE("the ledger keeps the AWS SDKs' amz-sdk-invocation-id and amz-sdk-requ
   CHECK(back[1].amz_sdk_invocation_id == "inv-1");
   CHECK(ledger_to_json({l[2]}).find("amz_sdk") == std::string::npos);
 }
+
+TEST_CASE("bedrock stream_cut with cut_mid_frame closes inside a frame: the decoder waits for the rest",
+          "[bedrock]") {
+  TestServer s;
+  bedrock(s, R"({ fault = "stream_cut", cut_after_events = 2, cut_mid_frame = true },
+                { fault = "stream_cut", cut_after_events = 4, cut_mid_frame = true })");
+  const auto r = call(s, "converse-stream");
+  CHECK_FALSE(r.complete);
+  const auto f = frames_of(r.body);
+  CHECK(f.error == eventstream::DecodeError::none);  // not broken: incomplete
+  CHECK(f.types() == std::vector<std::string>{"messageStart", "contentBlockDelta", "contentBlockDelta"});
+  CHECK(f.left > 0);
+  CHECK(deltas_joined(f) == "alpha beta ");
+  const auto all = frames_of(call(s, "converse-stream").body);  // after the last delta: half the block stop
+  CHECK(all.types().back() == "contentBlockDelta");
+  CHECK(all.left > 0);
+  const auto l = s.ledger("", 2);
+  REQUIRE(l.size() == 2);
+  CHECK(l[0].outcome == AttemptOutcome::cut);
+  CHECK(l[0].events_sent == 2);
+}

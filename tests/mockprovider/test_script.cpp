@@ -113,6 +113,17 @@ TEST_CASE("negative and non-finite durations are refused", "[script]") {
         "f.toml:3:46: route.a.script[0].hold_ms: must not be negative (got -1)");
 }
 
+TEST_CASE("cut_mid_frame is stream_cut's and a boolean", "[script]") {
+  CHECK(parse_script_text(with_step(R"({ fault = "stream_cut", cut_mid_frame = true })"), "f.toml")
+            .routes.at("a")
+            .steps.at(0)
+            .cut_mid_frame);
+  CHECK(
+      error_of(with_step(R"({ fault = "stream_error", cut_mid_frame = true })")) ==
+      "f.toml:3:53: route.a.script[0].cut_mid_frame: does not apply to fault \"stream_error\" (its own keys: "
+      "cut_after_events, body)");
+}
+
 TEST_CASE("a stream fault's cut_after_events must not be negative", "[script]") {
   CHECK(error_of(with_step(R"({ fault = "stream_cut", cut_after_events = -1 })")) ==
         "f.toml:3:54: route.a.script[0].cut_after_events: must be at least 0 (got -1)");
@@ -129,7 +140,7 @@ TEST_CASE("a key meant for another fault is refused, naming the fault's own keys
         "keys: body)");
   CHECK(error_of(with_step(R"({ fault = "stream_cut", hold_ms = 2 })")) ==
         "f.toml:3:45: route.a.script[0].hold_ms: does not apply to fault \"stream_cut\" (its own keys: "
-        "cut_after_events)");
+        "cut_after_events, cut_mid_frame)");
 }
 
 TEST_CASE("unknown keys in a step, a route and the document are refused", "[script]") {

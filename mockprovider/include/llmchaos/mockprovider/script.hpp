@@ -40,8 +40,9 @@ struct Step {
   double latency_ms = 0;            // before the first byte
   std::optional<std::string> text;  // the answer (canonical text); streamed one event per word
   double inter_event_ms = 0;
-  std::optional<int> cut_after_events;                     // stream faults: content events before the fault
-  std::optional<double> stall_ms;                          // stream_stall: silence before closing
+  std::optional<int> cut_after_events;  // stream faults: content events before the fault
+  bool cut_mid_frame = false;      // stream_cut: the connection closes inside the next frame, not between two
+  std::optional<double> stall_ms;  // stream_stall: silence before closing
   std::optional<double> first_token_ms;                    // slow_first_token
   std::optional<double> retry_after_ms;                    // rate_429 (and any step that wants the headers)
   RetryAfterForm retry_after_form = RetryAfterForm::both;  // how the hint is sent
@@ -126,7 +127,8 @@ inline constexpr std::string_view step_keys[] = {"fault",
                                                  "p50_ms",
                                                  "p95_ms",
                                                  "missing_field",
-                                                 "body"};
+                                                 "body",
+                                                 "cut_mid_frame"};
 
 // One step table (an element of `script`); `context` names it in messages ("route.a.script[0]").
 Step step_from_toml(const toml::table& step_table, const std::string& file, const std::string& context);
