@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "llmchaos/core/byte_scan.hpp"
+#include "llmchaos/core/sized_text.hpp"
 
 namespace llmchaos::mock {
 namespace {
@@ -56,14 +57,6 @@ std::size_t head_end(std::string_view in) {
   return std::string_view::npos;
 }
 
-// s = v (v is not in s): resized, then copied. On a kept-alive connection the request's strings mostly
-// keep their sizes (the same method, path and header names), and resize is then a comparison: assign's
-// general replace (overlap and all) cost about 70 instructions a string, clear and append 45.
-void set(std::string& s, std::string_view v) {
-  s.resize(v.size());
-  if (!v.empty()) std::memcpy(s.data(), v.data(), v.size());
-}
-
 constexpr std::size_t fast_head_max = 8 * 1024;  // a longer head goes to Beast (which enforces header_limit)
 constexpr std::size_t fast_name_max = 32;  // a longer field name is none the fast path or the router reads
 
@@ -100,8 +93,11 @@ std::optional<RequestLine> read_request_line(const char* const first, const char
 }
 
 // What the field pass keeps (plain data: the arrays are not zeroed on each request); names[k] holds the
-// lower-cased name of wanted[k], names[nreq] that of the field being read.
+// lower-cased name of wanted[k], names[nreq] that of the field being read. A server keeps only the router's
+// few fields, a proxy every field (KeepAll): two instances, so the server's pass keeps its small frame.
+template <bool KeepAll>
 struct HeadFields {
+  static constexpr std::size_t kept = KeepAll ? fast_head_fields_kept : 8;
   struct Wanted {
     std::size_t name_len;
     std::string_view value;
@@ -110,8 +106,8 @@ struct HeadFields {
   std::optional<std::size_t> content_length;
   bool close = false, connection_seen = false;
   std::size_t nreq = 0;
-  std::array<Wanted, fast_head_fields_kept> wanted;
-  std::array<std::array<char, fast_name_max>, fast_head_fields_kept + 1> names;
+  std::array<Wanted, kept> wanted;
+  std::array<std::array<char, fast_name_max>, kept + 1> names;
 
   bool keep(std::string_view lname, std::string_view value) {
     if (nreq == wanted.size()) return false;
@@ -120,9 +116,9 @@ struct HeadFields {
   }
 
   // One field by its lower-cased name; false: a field the fast path leaves to Beast.
-  bool take(std::string_view lname, std::string_view value, bool keep_all) {
+  bool take(std::string_view lname, std::string_view value) {
     const FastField kind = fast_field(lname);
-    if (keep_all && kind != FastField::beast && !keep(lname, value)) return false;
+    if (KeepAll && kind != FastField::beast && !keep(lname, value)) return false;
     switch (kind) {
       case FastField::content_length: {
         if (content_length || value.empty() || value.size() > 15) return false;
@@ -142,7 +138,7 @@ struct HeadFields {
       case FastField::beast:
         return false;
       case FastField::router:
-        return keep_all || keep(lname, value);
+        return KeepAll || keep(lname, value);
       case FastField::ignored:
         return true;
     }
@@ -152,7 +148,9 @@ struct HeadFields {
 
 // Fields: name ":" OWS value OWS CRLF, visible ASCII only, up to the blank line. Returns where the
 // blank line starts, or nullptr for a head the fast path does not read.
-const char* read_fields(const char* p, const char* const last, const FastHeadLimits& opt, HeadFields& f) {
+template <bool KeepAll>
+const char* read_fields(const char* p, const char* const last, const FastHeadLimits& opt,
+                        HeadFields<KeepAll>& f) {
   for (;;) {
     if (last - p < 2) return nullptr;
     if (p[0] == '\r' && p[1] == '\n') return p;  // the blank line
@@ -171,13 +169,45 @@ const char* read_fields(const char* p, const char* const last, const FastHeadLim
     p += 2;
     if (++f.count > opt.max_header_count) return nullptr;
     if (name_len > fast_name_max) {  // longer than any field read here or by the router
-      if (opt.keep_all_headers) return nullptr;
+      if (KeepAll) return nullptr;
       continue;
     }
     char* const lower = f.names[f.nreq].data();
     lower_name(name_pos, name_len, last, lower);
-    if (!f.take(std::string_view(lower, name_len), value, opt.keep_all_headers)) return nullptr;
+    if (!f.take(std::string_view(lower, name_len), value)) return nullptr;
   }
+}
+
+// The fields read, the request taken into req's own strings and pairs (kept from one request to the next).
+template <bool KeepAll>
+FastHeadRead read_head_as(std::string_view in, const FastHeadLimits& opt, RawRequest& req) {
+  const auto refuse = [&in]() -> FastHeadRead {
+    return {head_end(in) != std::string_view::npos || in.size() > fast_head_max ? FastHead::beast
+                                                                                : FastHead::need_more};
+  };
+  const char* const first = in.data();
+  const char* const last = first + in.size();
+  const auto line = read_request_line(first, last);
+  if (!line) return refuse();
+  HeadFields<KeepAll> f;
+  const char* const blank = read_fields(line->next, last, opt, f);
+  if (!blank) return refuse();
+
+  const auto head_len = static_cast<std::size_t>(blank + 2 - first);
+  if (head_len > fast_head_max || head_len > opt.header_limit) return {FastHead::beast};
+  const std::size_t body_len = f.content_length.value_or(0);
+  if (body_len > opt.body_limit || body_len > 1024 * 1024) return {FastHead::beast};
+  if (in.size() - head_len < body_len) return {FastHead::beast};  // the body is still coming: Beast reads it
+
+  assign_reusing(req.method, std::string_view(first, line->method_len));
+  assign_reusing(req.target, line->target);
+  req.headers.resize(f.nreq);
+  for (std::size_t k = 0; k < f.nreq; ++k) {
+    assign_reusing(req.headers[k].first, std::string_view(f.names[k].data(), f.wanted[k].name_len));
+    assign_reusing(req.headers[k].second, f.wanted[k].value);
+  }
+  assign_reusing(req.body, std::string_view(first + head_len, body_len));
+  return {FastHead::ready, head_len + body_len, !f.close};
 }
 
 }  // namespace
@@ -189,34 +219,7 @@ const char* read_fields(const char* p, const char* const last, const FastHeadLim
 FastHeadRead read_fast_head(std::string_view in, const FastHeadLimits& opt, RawRequest& req) {
   // The session looks for a pipelined request before each read: mostly there is none.
   if (in.empty()) return {FastHead::need_more};
-  const auto refuse = [&in]() -> FastHeadRead {
-    return {head_end(in) != std::string_view::npos || in.size() > fast_head_max ? FastHead::beast
-                                                                                : FastHead::need_more};
-  };
-  const char* const first = in.data();
-  const char* const last = first + in.size();
-  const auto line = read_request_line(first, last);
-  if (!line) return refuse();
-  HeadFields f;
-  const char* const blank = read_fields(line->next, last, opt, f);
-  if (!blank) return refuse();
-
-  const auto head_len = static_cast<std::size_t>(blank + 2 - first);
-  if (head_len > fast_head_max || head_len > opt.header_limit) return {FastHead::beast};
-  const std::size_t body_len = f.content_length.value_or(0);
-  if (body_len > opt.body_limit || body_len > 1024 * 1024) return {FastHead::beast};
-  if (in.size() - head_len < body_len) return {FastHead::beast};  // the body is still coming: Beast reads it
-
-  // Into the request's own strings and pairs, which it keeps from one request to the next.
-  set(req.method, std::string_view(first, line->method_len));
-  set(req.target, line->target);
-  req.headers.resize(f.nreq);
-  for (std::size_t k = 0; k < f.nreq; ++k) {
-    set(req.headers[k].first, std::string_view(f.names[k].data(), f.wanted[k].name_len));
-    set(req.headers[k].second, f.wanted[k].value);
-  }
-  set(req.body, std::string_view(first + head_len, body_len));
-  return {FastHead::ready, head_len + body_len, !f.close};
+  return opt.keep_all_headers ? read_head_as<true>(in, opt, req) : read_head_as<false>(in, opt, req);
 }
 
 }  // namespace llmchaos::mock

@@ -15,6 +15,7 @@
 
 #include "llmchaos/core/json_text.hpp"
 #include "llmchaos/core/ledger_json.hpp"
+#include "llmchaos/core/sized_text.hpp"
 #include "llmchaos/core/spec_error.hpp"
 #include "llmchaos/mockprovider/dialect.hpp"
 #include "llmchaos/mockprovider/script.hpp"
@@ -293,9 +294,9 @@ Routed Router::handle(RawRequest&& req) {
   // One request of this thread's at a time: its strings keep their buffers from one request to the next
   // (a path below the route is longer than a string holds without allocating).
   thread_local IncomingRequest in;
-  in.ns.assign(where->ns);
-  in.route.assign(where->route);
-  in.path.assign(where->rest.empty() ? std::string_view("/") : where->rest);
+  assign_reusing(in.ns, where->ns);
+  assign_reusing(in.route, where->route);
+  assign_reusing(in.path, where->rest.empty() ? std::string_view("/") : where->rest);
   in.idempotency_key.clear();
   in.stainless_retry_count.clear();
   in.method = std::move(req.method);

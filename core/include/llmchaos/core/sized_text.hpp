@@ -56,3 +56,15 @@ std::string render_sized(const Emit& emit) {
 }
 
 }  // namespace llmchaos
+
+namespace llmchaos {
+
+// s = v where v does not overlap s: resized, then copied. A string reused from one request to the next
+// mostly keeps its size (the same method, route, header names), and resize is then a comparison, where
+// assign's general replace (overlap and all) costs several times more (bench/README.md, mock_throughput).
+inline void assign_reusing(std::string& s, std::string_view v) {
+  s.resize(v.size());
+  if (!v.empty()) std::memcpy(s.data(), v.data(), v.size());
+}
+
+}  // namespace llmchaos
