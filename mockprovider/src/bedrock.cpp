@@ -6,6 +6,7 @@
 #include <array>
 
 #include "dialect_util.hpp"
+#include "llmchaos/core/base64.hpp"
 #include "llmchaos/core/eventstream.hpp"
 
 namespace llmchaos::mock {
@@ -158,23 +159,6 @@ StreamParts converse_stream_parts(const Answer& a) {
   return p;
 }
 
-std::string base64(std::string_view in) {
-  static constexpr char table[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  std::string out;
-  out.reserve((in.size() + 2) / 3 * 4);
-  for (std::size_t i = 0; i < in.size(); i += 3) {
-    const auto byte = [&](std::size_t k) {
-      return k < in.size() ? static_cast<unsigned>(static_cast<unsigned char>(in[k])) : 0u;
-    };
-    const unsigned n = byte(i) << 16 | byte(i + 1) << 8 | byte(i + 2);
-    out += table[n >> 18 & 63];
-    out += table[n >> 12 & 63];
-    out += i + 1 < in.size() ? table[n >> 6 & 63] : '=';
-    out += i + 2 < in.size() ? table[n & 63] : '=';
-  }
-  return out;
-}
-
 // One Anthropic SSE frame as InvokeModelWithResponseStream carries it: a `chunk` event whose payload is
 // {"bytes": base64 of the event's JSON}. The service adds its invocation metrics to message_stop.
 SseFrame chunk_frame(const SseFrame& sse, const Answer& a) {
@@ -190,7 +174,7 @@ SseFrame chunk_frame(const SseFrame& sse, const Answer& a) {
                                                          {"firstByteLatency", 50}};
     event = json::serialize(o);
   }
-  return event_frame("chunk", {{"bytes", base64(event)}}, sse.content);
+  return event_frame("chunk", {{"bytes", base64::encode(event)}}, sse.content);
 }
 
 StreamParts invoke_stream_parts(const Answer& a) {
@@ -358,10 +342,21 @@ std::string models_body(std::string_view) {
   return {};
 }
 
-// The event types of both grammars (`llmchaos proxy` reads SSE streams only: DialectSpec::framing).
-FrameRole frame_role(std::string_view event, const json::object&) {
+// The event types of both grammars: Converse's, and InvokeModelWithResponseStream's `chunk`, whose
+// role is that of the Anthropic event it carries (base64 JSON in `bytes`).
+FrameRole frame_role(std::string_view event, const json::object& data) {
+  if (event == "chunk") {
+    const auto* bytes = data.if_contains("bytes");
+    const auto native = bytes && bytes->is_string() ? base64::decode(bytes->get_string()) : std::nullopt;
+    boost::system::error_code ec;
+    const auto v = native ? json::parse(*native, ec) : json::value();
+    if (ec || !v.is_object()) return FrameRole::injected;
+    const auto* type = v.get_object().if_contains("type");
+    const auto name = type && type->is_string() ? std::string_view(type->get_string()) : std::string_view();
+    return anthropic_dialect.frame_role(name, v.get_object());
+  }
   if (event == "contentBlockDelta") return FrameRole::content;
-  if (event == "messageStop") return FrameRole::terminator;
+  if (event == "messageStop" || event == "metadata") return FrameRole::terminator;  // metadata comes last
   if (event == "contentBlockStop") return FrameRole::closing;
   return FrameRole::structure;
 }

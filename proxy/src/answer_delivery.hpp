@@ -89,7 +89,7 @@ class ResponseIdReader {
   bool done_ = false;
   int frames_ = 0;
   std::string body_, id_;
-  SseSplitter splitter_;
+  FrameSplitter splitter_;
 };
 
 // A Source whose bytes also go through a ResponseIdReader.
@@ -110,7 +110,7 @@ struct ResponseIdWatch {
 struct AnswerHead {
   int status = 0;
   HeaderList headers;
-  bool sse = false;                     // content-type text/event-stream
+  bool sse = false;                     // a stream: text/event-stream or an AWS event stream
   std::optional<std::uint64_t> length;  // Content-Length (none: chunked or until close)
 };
 
@@ -176,7 +176,7 @@ template <class Source>
   }
   x.out.status = head.status;
   StreamEditor editor(dialect, stream_edit(dialect, x.plan));
-  SseSplitter splitter;
+  FrameSplitter splitter(stream_framing(dialect));
   bool first = true, client_gone = false, stopped = false;
   const auto write_frames = [&](const StreamEditor::Output& o) -> boost::asio::awaitable<bool> {
     for (const auto& f : o.frames) {

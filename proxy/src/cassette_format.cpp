@@ -5,6 +5,7 @@
 
 #include <boost/json.hpp>
 
+#include "llmchaos/core/base64.hpp"
 #include "llmchaos/core/file_text.hpp"
 #include "llmchaos/proxy/cassette.hpp"
 
@@ -158,6 +159,15 @@ void read_request(Reader& r, const json::object& req, Cassette& c) {
   c.request_body = r.string(req, "body", "request");
 }
 
+// A frame's bytes: `bytes` (text), or `bytes_base64` (a binary frame: an AWS event stream message).
+std::string frame_bytes(Reader& r, const json::object& f, const std::string& context) {
+  const auto* encoded = f.if_contains("bytes_base64");
+  if (!encoded) return r.string(f, "bytes", context);
+  auto bytes = encoded->is_string() ? base64::decode(encoded->get_string()) : std::nullopt;
+  if (!bytes) r.error("bytes_base64", context + ".bytes_base64: expected base64 text (RFC 4648, padded)");
+  return bytes.value_or(std::string());
+}
+
 // The frames in time order; a frame without a readable at_ms is left out (its error is already said).
 void read_frames(Reader& r, const json::value& frames, Cassette& c) {
   if (!frames.is_array()) {
@@ -172,7 +182,7 @@ void read_frames(Reader& r, const json::value& frames, Cassette& c) {
       r.error("frames", context + ": expected an object {\"at_ms\": N, \"bytes\": \"...\"}");
       continue;
     }
-    CassetteFrame frame{r.number(f.as_object(), "at_ms", context), r.string(f.as_object(), "bytes", context)};
+    CassetteFrame frame{r.number(f.as_object(), "at_ms", context), frame_bytes(r, f.as_object(), context)};
     const auto* at = f.as_object().if_contains("at_ms");
     if (!at || !at->is_number()) continue;
     if (frame.at_ms < last)
@@ -213,9 +223,12 @@ std::string cassette_json(const Cassette& c) {
                      c.status, header_list(c.headers), ms(c.head_ms));
   out += fmt::format("    \"streamed\": {},\n    \"end_ms\": {},\n    \"body\": {},\n    \"frames\": [",
                      c.streamed ? "true" : "false", ms(c.end_ms), quoted(c.body));
+  // A binary framing's frames as base64 (JSON strings hold text, not any byte).
+  const bool binary = stream_framing(c.dialect) != mock::StreamFraming::sse;
   for (std::size_t i = 0; i < c.frames.size(); ++i)
-    out += fmt::format("{}\n      {{\"at_ms\": {}, \"bytes\": {}}}", i ? "," : "", ms(c.frames[i].at_ms),
-                       quoted(c.frames[i].bytes));
+    out += fmt::format("{}\n      {{\"at_ms\": {}, \"{}\": {}}}", i ? "," : "", ms(c.frames[i].at_ms),
+                       binary ? "bytes_base64" : "bytes",
+                       quoted(binary ? base64::encode(c.frames[i].bytes) : c.frames[i].bytes));
   out += c.frames.empty() ? "]\n" : "\n    ]\n";
   out += "  }\n}\n";
   return out;

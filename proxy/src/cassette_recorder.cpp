@@ -3,7 +3,8 @@
 
 namespace llmchaos::proxy {
 
-CassetteRecorder::CassetteRecorder(Cassette request) : cassette_(std::move(request)) {}
+CassetteRecorder::CassetteRecorder(Cassette request)
+    : cassette_(std::move(request)), splitter_(stream_framing(cassette_.dialect)) {}
 
 void CassetteRecorder::on_head(int status, std::vector<std::pair<std::string, std::string>> headers,
                                double head_ms, bool sse) {

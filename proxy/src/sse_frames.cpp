@@ -1,8 +1,12 @@
-// The SSE splitter and a frame's role (stream_edit.hpp): what `llmchaos proxy` reads from a real
+// The frame splitter and a frame's role (stream_edit.hpp): what `llmchaos proxy` reads from a real
 // upstream's stream. What each dialect's frames are is its own trait (DialectSpec::frame_role,
-// done_data); this unit only splits a frame into its event name and data. Pure functions.
+// done_data, framing); this unit only splits a stream into frames and a frame into its event name and
+// data. Pure functions.
+#include <boost/beast/core/string.hpp>
 #include <boost/json.hpp>
+#include <cstdint>
 
+#include "llmchaos/core/eventstream.hpp"
 #include "llmchaos/mockprovider/dialect.hpp"
 #include "llmchaos/proxy/stream_edit.hpp"
 
@@ -46,10 +50,36 @@ Event read_event(std::string_view frame) {
   return e;
 }
 
+// A decoded event stream frame: an event's type and JSON payload go to the dialect's grammar.
+FrameRole message_role(const mock::DialectSpec& spec, std::string_view frame) {
+  const auto decoded = eventstream::decode(frame);
+  if (decoded.error != eventstream::DecodeError::none || decoded.consumed != frame.size())
+    return FrameRole::injected;
+  const auto& m = *decoded.message;
+  if (m.text(":message-type") != "event") return FrameRole::injected;  // exception and error frames
+  boost::system::error_code ec;
+  const auto v = json::parse(m.payload, ec);
+  if (ec || !v.is_object()) return FrameRole::injected;
+  return spec.frame_role(m.text(":event-type"), v.get_object());
+}
+
 }  // namespace
+
+mock::StreamFraming stream_framing(Dialect dialect) {
+  return dialect_spec(dialect).framing;
+}
+
+bool streamed_content_type(std::string_view content_type) {
+  using boost::beast::iequals;
+  static constexpr std::string_view types[] = {"text/event-stream", "application/vnd.amazon.eventstream"};
+  for (const auto t : types)
+    if (content_type.size() >= t.size() && iequals(content_type.substr(0, t.size()), t)) return true;
+  return false;
+}
 
 FrameRole frame_role(Dialect dialect, std::string_view frame) {
   const auto& spec = dialect_spec(dialect);
+  if (spec.framing == mock::StreamFraming::aws_eventstream) return message_role(spec, frame);
   const Event e = read_event(frame);
   if (!spec.done_data.empty() && e.data == spec.done_data) return FrameRole::terminator;
   if (e.data.empty()) return FrameRole::structure;  // a comment or keep-alive line
@@ -61,7 +91,7 @@ FrameRole frame_role(Dialect dialect, std::string_view frame) {
   return spec.frame_role(e.name, o);  // the rest is the dialect's own grammar (dialect.hpp)
 }
 
-void SseSplitter::feed(std::string_view bytes) {
+void FrameSplitter::feed(std::string_view bytes) {
   if (start_ > 0 && start_ >= buffer_.size() / 2) {  // drop what was handed out, now and then
     buffer_.erase(0, start_);
     scanned_ -= start_;
@@ -70,7 +100,25 @@ void SseSplitter::feed(std::string_view bytes) {
   buffer_.append(bytes);
 }
 
-std::optional<std::string> SseSplitter::next() {
+std::optional<std::string> FrameSplitter::next() {
+  return framing_ == mock::StreamFraming::aws_eventstream ? next_message() : next_sse();
+}
+
+// A message is as long as its prelude's first four bytes say (big-endian).
+std::optional<std::string> FrameSplitter::next_message() {
+  const std::size_t have = buffer_.size() - start_;
+  if (have < eventstream::prelude_bytes) return std::nullopt;
+  std::uint32_t total = 0;
+  for (std::size_t i = 0; i < 4; ++i) total = total << 8 | static_cast<unsigned char>(buffer_[start_ + i]);
+  if (total < eventstream::overhead_bytes || total > eventstream::max_message_bytes || have < total)
+    return std::nullopt;  // more to come, or a broken length: rest() hands the bytes on as they are
+  std::string message = buffer_.substr(start_, total);
+  start_ += total;
+  scanned_ = start_;
+  return message;
+}
+
+std::optional<std::string> FrameSplitter::next_sse() {
   // An event ends at an empty line: "\n\n", "\r\n\r\n" (or a mix, "\n\r\n").
   for (std::size_t i = std::max(scanned_, start_); i < buffer_.size(); ++i) {
     if (buffer_[i] != '\n') continue;
@@ -90,7 +138,7 @@ std::optional<std::string> SseSplitter::next() {
   return std::nullopt;
 }
 
-std::string SseSplitter::rest() {
+std::string FrameSplitter::rest() {
   std::string out = buffer_.substr(start_);
   buffer_.clear();
   start_ = scanned_ = 0;

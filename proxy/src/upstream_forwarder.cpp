@@ -333,7 +333,7 @@ template <class Stream>
   for (const auto& f : h)
     if (!hop_header(f.name_string()))
       head.headers.emplace_back(std::string(f.name_string()), std::string(f.value()));
-  head.sse = beast::iequals(h[http::field::content_type].substr(0, 17), "text/event-stream");
+  head.sse = streamed_content_type(h[http::field::content_type]);
   if (const auto length = parser.content_length()) head.length = *length;  // a Content-Length answer keeps it
   if (recorder) recorder->on_head(head.status, cassette_headers(head.headers), x.head_ms, head.sse);
   UpstreamSource<Stream> source{stream, buffer, parser, read_timeout_ms, recorder, Clock::now()};

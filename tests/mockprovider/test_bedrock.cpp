@@ -3,6 +3,7 @@
 // a stream, a bad CRC, and the credential check.
 #include <catch2/catch.hpp>
 
+#include "llmchaos/core/base64.hpp"
 #include "llmchaos/core/eventstream.hpp"
 #include "llmchaos/core/spec_error.hpp"
 #include "server_fixture.hpp"
@@ -52,18 +53,6 @@ Frames frames_of(const std::string& body) {
   f.error = d.error();
   f.left = d.buffered();
   return f;
-}
-
-std::string base64_decoded(std::string_view in) {
-  const std::string_view table = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  std::string out;
-  unsigned bits = 0, n = 0;
-  for (char c : in) {
-    if (c == '=') break;
-    bits = bits << 6 | static_cast<unsigned>(table.find(c));
-    if ((n += 6) >= 8) out += static_cast<char>(bits >> (n -= 8) & 0xff);
-  }
-  return out;
 }
 
 std::string deltas_joined(const Frames& f) {
@@ -134,7 +123,7 @@ TEST_CASE("bedrock invoke answers Anthropic's body, invoke-with-response-stream 
   for (const auto& m : f.messages) {
     CHECK(m.text(":event-type") == "chunk");
     const auto event =
-        json::parse(base64_decoded(json::value_to<std::string>(json::parse(m.payload).at("bytes"))));
+        json::parse(base64::decode(json::value_to<std::string>(json::parse(m.payload).at("bytes"))).value());
     types.push_back(json::value_to<std::string>(event.at("type")));
     if (event.at("type") == "content_block_delta")
       text += json::value_to<std::string>(event.at("delta").at("text"));

@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "cli_run.hpp"
+#include "llmchaos/core/eventstream.hpp"
 #include "llmchaos/proxy/cassette.hpp"
 #include "llmchaos/proxy/proxy.hpp"
 #include "server_fixture.hpp"
@@ -146,6 +147,33 @@ TEST_CASE("a cassette written is read back as it was", "[cassette]") {
   CHECK(back.end_ms == 31);
 }
 
+TEST_CASE("a bedrock cassette keeps its binary frames as base64 and reads them back byte for byte",
+          "[cassette]") {
+  proxy::Cassette c;
+  c.dialect = Dialect::bedrock;
+  c.path = "/model/m/converse-stream";
+  c.key = proxy::cassette_key(c.dialect, c.method, c.path, c.request_body);
+  c.headers = {{"content-type", "application/vnd.amazon.eventstream"}};
+  c.streamed = true;
+  c.frames = {
+      {0.5, eventstream::encode(eventstream::event("contentBlockDelta", R"({"delta":{"text":"hi"}})"))},
+      {2, eventstream::encode(eventstream::event("messageStop", R"({"stopReason":"end_turn"})"))}};
+  const auto text = proxy::cassette_json(c);
+  CHECK(text.find("bytes_base64") != std::string::npos);
+  const auto back = proxy::parse_cassette(text, "c.json");
+  REQUIRE(back.frames.size() == 2);
+  CHECK(back.frames[0].bytes == c.frames[0].bytes);
+  CHECK(back.frames[1].bytes == c.frames[1].bytes);
+  auto broken = text;
+  broken.replace(broken.find("bytes_base64\": \"") + 16, 1, "*");
+  try {
+    (void)proxy::parse_cassette(broken, "c.json");
+    FAIL("a frame that is not base64 was read");
+  } catch (const SpecError& e) {
+    CHECK(std::string(e.what()).find("bytes_base64: expected base64") != std::string::npos);
+  }
+}
+
 TEST_CASE("a broken cassette is refused with file:line:col, and hostile input never crashes", "[cassette]") {
   const auto error_of = [](const std::string& text) {
     try {
@@ -180,8 +208,8 @@ TEST_CASE(
     "recording then replaying the healthy answers gives byte-identical frames and the recorded timing within "
     "50 ms",
     "[cassette]") {
-  const auto d =
-      GENERATE(Dialect::openai, Dialect::anthropic, Dialect::gemini, Dialect::responses, Dialect::azure);
+  const auto d = GENERATE(Dialect::openai, Dialect::anthropic, Dialect::gemini, Dialect::responses,
+                          Dialect::azure, Dialect::bedrock);
   const bool stream = GENERATE(true, false);
   CAPTURE(to_string(d), stream);
   TempDir recorded("cassette-rec");

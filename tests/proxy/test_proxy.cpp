@@ -8,6 +8,7 @@
 #include <chrono>
 #include <thread>
 
+#include "llmchaos/core/eventstream.hpp"
 #include "llmchaos/core/ledger.hpp"
 #include "llmchaos/net/http_call.hpp"
 #include "llmchaos/proxy/proxy.hpp"
@@ -90,7 +91,7 @@ bool ends_with_terminator(Dialect d, const WireReply& r) {
       return last.data.find("\"finishReason\"") != std::string::npos;
     case Dialect::responses:
       return last.event == "response.completed";
-    case Dialect::bedrock:  // binary frames: the proxy edits SSE streams only (DialectSpec::framing)
+    case Dialect::bedrock:  // binary frames: messages() below reads them
       return false;
   }
   return false;
@@ -215,6 +216,57 @@ TEST_CASE("the catalog's stream faults through the proxy reach the client as the
   CHECK(b.outcome == a.outcome);
   CHECK(b.events_sent == a.events_sent);
   CHECK(b.committed == a.committed);
+}
+
+// A bedrock stream read as its messages: each one's event or exception type, the text of its deltas, and
+// what the decoder says of the bytes after the last whole message.
+struct Messages {
+  std::vector<std::string> types;
+  std::string text;
+  eventstream::DecodeError left = eventstream::DecodeError::none;
+};
+Messages messages(const WireReply& r) {
+  eventstream::Decoder decoder;
+  decoder.feed(r.body);
+  Messages out;
+  while (auto m = decoder.next()) {
+    const bool event = m->text(":message-type") == "event";
+    out.types.emplace_back(event ? m->text(":event-type") : m->text(":exception-type"));
+    if (event && m->text(":event-type") == "contentBlockDelta")
+      out.text += json::value_to<std::string>(json::parse(m->payload).at("delta").at("text"));
+  }
+  out.left = decoder.error();
+  return out;
+}
+
+TEST_CASE("bedrock's stream faults through the proxy edit the real event stream as serve sends them",
+          "[proxy][bedrock]") {
+  const std::string step = GENERATE(
+      std::string(R"({ fault = "stream_error", cut_after_events = 2 })"),
+      std::string(R"({ fault = "stream_error", cut_after_events = 1, body = "throttlingException" })"),
+      std::string(R"({ fault = "malformed_event", cut_after_events = 1 })"),
+      std::string(R"({ fault = "no_terminator" })"),
+      std::string(R"({ fault = "stream_cut", cut_after_events = 3 })"),
+      std::string(R"({ fault = "ok", inter_event_ms = 5 })"));
+  CAPTURE(step);
+  const auto d = Dialect::bedrock;
+  TestServer serve;
+  serve.install("", script_toml(d, step));
+  const auto direct = serve.chat(d, "/r", true);
+  Proxied p(d, step);
+  const auto via = p.proxy.chat(d, "/r", true);
+  REQUIRE(via.status == 200);
+  CHECK(via.header("content-type") == "application/vnd.amazon.eventstream");
+  const auto a = messages(direct), b = messages(via);
+  CHECK(b.types == a.types);  // the same frames in the same order, exception frames included
+  CHECK(b.text == a.text);
+  CHECK(b.left == a.left);  // a bad checksum stays one
+  CHECK(via.complete == direct.complete);
+  const auto la = serve.ledger("", 1).at(0), lb = p.proxy.ledger("", 1).at(0);
+  CHECK(lb.forwarded);
+  CHECK(lb.fault == la.fault);
+  CHECK(lb.outcome == la.outcome);
+  CHECK(lb.events_sent == la.events_sent);
 }
 
 TEST_CASE("slow_first_token and latency_ms through the proxy delay the real answer", "[proxy]") {

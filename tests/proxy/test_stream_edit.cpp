@@ -2,6 +2,8 @@
 // real frames, the SSE splitter, each dialect's frame roles, and credential redaction.
 #include <catch2/catch.hpp>
 
+#include "llmchaos/core/base64.hpp"
+#include "llmchaos/core/eventstream.hpp"
 #include "llmchaos/mockprovider/fault.hpp"
 #include "llmchaos/proxy/proxy.hpp"
 #include "llmchaos/proxy/stream_edit.hpp"
@@ -11,8 +13,8 @@ using namespace llmchaos::mock;
 using namespace llmchaos::proxy;
 
 namespace {
-const Dialect all_dialects[] = {Dialect::openai, Dialect::anthropic, Dialect::gemini, Dialect::responses,
-                                Dialect::azure};
+const Dialect all_dialects[] = {Dialect::openai,    Dialect::anthropic, Dialect::gemini,
+                                Dialect::responses, Dialect::azure,     Dialect::bedrock};
 
 // The plan `serve` builds for a streamed attempt of `fault` (synthetic text of 8 words).
 Plan stream_plan(Dialect d, FaultKind fault, std::optional<int> cut_after = std::nullopt) {
@@ -82,7 +84,6 @@ TEST_CASE("each dialect's healthy frames read as structure, content, closing and
        registered_dialects()) {  // every dialect reads its own frames (DialectSpec::frame_role)
     CAPTURE(to_string(d));
     REQUIRE(dialect_spec(d).frame_role != nullptr);
-    if (dialect_spec(d).framing != StreamFraming::sse) continue;  // the proxy splits SSE frames only
     Answer a;
     a.id = "x";
     a.model = "m";
@@ -183,7 +184,7 @@ TEST_CASE("a cut after more content frames than the real answer has ends where t
 TEST_CASE("the SSE splitter gives whole events whatever the read boundaries, LF or CRLF", "[proxy]") {
   const std::string stream = "data: a\n\nevent: x\ndata: b\n\ndata: c\r\n\r\ndata: d\n\n";
   for (std::size_t step = 1; step <= stream.size(); ++step) {
-    SseSplitter s;
+    FrameSplitter s;
     std::vector<std::string> got;
     for (std::size_t i = 0; i < stream.size(); i += step) {
       s.feed(std::string_view(stream).substr(i, step));
@@ -197,6 +198,62 @@ TEST_CASE("the SSE splitter gives whole events whatever the read boundaries, LF 
     CHECK(got[3] == "data: d\n\n");
     CHECK(s.rest().empty());
   }
+}
+
+TEST_CASE("the event stream splitter gives whole messages whatever the read boundaries", "[proxy]") {
+  const std::vector<std::string> messages = {
+      eventstream::encode(eventstream::event("messageStart", R"({"role":"assistant"})")),
+      eventstream::encode(eventstream::event("contentBlockDelta", R"({"delta":{"text":"a\n\n"}})")),
+      eventstream::encode(eventstream::exception("throttlingException", R"({"message":"slow down"})"))};
+  std::string stream;
+  for (const auto& m : messages) stream += m;
+  for (std::size_t step = 1; step <= stream.size(); step += 7) {
+    FrameSplitter s(StreamFraming::aws_eventstream);
+    std::vector<std::string> got;
+    for (std::size_t i = 0; i < stream.size(); i += step) {
+      s.feed(std::string_view(stream).substr(i, step));
+      while (auto e = s.next()) got.push_back(*e);
+    }
+    CAPTURE(step);
+    CHECK(got == messages);  // byte for byte, even where a payload holds a blank line
+    CHECK(s.rest().empty());
+  }
+  FrameSplitter cut(StreamFraming::aws_eventstream);  // a stream cut inside a message: the part is the rest
+  cut.feed(std::string_view(stream).substr(0, messages[0].size() + 5));
+  CHECK(cut.next() == messages[0]);
+  CHECK_FALSE(cut.next());
+  CHECK(cut.rest() == messages[1].substr(0, 5));
+  FrameSplitter broken(StreamFraming::aws_eventstream);  // a length under the prelude's: never a frame
+  broken.feed(std::string("\0\0\0\x03", 4) + std::string(20, 'x'));
+  CHECK_FALSE(broken.next());
+  CHECK(broken.rest().size() == 24);
+}
+
+TEST_CASE("bedrock's frames read by their decoded headers: exceptions and bad checksums are injected",
+          "[proxy]") {
+  using eventstream::encode;
+  const auto d = Dialect::bedrock;
+  CHECK(frame_role(d, encode(eventstream::event("contentBlockDelta", R"({"delta":{"text":"x"}})"))) ==
+        FrameRole::content);
+  CHECK(frame_role(d, encode(eventstream::event("messageStop", R"({"stopReason":"end_turn"})"))) ==
+        FrameRole::terminator);
+  CHECK(frame_role(d, encode(eventstream::exception("modelStreamErrorException", R"({"message":"m"})"))) ==
+        FrameRole::injected);
+  auto bad_crc = encode(eventstream::event("contentBlockDelta", R"({"delta":{"text":"x"}})"));
+  bad_crc.back() = static_cast<char>(bad_crc.back() ^ 1);
+  CHECK(frame_role(d, bad_crc) == FrameRole::injected);
+  CHECK(frame_role(d, "not a frame") == FrameRole::injected);
+  // InvokeModelWithResponseStream: a chunk's role is that of the Anthropic event inside it.
+  const auto chunk = [](std::string_view event) {
+    return encode(eventstream::event("chunk", R"({"bytes":")" + base64::encode(event) + R"("})"));
+  };
+  CHECK(frame_role(d, chunk(R"({"type":"content_block_delta","index":0,"delta":{"text":"x"}})")) ==
+        FrameRole::content);
+  CHECK(frame_role(d, chunk(R"({"type":"message_stop"})")) == FrameRole::terminator);
+  CHECK(frame_role(d, chunk("not json")) == FrameRole::injected);
+  CHECK(streamed_content_type("application/vnd.amazon.eventstream"));
+  CHECK(streamed_content_type("Text/Event-Stream; charset=utf-8"));
+  CHECK_FALSE(streamed_content_type("application/json"));
 }
 
 TEST_CASE("credentials are recognised in headers and masked in a query", "[proxy]") {

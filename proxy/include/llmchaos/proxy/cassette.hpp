@@ -27,7 +27,7 @@ inline constexpr std::size_t cassette_size_limit = 64 * 1024 * 1024;  // larger 
 
 struct CassetteFrame {
   double at_ms = 0;   // after the response head arrived
-  std::string bytes;  // one whole SSE event, separator included, as the upstream sent it
+  std::string bytes;  // one whole frame as the upstream sent it (an SSE event with its separator)
 };
 
 struct Cassette {
@@ -83,7 +83,7 @@ class CassetteRecorder {
 
  private:
   Cassette cassette_;
-  SseSplitter splitter_;  // the SSE events, stamped when each is whole
+  FrameSplitter splitter_;  // the frames (the dialect's framing), stamped when each is whole
   bool complete_ = false;
 };
 

@@ -23,20 +23,33 @@
 namespace llmchaos::proxy {
 
 // A frame's role (FrameRole, dialect.hpp): the dialect's own reading of its event name and JSON data.
+// An AWS event stream frame (DialectSpec::framing) is decoded first: an exception frame, or one that does
+// not decode (a wrong CRC or length), is injected.
 mock::FrameRole frame_role(Dialect dialect, std::string_view frame);
 
-// Splits a byte stream into SSE events (each ending with a blank line, LF or CRLF), as they arrive.
-class SseSplitter {
+// Splits a byte stream into its frames as they arrive, by the dialect's framing (DialectSpec::framing):
+// SSE events, each ending with a blank line (LF or CRLF), or AWS event stream messages, each as long as
+// its prelude says (a length under the prelude's own, or over the format's limit, ends the splitting:
+// the rest is one unfinished frame).
+class FrameSplitter {
  public:
+  explicit FrameSplitter(mock::StreamFraming framing = mock::StreamFraming::sse) : framing_(framing) {}
   void feed(std::string_view bytes);
-  std::optional<std::string> next();  // the next whole event, separator included
-  std::string rest();                 // bytes of an unfinished event (at the end of the stream)
+  std::optional<std::string> next();  // the next whole frame (an SSE event with its separator)
+  std::string rest();                 // bytes of an unfinished frame (at the end of the stream)
 
  private:
+  std::optional<std::string> next_sse();
+  std::optional<std::string> next_message();
+  mock::StreamFraming framing_;
   std::string buffer_;
   std::size_t start_ = 0;
   std::size_t scanned_ = 0;
 };
+
+// The framing of a dialect's streams, and whether a Content-Type names a stream of either framing.
+mock::StreamFraming stream_framing(Dialect dialect);
+bool streamed_content_type(std::string_view content_type);
 
 // The recombination a streamed plan applies to a healthy stream.
 struct StreamEdit {
