@@ -1,7 +1,7 @@
 """One chat call per dialect through an official SDK client (openai, anthropic, google-genai, boto3), as
 examples/sdk/lib/common.mjs's chat(). `on_open` sees a stream's headers, `on_text` each visible delta.
-openai / anthropic: a stream without its finish reason (finish_reason, stop_reason) is a TruncatedStream; a gemini stream is as whole
-as its body (SPEC's no_terminator). Returns {text, model, output_tokens[, finish_reason, filtered]}."""
+openai / anthropic: a stream without its finish reason (finish_reason, stop_reason) is a TruncatedStream; a
+gemini or bedrock stream is as whole as its body (SPEC's no_terminator). Returns {text, model, output_tokens[, finish_reason, filtered]}."""
 from __future__ import annotations
 
 from .contract import FILTERED, PREFILL, TruncatedStream
@@ -131,7 +131,8 @@ def _bedrock_messages(request: dict) -> list[dict]:
 
 
 def chat_bedrock(client, request: dict, on_open=_nothing, on_text=_nothing) -> dict:
-    """boto3 converse / converse_stream. A stream is whole when its messageStop (the stop reason) came."""
+    """boto3 converse / converse_stream. A stream is as whole as its body (SPEC's no_terminator: a clean end
+    without messageStop is a complete answer); a broken body is botocore's error."""
     model, messages = request["model"], _bedrock_messages(request)
     if not request.get("stream"):
         r = client.converse(modelId=model, messages=messages)
@@ -150,11 +151,9 @@ def chat_bedrock(client, request: dict, on_open=_nothing, on_text=_nothing) -> d
             text += delta
             on_text(delta)
         elif "messageStop" in event:
-            finish = event["messageStop"].get("stopReason") or "stop"
+            finish = event["messageStop"].get("stopReason") or ""
         elif "metadata" in event:
             tokens = (event["metadata"].get("usage") or {}).get("outputTokens", tokens)
-    if not finish:
-        raise TruncatedStream(len(text))
     return {"text": text, "model": model, "output_tokens": tokens, "finish_reason": finish,
             "filtered": finish in BEDROCK_FILTERED or bool(FILTERED.match(finish))}
 

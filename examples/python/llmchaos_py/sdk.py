@@ -83,8 +83,8 @@ def run_hardened(dialect: str) -> None:
             if dialect == "bedrock":
                 wire.watch_botocore(clients[route.name])
         answer = chat(dialect, clients[route.name], env.request, hooks.on_open, hooks.on_text)
-        # Every Converse answer has a stopReason: one without it is a body botocore could not parse.
-        if dialect == "bedrock" and not answer["finish_reason"]:
+        # Every plain Converse answer has a stopReason: one without it is a body botocore could not parse.
+        if dialect == "bedrock" and not env.request.get("stream") and not answer["finish_reason"]:
             raise TruncatedStream(hooks.attempt.visible)
         return answer
 
