@@ -153,46 +153,44 @@ describe(`@aws-sdk/client-bedrock-runtime against llmchaos serve (handler: ${HAN
     });
   }
 
+  // One converse on `route` with the jitter pinned at `r`: a first attempt and one retry, in one call.
+  // Returns the first attempt's ledger entry and the gap between the two arrivals.
+  const retriedOnce = async (route, r, env = { AWS_NEW_RETRIES_2026: 'true' }) => {
+    const res = await pinned(r, env, () => converse(route));
+    assert.equal(res.$metadata.attempts, 2);
+    const ledger = await suite.mock.settledLedger(route);
+    assertOneCall(ledger, 2);
+    return { first: ledger[0], gap: gapMs(ledger) };
+  };
+
   // Math.random pinned at 0.999: the first retry waits floor(0.999 * base): 999 ms for a throttle, 49 ms
   // for a 503. The bounds are generous (a loaded machine adds time, never takes it away).
   for (const [route, env] of [['br_base_throttle', {}], ['br_base_throttle_env', { AWS_NEW_RETRIES_2026: 'true' }]]) {
     const set = Object.keys(env).length ? 'AWS_NEW_RETRIES_2026=true' : 'AWS_NEW_RETRIES_2026 unset';
     test(`2026 retries (${set}): a throttle backs off from a 1 s base`, TEST_TIMEOUT, async () => {
-      const res = await pinned(0.999, env, () => converse(route));
-      assert.equal(res.$metadata.attempts, 2);
-      const ledger = await suite.mock.settledLedger(route);
-      assertOneCall(ledger, 2);
-      assert.ok(gapMs(ledger) >= 900 && gapMs(ledger) < 3000, `gap ${gapMs(ledger)} ms, expected about 999`);
+      const { gap } = await retriedOnce(route, 0.999, env);
+      assert.ok(gap >= 900 && gap < 3000, `gap ${gap} ms, expected about 999`);
     });
   }
 
   test('2026 retries: a ServiceUnavailableException (503) backs off from a 50 ms base', TEST_TIMEOUT, async () => {
-    const res = await pinned(0.999, { AWS_NEW_RETRIES_2026: 'true' }, () => converse('br_base_transient'));
-    assert.equal(res.$metadata.attempts, 2);
-    const ledger = await suite.mock.settledLedger('br_base_transient');
-    assertOneCall(ledger, 2);
-    assert.equal(ledger[0].status, 503);
-    assert.ok(gapMs(ledger) < 700, `gap ${gapMs(ledger)} ms, expected about 49`);
+    const { first, gap } = await retriedOnce('br_base_transient', 0.999);
+    assert.equal(first.status, 503);
+    assert.ok(gap < 700, `gap ${gap} ms, expected about 49`);
   });
 
   // Math.random pinned at 0: the jittered delay is 0, so the wait is the hint's alone (at most 5 s).
   test('x-amz-retry-after: 2500 ms is waited out before the retry', TEST_TIMEOUT, async () => {
-    const res = await pinned(0, { AWS_NEW_RETRIES_2026: 'true' }, () => converse('br_hint'));
-    assert.equal(res.$metadata.attempts, 2);
-    const ledger = await suite.mock.settledLedger('br_hint');
-    assertOneCall(ledger, 2);
-    assert.equal(ledger[0].retry_after_form, 'amz_ms');
-    assert.equal(ledger[0].retry_after_sent_ms, 2500);
-    assert.ok(gapMs(ledger) >= 2450 && gapMs(ledger) < 4500, `gap ${gapMs(ledger)} ms, expected about 2500`);
+    const { first, gap } = await retriedOnce('br_hint', 0);
+    assert.equal(first.retry_after_form, 'amz_ms');
+    assert.equal(first.retry_after_sent_ms, 2500);
+    assert.ok(gap >= 2450 && gap < 4500, `gap ${gap} ms, expected about 2500`);
   });
 
   test('x-amz-retry-after: 9000 ms is honoured only up to the jittered delay + 5 s', TEST_TIMEOUT, async () => {
-    const res = await pinned(0, { AWS_NEW_RETRIES_2026: 'true' }, () => converse('br_hint_long'));
-    assert.equal(res.$metadata.attempts, 2);
-    const ledger = await suite.mock.settledLedger('br_hint_long');
-    assertOneCall(ledger, 2);
-    assert.equal(ledger[0].retry_after_sent_ms, 9000);
-    assert.ok(gapMs(ledger) >= 4950 && gapMs(ledger) < 7000, `gap ${gapMs(ledger)} ms, expected about 5000`);
+    const { first, gap } = await retriedOnce('br_hint_long', 0);
+    assert.equal(first.retry_after_sent_ms, 9000);
+    assert.ok(gap >= 4950 && gap < 7000, `gap ${gap} ms, expected about 5000`);
   });
 
   for (const [frame, Class] of Object.entries(IN_STREAM)) {
