@@ -10,6 +10,7 @@ PACKAGES = {
     "langchain": ["langchain-core", "langchain-openai", "langchain-anthropic", "openai", "anthropic"],
     "pydantic-ai": ["pydantic-ai-slim", "openai", "anthropic"],
     "litellm-router": ["litellm", "openai"],
+    "bedrock-boto3": ["boto3", "botocore"],
 }
 
 if __name__ == "__main__":

@@ -38,6 +38,7 @@ def test_retry_after_forms():
     assert retry_after_ms(headers(retry_after="9")) == 9000
     assert retry_after_ms(headers(retry_after="Thu, 01 Jan 1970 00:01:40 GMT"), now_s=90) == 10000
     assert retry_after_ms(headers()) is None
+    assert retry_after_ms(headers(x_amz_retry_after="2500", retry_after="9")) == 2500  # Bedrock's, in ms
 
 
 def test_classify_status_owners():
@@ -52,6 +53,9 @@ def test_classify_status_owners():
     assert classify_status(529, headers()).owner == "transient"
     assert classify_status(400, headers(), "blocked by the content policy").owner == "policy"
     assert classify_status(400, headers()).owner == "request"
+    # Bedrock: the error type is in x-amzn-ErrorType; a spent service quota is a 400
+    assert classify_status(400, headers(x_amzn_errortype="ServiceQuotaExceededException:http://")).owner == "quota"
+    assert classify_status(400, headers(x_amzn_errortype="ValidationException")).owner == "request"
 
 
 def test_classify_from_the_wire():

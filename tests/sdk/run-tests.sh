@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
-# The SDK test tier: the official openai, @anthropic-ai/sdk and @google/genai SDKs (pinned in
-# package.json / package-lock.json) against `llmchaos serve`. Run by CTest as `sdk_tier`.
+# The SDK test tier: the official openai, @anthropic-ai/sdk, @google/genai and
+# @aws-sdk/client-bedrock-runtime SDKs (pinned in package.json / package-lock.json) against
+# `llmchaos serve`. Run by CTest as `sdk_tier`.
 #   LLMCHAOS_BIN   path of the llmchaos binary (required)
+#   LLMCHAOS_BEDROCK_HANDLER  http1: the Bedrock client on HTTP/1.1 (NodeHttpHandler); else the SDK's
+#                  default HTTP/2 handler (bedrock.test.mjs; CTest sets http1, see CMakeLists.txt)
 # Installs node_modules with `npm ci` only when it is missing or older than the lockfile.
 # Exit 77 (CTest SKIP_RETURN_CODE) when node/npm are missing or the npm registry is unreachable.
 set -euo pipefail

@@ -7,6 +7,13 @@ export const failedChecks = (c) => (c.checks ?? []).filter((k) => !k.ok).map((k)
 
 // Prints one line per expectation and exits 1 when any is not met.
 export function checkVerdicts(name, reportPath, labelPrefix, expect) {
+  const bad = countBadVerdicts(reportPath, labelPrefix, expect);
+  console.log(`${name}: ${Object.keys(expect).length + 1 - bad} passed, ${bad} failed`);
+  process.exit(bad ? 1 : 0);
+}
+
+// Prints one line per expectation (and the label's); returns how many were not met.
+export function countBadVerdicts(reportPath, labelPrefix, expect) {
   const report = JSON.parse(readFileSync(reportPath, 'utf8'));
   const bySlug = Object.fromEntries(report.cases.map((c) => [basename(c.file, '.toml'), c]));
   let bad = 0;
@@ -20,6 +27,5 @@ export function checkVerdicts(name, reportPath, labelPrefix, expect) {
     console.log(`${good ? 'ok  ' : 'BAD '} ${slug}: ${line}`);
   }
   if (!report.label.startsWith(labelPrefix)) { ++bad; console.log(`BAD  label: ${report.label}`); }
-  console.log(`${name}: ${Object.keys(expect).length + 1 - bad} passed, ${bad} failed`);
-  process.exit(bad ? 1 : 0);
+  return bad;
 }

@@ -1,16 +1,19 @@
-// The Vercel AI SDK (`ai` with @ai-sdk/openai, @ai-sdk/anthropic, @ai-sdk/google): one model per route
-// (any of the three dialects), one call per request through generateText / streamText.
+// The Vercel AI SDK (`ai` with @ai-sdk/openai, @ai-sdk/anthropic, @ai-sdk/google, @ai-sdk/amazon-bedrock):
+// one model per route (any of the four dialects), one call per request through generateText / streamText.
+import { createAmazonBedrock } from '@ai-sdk/amazon-bedrock';
 import { createAnthropic } from '@ai-sdk/anthropic';
 import { createGoogleGenerativeAI } from '@ai-sdk/google';
 import { createOpenAI } from '@ai-sdk/openai';
 import { APICallError, RetryError, generateText, streamText } from 'ai';
 import { FILTERED, PREFILL } from '../../sdk/lib/common.mjs';
 
-export const DIALECTS = ['openai', 'anthropic', 'gemini'];
+export const DIALECTS = ['openai', 'anthropic', 'gemini', 'bedrock'];
 
 // The route's model. The exec contract's base URLs are what the official SDKs take; the AI SDK's
 // providers want the API version in theirs (anthropic `/v1`, google `/v1beta`). openai: the chat
-// completions API (`.chat`), which the mock (and most OpenAI-compatible servers) speak.
+// completions API (`.chat`), which the mock (and most OpenAI-compatible servers) speak. bedrock: the
+// Converse API over fetch (HTTP/1.1), SigV4-signed with dummy keys (aws4fetch); the base URL keeps the
+// route's path prefix (`BASE/model/{id}/converse`).
 export function vercelModel(route, env, { fetch } = {}) {
   // The harness ties the attempts of one request together by this header (the AI SDK sends none).
   const headers = { 'Idempotency-Key': env.operationId };
@@ -18,6 +21,10 @@ export function vercelModel(route, env, { fetch } = {}) {
   if (route.dialect === 'openai') return createOpenAI({ apiKey: 'sk-llmchaos-example', baseURL: route.baseURL, headers, fetch }).chat(model);
   if (route.dialect === 'anthropic') return createAnthropic({ apiKey: 'sk-ant-llmchaos-example', baseURL: `${route.baseURL}/v1`, headers, fetch })(model);
   if (route.dialect === 'gemini') return createGoogleGenerativeAI({ apiKey: 'gemini-llmchaos-example', baseURL: `${route.baseURL}/v1beta`, headers, fetch })(model);
+  if (route.dialect === 'bedrock') {
+    return createAmazonBedrock({ region: 'us-east-1', accessKeyId: 'AKIDLLMCHAOSEXAMPLE', secretAccessKey: 'llmchaos-example-secret',
+                                 baseURL: route.baseURL, headers, fetch })(model);
+  }
   throw new Error(`the AI SDK example has no provider for ${route.dialect}`);
 }
 

@@ -1,7 +1,7 @@
-"""One chat call per dialect through an official SDK client (openai, anthropic, google-genai), as
+"""One chat call per dialect through an official SDK client (openai, anthropic, google-genai, boto3), as
 examples/sdk/lib/common.mjs's chat(). `on_open` sees a stream's headers, `on_text` each visible delta.
-openai / anthropic: a stream without its finish reason (finish_reason, stop_reason) is a TruncatedStream; a gemini stream is as whole
-as its body (SPEC's no_terminator). Returns {text, model, output_tokens[, finish_reason, filtered]}."""
+openai / anthropic: a stream without its finish reason (finish_reason, stop_reason) is a TruncatedStream; a
+gemini or bedrock stream is as whole as its body (SPEC's no_terminator). Returns {text, model, output_tokens[, finish_reason, filtered]}."""
 from __future__ import annotations
 
 from .contract import FILTERED, PREFILL, TruncatedStream
@@ -122,7 +122,43 @@ def chat_gemini(client, request: dict, on_open=_nothing, on_text=_nothing) -> di
             "filtered": bool(FILTERED.match(finish))}
 
 
-CHAT = {"openai": chat_openai, "anthropic": chat_anthropic, "gemini": chat_gemini}
+# Bedrock's stop reasons of its content policy and of a broken model answer (provider-wire.md section 8).
+BEDROCK_FILTERED = {"content_filtered", "guardrail_intervened"}
+
+
+def _bedrock_messages(request: dict) -> list[dict]:
+    return [{"role": m["role"], "content": [{"text": m["content"]}]} for m in messages_of(request)]
+
+
+def chat_bedrock(client, request: dict, on_open=_nothing, on_text=_nothing) -> dict:
+    """boto3 converse / converse_stream. A stream is as whole as its body (SPEC's no_terminator: a clean end
+    without messageStop is a complete answer); a broken body is botocore's error."""
+    model, messages = request["model"], _bedrock_messages(request)
+    if not request.get("stream"):
+        r = client.converse(modelId=model, messages=messages)
+        content = ((r.get("output") or {}).get("message") or {}).get("content") or []
+        text = "".join(b.get("text", "") for b in content)
+        on_text(text)
+        finish = r.get("stopReason") or ""
+        return {"text": text, "model": model, "output_tokens": (r.get("usage") or {}).get("outputTokens", 0),
+                "finish_reason": finish, "filtered": finish in BEDROCK_FILTERED or bool(FILTERED.match(finish))}
+    out = client.converse_stream(modelId=model, messages=messages)
+    on_open()
+    text, tokens, finish = "", 0, ""
+    for event in out["stream"]:
+        if "contentBlockDelta" in event:
+            delta = event["contentBlockDelta"].get("delta", {}).get("text", "")
+            text += delta
+            on_text(delta)
+        elif "messageStop" in event:
+            finish = event["messageStop"].get("stopReason") or ""
+        elif "metadata" in event:
+            tokens = (event["metadata"].get("usage") or {}).get("outputTokens", tokens)
+    return {"text": text, "model": model, "output_tokens": tokens, "finish_reason": finish,
+            "filtered": finish in BEDROCK_FILTERED or bool(FILTERED.match(finish))}
+
+
+CHAT = {"openai": chat_openai, "anthropic": chat_anthropic, "gemini": chat_gemini, "bedrock": chat_bedrock}
 
 
 def chat(dialect: str, client, request: dict, on_open=_nothing, on_text=_nothing) -> dict:

@@ -9,7 +9,7 @@ made once per failure in the order of SPEC section 3 (as examples/sdk/lib/harden
   5. else transient / rate / quota go to the next approved route when an attempt is left;
   6. else fail closed.
 A quota 429 (`insufficient_quota`, a 429 naming the quota / billing, any 402, `x-should-retry: false`)
-is never retried on the same route. The budget is the case's policy (LLMCHAOS_POLICY_JSON) when the
+is never retried on the same route, nor is Bedrock's ServiceQuotaExceededException (a 400). The budget is the case's policy (LLMCHAOS_POLICY_JSON) when the
 harness passes it, else POLICY, times LLMCHAOS_SDK_TIME_SCALE. One loop for every Python library: what
 differs per library is one call (`attempt`); the failure is classified from what the wire saw (wire.py)
 and the chat functions' own TruncatedStream / ContentFiltered.
@@ -105,9 +105,10 @@ def streamed(what: str, visible: int) -> Failure:
 
 
 def retry_after_ms(header: Callable[[str], str | None], now_s: float | None = None) -> float | None:
-    """The server's delay: retry-after-ms, else retry-after in seconds or as an HTTP date."""
+    """The server's delay: retry-after-ms (Bedrock: x-amz-retry-after), else retry-after in seconds or as an
+    HTTP date."""
     try:
-        ms = float(header("retry-after-ms") or "")
+        ms = float(header("retry-after-ms") or header("x-amz-retry-after") or "")
         if ms >= 0:
             return ms
     except ValueError:
@@ -132,6 +133,8 @@ def classify_status(status: int, header: Callable[[str], str | None], body: str 
     ra = retry_after_ms(header)
     if status == 402:
         return Failure("quota", "none", "402")
+    if (header("x-amzn-errortype") or "").startswith("ServiceQuotaExceededException"):
+        return Failure("quota", "none", f"{status} ServiceQuotaExceededException")
     if status == 429:
         if code == "insufficient_quota" or QUOTA_TEXT.search(body) or should_retry == "false":
             return Failure("quota", "none", "quota 429")

@@ -1,11 +1,13 @@
-"""The official Python SDKs (openai, anthropic, google-genai): one client per route, default or hardened.
-Default: the SDK as most teams first ship it (openai / anthropic: max_retries 2, 10 min timeout;
-google-genai: no retries, no timeout), one route, no fallback. Hardened: the SDK's retries off, the
+"""The official Python SDKs (openai, anthropic, google-genai, boto3's bedrock-runtime): one client per route,
+default or hardened. Default: the SDK as most teams first ship it (openai / anthropic: max_retries 2, 10 min
+timeout; google-genai: no retries, no timeout; boto3: standard retry mode, 3 attempts, 60 s read timeout),
+one route, no fallback. Hardened: the SDK's retries off, the
 team's policy loop (policy.run_policy) over every route this SDK speaks."""
 from __future__ import annotations
 
 from .chat import chat
-from .contract import Env, Route, read_env
+from . import wire
+from .contract import Env, Route, TruncatedStream, read_env
 from .policy import run_plain, run_policy
 
 
@@ -27,12 +29,35 @@ def make_client(dialect: str, route: Route, env: Env, **options):
 
         return genai.Client(api_key="gemini-llmchaos-example",
                             http_options=types.HttpOptions(base_url=route.base_url, headers=env.headers, **options))
+    if dialect == "bedrock":
+        return bedrock_client(route, env, **options)
     raise ValueError(f"no official SDK client for {dialect}")
+
+
+def bedrock_client(route: Route, env: Env, **options):
+    """boto3's bedrock-runtime client on the route (the endpoint keeps the route's path prefix), dummy
+    credentials (SigV4 is computed, the mock checks its shape), `options` for botocore's Config. The
+    request's Idempotency-Key is added before signing: botocore has no default headers."""
+    import boto3
+    from botocore.config import Config
+
+    client = boto3.client("bedrock-runtime", endpoint_url=route.base_url, region_name="us-east-1",
+                          aws_access_key_id="AKIDLLMCHAOSEXAMPLE", aws_secret_access_key="llmchaos-example-secret",
+                          config=Config(**options))
+
+    def add_headers(request, **_):
+        for k, v in env.headers.items():
+            request.headers[k] = v
+
+    client.meta.events.register("before-sign.bedrock-runtime.*", add_headers)
+    return client
 
 
 def hardened_options(dialect: str, timeout_s: float) -> dict:
     """Retries off (google-genai retries nothing unless retry_options is set) and the attempt timeout
-    (google-genai's is in milliseconds)."""
+    (google-genai's is in milliseconds; botocore's read timeout bounds the headers and each read)."""
+    if dialect == "bedrock":
+        return {"retries": {"total_max_attempts": 1}, "connect_timeout": timeout_s, "read_timeout": timeout_s}
     if dialect == "gemini":
         return {"timeout": int(timeout_s * 1000)}
     return {"max_retries": 0, "timeout": timeout_s}
@@ -55,6 +80,12 @@ def run_hardened(dialect: str) -> None:
     def attempt(route: Route, hooks) -> dict:
         if route.name not in clients:
             clients[route.name] = make_client(dialect, route, env, **hardened_options(dialect, hooks.timeout_s))
-        return chat(dialect, clients[route.name], env.request, hooks.on_open, hooks.on_text)
+            if dialect == "bedrock":
+                wire.watch_botocore(clients[route.name])
+        answer = chat(dialect, clients[route.name], env.request, hooks.on_open, hooks.on_text)
+        # Every plain Converse answer has a stopReason: one without it is a body botocore could not parse.
+        if dialect == "bedrock" and not env.request.get("stream") and not answer["finish_reason"]:
+            raise TruncatedStream(hooks.attempt.visible)
+        return answer
 
     run_policy(env.routes([dialect]), attempt, env)

@@ -156,6 +156,36 @@ def install(timeout_s: float | None) -> Wire:
     return _WIRE
 
 
+def watch_botocore(client, service: str = "bedrock-runtime") -> None:
+    """boto3 sends through urllib3, not httpx: the same facts from botocore's events for `client` (its
+    read_timeout is the attempt timeout). A plain body shorter than its Content-Length is broken: botocore
+    parses what came and returns it (an empty Converse answer for a cut body) without an error."""
+
+    def sent(**_):
+        _WIRE.started = _WIRE.started or time.monotonic()
+        _WIRE.attempt.sends += 1
+
+    def answered(response_dict, **_):
+        a = _WIRE.attempt
+        status, headers, body = response_dict["status_code"], response_dict["headers"], response_dict.get("body")
+        a.response = (status, headers)
+        if isinstance(body, bytes):
+            if status >= 400:
+                a.error_body = body[:ERROR_BODY_KEEP]
+            length = headers.get("content-length", "")
+            if length.isdigit() and len(body) < int(length):
+                a.body_broken, a.body_error = True, EOFError(f"{len(body)} of {length} body bytes")
+
+    def failed(exception=None, response_dict=None, **_):
+        if exception is not None and response_dict is None and _WIRE.attempt.response is None:
+            _WIRE.attempt.transport_error = exception
+
+    events = client.meta.events
+    events.register(f"before-send.{service}.*", sent)
+    events.register(f"before-parse.{service}.*", answered)
+    events.register(f"response-received.{service}.*", failed)
+
+
 def cause_chain(err: BaseException | None, depth: int = 8):
     """err, its cause, its cause's cause... (explicit or implicit)."""
     while err is not None and depth > 0:

@@ -11,7 +11,8 @@
 //   5. else transient / rate / quota go to the next route (LLMCHAOS_FALLBACK) when an attempt is left;
 //   6. else fail closed.
 // A quota 429 (openai `insufficient_quota`, an anthropic 429 naming the quota / billing, any 402, or
-// `x-should-retry: false`) is never retried on the same route.
+// `x-should-retry: false`) is never retried on the same route, nor is Bedrock's 400 whose
+// x-amzn-ErrorType is ServiceQuotaExceededException.
 // The budget is the case's own policy when the harness passes it (LLMCHAOS_POLICY_JSON: attempts, time,
 // attempt timeout, backoff, replay_safe, each route's expected latency and approval), else POLICY
 // (examples/cases/policies/sdk.toml says the same), times LLMCHAOS_SDK_TIME_SCALE. A replay-safe
@@ -65,6 +66,7 @@ export function classifyStatus({ status, header, body = '', code }) {
   const shouldRetry = header('x-should-retry');
   const ra = retryAfterMs(header);
   if (status === 402) return { owner: 'quota', commit: 'none', why: '402' };
+  if (/^ServiceQuotaExceededException/.test(header('x-amzn-errortype') ?? '')) return { owner: 'quota', commit: 'none', why: `${status} ServiceQuotaExceededException` };
   if (status === 429) {
     const quota = code === 'insufficient_quota' || QUOTA_TEXT.test(body) || shouldRetry === 'false';
     return quota ? { owner: 'quota', commit: 'none', why: 'quota 429' } : { owner: 'rate', commit: 'none', retryAfterMs: ra, why: 'rate 429' };
@@ -139,7 +141,7 @@ export function classifyWith(facts) {
 }
 
 function retryAfterMs(h) {
-  const ms = parseFloat(h('retry-after-ms') ?? '');
+  const ms = parseFloat(h('retry-after-ms') ?? h('x-amz-retry-after') ?? '');
   if (Number.isFinite(ms) && ms >= 0) return ms;
   const s = h('retry-after');
   if (s === null) return undefined;
