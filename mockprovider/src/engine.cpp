@@ -215,6 +215,7 @@ struct AttemptContext {
   double time_scale;
   Rng& rng;
   double unix_now_ms;
+  bool body_forwarded = false;  // FaultInput::body_forwarded
 
   FaultInput fault_input(const Step& step, const Answer& answer) const {
     return {.step = step,
@@ -224,7 +225,8 @@ struct AttemptContext {
             .request_id = request_id,
             .time_scale = time_scale,
             .rng = rng,
-            .unix_now_ms = unix_now_ms};
+            .unix_now_ms = unix_now_ms,
+            .body_forwarded = body_forwarded};
   }
   Plan fault_plan(const Step& step, const Answer& answer) const {
     return fault_spec(step.fault).plan(fault_input(step, answer));
@@ -565,7 +567,8 @@ PlannedAttempt Engine::begin(const IncomingRequest& req) {
       .request_id = headers.request_id.empty() ? default_request_id.view() : headers.request_id,
       .time_scale = impl_->time_scale,
       .rng = ns.rng,
-      .unix_now_ms = impl_->unix_now_ms()};
+      .unix_now_ms = impl_->unix_now_ms(),
+      .body_forwarded = impl_->answers_forwarded};
   // Views: parsed, req and the stored answer outlive it.
   auto e = new_ledger_entry(req, parsed, headers, *route, seq, impl_->clock.now_ms() - ns.installed_at_ms);
   Plan plan = impl_->plan_attempt(req, *route, ns, at, parsed, e);

@@ -91,7 +91,7 @@ Plan answer_plan(const FaultInput& in, FaultKind kind, const Answer& answer) {
     for (auto* part : {&parts.head, &parts.content, &parts.tail, &parts.terminator})
       for (auto& f : *part) p.frames.push_back(std::move(f));
   } else {
-    p.body = in.dialect.render_body(answer);
+    if (!in.body_forwarded || p.status / 100 != 2) p.body = in.dialect.render_body(answer);
     p.commits_when_sent = p.status / 100 == 2;
   }
   return p;

@@ -23,6 +23,9 @@ struct FaultInput {
   double time_scale = 1;        // every scripted delay is multiplied by it
   Rng& rng;                     // seeded by the engine (slow's latency draw)
   double unix_now_ms = 0;       // the wall clock (Unix ms) for HTTP-date and RFC 3339 retry hints
+  // The answer's bytes come from elsewhere (`llmchaos proxy`'s upstream, a cassette): a 2xx plain answer is
+  // forwarded, so its body is not rendered (its frames are: a stream's plan is the edit of the real one).
+  bool body_forwarded = false;
 };
 
 using FaultFn = Plan (*)(const FaultInput& in);
