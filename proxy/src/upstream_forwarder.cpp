@@ -32,6 +32,7 @@
 #include "llmchaos/proxy/stream_edit.hpp"
 #include "proxy_forwarder.hpp"
 #include "upstream_connection.hpp"
+#include "upstream_response.hpp"
 
 namespace net = boost::asio;
 namespace beast = boost::beast;
@@ -307,10 +308,124 @@ struct Reuse {
   bool reusable = false;
 };
 
-// GCC 12 reports the release of this coroutine's frame by Asio's frame allocator as a mismatched free:
-// a false -Wmismatched-new-delete (answer_delivery.hpp says more), silenced for this one function.
+// GCC 12 reports the release of these coroutines' frames by Asio's frame allocator as a mismatched free:
+// a false -Wmismatched-new-delete (answer_delivery.hpp says more), silenced down to the forwarder.
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmismatched-new-delete"
+// The upstream's body without Beast's parser (upstream_response.hpp): the bytes after the head already in
+// `buffer`, then what arrives; a Content-Length body to its length, a chunked one to its last chunk.
+template <class Stream>
+struct PlainUpstreamSource {
+  Stream& stream;
+  beast::flat_buffer& buffer;
+  std::optional<std::uint64_t> length;  // none: chunked
+  double timeout_ms;
+  CassetteRecorder* recorder;
+  Clock::time_point head_at;
+  ChunkedBody chunks{};
+  bool whole = false;  // read to its end
+
+  template <class Take>
+  net::awaitable<bool> read(Take take) {
+    std::uint64_t left = length.value_or(0);
+    const auto finished = [&] { return length ? left == 0 : chunks.done(); };
+    while (!finished()) {
+      std::string_view held(static_cast<const char*>(buffer.data().data()), buffer.size());
+      while (!held.empty() && !finished()) {
+        std::string_view bytes;
+        std::size_t used = 0;
+        if (length) {
+          used = static_cast<std::size_t>(std::min<std::uint64_t>(left, held.size()));
+          bytes = held.substr(0, used);
+          left -= used;
+        } else {
+          const auto step = chunks.next(held);
+          if (chunks.failed()) co_return false;
+          if (step.consumed == 0) break;  // a chunk's size line is still coming
+          bytes = step.data;
+          used = step.consumed;
+        }
+        if (!bytes.empty()) {
+          if (recorder) recorder->on_bytes(bytes, ms_since(head_at));
+          if (!co_await take(bytes)) co_return false;
+        }
+        buffer.consume(used);  // the held view stays valid: consume moves no byte
+        held.remove_prefix(used);
+      }
+      if (finished()) break;
+      upstream_expires_after(stream, timeout_ms);
+      auto [ec, n] = co_await stream.async_read_some(buffer.prepare(16 * 1024), use_tuple);
+      buffer.commit(n);
+      if (ec) co_return false;  // closed or failed before the end: the answer broke off
+    }
+    whole = true;
+    if (recorder && !recorder->complete()) recorder->on_end(ms_since(head_at));
+    co_return true;
+  }
+};
+
+// The head read by the fast pass while it can (HeadVerdict), the rest left in `buffer`; an error of the
+// read when the upstream gave no head.
+template <class Stream>
+net::awaitable<beast::error_code> read_plain_head(Stream& stream, beast::flat_buffer& buffer,
+                                                  UpstreamHead& head, HeadVerdict& verdict,
+                                                  double timeout_ms) {
+  for (;;) {
+    if (buffer.size() > 0) {
+      verdict = read_upstream_head(
+          std::string_view(static_cast<const char*>(buffer.data().data()), buffer.size()), head);
+      if (verdict != HeadVerdict::need_more) co_return beast::error_code();
+    }
+    upstream_expires_after(stream, timeout_ms);
+    auto [ec, n] = co_await stream.async_read_some(buffer.prepare(16 * 1024), use_tuple);
+    buffer.commit(n);
+    if (ec) co_return ec;
+  }
+}
+
+// The answer's head as delivered: hop-by-hop fields left out (the proxy frames each side itself).
+template <class Fields>
+AnswerHead answer_head(int status, const Fields& fields, std::optional<std::uint64_t> length) {
+  AnswerHead head;
+  head.status = status;
+  std::string_view content_type;
+  for (const auto& [name, value] : fields) {
+    if (name.size() == 12 && beast::iequals(name, "content-type")) content_type = value;
+    if (!hop_header(name)) head.headers.emplace_back(std::string(name), std::string(value));
+  }
+  head.sse = streamed_content_type(content_type);
+  head.length = length;  // a Content-Length answer keeps it
+  return head;
+}
+
+// An answer the fast pass does not read, by Beast's parser from the same bytes.
+template <class Stream>
+net::awaitable<void> deliver_by_beast(Exchange& x, Stream& stream, beast::flat_buffer& buffer,
+                                      const UpstreamUrl& url, Dialect dialect, double read_timeout_ms,
+                                      CassetteRecorder* recorder, Reuse& reuse) {
+  ResponseParser parser;
+  parser.body_limit(boost::none);
+  beast::error_code hec;
+  while (!hec && !parser.is_header_done()) hec = co_await parse_some(stream, buffer, parser, read_timeout_ms);
+  if (hec) {
+    x.out = co_await answer_error(
+        x.client, 502, fmt::format("upstream {}: no answer: {}", url.origin, hec.message()), x.keep_alive);
+    co_return;
+  }
+  x.head_ms = ms_since(x.t0);
+  std::vector<std::pair<std::string_view, std::string_view>> fields;
+  for (const auto& f : parser.get()) fields.emplace_back(f.name_string(), f.value());
+  std::optional<std::uint64_t> length;
+  if (const auto n = parser.content_length()) length = *n;
+  const AnswerHead head = answer_head(parser.get().result_int(), fields, length);
+  if (recorder) recorder->on_head(head.status, cassette_headers(head.headers), x.head_ms, head.sse);
+  UpstreamSource<Stream> source{stream, buffer, parser, read_timeout_ms, recorder, Clock::now()};
+  co_await detail::deliver(x, head, source, dialect);
+  reuse.reusable = parser.is_done() && parser.keep_alive();
+}
+
+// One request and its answer on one upstream connection: sent at once, the head read by the fast pass
+// (Beast's parser reads what that pass leaves), the answer delivered under the plan.
 template <class Stream>
 [[gnu::noinline]] net::awaitable<void> exchange(Exchange& x, Stream& stream, const ForwardRequest& req,
                                                 const UpstreamUrl& url, Dialect dialect,
@@ -331,11 +446,11 @@ template <class Stream>
   }
 
   beast::flat_buffer buffer;
-  ResponseParser parser;
-  parser.body_limit(boost::none);
+  UpstreamHead plain;
+  HeadVerdict verdict = HeadVerdict::beast;  // a HEAD's answer has a length but no body: Beast's rules
   beast::error_code hec;
-  while (!hec && !parser.is_header_done()) hec = co_await parse_some(stream, buffer, parser, read_timeout_ms);
-  if (hec && hec != beast::error::timeout && reuse.pooled && !parser.got_some() && buffer.size() == 0) {
+  if (req.method != "HEAD") hec = co_await read_plain_head(stream, buffer, plain, verdict, read_timeout_ms);
+  if (hec && hec != beast::error::timeout && reuse.pooled && buffer.size() == 0) {
     reuse.stale =
         true;  // closed (EOF, RST, a TLS close) without a byte of answer: the request was never read
     co_return;
@@ -345,19 +460,18 @@ template <class Stream>
         x.client, 502, fmt::format("upstream {}: no answer: {}", url.origin, hec.message()), x.keep_alive);
     co_return;
   }
+  if (verdict != HeadVerdict::ready) {  // Beast reads it from the same bytes
+    co_await deliver_by_beast(x, stream, buffer, url, dialect, read_timeout_ms, recorder, reuse);
+    co_return;
+  }
   x.head_ms = ms_since(x.t0);
-  const auto& h = parser.get();
-  AnswerHead head;
-  head.status = h.result_int();
-  for (const auto& f : h)
-    if (!hop_header(f.name_string()))
-      head.headers.emplace_back(std::string(f.name_string()), std::string(f.value()));
-  head.sse = streamed_content_type(h[http::field::content_type]);
-  if (const auto length = parser.content_length()) head.length = *length;  // a Content-Length answer keeps it
+  buffer.consume(plain.head_bytes);
+  const AnswerHead head = answer_head(plain.status, plain.fields, plain.content_length);
   if (recorder) recorder->on_head(head.status, cassette_headers(head.headers), x.head_ms, head.sse);
-  UpstreamSource<Stream> source{stream, buffer, parser, read_timeout_ms, recorder, Clock::now()};
+  PlainUpstreamSource<Stream> source{stream,          buffer,   plain.content_length,
+                                     read_timeout_ms, recorder, Clock::now()};
   co_await detail::deliver(x, head, source, dialect);
-  reuse.reusable = parser.is_done() && parser.keep_alive();
+  reuse.reusable = source.whole && plain.keep_alive;
 }
 #pragma GCC diagnostic pop
 
