@@ -4,11 +4,14 @@
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/ssl/context.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/core/tcp_stream.hpp>
 #include <boost/beast/ssl/ssl_stream.hpp>
 #include <memory>
 #include <optional>
 #include <string>
+
+#include "upstream_response.hpp"
 
 namespace llmchaos::proxy {
 
@@ -29,9 +32,17 @@ UpstreamUrl parse_upstream_url(const std::string& url);
 
 using TlsStream = boost::beast::ssl_stream<boost::beast::tcp_stream>;
 
+// What reading an answer needs, kept with the connection: a kept-alive connection reads many answers, and
+// these keep their memory from one to the next (no allocation per answer).
+struct UpstreamReading {
+  boost::beast::flat_buffer buffer;
+  UpstreamHead head;
+};
+
 struct UpstreamConnection {
   std::optional<boost::beast::tcp_stream> plain;  // http://
   std::unique_ptr<TlsStream> tls;                 // https:// (the TCP stream moved in)
+  UpstreamReading reading;
 };
 
 // The client context of TLS upstreams: peers verified against the system store, plus the PEM

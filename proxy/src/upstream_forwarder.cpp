@@ -427,10 +427,10 @@ net::awaitable<void> deliver_by_beast(Exchange& x, Stream& stream, beast::flat_b
 // One request and its answer on one upstream connection: sent at once, the head read by the fast pass
 // (Beast's parser reads what that pass leaves), the answer delivered under the plan.
 template <class Stream>
-[[gnu::noinline]] net::awaitable<void> exchange(Exchange& x, Stream& stream, const ForwardRequest& req,
-                                                const UpstreamUrl& url, Dialect dialect,
-                                                double read_timeout_ms, CassetteRecorder* recorder,
-                                                Reuse& reuse) {
+[[gnu::noinline]] net::awaitable<void> exchange(Exchange& x, Stream& stream, UpstreamReading& reading,
+                                                const ForwardRequest& req, const UpstreamUrl& url,
+                                                Dialect dialect, double read_timeout_ms,
+                                                CassetteRecorder* recorder, Reuse& reuse) {
   const std::string head_bytes = request_head(req, url);
   const std::array<net::const_buffer, 2> request{net::buffer(head_bytes), net::buffer(req.body)};
   const beast::error_code wec = co_await send_request(stream, request, read_timeout_ms);
@@ -445,8 +445,9 @@ template <class Stream>
     co_return;
   }
 
-  beast::flat_buffer buffer;
-  UpstreamHead plain;
+  auto& buffer = reading.buffer;
+  buffer.consume(buffer.size());  // an answer read whole leaves nothing; any other connection is not reused
+  auto& plain = reading.head;
   HeadVerdict verdict = HeadVerdict::beast;  // a HEAD's answer has a length but no body: Beast's rules
   beast::error_code hec;
   if (req.method != "HEAD") hec = co_await read_plain_head(stream, buffer, plain, verdict, read_timeout_ms);
@@ -519,9 +520,11 @@ net::awaitable<Executed> UpstreamForwarder::forward(ClientWire& client, const Fo
                                       keep_alive);
     }
     if (connection->tls)
-      co_await exchange(x, *connection->tls, req, *url, dialect, options_.read_timeout_ms, rec, reuse);
+      co_await exchange(x, *connection->tls, connection->reading, req, *url, dialect,
+                        options_.read_timeout_ms, rec, reuse);
     else
-      co_await exchange(x, *connection->plain, req, *url, dialect, options_.read_timeout_ms, rec, reuse);
+      co_await exchange(x, *connection->plain, connection->reading, req, *url, dialect,
+                        options_.read_timeout_ms, rec, reuse);
     if (!reuse.stale) break;
   }
   if (reuse.reusable) pool_.give(url->origin, client.executor(), std::move(connection));

@@ -105,12 +105,14 @@ TEST_CASE("the fast reader reads generated answers as Beast does, at every read 
     if (rng() % 4 == 0) body += "\r\n\r\n0\r\n";  // framing-like bytes inside the body
     const bool is_chunked = rng() % 2;
     const int statuses[] = {200, 201, 400, 429, 500, 503, 529};
-    std::string answer = "HTTP/1.1 " + std::to_string(statuses[rng() % 7]) + (rng() % 5 ? " Reason Here" : " ") +
-                         "\r\nContent-Type: text/event-stream\r\nx-request-id:  req_" + std::to_string(trial) +
-                         "  \r\nServer: upstream\r\n";
+    std::string answer = "HTTP/1.1 " + std::to_string(statuses[rng() % 7]) +
+                         (rng() % 5 ? " Reason Here" : " ") +
+                         "\r\nContent-Type: text/event-stream\r\nx-request-id:  req_" +
+                         std::to_string(trial) + "  \r\nServer: upstream\r\n";
     if (rng() % 3 == 0) answer += "Connection: keep-alive\r\n";
-    answer += is_chunked ? "Transfer-Encoding: chunked\r\n\r\n" + chunked(body, rng, trial % 2, trial % 3 == 0)
-                         : "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
+    answer += is_chunked
+                  ? "Transfer-Encoding: chunked\r\n\r\n" + chunked(body, rng, trial % 2, trial % 3 == 0)
+                  : "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
     const auto beast = by_beast(answer);
     REQUIRE(beast.ok);
     for (const std::size_t step : {std::size_t{1}, std::size_t{3}, std::size_t{17}, answer.size()}) {
@@ -128,17 +130,17 @@ TEST_CASE("the fast reader reads generated answers as Beast does, at every read 
 
 TEST_CASE("answers the fast reader does not fully understand are left to Beast", "[proxy][fast]") {
   const std::string left_to_beast[] = {
-      "HTTP/1.0 200 OK\r\nContent-Length: 2\r\n\r\nhi",                           // HTTP/1.0
-      "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n\r\nuntil the close",        // no framing
-      "HTTP/1.1 204 No Content\r\n\r\n",                                         // no body
-      "HTTP/1.1 100 Continue\r\n\r\n",                                           // interim
-      "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Length: 2\r\n\r\nhi",      // two lengths
+      "HTTP/1.0 200 OK\r\nContent-Length: 2\r\n\r\nhi",                              // HTTP/1.0
+      "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n\r\nuntil the close",          // no framing
+      "HTTP/1.1 204 No Content\r\n\r\n",                                             // no body
+      "HTTP/1.1 100 Continue\r\n\r\n",                                               // interim
+      "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Length: 2\r\n\r\nhi",         // two lengths
       "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nTransfer-Encoding: chunked\r\n\r\n",  // both framings
-      "HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip, chunked\r\n\r\n",               // another coding
-      "HTTP/1.1 200 OK\r\nConnection: upgrade\r\nContent-Length: 0\r\n\r\n",       // Connection's other tokens
-      "HTTP/1.1 200 OK\r\nX-Folded: a\r\n b\r\nContent-Length: 0\r\n\r\n",         // obs-fold
-      "HTTP/1.1 200 OK\r\nX-Bin: \x01\r\nContent-Length: 0\r\n\r\n",               // a control byte
-      "HTTP/1.1 2x0 OK\r\nContent-Length: 0\r\n\r\n",                             // a bad status
+      "HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip, chunked\r\n\r\n",                 // another coding
+      "HTTP/1.1 200 OK\r\nConnection: upgrade\r\nContent-Length: 0\r\n\r\n",  // Connection's other tokens
+      "HTTP/1.1 200 OK\r\nX-Folded: a\r\n b\r\nContent-Length: 0\r\n\r\n",    // obs-fold
+      "HTTP/1.1 200 OK\r\nX-Bin: \x01\r\nContent-Length: 0\r\n\r\n",          // a control byte
+      "HTTP/1.1 2x0 OK\r\nContent-Length: 0\r\n\r\n",                         // a bad status
   };
   for (const auto& answer : left_to_beast) {
     CAPTURE(answer);
@@ -154,8 +156,8 @@ TEST_CASE("answers the fast reader does not fully understand are left to Beast",
 }
 
 TEST_CASE("a broken chunked body fails, and hostile bytes never crash the reader", "[proxy][fast]") {
-  const std::string broken[] = {"zz\r\n", "5\r\nhelloXX", "\r\n", "5 x\r\n", "ffffffffffffffffff\r\n",
-                                std::string(2000, '1')};
+  const std::string broken[] = {"zz\r\n",  "5\r\nhelloXX",           "\r\n",
+                                "5 x\r\n", "ffffffffffffffffff\r\n", std::string(2000, '1')};
   for (const auto& b : broken) {
     CAPTURE(b);
     ChunkedBody c;
