@@ -111,7 +111,10 @@ net::awaitable<std::unique_ptr<UpstreamConnection>> connect_upstream(net::any_io
   }
   beast::error_code ignore;
   c->plain->socket().set_option(net::ip::tcp::no_delay(true), ignore);
-  if (!url.tls) co_return c;
+  if (!url.tls) {
+    c->plain->socket().non_blocking(true, ignore);  // send_request writes at once where the socket takes it
+    co_return c;
+  }
 
   c->tls = std::make_unique<TlsStream>(std::move(*c->plain), tls);
   c->plain.reset();

@@ -286,9 +286,8 @@ net::awaitable<beast::error_code> send_request(Stream& stream,
   std::size_t sent = 0;
   if constexpr (std::is_same_v<Stream, beast::tcp_stream>) {
     beast::error_code ec;
-    auto& socket = stream.socket();
-    if (!socket.non_blocking()) socket.non_blocking(true, ec);
-    if (!ec) sent = socket.write_some(request, ec);
+    auto& socket = stream.socket();  // non-blocking since connect_upstream
+    sent = socket.write_some(request, ec);
     if (ec == net::error::would_block || ec == net::error::try_again) ec = {};
     if (ec) co_return ec;
     if (sent == net::buffer_size(request)) co_return ec;
