@@ -249,8 +249,13 @@ class Delivery {
     AttemptRequest ar = attempt_request(endpoint, now);
     AttemptRecord rec = start_attempt(endpoint, now);
     int visible = 0;
+    held_plain_.clear();
     auto on_token = [&](std::string_view token) {
       if (buffer_output_) return;  // held until the answer meets the output contract
+      if (!req_.stream) {          // a plain answer is shown whole, once it is judged a success (show_held)
+        held_plain_.emplace_back(token);
+        return;
+      }
       commit(rec.index, "token");
       ++visible;
       if (req_.on_token) req_.on_token(token);
@@ -289,11 +294,23 @@ class Delivery {
       return;
     }
     breaker.on_success(end);
+    show_held(index);
     if (res.tool_call && req_.tool_call && !tool_turn_) {
       run_tool(res, index);
       return;
     }
     answer(res, index);
+  }
+
+  // A plain answer judged a success reaches the caller: its tokens as they came, the commit point.
+  void show_held(int index) {
+    if (req_.stream) return;  // a stream's tokens were shown as they came
+    for (const auto& token : held_plain_) {
+      commit(index, "token");
+      if (req_.on_token) req_.on_token(token);
+    }
+    log_.attempts.back().visible_tokens = static_cast<int>(held_plain_.size());
+    held_plain_.clear();
   }
 
   // The model asked for the workflow's tool: run the side effect (the commit point), then send the
@@ -498,6 +515,10 @@ class Delivery {
   std::vector<std::pair<AttemptKind, double>> spent_;
   BudgetLedger budget_;
   const bool buffer_output_;
+  // A plain answer's tokens, held until the answer is judged (a whole answer whose stop says its output
+  // cannot be used, Bedrock's malformed_model_output, showed the caller nothing: SPEC 2, a plain body is
+  // all or nothing).
+  std::vector<std::string> held_plain_;
   DecisionLog log_;
   std::string route_;
   AttemptKind kind_;

@@ -1,13 +1,24 @@
 // malformed_event: a complete 200 stream in which content event N+1 (N = cut_after_events, default 1)
 // is replaced by a frame whose data is not valid JSON. A plain request gets a truncated JSON body with a
-// correct Content-Length.
+// correct Content-Length. Where the dialect names malformed output by a stop reason (Bedrock's
+// malformed_model_output, malformed_tool_use: a step's `body`), the answer is whole, with that stop reason.
 #include "plan_builder.hpp"
 
 namespace llmchaos::mock {
 namespace {
-constexpr std::string_view params[] = {"cut_after_events"};
+constexpr std::string_view params[] = {"cut_after_events", "body"};
+
+// The whole answer, stopped for the reason the step names: nothing of it is usable.
+Plan stopped_as_malformed(const FaultInput& in, std::string_view stop_reason) {
+  Answer answer = in.answer;
+  answer.stop_reason = stop_reason;
+  Plan p = detail::answer_plan(in, FaultKind::malformed_event, answer);
+  p.commits_when_sent = false;
+  return p;
+}
 
 Plan plan(const FaultInput& in) {
+  if (in.step.body) return stopped_as_malformed(in, *in.step.body);
   Plan p = detail::answer_plan(in, FaultKind::malformed_event);
   if (!p.streamed) {
     p.body.resize(p.body.size() / 2);
@@ -43,6 +54,7 @@ extern const FaultSpec malformed_event_fault = {
                .breaks_stream = true,
                .explore_inter_event = false,
                .explore_draw = draw},
+    .body = ErrorKind::malformed_output,
 };
 
 }  // namespace llmchaos::mock

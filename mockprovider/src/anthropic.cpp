@@ -135,6 +135,7 @@ Shape shape(ErrorKind kind) {
     case ErrorKind::stream_interrupted:
       return {529, "overloaded_error", "Overloaded"};
     case ErrorKind::server:
+    case ErrorKind::malformed_output:  // never an error answer (dialect.hpp)
       return {500, "api_error", "Internal server error"};
     case ErrorKind::server_context:
       return {500, "api_error",

@@ -93,6 +93,7 @@ bool invoked(const Answer& a) {
 }
 
 std::string_view stop_reason(const Answer& a) {
+  if (!a.stop_reason.empty()) return a.stop_reason;
   switch (a.finish) {
     case Finish::content_filter:
       return "content_filtered";
@@ -251,6 +252,7 @@ Exception exception_of(ErrorKind kind) {
     case ErrorKind::stream_interrupted:
       return stream_exceptions[0];
     case ErrorKind::server:
+    case ErrorKind::malformed_output:  // never an error answer (dialect.hpp)
       return stream_exceptions[3];
     case ErrorKind::server_context:
       return {"", "InternalServerException", 500,
@@ -291,7 +293,11 @@ Exception exception_of(ErrorKind kind, std::string_view body) {
   return exception_of(kind);
 }
 
+// A malformed_event step's `body`: the stop reasons that say the output cannot be used (a whole 200).
+constexpr std::string_view malformed_stops[] = {"malformed_model_output", "malformed_tool_use"};
+
 std::vector<std::string_view> body_names(ErrorKind kind) {
+  if (kind == ErrorKind::malformed_output) return {std::begin(malformed_stops), std::end(malformed_stops)};
   if (kind != ErrorKind::stream_interrupted) return named_for(named_exceptions, kind);
   std::vector<std::string_view> names;
   for (const auto& e : stream_exceptions) names.push_back(e.stream_name);

@@ -123,6 +123,7 @@ Shape shape(ErrorKind kind) {
     case ErrorKind::stream_interrupted:
       return {503, "UNAVAILABLE", "The model is overloaded. Please try again later."};
     case ErrorKind::server:
+    case ErrorKind::malformed_output:  // never an error answer (dialect.hpp)
       return {500, "INTERNAL",
               "An internal error has occurred. Please retry or report in "
               "https://developers.generativeai.google/guide/troubleshooting"};

@@ -186,6 +186,7 @@ Shape shape(ErrorKind kind) {
               "The engine is currently overloaded, please try again later"};
     case ErrorKind::server:
     case ErrorKind::stream_interrupted:
+    case ErrorKind::malformed_output:  // never an error answer (dialect.hpp)
       return {500, "server_error", "",
               "The server had an error while processing your request. Sorry about that!"};
     case ErrorKind::server_context:

@@ -315,6 +315,36 @@ TEST_CASE("a stream_error body names one of the dialect's in-stream exceptions, 
         "bodies: none)");
 }
 
+TEST_CASE("malformed_event's body names a stop reason: the whole answer stops as malformed output",
+          "[bedrock]") {
+  TestServer s;
+  bedrock(s, R"({ fault = "malformed_event", body = "malformed_model_output", times = 2 })");
+  const auto plain = call(s, "converse");
+  REQUIRE(plain.status == 200);
+  const auto v = plain.json();
+  CHECK(v.at("stopReason") == "malformed_model_output");
+  CHECK(v.at("output").at("message").at("content").as_array()[0].at("text") == "alpha beta gamma delta");
+  const auto f = frames_of(call(s, "converse-stream").body);
+  CHECK(f.error == eventstream::DecodeError::none);  // every frame whole: the stop reason says it
+  REQUIRE(f.messages.size() >= 2);
+  CHECK(json::parse(f.messages[f.messages.size() - 2].payload).at("stopReason") == "malformed_model_output");
+  const auto l = s.ledger("", 2);
+  CHECK(l[0].fault == FaultKind::malformed_event);
+  CHECK_FALSE(l[0].committed);  // nothing of a plain answer the client can use reached it
+  try {
+    mock::parse_script_text(
+        "[route.a]\ndialect = \"openai\"\nscript = [{ fault = \"malformed_event\", body = "
+        "\"malformed_model_output\" }]\n",
+        "f.toml");
+    FAIL("openai has no malformed_event body");
+  } catch (const SpecError& e) {
+    CHECK(
+        std::string(e.what()) ==
+        "f.toml:3:47: route.a.script[0].body: openai has no malformed_event body \"malformed_model_output\" "
+        "(its bodies: none)");
+  }
+}
+
 TEST_CASE("the ledger keeps the AWS SDKs' amz-sdk-invocation-id and amz-sdk-request, only when sent",
           "[bedrock]") {
   TestServer s;

@@ -87,7 +87,11 @@ enum class ErrorKind {
   invalid_json,
   too_large,
   stream_interrupted,
-  missing_key  // the request carries no credential (a route with require_auth): the provider's own refusal
+  missing_key,  // the request carries no credential (a route with require_auth): the provider's own refusal
+  // A 200 whose output the client cannot use (malformed_event): no dialect answers it as an error; it names
+  // the dialect's own stop reasons for it, a malformed_event step's `body` (Bedrock's
+  // malformed_model_output).
+  malformed_output
 };
 
 // What an error body may name besides its kind.
@@ -115,6 +119,7 @@ struct Answer {
   std::string tool_name;            // non-empty: the answer is a call of this tool
   std::string tool_call_id;
   Finish finish = Finish::stop;
+  std::string stop_reason;  // a stop reason of the dialect's own a fault names (malformed_event's `body`)
   int input_tokens = 0;
   bool include_usage = false;  // OpenAI streams: the extra usage chunk
   bool background = false;     // a stored background response (Responses API)
