@@ -1,0 +1,236 @@
+// HTTP/2 with prior knowledge (h2c) on the mock's server (127.0.0.1, ephemeral port), through nghttp2's
+// client API: each stream through the same router, engine and plan as HTTP/1.1; the fault kinds' HTTP/2
+// form (a cut is RST_STREAM, a reset GOAWAY, a hold no HEADERS); the ledger's protocol; bad input.
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <thread>
+
+#include "h2_client.hpp"
+#include "llmchaos/core/eventstream.hpp"
+#include "llmchaos/http2/http2.hpp"
+#include "server_fixture.hpp"
+
+using namespace llmchaos;
+using namespace llmchaos::test;
+
+namespace {
+
+mock::ServerOptions h2_options() {
+  mock::ServerOptions o;
+  o.http2 = http2::make_http2_server();
+  return o;
+}
+
+constexpr std::uint32_t internal_error = 2, no_error = 0, protocol_error = 1, cancel = 8;
+constexpr const char* converse_stream = "/r/model/anthropic.claude-3-haiku-20240307-v1%3A0/converse-stream";
+constexpr const char* converse_body = R"({"messages":[{"role":"user","content":[{"text":"hi there"}]}]})";
+const Fields sigv4 = {{"content-type", "application/json"},
+                      {"authorization",
+                       "AWS4-HMAC-SHA256 Credential=x/20261206/us-east-1/bedrock/aws4_request, "
+                       "SignedHeaders=host, Signature=ab"},
+                      {"amz-sdk-invocation-id", "inv-1"},
+                      {"amz-sdk-request", "attempt=1; max=3"}};
+
+std::vector<std::string> event_types(const std::string& body) {
+  eventstream::Decoder d;
+  d.feed(body);
+  std::vector<std::string> out;
+  while (auto m = d.next()) out.emplace_back(m->text(":event-type"));
+  return out;
+}
+
+std::int32_t openai_chat(H2Client& c, bool stream) {
+  const auto call = chat_call(Dialect::openai, "/r", stream);
+  return c.submit("POST", call.target, call.body,
+                  {{"content-type", "application/json"}, {"authorization", "Bearer sk-test"}});
+}
+
+}  // namespace
+
+TEST_CASE("h2c: a plain openai chat completion, and the ledger says h2 (http/1.1 for HTTP/1.1)", "[http2]") {
+  TestServer s(h2_options());
+  s.install("", route_toml(Dialect::openai, R"({ fault = "ok" }, { fault = "ok" })"));
+  H2Client c(s.port());
+  const auto id = openai_chat(c, false);
+  c.run();
+  const auto& got = c.stream(id);
+  CHECK(got.status == 200);
+  CHECK(got.header("content-type").find("application/json") != std::string::npos);
+  CHECK(got.body.find("alpha beta gamma delta") != std::string::npos);
+  CHECK_FALSE(got.reset);
+  CHECK(s.chat(Dialect::openai, "/r", false).status == 200);  // HTTP/1.1 beside it
+  const auto l = s.ledger("", 2);
+  REQUIRE(l.size() == 2);
+  CHECK(l[0].protocol == WireProtocol::h2);
+  CHECK(l[0].outcome == AttemptOutcome::completed);
+  CHECK(l[0].status == 200);
+  CHECK(l[1].protocol == WireProtocol::http1);
+  // The admin API over h2 too, and the ledger JSON's field.
+  const auto admin = c.submit("GET", "/__llmchaos/ledger");
+  c.run();
+  CHECK(c.stream(admin).status == 200);
+  CHECK(c.stream(admin).body.find(R"("protocol":"h2")") != std::string::npos);
+  CHECK(c.stream(admin).body.find(R"("protocol":"http/1.1")") != std::string::npos);
+}
+
+TEST_CASE("h2c: a bedrock converse-stream's DATA is the eventstream, its SDK headers in the ledger",
+          "[http2]") {
+  TestServer s(h2_options());
+  s.install("", route_toml(Dialect::bedrock, R"({ fault = "ok" })"));
+  H2Client c(s.port());
+  const auto id = c.submit("POST", converse_stream, converse_body, sigv4);
+  c.run();
+  const auto& got = c.stream(id);
+  CHECK(got.status == 200);
+  CHECK(got.header("content-type") == "application/vnd.amazon.eventstream");
+  const auto types = event_types(got.body);
+  REQUIRE(types.size() >= 4);
+  CHECK(types.front() == "messageStart");
+  CHECK(types.back() == "metadata");
+  const auto l = s.ledger("", 1);
+  REQUIRE(l.size() == 1);
+  CHECK(l[0].protocol == WireProtocol::h2);
+  CHECK(l[0].stream);
+  CHECK(l[0].amz_sdk_invocation_id == "inv-1");
+  CHECK(l[0].amz_sdk_request == "attempt=1; max=3");
+  CHECK(l[0].events_sent > 0);
+}
+
+TEST_CASE("h2c: a stream_cut is RST_STREAM (INTERNAL_ERROR) after the frames the plan sends", "[http2]") {
+  TestServer s(h2_options());
+  s.install("", route_toml(Dialect::bedrock, R"({ fault = "stream_cut", cut_after_events = 2 })"));
+  H2Client c(s.port());
+  const auto id = c.submit("POST", converse_stream, converse_body, sigv4);
+  c.run();
+  const auto& got = c.stream(id);
+  CHECK(got.status == 200);
+  REQUIRE(got.reset);
+  CHECK(*got.reset == internal_error);
+  CHECK(event_types(got.body).size() >= 2);
+  CHECK_FALSE(c.goaway);  // the connection stays
+  const auto l = s.ledger("", 1);
+  REQUIRE(l.size() == 1);
+  CHECK(l[0].outcome == AttemptOutcome::cut);
+  CHECK(l[0].events_sent == 2);
+}
+
+TEST_CASE("h2c: a connection reset is GOAWAY, then the close", "[http2]") {
+  TestServer s(h2_options());
+  s.install("", route_toml(Dialect::openai, R"({ fault = "connect_reset" })"));
+  H2Client c(s.port());
+  const auto id = openai_chat(c, false);
+  c.run();
+  REQUIRE(c.goaway);
+  CHECK(*c.goaway == internal_error);
+  CHECK(c.stream(id).status == 0);
+  const auto l = s.ledger("", 1);
+  REQUIRE(l.size() == 1);
+  CHECK(l[0].outcome == AttemptOutcome::reset);
+  CHECK(l[0].protocol == WireProtocol::h2);
+}
+
+TEST_CASE("h2c: a hold is a stream that gets no HEADERS, reset (CANCEL) when the hold ends", "[http2]") {
+  TestServer s(h2_options());
+  s.install("", route_toml(Dialect::openai, R"({ fault = "no_response", hold_ms = 150 })"));
+  H2Client c(s.port());
+  const auto id = openai_chat(c, false);
+  c.run();
+  CHECK(c.stream(id).status == 0);
+  REQUIRE(c.stream(id).reset);
+  CHECK(*c.stream(id).reset == cancel);
+  const auto l = s.ledger("", 1);
+  REQUIRE(l.size() == 1);
+  CHECK(l[0].outcome == AttemptOutcome::held_then_closed);
+}
+
+TEST_CASE("h2c: two concurrent streams on one connection, a paced one and a plain one", "[http2]") {
+  TestServer s(h2_options());
+  s.install("", route_toml(Dialect::openai, R"({ fault = "ok", inter_event_ms = 30 }, { fault = "ok" })"));
+  H2Client c(s.port());
+  const auto slow = openai_chat(c, true);
+  const auto plain = openai_chat(c, false);
+  c.run();
+  CHECK(c.stream(slow).status == 200);
+  CHECK(c.stream(slow).body.find("data: [DONE]") != std::string::npos);
+  CHECK(c.stream(plain).status == 200);
+  CHECK(c.stream(plain).body.find("alpha") != std::string::npos);
+  const auto l = s.ledger("", 2);
+  REQUIRE(l.size() == 2);
+  for (const auto& e : l) {
+    CHECK(e.protocol == WireProtocol::h2);
+    CHECK(e.outcome == AttemptOutcome::completed);
+  }
+  // Multiplexed: the plain answer did not wait behind the paced stream that arrived first.
+  CHECK(l[0].stream);
+  CHECK(l[1].finished_at_ms < l[0].finished_at_ms);
+}
+
+TEST_CASE("h2c: bad input gets a clean protocol error or the dialect's answer, and the server goes on",
+          "[http2]") {
+  mock::ServerOptions o = h2_options();
+  o.body_limit = 1024;
+  TestServer s(o);
+  s.install("", route_toml(Dialect::openai, R"({ fault = "ok" })"));
+  SECTION("garbage after the preface: GOAWAY (PROTOCOL_ERROR) or a close") {
+    H2Client c(s.port());
+    c.send_raw(std::string(64, '\x7f'));
+    openai_chat(c, false);
+    c.run(2000);
+    CHECK((c.goaway || c.server_closed));
+    if (c.goaway) CHECK(*c.goaway == protocol_error);
+  }
+  SECTION("a stream without :path is reset (PROTOCOL_ERROR)") {
+    H2Client c(s.port());
+    const auto id = c.submit("GET", "");
+    c.run(2000);
+    REQUIRE(c.stream(id).reset);
+    CHECK(*c.stream(id).reset == protocol_error);
+  }
+  SECTION("DATA over the body limit: the dialect's 413") {
+    H2Client c(s.port());
+    const auto call = chat_call(Dialect::openai, "/r", false, R"("pad":")" + std::string(4096, 'x') + "\"");
+    const auto id = c.submit("POST", call.target, call.body);
+    c.run(2000);
+    CHECK(c.stream(id).status == 413);
+  }
+  SECTION("a header block over the limit: 431") {
+    H2Client c(s.port());
+    Fields many;
+    for (int i = 0; i < 150; ++i) many.emplace_back("x-h" + std::to_string(i), "v");
+    const auto call = chat_call(Dialect::openai, "/r", false);
+    const auto id = c.submit("POST", call.target, call.body, many);
+    c.run(2000);
+    CHECK(c.stream(id).status == 431);
+  }
+  // The server still serves, over both protocols.
+  H2Client after(s.port());
+  const auto id = openai_chat(after, false);
+  after.run();
+  CHECK(after.stream(id).status == 200);
+  CHECK(s.chat(Dialect::openai, "/r", false).status == 200);
+}
+
+TEST_CASE("h2c: an idle connection gets GOAWAY (NO_ERROR) and is closed after --idle-timeout-ms", "[http2]") {
+  mock::ServerOptions o = h2_options();
+  o.idle_timeout_ms = 150;
+  TestServer s(o);
+  H2Client c(s.port());
+  const auto start = std::chrono::steady_clock::now();
+  c.run(3000);  // no stream: runs until the server ends the connection
+  CHECK(std::chrono::steady_clock::now() - start < std::chrono::milliseconds(2000));
+  REQUIRE(c.goaway);
+  CHECK(*c.goaway == no_error);
+}
+
+TEST_CASE("h2c: --max-connections counts HTTP/2 connections", "[http2]") {
+  mock::ServerOptions o = h2_options();
+  o.max_connections = 1;
+  TestServer s(o);
+  s.install("", route_toml(Dialect::openai, R"({ fault = "ok" })"));
+  H2Client first(s.port());
+  const auto id = openai_chat(first, false);
+  first.run();
+  REQUIRE(first.stream(id).status == 200);  // the connection stays open
+  const auto second = s.send("POST", "/r/v1/chat/completions", "{}");
+  CHECK(second.status == 503);
+}
