@@ -141,7 +141,7 @@ void H2Client::run(double timeout_ms) {
     impl_->flush();
     bool open = false;
     for (const auto& [id, s] : streams_) open = open || !s.closed;
-    if (!open || goaway || server_closed) return;
+    if ((!streams_.empty() && !open) || goaway || server_closed) return;  // no stream: until the server ends it
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
     if (left.count() <= 0) return;
     pollfd p{impl_->fd, POLLIN, 0};

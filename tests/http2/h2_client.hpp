@@ -32,7 +32,8 @@ class H2Client {
                       const Fields& headers = {});
   // Sends raw bytes on the connection (after the preface: garbage, for the robustness tests).
   void send_raw(const std::string& bytes);
-  // Until every submitted stream has closed, a GOAWAY came, the server closed, or timeout_ms passed.
+  // Until every submitted stream has closed (none submitted: until the server ends the connection), a
+  // GOAWAY came, the server closed, or timeout_ms passed.
   void run(double timeout_ms = 5000);
   H2Stream& stream(std::int32_t id) { return streams_[id]; }
   std::optional<std::uint32_t> goaway;  // the error code of the server's GOAWAY
