@@ -30,10 +30,10 @@ bool left_out(std::string_view lower) {
          lower == "transfer-encoding" || lower == "upgrade" || lower == "content-length" || lower == "server";
 }
 
-
 }  // namespace
 
-std::vector<std::pair<std::string, std::string>> response_header_block(int status, const mock::HeaderList& headers,
+std::vector<std::pair<std::string, std::string>> response_header_block(int status,
+                                                                       const mock::HeaderList& headers,
                                                                        std::optional<std::size_t> length) {
   std::vector<std::pair<std::string, std::string>> block;
   block.reserve(headers.size() + 3);
@@ -120,7 +120,8 @@ net::awaitable<void> Connection::read_loop() {
           std::chrono::duration<double, std::milli>(idle_ms)));
     else
       idle_.expires_at(std::chrono::steady_clock::time_point::max());
-    auto result = co_await (socket_.async_read_some(net::buffer(buf), use_tuple) || idle_.async_wait(use_tuple));
+    auto result =
+        co_await (socket_.async_read_some(net::buffer(buf), use_tuple) || idle_.async_wait(use_tuple));
     if (result.index() == 1) {
       if (!streams_.empty() || writing_) continue;  // a stream is being answered or held: not idle
       host_.engine().count_event("idle_timeout");
@@ -301,8 +302,8 @@ int Connection::on_frame_recv(nghttp2_session*, const nghttp2_frame* frame, void
   return 0;
 }
 
-int Connection::on_data_chunk(nghttp2_session*, std::uint8_t, std::int32_t stream_id, const std::uint8_t* data,
-                              std::size_t len, void* user) {
+int Connection::on_data_chunk(nghttp2_session*, std::uint8_t, std::int32_t stream_id,
+                              const std::uint8_t* data, std::size_t len, void* user) {
   auto& c = *static_cast<Connection*>(user);
   Stream* s = c.find(stream_id);
   if (!s || s->refused || s->started) return 0;

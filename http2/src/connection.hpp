@@ -30,7 +30,7 @@ struct Stream {
   std::int32_t id;
   mock::RawRequest req;
   std::size_t header_bytes = 0, header_count = 0;
-  int refused = 0;       // 431 (header block over the limits) or 413 (body over the limit): the router's reject
+  int refused = 0;  // 431 (header block over the limits) or 413 (body over the limit): the router's reject
   bool started = false;  // its coroutine runs (the request is whole, or refused)
   bool closed = false;   // nghttp2 closed it: answered, reset by the client, or the connection ended
   // The answer's DATA not yet taken by nghttp2 (from `taken` on), and whether it ends the stream.
@@ -43,7 +43,8 @@ struct Stream {
 // The response header block of an answer: :status first, then Server, the plan's headers (names
 // lower-cased, HTTP/1.1's connection-specific ones left out: HTTP/2 forbids them) and, when known,
 // content-length. Pure.
-std::vector<std::pair<std::string, std::string>> response_header_block(int status, const mock::HeaderList& headers,
+std::vector<std::pair<std::string, std::string>> response_header_block(int status,
+                                                                       const mock::HeaderList& headers,
                                                                        std::optional<std::size_t> length);
 
 class Connection : public std::enable_shared_from_this<Connection> {
@@ -58,10 +59,11 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // A stream's coroutine (stream.cpp) answers through these.
   mock::Http2Host& host() { return host_; }
   boost::asio::any_io_executor executor() { return socket_.get_executor(); }
-  bool submit_response(Stream& s, int status, const mock::HeaderList& headers, std::optional<std::size_t> length);
+  bool submit_response(Stream& s, int status, const mock::HeaderList& headers,
+                       std::optional<std::size_t> length);
   void push_data(Stream& s);  // the outbox grew or eof was set: nghttp2 takes it as DATA
   void reset_stream(Stream& s, std::uint32_t error_code);
-  void goaway();            // a reset plan: GOAWAY (INTERNAL_ERROR), then the connection closes
+  void goaway();               // a reset plan: GOAWAY (INTERNAL_ERROR), then the connection closes
   void end_stream(Stream& s);  // the coroutine is done: a stream left open without END_STREAM is reset
   void stream_done() { --live_; }
 
@@ -78,11 +80,12 @@ class Connection : public std::enable_shared_from_this<Connection> {
   Stream* find(std::int32_t id);
 
   static int on_begin_headers(nghttp2_session*, const nghttp2_frame* frame, void* user);
-  static int on_header(nghttp2_session*, const nghttp2_frame* frame, const std::uint8_t* name, std::size_t namelen,
-                       const std::uint8_t* value, std::size_t valuelen, std::uint8_t flags, void* user);
+  static int on_header(nghttp2_session*, const nghttp2_frame* frame, const std::uint8_t* name,
+                       std::size_t namelen, const std::uint8_t* value, std::size_t valuelen,
+                       std::uint8_t flags, void* user);
   static int on_frame_recv(nghttp2_session*, const nghttp2_frame* frame, void* user);
-  static int on_data_chunk(nghttp2_session*, std::uint8_t flags, std::int32_t stream_id, const std::uint8_t* data,
-                           std::size_t len, void* user);
+  static int on_data_chunk(nghttp2_session*, std::uint8_t flags, std::int32_t stream_id,
+                           const std::uint8_t* data, std::size_t len, void* user);
   static int on_stream_close(nghttp2_session*, std::int32_t stream_id, std::uint32_t error_code, void* user);
   static ssize_t read_data(nghttp2_session*, std::int32_t stream_id, std::uint8_t* buf, std::size_t length,
                            std::uint32_t* flags, nghttp2_data_source* source, void* user);

@@ -34,7 +34,8 @@ net::awaitable<Executed> respond_plain(ClientWire& wire, const Plan& plan, bool 
         std::string_view(plan.body.data(), std::min(plan.body_cut_at, plan.body.size())));
   }
   if (written && plan.end == StreamEnd::stall_then_abort) {
-    if (co_await wire.wait(plan.stall_ms) == WaitEnd::client_closed) out.outcome = AttemptOutcome::client_closed;
+    if (co_await wire.wait(plan.stall_ms) == WaitEnd::client_closed)
+      out.outcome = AttemptOutcome::client_closed;
   }
   wire.cut();
   co_return out;

@@ -790,7 +790,7 @@ net::awaitable<void> Session::run() {
       break;
     }
     if (got == FastHead::need_more) break;  // stopping
-    if (got == FastHead::beast) {           // not in a && (GCC 12's coroutine conditionals, see execute_plan.cpp)
+    if (got == FastHead::beast) {  // not in a && (GCC 12's coroutine conditionals, see execute_plan.cpp)
       if (first && opt.http2 && !opt.forwarder) {
         const bool h2 = co_await read_preface();
         if (h2) {
@@ -804,8 +804,8 @@ net::awaitable<void> Session::run() {
 
     // A proxy keeps the request as it came, to forward it; the router (and so the ledger) never sees a key.
     std::optional<ForwardRequest> forward = keep_for_forwarding(req);
-    // Not `c ? co_await a : b` (GCC 12's coroutine conditionals, see execute_plan.cpp); a provider request's plan is
-    // still built in place.
+    // Not `c ? co_await a : b` (GCC 12's coroutine conditionals, see execute_plan.cpp); a provider request's
+    // plan is still built in place.
     const bool extended = server_.blocking && server_.router.extended(req.target);
     Routed routed = extended ? Routed{} : route(req);
     if (extended) routed = co_await route_blocking(req);

@@ -21,8 +21,9 @@ struct H2Client::Impl {
   std::map<std::int32_t, std::string> bodies;  // request bodies, read by the data provider
   std::map<std::int32_t, std::size_t> sent;
 
-  static int on_header(nghttp2_session*, const nghttp2_frame* frame, const std::uint8_t* name, std::size_t namelen,
-                       const std::uint8_t* value, std::size_t valuelen, std::uint8_t, void* user) {
+  static int on_header(nghttp2_session*, const nghttp2_frame* frame, const std::uint8_t* name,
+                       std::size_t namelen, const std::uint8_t* value, std::size_t valuelen, std::uint8_t,
+                       void* user) {
     auto& c = *static_cast<Impl*>(user);
     auto& s = c.owner->streams_[frame->hd.stream_id];
     const std::string n(reinterpret_cast<const char*>(name), namelen);
@@ -33,8 +34,8 @@ struct H2Client::Impl {
       s.headers.emplace_back(n, v);
     return 0;
   }
-  static int on_data(nghttp2_session*, std::uint8_t, std::int32_t id, const std::uint8_t* data, std::size_t len,
-                     void* user) {
+  static int on_data(nghttp2_session*, std::uint8_t, std::int32_t id, const std::uint8_t* data,
+                     std::size_t len, void* user) {
     static_cast<Impl*>(user)->owner->streams_[id].body.append(reinterpret_cast<const char*>(data), len);
     return 0;
   }
@@ -118,8 +119,9 @@ std::int32_t H2Client::submit(const std::string& method, const std::string& path
   all.insert(all.end(), headers.begin(), headers.end());
   std::vector<nghttp2_nv> nva;
   for (auto& h : all)
-    nva.push_back({reinterpret_cast<std::uint8_t*>(h.first.data()), reinterpret_cast<std::uint8_t*>(h.second.data()),
-                   h.first.size(), h.second.size(), NGHTTP2_NV_FLAG_NONE});
+    nva.push_back({reinterpret_cast<std::uint8_t*>(h.first.data()),
+                   reinterpret_cast<std::uint8_t*>(h.second.data()), h.first.size(), h.second.size(),
+                   NGHTTP2_NV_FLAG_NONE});
   nghttp2_data_provider provider{};
   provider.read_callback = &Impl::read_body;
   const auto id = nghttp2_submit_request(impl_->session, nullptr, nva.data(), nva.size(),
@@ -136,13 +138,16 @@ void H2Client::send_raw(const std::string& bytes) {
 }
 
 void H2Client::run(double timeout_ms) {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double, std::milli>(timeout_ms);
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::duration<double, std::milli>(timeout_ms);
   for (;;) {
     impl_->flush();
     bool open = false;
     for (const auto& [id, s] : streams_) open = open || !s.closed;
-    if ((!streams_.empty() && !open) || goaway || server_closed) return;  // no stream: until the server ends it
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    if ((!streams_.empty() && !open) || goaway || server_closed)
+      return;  // no stream: until the server ends it
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
     if (left.count() <= 0) return;
     pollfd p{impl_->fd, POLLIN, 0};
     if (::poll(&p, 1, static_cast<int>(left.count())) <= 0) continue;
@@ -152,7 +157,8 @@ void H2Client::run(double timeout_ms) {
       server_closed = true;
       return;
     }
-    if (nghttp2_session_mem_recv(impl_->session, reinterpret_cast<std::uint8_t*>(buf), static_cast<std::size_t>(n)) < 0)
+    if (nghttp2_session_mem_recv(impl_->session, reinterpret_cast<std::uint8_t*>(buf),
+                                 static_cast<std::size_t>(n)) < 0)
       return;
   }
 }

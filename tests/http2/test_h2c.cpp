@@ -171,7 +171,8 @@ TEST_CASE("h2c: bad input gets a clean protocol error or the dialect's answer, a
   o.body_limit = 1024;
   TestServer s(o);
   s.install("", route_toml(Dialect::openai, R"({ fault = "ok" })"));
-  SECTION("garbage after the preface: GOAWAY with an error code (nghttp2's: FRAME_SIZE_ERROR here) or a close") {
+  SECTION(
+      "garbage after the preface: GOAWAY with an error code (nghttp2's: FRAME_SIZE_ERROR here) or a close") {
     H2Client c(s.port());
     c.send_raw(std::string(64, '\x7f'));
     openai_chat(c, false);
