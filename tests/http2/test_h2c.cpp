@@ -39,6 +39,14 @@ std::vector<std::string> event_types(const std::string& body) {
   return out;
 }
 
+// A bedrock converse-stream over h2 on the default route, scripted with `steps`.
+const H2Stream& converse_stream_call(TestServer& s, H2Client& c, const std::string& steps) {
+  s.install("", route_toml(Dialect::bedrock, steps));
+  const auto id = c.submit("POST", converse_stream, converse_body, sigv4);
+  c.run();
+  return c.stream(id);
+}
+
 std::int32_t openai_chat(H2Client& c, bool stream) {
   const auto call = chat_call(Dialect::openai, "/r", stream);
   return c.submit("POST", call.target, call.body,
@@ -76,11 +84,8 @@ TEST_CASE("h2c: a plain openai chat completion, and the ledger says h2 (http/1.1
 TEST_CASE("h2c: a bedrock converse-stream's DATA is the eventstream, its SDK headers in the ledger",
           "[http2]") {
   TestServer s(h2_options());
-  s.install("", route_toml(Dialect::bedrock, R"({ fault = "ok" })"));
   H2Client c(s.port());
-  const auto id = c.submit("POST", converse_stream, converse_body, sigv4);
-  c.run();
-  const auto& got = c.stream(id);
+  const auto& got = converse_stream_call(s, c, R"({ fault = "ok" })");
   CHECK(got.status == 200);
   CHECK(got.header("content-type") == "application/vnd.amazon.eventstream");
   const auto types = event_types(got.body);
@@ -98,11 +103,8 @@ TEST_CASE("h2c: a bedrock converse-stream's DATA is the eventstream, its SDK hea
 
 TEST_CASE("h2c: a stream_cut is RST_STREAM (INTERNAL_ERROR) after the frames the plan sends", "[http2]") {
   TestServer s(h2_options());
-  s.install("", route_toml(Dialect::bedrock, R"({ fault = "stream_cut", cut_after_events = 2 })"));
   H2Client c(s.port());
-  const auto id = c.submit("POST", converse_stream, converse_body, sigv4);
-  c.run();
-  const auto& got = c.stream(id);
+  const auto& got = converse_stream_call(s, c, R"({ fault = "stream_cut", cut_after_events = 2 })");
   CHECK(got.status == 200);
   REQUIRE(got.reset);
   CHECK(*got.reset == internal_error);
@@ -200,6 +202,13 @@ TEST_CASE("h2c: bad input gets a clean protocol error or the dialect's answer, a
     for (int i = 0; i < 150; ++i) many.emplace_back("x-h" + std::to_string(i), "v");
     const auto call = chat_call(Dialect::openai, "/r", false);
     const auto id = c.submit("POST", call.target, call.body, many);
+    c.run(2000);
+    CHECK(c.stream(id).status == 431);
+  }
+  SECTION("a header field past the header limit's bytes: 431") {
+    H2Client c(s.port());
+    const auto call = chat_call(Dialect::openai, "/r", false);
+    const auto id = c.submit("POST", call.target, call.body, {{"x-big", std::string(20000, 'v')}});
     c.run(2000);
     CHECK(c.stream(id).status == 431);
   }
