@@ -23,6 +23,11 @@ constexpr auto use_tuple = net::as_tuple(net::use_awaitable);
 constexpr std::size_t write_batch = 64 * 1024;  // bytes gathered from nghttp2 per socket write
 constexpr std::uint32_t max_concurrent_streams = 100;
 
+std::chrono::steady_clock::duration ms_duration(double ms) {
+  return std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+      std::chrono::duration<double, std::milli>(ms));
+}
+
 // HTTP/1.1's connection-specific headers, which HTTP/2 forbids (RFC 9113 8.2.2), and the length the
 // block states itself.
 bool left_out(std::string_view lower) {
@@ -50,7 +55,10 @@ std::vector<std::pair<std::string, std::string>> response_header_block(int statu
 }
 
 Connection::Connection(mock::Http2Host& host)
-    : host_(host), socket_(host.socket()), idle_(socket_.get_executor()) {
+    : host_(host),
+      socket_(host.socket()),
+      idle_(socket_.get_executor()),
+      write_deadline_(socket_.get_executor()) {
   nghttp2_session_callbacks* callbacks = nullptr;
   nghttp2_session_callbacks_new(&callbacks);
   nghttp2_session_callbacks_set_on_begin_headers_callback(callbacks, &Connection::on_begin_headers);
@@ -116,8 +124,7 @@ net::awaitable<void> Connection::read_loop() {
   while (!closing_ && !host_.stopping() &&
          (nghttp2_session_want_read(session_) != 0 || nghttp2_session_want_write(session_) != 0)) {
     if (idle_ms > 0)
-      idle_.expires_after(std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-          std::chrono::duration<double, std::milli>(idle_ms)));
+      idle_.expires_after(ms_duration(idle_ms));
     else
       idle_.expires_at(std::chrono::steady_clock::time_point::max());
     auto result =
@@ -179,8 +186,18 @@ net::awaitable<void> Connection::write_loop(std::shared_ptr<Connection> /*alive 
     out.clear();
     collect(out);
     if (out.empty()) break;
-    auto [ec, n] = co_await net::async_write(socket_, net::buffer(out), use_tuple);
-    if (ec) {
+    // Bounded like every HTTP/1.1 write (--idle-timeout-ms): a client that stops reading is closed.
+    const double idle_ms = host_.options().idle_timeout_ms;
+    if (idle_ms > 0)
+      write_deadline_.expires_after(ms_duration(idle_ms));
+    else
+      write_deadline_.expires_at(std::chrono::steady_clock::time_point::max());
+    auto result = co_await (net::async_write(socket_, net::buffer(out), use_tuple) ||
+                            write_deadline_.async_wait(use_tuple));
+    bool failed = result.index() == 1;
+    if (failed) host_.engine().count_event("idle_timeout");
+    if (!failed) failed = static_cast<bool>(std::get<0>(std::get<0>(result)));
+    if (failed) {
       closing_ = true;
       break;
     }

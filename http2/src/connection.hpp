@@ -96,7 +96,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
   std::unordered_map<std::int32_t, std::shared_ptr<Stream>> streams_;  // open in nghttp2
   std::vector<std::shared_ptr<Stream>> ready_;
   boost::asio::steady_timer idle_;
-  std::size_t live_ = 0;  // stream coroutines running
+  boost::asio::steady_timer write_deadline_;  // each socket write's, --idle-timeout-ms
+  std::size_t live_ = 0;                      // stream coroutines running
   bool writing_ = false;
   bool close_after_write_ = false;
   bool closing_ = false;

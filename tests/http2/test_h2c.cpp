@@ -244,3 +244,31 @@ TEST_CASE("h2c: --max-connections counts HTTP/2 connections", "[http2]") {
   const auto second = s.send("POST", "/r/v1/chat/completions", "{}");
   CHECK(second.status == 503);
 }
+
+TEST_CASE("h2c: stop() ends a held stream at once and finishes its ledger entry", "[http2]") {
+  TestServer s(h2_options());
+  s.install("", route_toml(Dialect::openai, R"({ fault = "no_response", hold_ms = 30000 })"));
+  H2Client c(s.port());
+  openai_chat(c, false);
+  c.run(200);  // the stream is held
+  const auto start = std::chrono::steady_clock::now();
+  s.server.stop();
+  CHECK(std::chrono::steady_clock::now() - start < std::chrono::milliseconds(1500));
+  const auto l = s.engine().ledger("");
+  REQUIRE(l.size() == 1);
+  CHECK(l[0].finished);
+  CHECK(l[0].outcome == AttemptOutcome::held_then_closed);
+}
+
+TEST_CASE("h2c: with two I/O threads (a strand per connection) streams still multiplex", "[http2]") {
+  mock::ServerOptions o = h2_options();
+  o.threads = 2;
+  TestServer s(o);
+  s.install("", route_toml(Dialect::openai, R"({ fault = "ok" })"));
+  H2Client c(s.port());
+  std::vector<std::int32_t> ids;
+  for (int i = 0; i < 8; ++i) ids.push_back(openai_chat(c, i % 2 == 0));
+  c.run();
+  for (const auto id : ids) CHECK(c.stream(id).status == 200);
+  CHECK(s.ledger("", 8).size() == 8);
+}
