@@ -185,6 +185,7 @@ class Session : public std::enable_shared_from_this<Session>, public ClientWire,
  private:
   net::awaitable<Executed> execute(const Plan& plan, bool keep_alive);
   net::awaitable<bool> read_preface();
+  net::awaitable<bool> read_not_fast(RawRequest& req, bool& keep_alive, bool first);
   // A whole plain answer whose head render_plain_head wrote into head_: one gathered write tried at once
   // (the socket is non-blocking; on loopback the whole answer nearly always goes out in this call), the
   // bytes it took (0 when it would block, or on an error in ec).
@@ -568,6 +569,21 @@ net::awaitable<bool> Session::read_preface() {
   }
 }
 
+// What the fast head reader left to Beast: on a connection's first request, the HTTP/2 preface first
+// (http2_hook.hpp: then the connection is HTTP/2's until it ends, and false), else read_with_beast.
+net::awaitable<bool> Session::read_not_fast(RawRequest& req, bool& keep_alive, bool first) {
+  const auto& opt = server_.options;
+  if (first && opt.http2 && !opt.forwarder) {
+    const bool h2 = co_await read_preface();
+    if (h2) {
+      stream_.expires_never();  // HTTP/2 bounds its own reads and writes
+      co_await opt.http2->serve(*this);
+      co_return false;
+    }
+  }
+  co_return co_await read_with_beast(req, keep_alive);
+}
+
 // An HTTP/2 stream's request (Http2Host): routed as run() routes an HTTP/1.1 one.
 net::awaitable<Routed> Session::route_request(RawRequest& req) {
   if (server_.blocking && server_.router.extended(req.target)) co_return co_await route_blocking(req);
@@ -791,14 +807,7 @@ net::awaitable<void> Session::run() {
     }
     if (got == FastHead::need_more) break;  // stopping
     if (got == FastHead::beast) {  // not in a && (GCC 12's coroutine conditionals, see execute_plan.cpp)
-      if (first && opt.http2 && !opt.forwarder) {
-        const bool h2 = co_await read_preface();
-        if (h2) {
-          co_await opt.http2->serve(*this);  // the connection is HTTP/2's until it ends
-          break;
-        }
-      }
-      const bool read = co_await read_with_beast(req, keep_alive);
+      const bool read = co_await read_not_fast(req, keep_alive, first);
       if (!read) break;
     }
 
