@@ -53,6 +53,21 @@ std::int32_t openai_chat(H2Client& c, bool stream) {
                   {{"content-type", "application/json"}, {"authorization", "Bearer sk-test"}});
 }
 
+// One plain openai chat over h2 on the default route scripted with `steps`: what the stream got, and the
+// attempt's ledger entry.
+struct OneCall {
+  H2Stream got;
+  LedgerEntry entry;
+};
+OneCall openai_once(TestServer& s, H2Client& c, const std::string& steps) {
+  s.install("", route_toml(Dialect::openai, steps));
+  const auto id = openai_chat(c, false);
+  c.run();
+  const auto l = s.ledger("", 1);
+  REQUIRE(l.size() == 1);
+  return {c.stream(id), l[0]};
+}
+
 }  // namespace
 
 TEST_CASE("h2c: a plain openai chat completion, and the ledger says h2 (http/1.1 for HTTP/1.1)", "[http2]") {
@@ -118,31 +133,23 @@ TEST_CASE("h2c: a stream_cut is RST_STREAM (INTERNAL_ERROR) after the frames the
 
 TEST_CASE("h2c: a connection reset is GOAWAY, then the close", "[http2]") {
   TestServer s(h2_options());
-  s.install("", route_toml(Dialect::openai, R"({ fault = "connect_reset" })"));
   H2Client c(s.port());
-  const auto id = openai_chat(c, false);
-  c.run();
+  const auto one = openai_once(s, c, R"({ fault = "connect_reset" })");
   REQUIRE(c.goaway);
   CHECK(*c.goaway == internal_error);
-  CHECK(c.stream(id).status == 0);
-  const auto l = s.ledger("", 1);
-  REQUIRE(l.size() == 1);
-  CHECK(l[0].outcome == AttemptOutcome::reset);
-  CHECK(l[0].protocol == WireProtocol::h2);
+  CHECK(one.got.status == 0);
+  CHECK(one.entry.outcome == AttemptOutcome::reset);
+  CHECK(one.entry.protocol == WireProtocol::h2);
 }
 
 TEST_CASE("h2c: a hold is a stream that gets no HEADERS, reset (CANCEL) when the hold ends", "[http2]") {
   TestServer s(h2_options());
-  s.install("", route_toml(Dialect::openai, R"({ fault = "no_response", hold_ms = 150 })"));
   H2Client c(s.port());
-  const auto id = openai_chat(c, false);
-  c.run();
-  CHECK(c.stream(id).status == 0);
-  REQUIRE(c.stream(id).reset);
-  CHECK(*c.stream(id).reset == cancel);
-  const auto l = s.ledger("", 1);
-  REQUIRE(l.size() == 1);
-  CHECK(l[0].outcome == AttemptOutcome::held_then_closed);
+  const auto one = openai_once(s, c, R"({ fault = "no_response", hold_ms = 150 })");
+  CHECK(one.got.status == 0);
+  REQUIRE(one.got.reset);
+  CHECK(*one.got.reset == cancel);
+  CHECK(one.entry.outcome == AttemptOutcome::held_then_closed);
 }
 
 TEST_CASE("h2c: two concurrent streams on one connection, a paced one and a plain one", "[http2]") {
@@ -236,11 +243,8 @@ TEST_CASE("h2c: --max-connections counts HTTP/2 connections", "[http2]") {
   mock::ServerOptions o = h2_options();
   o.max_connections = 1;
   TestServer s(o);
-  s.install("", route_toml(Dialect::openai, R"({ fault = "ok" })"));
   H2Client first(s.port());
-  const auto id = openai_chat(first, false);
-  first.run();
-  REQUIRE(first.stream(id).status == 200);  // the connection stays open
+  REQUIRE(openai_once(s, first, R"({ fault = "ok" })").got.status == 200);  // the connection stays open
   const auto second = s.send("POST", "/r/v1/chat/completions", "{}");
   CHECK(second.status == 503);
 }
