@@ -276,3 +276,25 @@ TEST_CASE("h2c: with two I/O threads (a strand per connection) streams still mul
   for (const auto id : ids) CHECK(c.stream(id).status == 200);
   CHECK(s.ledger("", 8).size() == 8);
 }
+
+TEST_CASE("h2c: answers larger than the flow-control windows (64 KB) arrive whole, plain and streamed",
+          "[http2]") {
+  TestServer s(h2_options());
+  std::string text;
+  for (int i = 0; i < 30000; ++i) text += "word" + std::to_string(i % 10) + " ";
+  s.install("", route_toml(Dialect::openai, R"({ fault = "ok", text = ")" + text +
+                                                R"(" }, { fault = "ok", text = ")" + text + R"(" })"));
+  H2Client c(s.port());
+  const auto plain = openai_chat(c, false);
+  const auto streamed = openai_chat(c, true);
+  c.run(10000);
+  CHECK(c.stream(plain).status == 200);
+  CHECK(c.stream(plain).body.size() > 150000);
+  CHECK(c.stream(plain).body.find("word9 word0") != std::string::npos);
+  CHECK_FALSE(c.stream(plain).reset);
+  CHECK(c.stream(streamed).body.find("data: [DONE]") != std::string::npos);
+  const auto l = s.ledger("", 2);
+  REQUIRE(l.size() == 2);
+  CHECK(l[0].outcome == AttemptOutcome::completed);
+  CHECK(l[1].events_sent == 30000);
+}
