@@ -298,3 +298,12 @@ TEST_CASE("h2c: answers larger than the flow-control windows (64 KB) arrive whol
   CHECK(l[0].outcome == AttemptOutcome::completed);
   CHECK(l[1].events_sent == 30000);
 }
+
+TEST_CASE("h2c: a step's scripted latency comes before the stream's HEADERS", "[http2]") {
+  TestServer s(h2_options());
+  H2Client c(s.port());
+  const auto one = openai_once(s, c, R"({ fault = "ok", latency_ms = 120 })");
+  CHECK(one.got.status == 200);
+  CHECK(one.entry.planned_latency_ms == Approx(120));
+  CHECK(one.entry.finished_at_ms - one.entry.received_at_ms >= 120);  // a lower bound: never early
+}
