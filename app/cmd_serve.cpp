@@ -20,6 +20,9 @@
 #include "llmchaos/core/spec_error.hpp"
 #include "llmchaos/core/toml_reader.hpp"
 #include "llmchaos/harness/case.hpp"
+#if defined(LLMCHAOS_HAVE_HTTP2)
+#include "llmchaos/http2/http2.hpp"
+#endif
 #include "llmchaos/mockprovider/dialect.hpp"
 #include "llmchaos/mockprovider/server.hpp"
 #include "llmchaos/proxy/cassette.hpp"
@@ -127,6 +130,10 @@ int serve(ServeArgs args) {
   try {
     served = load_served(args.script, args);
     use_cassettes(args, served.script);
+#if defined(LLMCHAOS_HAVE_HTTP2)
+    // HTTP/2 with prior knowledge beside HTTP/1.1 (http2/README.md); not with cassettes (a forwarder).
+    if (!args.server.forwarder) args.server.http2 = http2::make_http2_server();
+#endif
     server = std::make_unique<mock::MockServer>(args.server);
     server->engine().install("", served.script);
     server->set_admin_extension(session_api(*server, session_clock, args));

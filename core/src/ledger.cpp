@@ -66,6 +66,7 @@ json::value to_json_value(const LedgerEntry& e) {
     o["retry_after_sent_ms"] = *e.retry_after_sent_ms;
     o["retry_after_form"] = e.retry_after_form;
   }
+  if (e.protocol != WireProtocol::none) o["protocol"] = to_string(e.protocol);
   if (e.resume_of != 0) {
     o["resume_of"] = e.resume_of;
     o["starting_after"] = e.starting_after;
@@ -109,6 +110,7 @@ LedgerEntry ledger_entry_from_json_value(const json::value& v) {
     e.retry_after_sent_ms = num_field(o, "retry_after_sent_ms");
     e.retry_after_form = str_field(o, "retry_after_form");
   }
+  e.protocol = enum_field(o, "protocol", WireProtocol::none);
   e.resume_of = static_cast<std::uint64_t>(num_field(o, "resume_of"));
   e.starting_after =
       o.contains("starting_after") ? static_cast<std::int64_t>(num_field(o, "starting_after")) : -1;

@@ -388,6 +388,7 @@ LedgerStore::NewAttempt new_ledger_entry(const IncomingRequest& req, const Parse
   e.stainless_retry_count = headers.stainless_retry_count;
   e.amz_sdk_invocation_id = headers.amz_sdk_invocation_id;
   e.amz_sdk_request = headers.amz_sdk_request;
+  e.protocol = req.protocol;
   e.background = parsed.chat.background && dialect_spec(route.script.dialect).stores_responses;
   return e;
 }

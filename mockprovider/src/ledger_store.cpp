@@ -38,6 +38,7 @@ void LedgerStore::push_back(const NewAttempt& a) {
   r.committed = a.committed;
   r.background = a.background;
   r.missing_credential = a.missing_credential;
+  r.protocol = static_cast<std::uint8_t>(a.protocol);
   r.default_request_id = a.request_id.empty();
   if (!a.idempotency_key.empty()) extra(r).idempotency_key = a.idempotency_key;
   if (!a.stainless_retry_count.empty()) extra(r).stainless_retry_count = a.stainless_retry_count;
@@ -101,6 +102,7 @@ LedgerEntry LedgerStore::entry(std::size_t i, const std::string& ns) const {
   e.finished = r.finished;
   e.background = r.background;
   e.missing_credential = r.missing_credential;
+  e.protocol = static_cast<WireProtocol>(r.protocol);
   if (r.default_request_id) {
     e.request_id = "req_";
     e.request_id += fmt::format_int(r.seq).c_str();

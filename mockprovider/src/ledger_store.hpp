@@ -48,6 +48,7 @@ class LedgerStore {
     std::int64_t starting_after = -1;
     double retry_hint_ms = 0;
     RetryAfterForm retry_hint_form = RetryAfterForm::none;  // none: no hint sent
+    WireProtocol protocol = WireProtocol::none;
   };
   void push_back(const NewAttempt& a);
   void pop_front();
@@ -98,6 +99,7 @@ class LedgerStore {
     bool background : 1 = false;
     bool default_request_id : 1 = false;
     bool missing_credential : 1 = false;
+    std::uint8_t protocol : 2 = 0;  // a WireProtocol
   };
 
   // The id of `s` in names_. `last` is the id this field had on the previous attempt: a route's

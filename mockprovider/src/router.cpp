@@ -302,6 +302,7 @@ Routed Router::handle(RawRequest&& req) {
   in.method = std::move(req.method);
   in.body = std::move(req.body);
   in.headers = std::move(req.headers);
+  in.protocol = req.protocol;
   auto planned = engine_.begin(in);
   // The request's buffers go back to the caller, which reuses them for its next request (a connection
   // reads many): no allocation per request for its body and headers.

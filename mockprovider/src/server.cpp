@@ -34,8 +34,10 @@
 
 #include "llmchaos/core/byte_scan.hpp"
 #include "llmchaos/core/sized_text.hpp"
+#include "llmchaos/mockprovider/execute_plan.hpp"
 #include "llmchaos/mockprovider/fast_head.hpp"
 #include "llmchaos/mockprovider/forward_hook.hpp"
+#include "llmchaos/mockprovider/http2_hook.hpp"
 #include "llmchaos/mockprovider/router.hpp"
 
 namespace net = boost::asio;
@@ -85,25 +87,6 @@ std::string host_for_url(const std::string& bind) {
   if (bind.find(':') != std::string::npos) return "[" + bind + "]";
   return bind;
 }
-
-// One of max_held_connections hold slots, released when the hold ends (or its frame is torn down).
-class HoldSlot {
- public:
-  HoldSlot(std::atomic<std::size_t>& holds, std::size_t limit) : holds_(holds) {
-    taken_ = holds_.fetch_add(1) < limit;
-    if (!taken_) holds_.fetch_sub(1);
-  }
-  ~HoldSlot() {
-    if (taken_) holds_.fetch_sub(1);
-  }
-  HoldSlot(const HoldSlot&) = delete;
-  HoldSlot& operator=(const HoldSlot&) = delete;
-  bool taken() const { return taken_; }
-
- private:
-  std::atomic<std::size_t>& holds_;
-  bool taken_;
-};
 
 class Session;
 
@@ -166,8 +149,9 @@ bool render_plain_head(std::string& out, int status_code, const HeaderList& head
                        std::optional<std::size_t> body_size, bool keep_alive);
 
 // One connection. Lives on its own strand; cancel() is posted to that strand.
-// It is also the client side a forwarder (`llmchaos proxy`) writes to.
-class Session : public std::enable_shared_from_this<Session>, public ClientWire {
+// It is also the client side a forwarder (`llmchaos proxy`) writes to, and the host of an HTTP/2
+// connection (http2_hook.hpp) when its first bytes are the client preface.
+class Session : public std::enable_shared_from_this<Session>, public ClientWire, public Http2Host {
  public:
   Session(ServerCore& server, tcp::socket socket);
   ~Session() override;
@@ -183,10 +167,25 @@ class Session : public std::enable_shared_from_this<Session>, public ClientWire 
   net::awaitable<bool> write_whole(int status, const HeaderList& headers, std::string_view body,
                                    bool keep_alive) override;
   void reset() override;
+  // Http2Host
+  tcp::socket& socket() override { return stream_.socket(); }
+  std::string_view received() const override {
+    const auto data = buffer_.data();
+    return {static_cast<const char*>(data.data()), data.size()};
+  }
+  const ServerOptions& options() const override { return server_.options; }
+  Engine& engine() override { return server_.engine; }
+  bool stopping() const override { return stopping_; }
+  net::awaitable<Routed> route_request(RawRequest& req) override;
+  Plan reject(std::string_view target, int status) const override {
+    return server_.router.reject(target, status);
+  }
+  void take_hold_slot(std::optional<HoldSlot>& slot, Routed& routed, std::string_view target) override;
 
  private:
   net::awaitable<Executed> execute(const Plan& plan, bool keep_alive);
-  net::awaitable<Executed> respond_plain(const Plan& plan, bool keep_alive);
+  net::awaitable<bool> read_preface();
+  net::awaitable<bool> read_not_fast(RawRequest& req, bool& keep_alive, bool first);
   // A whole plain answer whose head render_plain_head wrote into head_: one gathered write tried at once
   // (the socket is non-blocking; on loopback the whole answer nearly always goes out in this call), the
   // bytes it took (0 when it would block, or on an error in ec).
@@ -200,7 +199,6 @@ class Session : public std::enable_shared_from_this<Session>, public ClientWire 
   template <std::size_t N>
   net::awaitable<bool> send(const std::array<net::const_buffer, N>& bufs);
   Executed plain_written(const Plan& plan, bool keep_alive, beast::error_code ec);
-  net::awaitable<Executed> respond_stream(const Plan& plan, bool keep_alive);
   net::awaitable<void> send_reject(std::string_view target, int status);
   net::awaitable<void> drain();
   template <class Message>
@@ -218,7 +216,6 @@ class Session : public std::enable_shared_from_this<Session>, public ClientWire 
   net::awaitable<bool> read_with_beast(RawRequest& req, bool& keep_alive);
   FastHead read_now(RawRequest& req, bool& keep_alive, beast::error_code& ec);
   std::optional<ForwardRequest> keep_for_forwarding(RawRequest& req) const;
-  void take_hold_slot(std::optional<HoldSlot>& slot, Routed& routed, std::string_view target);
   void end_session();
   void take_headers(const http::request<http::string_body>& msg, RawRequest& req) const;
   Routed route(RawRequest& req);
@@ -550,128 +547,47 @@ bool answered_at_once(const Plan& plan) {
          !(plan.latency_ms > 0);
 }
 
-net::awaitable<Executed> Session::respond_plain(const Plan& plan, bool keep_alive) {
-  Executed out;
-  if (plan.end == StreamEnd::complete) {
-    beast::error_code ec;
-    std::size_t n = 0;
-    if (render_plain_head(head_, plan, keep_alive)) {
-      const auto bufs = plain_buffers(plan);
-      n = write_now(bufs, ec);
-      if (!ec && n < head_.size() + plan.body.size()) ec = co_await write_rest(bufs, n);
-    } else {
-      http::response<http::string_body> res{static_cast<http::status>(plan.status), 11};
-      apply_headers(res, plan, keep_alive);
-      res.body() = plan.body;
-      res.prepare_payload();
-      arm();
-      std::tie(ec, n) = co_await http::async_write(stream_, res, use_tuple);
-    }
-    co_return plain_written(plan, keep_alive, ec);
-  }
-  // A cut plain answer: the head announces the whole body, part of it follows, then the close.
-  http::response<http::empty_body> res{static_cast<http::status>(plan.status), 11};
-  apply_headers(res, plan, keep_alive);
-  res.content_length(plan.body.size());
-  http::response_serializer<http::empty_body> sr{res};
-  arm();
-  auto [ec, n] = co_await http::async_write_header(stream_, sr, use_tuple);
-  if (!ec) {
-    out.status = plan.status;
-    arm();
-    std::tie(ec, n) = co_await net::async_write(
-        stream_, net::buffer(plan.body.data(), std::min(plan.body_cut_at, plan.body.size())), use_tuple);
-  }
-  out.outcome = AttemptOutcome::cut;
-  if (!ec && plan.end == StreamEnd::stall_then_abort &&
-      co_await wait(plan.stall_ms) == WaitEnd::client_closed)
-    out.outcome = AttemptOutcome::client_closed;
-  if (ec) fail(ec, "write");
-  co_return out;
-}
-
-net::awaitable<Executed> Session::respond_stream(const Plan& plan, bool keep_alive) {
-  Executed out;
-  http::response<http::empty_body> res{static_cast<http::status>(plan.status), 11};
-  apply_headers(res, plan, keep_alive);
-  res.chunked(true);
-  http::response_serializer<http::empty_body> sr{res};
-  arm();
-  auto [ec, n] = co_await http::async_write_header(stream_, sr, use_tuple);
-  if (ec) {
-    fail(ec, "write");
-    out.outcome = AttemptOutcome::client_closed;
-    co_return out;
-  }
-  out.status = plan.status;
-  for (std::size_t i = 0; i < plan.frames.size(); ++i) {
-    const double delay = i == 0 ? plan.first_event_ms : plan.inter_event_ms;
-    if (delay > 0) {
-      const auto w = co_await wait(delay);
-      if (w != WaitEnd::elapsed) {
-        out.outcome = w == WaitEnd::client_closed ? AttemptOutcome::client_closed : AttemptOutcome::cut;
-        co_return out;
-      }
-    }
-    // One write per SSE event: the chunk header, the frame and its CRLF go out together.
-    arm();
-    std::tie(ec, n) =
-        co_await net::async_write(stream_, http::make_chunk(net::buffer(plan.frames[i].bytes)), use_tuple);
-    if (ec) {
-      fail(ec, "write");
-      out.outcome = AttemptOutcome::client_closed;
-      co_return out;
-    }
-    if (plan.frames[i].content) ++out.events;
-  }
-  switch (plan.end) {
-    case StreamEnd::complete:
-      arm();
-      std::tie(ec, n) = co_await net::async_write(stream_, http::make_chunk_last(), use_tuple);
-      if (ec) {
-        fail(ec, "write");
-        out.outcome = AttemptOutcome::client_closed;
-        co_return out;
-      }
-      out.keep_open = keep_alive;
-      break;
-    case StreamEnd::stall_then_abort:
-      out.outcome = co_await wait(plan.stall_ms) == WaitEnd::client_closed ? AttemptOutcome::client_closed
-                                                                           : AttemptOutcome::cut;
-      break;
-    case StreamEnd::abort:
-      out.outcome = AttemptOutcome::cut;
-      break;
-  }
-  co_return out;
-}
-
+// Every plan that is not a whole plain answer at once: the one order execute_plan.hpp gives both
+// protocols, this session as its wire (a cut is the connection's close: the answer is not kept open).
 net::awaitable<Executed> Session::execute(const Plan& plan, bool keep_alive) {
-  Executed out;
-  switch (plan.action) {
-    case WireAction::reset_after_head:
-      reset();
-      out.outcome = AttemptOutcome::reset;
-      co_return out;
-    case WireAction::hold:
-      holding_ = true;
-      co_await wait(plan.hold_ms);  // ends on hold_ms, a client close or shutdown: all close the connection
-      holding_ = false;
-      out.outcome = AttemptOutcome::held_then_closed;
-      co_return out;
-    case WireAction::respond:
-      break;
+  holding_ = plan.action == WireAction::hold;  // the destructor's ledger outcome if the frame is torn down
+  Executed out = co_await execute_plan(*this, plan, keep_alive);
+  holding_ = false;
+  co_return out;
+}
+
+// A connection's first request went to Beast: is it the HTTP/2 client preface (http2_hook.hpp)? Read
+// until the preface is whole, or the bytes are something else (then Beast reads them as it would).
+net::awaitable<bool> Session::read_preface() {
+  for (;;) {
+    const auto match = match_http2_preface(received());
+    if (match != PrefaceMatch::partial) co_return match == PrefaceMatch::whole;
+    arm();
+    auto [ec, n] = co_await stream_.async_read_some(buffer_.prepare(4096), use_tuple);
+    if (ec) co_return false;  // Beast's read then ends the connection as it would have
+    buffer_.commit(n);
   }
-  if (plan.latency_ms > 0) {
-    const auto w = co_await wait(plan.latency_ms);
-    if (w != WaitEnd::elapsed) {
-      out.outcome = w == WaitEnd::client_closed ? AttemptOutcome::client_closed : AttemptOutcome::cut;
-      co_return out;
+}
+
+// What the fast head reader left to Beast: on a connection's first request, the HTTP/2 preface first
+// (http2_hook.hpp: then the connection is HTTP/2's until it ends, and false), else read_with_beast.
+net::awaitable<bool> Session::read_not_fast(RawRequest& req, bool& keep_alive, bool first) {
+  const auto& opt = server_.options;
+  if (first && opt.http2 && !opt.forwarder) {
+    const bool h2 = co_await read_preface();
+    if (h2) {
+      stream_.expires_never();  // HTTP/2 bounds its own reads and writes
+      co_await opt.http2->serve(*this);
+      co_return false;
     }
   }
-  // Not a conditional expression: GCC 12 evaluates both co_awaits of `c ? co_await a : co_await b`.
-  if (plan.streamed) co_return co_await respond_stream(plan, keep_alive);
-  co_return co_await respond_plain(plan, keep_alive);
+  co_return co_await read_with_beast(req, keep_alive);
+}
+
+// An HTTP/2 stream's request (Http2Host): routed as run() routes an HTTP/1.1 one.
+net::awaitable<Routed> Session::route_request(RawRequest& req) {
+  if (server_.blocking && server_.router.extended(req.target)) co_return co_await route_blocking(req);
+  co_return route(req);
 }
 
 net::awaitable<void> Session::send_reject(std::string_view target, int status) {
@@ -853,6 +769,8 @@ net::awaitable<void> Session::run() {
   const auto& opt = server_.options;
   if (idle_ms_ > 0) net::co_spawn(executor(), watchdog(), net::detached);
   RawRequest req;
+  req.protocol = WireProtocol::http1;
+  bool first = true;  // the connection's first request: it may be the HTTP/2 preface (http2_hook.hpp)
   while (!stopping_) {
     bool keep_alive = false;
     FastHead got = FastHead::beast;
@@ -888,15 +806,15 @@ net::awaitable<void> Session::run() {
       break;
     }
     if (got == FastHead::need_more) break;  // stopping
-    if (got == FastHead::beast) {           // not in a && (GCC 12's coroutine conditionals, see execute)
-      const bool read = co_await read_with_beast(req, keep_alive);
+    if (got == FastHead::beast) {  // not in a && (GCC 12's coroutine conditionals, see execute_plan.cpp)
+      const bool read = co_await read_not_fast(req, keep_alive, first);
       if (!read) break;
     }
 
     // A proxy keeps the request as it came, to forward it; the router (and so the ledger) never sees a key.
     std::optional<ForwardRequest> forward = keep_for_forwarding(req);
-    // Not `c ? co_await a : b` (GCC 12's coroutine conditionals, see execute); a provider request's plan is
-    // still built in place.
+    // Not `c ? co_await a : b` (GCC 12's coroutine conditionals, see execute_plan.cpp); a provider request's
+    // plan is still built in place.
     const bool extended = server_.blocking && server_.router.extended(req.target);
     Routed routed = extended ? Routed{} : route(req);
     if (extended) routed = co_await route_blocking(req);
@@ -922,6 +840,7 @@ net::awaitable<void> Session::run() {
     active_seq_.reset();
     if (routed.seq) server_.engine.finish(*routed.seq, done.outcome, done.events, done.status);
     if (!done.keep_open) break;
+    first = false;
   }
   end_session();
 }

@@ -171,6 +171,14 @@ TEST_CASE("ledger entries survive a JSON round trip", "[core]") {
   REQUIRE(back[0].retry_after_sent_ms);
   CHECK(*back[0].retry_after_sent_ms == 100);
   CHECK(back[0].retry_after_form == "retry_info");
+  // The protocol: absent without a wire (virtual time), else http/1.1 or h2, read back.
+  CHECK(ledger_to_json({e}).find("protocol") == std::string::npos);
+  CHECK(back[0].protocol == WireProtocol::none);
+  e.protocol = WireProtocol::h2;
+  CHECK(ledger_to_json({e}).find(R"("protocol":"h2")") != std::string::npos);
+  CHECK(ledger_from_json(ledger_to_json({e}))[0].protocol == WireProtocol::h2);
+  e.protocol = WireProtocol::http1;
+  CHECK(ledger_from_json(ledger_to_json({e}))[0].protocol == WireProtocol::http1);
 }
 
 // byte_scan::run_end: 16 bytes at a time, then byte by byte; the first stop must be found wherever it

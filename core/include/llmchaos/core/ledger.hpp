@@ -56,6 +56,9 @@ struct LedgerEntry {
   // retry_info, anthropic_ratelimit). Absent: the answer carried none. JSON: only when present.
   std::optional<double> retry_after_sent_ms;
   std::string retry_after_form;
+  // The protocol the attempt came over: http/1.1 or h2 (HTTP/2, h2c). JSON: only when over a wire (an
+  // attempt played under virtual time has none), so the catalog's virtual-time reports keep their shape.
+  WireProtocol protocol = WireProtocol::none;
 };
 
 // A tool side effect executed by a client against the mock's side-effect endpoint.

@@ -2,6 +2,7 @@
 // The vocabulary every part shares: dialects, fault kinds, owners, actions, commit states, outcomes.
 // Each enum has one name table; to_string / parse_enum are generated from it.
 #include <array>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -51,6 +52,9 @@ enum class Outcome { primary_success, retry_recovery, fallback_recovery, degrade
 // How the mock saw one attempt end (ledger `outcome`).
 enum class AttemptOutcome { completed, cut, held_then_closed, reset, client_closed };
 
+// The protocol an attempt came over (ledger `protocol`): none when no wire was involved (virtual time).
+enum class WireProtocol : std::uint8_t { none, http1, h2 };
+
 template <class E>
 struct enum_names;  // specialised below: static constexpr std::array<std::pair<E, std::string_view>, N> table
 
@@ -89,6 +93,8 @@ LLMCHAOS_ENUM_NAMES(Outcome, {Outcome::primary_success, "primary_success"},
 LLMCHAOS_ENUM_NAMES(AttemptOutcome, {AttemptOutcome::completed, "completed"}, {AttemptOutcome::cut, "cut"},
                     {AttemptOutcome::held_then_closed, "held_then_closed"}, {AttemptOutcome::reset, "reset"},
                     {AttemptOutcome::client_closed, "client_closed"})
+LLMCHAOS_ENUM_NAMES(WireProtocol, {WireProtocol::none, "none"}, {WireProtocol::http1, "http/1.1"},
+                    {WireProtocol::h2, "h2"})
 #undef LLMCHAOS_ENUM_NAMES
 
 template <class E>

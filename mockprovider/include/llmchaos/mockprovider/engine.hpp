@@ -27,6 +27,7 @@ struct IncomingRequest {
   std::string idempotency_key;
   std::string stainless_retry_count;
   std::vector<std::pair<std::string, std::string>> headers;  // lower-cased names
+  WireProtocol protocol = WireProtocol::none;                // http/1.1 or h2 (none: virtual time)
 };
 
 struct PlannedAttempt {

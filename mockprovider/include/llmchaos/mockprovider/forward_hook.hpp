@@ -47,6 +47,9 @@ class ClientWire {
                                                    std::string_view body, bool keep_alive) = 0;
   virtual boost::asio::awaitable<WaitEnd> wait(double ms) = 0;  // raced against the client closing
   virtual void reset() = 0;                                     // RST the client's connection
+  // The plan breaks the answer off here (execute_plan.hpp): over HTTP/1.1 nothing more (the connection is
+  // not kept, so the session closes it), over HTTP/2 the stream is reset (RST_STREAM, INTERNAL_ERROR).
+  virtual void cut() {}
 };
 
 // A request as the client sent it (every header, the target with its query): what is forwarded.

@@ -21,6 +21,7 @@ struct RawRequest {
   std::string target = "/";                                  // path and query
   std::vector<std::pair<std::string, std::string>> headers;  // lower-cased names
   std::string body;
+  WireProtocol protocol = WireProtocol::none;       // what the request came over (the ledger's `protocol`)
   std::string header(std::string_view name) const;  // "" when absent
 };
 

@@ -9,7 +9,8 @@
 
 namespace llmchaos::mock {
 
-class Forwarder;  // forward_hook.hpp
+class Forwarder;    // forward_hook.hpp
+class Http2Server;  // http2_hook.hpp
 
 struct ServerOptions {
   std::string bind = "127.0.0.1";
@@ -29,6 +30,9 @@ struct ServerOptions {
                                          // make_cassette_forwarder); null: a mock provider
   bool require_auth =
       false;  // routes without `require_auth` in their script check the credential (--require-auth)
+  // HTTP/2 with prior knowledge (h2c): a connection opening with the client preface is served by it
+  // (http2/: llmchaos::http2's make_http2_server); null, or with a forwarder: HTTP/1.1 only.
+  std::shared_ptr<Http2Server> http2;
 };
 
 class MockServer {

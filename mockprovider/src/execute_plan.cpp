@@ -1,0 +1,118 @@
+// A plan carried out on a ClientWire (execute_plan.hpp): the one order HTTP/1.1 and HTTP/2 share.
+#include "llmchaos/mockprovider/execute_plan.hpp"
+
+#include <algorithm>
+#include <string_view>
+
+namespace net = boost::asio;
+
+namespace llmchaos::mock {
+namespace {
+
+AttemptOutcome ended_early(WaitEnd w) {
+  return w == WaitEnd::client_closed ? AttemptOutcome::client_closed : AttemptOutcome::cut;
+}
+
+// A plain answer: whole, or (end != complete) its head announcing the whole body, body_cut_at bytes of
+// it, then (stall_then_abort) silence, then the cut.
+net::awaitable<Executed> respond_plain(ClientWire& wire, const Plan& plan, bool keep_alive) {
+  Executed out;
+  if (plan.end == StreamEnd::complete) {
+    if (!co_await wire.write_whole(plan.status, plan.headers, plan.body, keep_alive)) {
+      out.outcome = AttemptOutcome::client_closed;
+      co_return out;
+    }
+    out.status = plan.status;
+    out.keep_open = keep_alive;
+    co_return out;
+  }
+  out.outcome = AttemptOutcome::cut;
+  bool written = co_await wire.write_head(plan.status, plan.headers, false, plan.body.size(), keep_alive);
+  if (written) {
+    out.status = plan.status;
+    written = co_await wire.write_body(
+        std::string_view(plan.body.data(), std::min(plan.body_cut_at, plan.body.size())));
+  }
+  if (written && plan.end == StreamEnd::stall_then_abort) {
+    if (co_await wire.wait(plan.stall_ms) == WaitEnd::client_closed)
+      out.outcome = AttemptOutcome::client_closed;
+  }
+  wire.cut();
+  co_return out;
+}
+
+// The pacing of a streamed answer: each frame after its delay, one write per frame, then the plan's end.
+net::awaitable<Executed> play_frames(ClientWire& wire, const Plan& plan, Executed out, bool keep_alive) {
+  for (std::size_t i = 0; i < plan.frames.size(); ++i) {
+    const double delay = i == 0 ? plan.first_event_ms : plan.inter_event_ms;
+    if (delay > 0) {
+      const auto w = co_await wire.wait(delay);
+      if (w != WaitEnd::elapsed) {
+        out.outcome = ended_early(w);
+        co_return out;
+      }
+    }
+    if (!co_await wire.write_chunk(plan.frames[i].bytes)) {
+      out.outcome = AttemptOutcome::client_closed;
+      co_return out;
+    }
+    if (plan.frames[i].content) ++out.events;
+  }
+  switch (plan.end) {
+    case StreamEnd::complete:
+      if (!co_await wire.write_last_chunk()) {
+        out.outcome = AttemptOutcome::client_closed;
+        co_return out;
+      }
+      out.keep_open = keep_alive;
+      co_return out;
+    case StreamEnd::stall_then_abort:
+      out.outcome = ended_early(co_await wire.wait(plan.stall_ms));
+      break;
+    case StreamEnd::abort:
+      out.outcome = AttemptOutcome::cut;
+      break;
+  }
+  if (out.outcome == AttemptOutcome::cut) wire.cut();
+  co_return out;
+}
+
+net::awaitable<Executed> respond_stream(ClientWire& wire, const Plan& plan, bool keep_alive) {
+  Executed out;
+  if (!co_await wire.write_head(plan.status, plan.headers, true, 0, keep_alive)) {
+    out.outcome = AttemptOutcome::client_closed;
+    co_return out;
+  }
+  out.status = plan.status;
+  co_return co_await play_frames(wire, plan, out, keep_alive);
+}
+
+}  // namespace
+
+net::awaitable<Executed> execute_plan(ClientWire& wire, const Plan& plan, bool keep_alive) {
+  Executed out;
+  switch (plan.action) {
+    case WireAction::reset_after_head:
+      wire.reset();
+      out.outcome = AttemptOutcome::reset;
+      co_return out;
+    case WireAction::hold:
+      co_await wire.wait(plan.hold_ms);  // ends on hold_ms, a client close or shutdown: all end the answer
+      out.outcome = AttemptOutcome::held_then_closed;
+      co_return out;
+    case WireAction::respond:
+      break;
+  }
+  if (plan.latency_ms > 0) {
+    const auto w = co_await wire.wait(plan.latency_ms);
+    if (w != WaitEnd::elapsed) {
+      out.outcome = ended_early(w);
+      co_return out;
+    }
+  }
+  // Not a conditional expression: GCC 12 evaluates both co_awaits of `c ? co_await a : co_await b`.
+  if (plan.streamed) co_return co_await respond_stream(wire, plan, keep_alive);
+  co_return co_await respond_plain(wire, plan, keep_alive);
+}
+
+}  // namespace llmchaos::mock
