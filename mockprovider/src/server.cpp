@@ -1,8 +1,9 @@
 // The Beast server: C++20 coroutines, one session per connection. A session reads a request, asks the
 // router for a plan, executes it and reports how it ended; it never decides what to send.
 // Reads are bounded by the session's watchdog deadline (the fast path) or Beast's expires_after (its
-// fallback), writes by expires_after; every wait is a timer raced against the client closing; stop()
-// cancels every session and returns within a second.
+// fallback). A write goes out at once where the socket takes it (write_now: non-blocking, no deadline
+// needed); only what it does not take is written by a composed write bounded by expires_after. Every wait
+// is a timer raced against the client closing; stop() cancels every session and returns within a second.
 #include "llmchaos/mockprovider/server.hpp"
 
 #include <fmt/format.h>

@@ -3,8 +3,8 @@
 //
 // The HTTP handler is chosen by one variable: LLMCHAOS_BEDROCK_HANDLER=http1 gives the client
 // `new NodeHttpHandler()` (HTTP/1.1); anything else, or unset, keeps the SDK's default handler
-// (NodeHttp2Handler: h2c with prior knowledge against an http:// endpoint). tests/sdk/CMakeLists.txt
-// sets http1 while `llmchaos serve` speaks HTTP/1.1 only.
+// (NodeHttp2Handler: h2c with prior knowledge against an http:// endpoint), which `llmchaos serve`
+// answers over HTTP/2 (http2/README.md); every attempt's ledger entry names the protocol it came by.
 //
 // What @smithy/core 3.41.1 does (dist-cjs/submodules/retry/index.js), which these tests hold it to:
 // - standard and adaptive modes: 3 attempts; only the initial request is retried, never the event
@@ -95,6 +95,8 @@ describe(`@aws-sdk/client-bedrock-runtime against llmchaos serve (handler: ${HAN
     assert.equal(ledger.length, n, `attempts: ${JSON.stringify(ledger.map((e) => [e.fault, e.status]))}`);
     assert.equal(new Set(ledger.map((e) => e.amz_sdk_invocation_id)).size, 1, 'one amz-sdk-invocation-id');
     assert.match(ledger[0].amz_sdk_invocation_id, /^[0-9a-f-]{36}$/);
+    const protocol = HANDLER === 'http1' ? 'http/1.1' : 'h2';  // the SDK's default handler speaks h2c
+    assert.ok(ledger.every((e) => e.protocol === protocol), `protocols: ${ledger.map((e) => e.protocol)}`);
     assert.deepEqual(ledger.map((e) => e.amz_sdk_request), ledger.map((_, i) => `attempt=${i + 1}; max=${max}`));
   };
   const gapMs = (ledger) => ledger[1].received_at_ms - ledger[0].received_at_ms;

@@ -4,7 +4,7 @@
 # `llmchaos serve`. Run by CTest as `sdk_tier`.
 #   LLMCHAOS_BIN   path of the llmchaos binary (required)
 #   LLMCHAOS_BEDROCK_HANDLER  http1: the Bedrock client on HTTP/1.1 (NodeHttpHandler); else the SDK's
-#                  default HTTP/2 handler (bedrock.test.mjs; CTest sets http1, see CMakeLists.txt)
+#                  default HTTP/2 handler (bedrock.test.mjs; CTest runs the default)
 # Installs node_modules with `npm ci` only when it is missing or older than the lockfile.
 # Exit 77 (CTest SKIP_RETURN_CODE) when node/npm are missing or the npm registry is unreachable.
 set -euo pipefail
