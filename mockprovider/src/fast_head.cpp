@@ -12,13 +12,7 @@ namespace llmchaos::mock {
 namespace {
 
 using byte_scan::ascii_lower;
-
-bool iequals_lower(std::string_view s, std::string_view lower) {
-  if (s.size() != lower.size()) return false;
-  for (std::size_t i = 0; i < s.size(); ++i)
-    if (ascii_lower(s[i]) != lower[i]) return false;
-  return true;
-}
+using byte_scan::iequals_lower;
 
 // What the fast path does with a request field, by its lower-cased name.
 enum class FastField { ignored, content_length, connection, beast, router };

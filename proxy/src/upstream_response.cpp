@@ -11,13 +11,7 @@ namespace llmchaos::proxy {
 namespace {
 
 using byte_scan::ascii_lower;
-
-bool iequals_lower(std::string_view s, std::string_view lower) {
-  if (s.size() != lower.size()) return false;
-  for (std::size_t i = 0; i < s.size(); ++i)
-    if (ascii_lower(s[i]) != lower[i]) return false;
-  return true;
-}
+using byte_scan::iequals_lower;
 
 // "HTTP/1.1 NNN reason\r\n": the status, and where the fields start (nullopt: not a line read here).
 std::optional<std::pair<int, const char*>> read_status_line(const char* p, const char* last) {

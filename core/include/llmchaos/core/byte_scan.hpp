@@ -20,6 +20,15 @@ inline char ascii_lower(char c) {
   return static_cast<char>(c | ((static_cast<unsigned char>(c - 'A') < 26) << 5));
 }
 
+// Whether s, ASCII letters lower-cased, equals `lower` (already lower-case): a header name or token
+// against a literal, without a copy.
+inline bool iequals_lower(std::string_view s, std::string_view lower) {
+  if (s.size() != lower.size()) return false;
+  for (std::size_t i = 0; i < s.size(); ++i)
+    if (ascii_lower(s[i]) != lower[i]) return false;
+  return true;
+}
+
 // The bytes that end a run: a set of these flags.
 enum Stop : unsigned {
   quote = 1,        // '"'
