@@ -3,6 +3,8 @@
 
 namespace llmchaos::mock {
 namespace {
+constexpr std::string_view params[] = {"body"};  // a named real body of the dialect (Bedrock's model_timeout)
+
 Plan plan(const FaultInput& in) {
   return detail::error_plan(in, FaultKind::overloaded, ErrorKind::overloaded);
 }
@@ -14,10 +16,11 @@ void draw(ExploreDraw& d) {
 
 extern const FaultSpec overloaded_fault = {
     .kind = FaultKind::overloaded,
-    .params = {},
+    .params = params,
     .plan = plan,
     .summary = "503 before any body byte (OpenAI, Gemini UNAVAILABLE) or Anthropic 529 overloaded_error",
     .traits = {.explore_draw = draw},
+    .body = ErrorKind::overloaded,
 };
 
 }  // namespace llmchaos::mock

@@ -224,7 +224,7 @@ const Exception* stream_exception(std::string_view name) {
 }
 
 // Named real bodies (a step's `body`) beside the in-stream exceptions: ModelNotReadyException is a 429
-// the SDKs retry like a throttle.
+// the SDKs retry like a throttle; ModelTimeoutException a 408 (the model took too long), transient.
 struct NamedException {
   ErrorKind kind;
   std::string_view name;
@@ -234,6 +234,10 @@ constexpr NamedException named_exceptions[] = {
     {ErrorKind::rate_limit,
      "model_not_ready",
      {"", "ModelNotReadyException", 429, "Model is not ready to serve inference requests. Please retry."}},
+    {ErrorKind::overloaded,
+     "model_timeout",
+     {"", "ModelTimeoutException", 408,
+      "Model has timed out in processing the request. Try your request again."}},
 };
 
 Exception exception_of(ErrorKind kind) {

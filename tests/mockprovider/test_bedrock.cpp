@@ -168,6 +168,7 @@ TEST_CASE("bedrock errors before a stream: status, x-amzn-ErrorType and a JSON m
       {R"({ fault = "quota_429" })", 400, "ServiceQuotaExceededException"},
       {R"({ fault = "payment_402" })", 403, "AccessDeniedException"},
       {R"({ fault = "overloaded" })", 503, "ServiceUnavailableException"},
+      {R"({ fault = "overloaded", body = "model_timeout" })", 408, "ModelTimeoutException"},
       {R"({ fault = "server_500" })", 500, "InternalServerException"},
       {R"({ fault = "server_500_context" })", 500, "InternalServerException"},
       {R"({ fault = "bad_request" })", 400, "ValidationException"},

@@ -76,7 +76,9 @@ TEST_CASE("fault traits name the faults that fail in band, break a stream or hin
   CHECK(fault_error_kind(K::rate_429) == ErrorKind::rate_limit);
   CHECK(fault_error_kind(K::quota_429) == ErrorKind::quota);
   CHECK(fault_error_kind(K::payment_402) == ErrorKind::payment);
-  CHECK(fault_error_kind(K::overloaded) == ErrorKind::server);
+  CHECK(fault_error_kind(K::overloaded) == ErrorKind::overloaded);
+  CHECK(fault_error_kind(K::malformed_event) == ErrorKind::malformed_output);
+  CHECK(fault_error_kind(K::connect_reset) == ErrorKind::server);  // the default: no body of its own
 }
 
 TEST_CASE("error faults answer each dialect's status with a JSON body and the request id", "[faults]") {

@@ -241,5 +241,8 @@ TEST_CASE("body names a real error body of the route's dialect for that fault", 
       "credit_balance_exhausted, organization_spend_limit_exceeded, project_spend_limit_exceeded, "
       "organization_usage_limit_exceeded, billing_hard_limit_reached)");
   CHECK(error_of(with_step(R"({ fault = "overloaded", body = "x" })")) ==
-        "f.toml:3:42: route.a.script[0].body: does not apply to fault \"overloaded\" (its own keys: none)");
+        "f.toml:3:42: route.a.script[0].body: openai has no overloaded body \"x\" (its bodies: none)");
+  CHECK(
+      error_of(with_step(R"({ fault = "connect_reset", body = "x" })")) ==
+      "f.toml:3:45: route.a.script[0].body: does not apply to fault \"connect_reset\" (its own keys: none)");
 }
