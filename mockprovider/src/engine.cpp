@@ -523,13 +523,11 @@ bool Engine::has_route(const std::string& ns, const std::string& route) const {
   return route_dialect(ns, route).has_value();
 }
 
-std::optional<Dialect> Engine::route_dialect(const std::string& ns, const std::string& route) const {
+std::optional<Dialect> Engine::route_dialect(std::string_view ns, std::string_view route) const {
   std::lock_guard lock(impl_->mutex);
-  auto it = impl_->namespaces.find(ns);
-  if (it == impl_->namespaces.end()) return std::nullopt;
-  auto r = it->second.routes.find(route);
-  if (r == it->second.routes.end()) return std::nullopt;
-  return r->second.script.dialect;
+  const auto [entry, r] = impl_->find_route(ns, route);
+  if (!r) return std::nullopt;
+  return r->script.dialect;
 }
 
 int Engine::route_segments(std::string_view first, std::string_view second) const {

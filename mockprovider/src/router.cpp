@@ -403,7 +403,7 @@ Routed Router::install_script(const std::string& ns, const std::string& text) {
 Plan Router::reject(std::string_view target, int status) const {
   if (status == 413 || status == 503) {
     if (auto where = resolve(engine_, target)) {
-      const auto dialect = engine_.route_dialect(std::string(where->ns), std::string(where->route));
+      const auto dialect = engine_.route_dialect(where->ns, where->route);
       const auto& d = dialect_spec(dialect.value_or(Dialect::openai));
       auto reply = d.error(status == 413 ? ErrorKind::too_large : ErrorKind::overloaded, {});
       auto plan = json_plan(reply.status, std::move(reply.body));

@@ -216,7 +216,7 @@ class Session : public std::enable_shared_from_this<Session>, public ClientWire,
   FastHead parse_fast(RawRequest& req, bool& keep_alive);
   net::awaitable<bool> read_with_beast(RawRequest& req, bool& keep_alive);
   FastHead read_now(RawRequest& req, bool& keep_alive, beast::error_code& ec);
-  std::optional<ForwardRequest> keep_for_forwarding(RawRequest& req) const;
+  bool keep_target_for_forwarding(RawRequest& req);
   void end_session();
   void take_headers(const http::request<http::string_body>& msg, RawRequest& req) const;
   Routed route(RawRequest& req);
@@ -226,6 +226,7 @@ class Session : public std::enable_shared_from_this<Session>, public ClientWire,
   beast::tcp_stream stream_;
   beast::flat_buffer buffer_;
   std::string head_;  // the response head of a plain answer, reused across the connection's requests
+  std::string forward_target_;  // a proxied request's target as sent (keep_target_for_forwarding)
   net::steady_timer timer_;
   // The fast path's read deadline (time_point::max() while not reading), enforced by watchdog(): one
   // timer per connection that wakes at most once per idle period, instead of a timer per read.
@@ -642,14 +643,14 @@ FastHead Session::read_now(RawRequest& req, bool& keep_alive, beast::error_code&
   return FastHead::need_more;
 }
 
-// A proxy keeps the request as it came, to forward it; the router (and so the ledger) never sees a key.
-std::optional<ForwardRequest> Session::keep_for_forwarding(RawRequest& req) const {
+// A proxy keeps the target as it came, to forward it; the router (and so the ledger) never sees a key. The
+// rest of the request is forwarded from the session's own buffers (ForwardRequest's views).
+bool Session::keep_target_for_forwarding(RawRequest& req) {
   const auto& forwarder = server_.options.forwarder;
-  if (!forwarder) return std::nullopt;
-  std::optional<ForwardRequest> forward(
-      ForwardRequest{req.method, req.target, req.headers, req.body, {}, {}, {}});
+  if (!forwarder) return false;
+  assign_reusing(forward_target_, req.target);
   req.target = forwarder->ledger_target(req.target);
-  return forward;
+  return true;
 }
 
 // A held connection takes a slot; with none left it is answered instead, and the ledger entry says so
@@ -812,8 +813,7 @@ net::awaitable<void> Session::run() {
       if (!read) break;
     }
 
-    // A proxy keeps the request as it came, to forward it; the router (and so the ledger) never sees a key.
-    std::optional<ForwardRequest> forward = keep_for_forwarding(req);
+    const bool forwarding = keep_target_for_forwarding(req);
     // Not `c ? co_await a : b` (GCC 12's coroutine conditionals, see execute_plan.cpp); a provider request's
     // plan is still built in place.
     const bool extended = server_.blocking && server_.router.extended(req.target);
@@ -823,11 +823,10 @@ net::awaitable<void> Session::run() {
     if (routed.plan.action == WireAction::hold) take_hold_slot(hold_slot, routed, req.target);
     active_seq_ = routed.seq;
     Executed done;
-    if (forward && routed.seq && opt.forwarder->forwards_plan(routed.plan)) {
-      forward->ns = std::move(routed.ns);
-      forward->route = std::move(routed.route);
-      forward->path = std::move(routed.path);
-      done = co_await opt.forwarder->forward(*this, *forward, routed.plan, keep_alive, server_.engine,
+    if (forwarding && routed.seq && opt.forwarder->forwards_plan(routed.plan)) {
+      const ForwardRequest forward{req.method, forward_target_, req.headers, req.body,
+                                   routed.ns,  routed.route,    routed.path};
+      done = co_await opt.forwarder->forward(*this, forward, routed.plan, keep_alive, server_.engine,
                                              *routed.seq);
     } else if (answered_at_once(routed.plan) && render_plain_head(head_, routed.plan, keep_alive)) {
       beast::error_code wec;

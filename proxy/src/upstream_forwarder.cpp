@@ -170,7 +170,7 @@ class UpstreamForwarder final : public ProxyForwarder {
   void close_idle() override { pool_.clear(); }
 
  private:
-  const UpstreamUrl* url_of(const std::string& route) const {
+  const UpstreamUrl* url_of(std::string_view route) const {
     if (auto it = routes_.find(route); it != routes_.end()) return &it->second;
     return default_ ? &*default_ : nullptr;
   }
@@ -178,7 +178,7 @@ class UpstreamForwarder final : public ProxyForwarder {
   UpstreamOptions options_;
   ConnectionPool pool_;
   std::optional<UpstreamUrl> default_;
-  std::map<std::string, UpstreamUrl> routes_;
+  std::map<std::string, UpstreamUrl, std::less<>> routes_;
   std::shared_ptr<boost::asio::ssl::context> tls_;
 };
 

@@ -50,7 +50,7 @@ class Engine {
   void remove(const std::string& ns);  // forgets the namespace (script, ledger)
   std::vector<std::string> routes(const std::string& ns) const;
   bool has_route(const std::string& ns, const std::string& route) const;
-  std::optional<Dialect> route_dialect(const std::string& ns, const std::string& route) const;
+  std::optional<Dialect> route_dialect(std::string_view ns, std::string_view route) const;
   // Which of a request path's first two segments name a route, looked up under one lock: 2 when namespace
   // `first` has route `second` (only tried when `second` is not empty), else 1 when the default namespace
   // has route `first`, else 0.

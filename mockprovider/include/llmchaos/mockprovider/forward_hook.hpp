@@ -52,12 +52,14 @@ class ClientWire {
   virtual void cut() {}
 };
 
-// A request as the client sent it (every header, the target with its query): what is forwarded.
+// A request as the client sent it (every header, the target with its query): what is forwarded. Views
+// of the session's own request, valid while forward() runs (no copy per request).
 struct ForwardRequest {
-  std::string method, target;
-  HeaderList headers;  // lower-cased names
-  std::string body;
-  std::string ns, route, path;  // where the router placed it; path: below the route (its query's keys masked)
+  std::string_view method, target;  // the target with its credentials, as sent
+  const HeaderList& headers;        // lower-cased names
+  std::string_view body;
+  std::string_view ns, route,
+      path;  // where the router placed it; path: below the route (its query's keys masked)
 };
 
 class Forwarder {
