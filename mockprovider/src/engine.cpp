@@ -654,11 +654,11 @@ void Engine::note_response(std::uint64_t seq, std::string_view response_id) {
   if (it == impl_->pending.end() || response_id.empty()) return;
   auto& ns = it->second.ns->second;
   if (it->second.index < ns.dropped) return;
-  const auto e = ns.ledger.entry(it->second.index - ns.dropped, it->second.ns->first);
-  if (!e.background) return;  // only a background create's response is stored by the provider
+  const std::size_t index = it->second.index - ns.dropped;
+  if (!ns.ledger.background(index)) return;  // only a background create's response is stored by the provider
   Answer a;
   a.id = std::string(response_id);
-  a.model = e.model;
+  a.model = ns.ledger.entry(index, it->second.ns->first).model;
   a.background = true;
   store_response(ns, a, seq);
 }

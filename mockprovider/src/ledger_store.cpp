@@ -73,11 +73,11 @@ void LedgerStore::finish(std::size_t i, AttemptOutcome outcome, int events_sent,
 }
 
 void LedgerStore::note_upstream(std::size_t i, int upstream_status, double head_ms, double total_ms) {
-  auto& x = extra(records_.at(i));
-  x.forwarded = true;
-  x.upstream_status = upstream_status;
-  x.upstream_head_ms = head_ms;
-  x.upstream_ms = total_ms;
+  Record& r = records_.at(i);
+  r.forwarded = true;
+  r.upstream_status = upstream_status;
+  r.upstream_head_ms = head_ms;
+  r.upstream_ms = total_ms;
 }
 
 LedgerEntry LedgerStore::entry(std::size_t i, const std::string& ns) const {
@@ -103,6 +103,10 @@ LedgerEntry LedgerStore::entry(std::size_t i, const std::string& ns) const {
   e.background = r.background;
   e.missing_credential = r.missing_credential;
   e.protocol = static_cast<WireProtocol>(r.protocol);
+  e.forwarded = r.forwarded;
+  e.upstream_status = r.upstream_status;
+  e.upstream_head_ms = r.upstream_head_ms;
+  e.upstream_ms = r.upstream_ms;
   if (r.default_request_id) {
     e.request_id = "req_";
     e.request_id += fmt::format_int(r.seq).c_str();
@@ -113,10 +117,6 @@ LedgerEntry LedgerStore::entry(std::size_t i, const std::string& ns) const {
     e.amz_sdk_invocation_id = x->amz_sdk_invocation_id;
     e.amz_sdk_request = x->amz_sdk_request;
     if (!r.default_request_id) e.request_id = x->request_id;
-    e.forwarded = x->forwarded;
-    e.upstream_status = x->upstream_status;
-    e.upstream_head_ms = x->upstream_head_ms;
-    e.upstream_ms = x->upstream_ms;
     e.resume_of = x->resume_of;
     e.starting_after = x->starting_after;
     if (x->retry_hint_form != RetryAfterForm::none) {
