@@ -7,8 +7,9 @@
 // the engine makes up ("req_<seq>") is not stored, and the fields most attempts leave empty (client
 // idempotency headers, a client's request id, resume fields) live in an extra block allocated only for
 // the attempts that have one. The upstream's figures are in the record: the proxy has them for every
-// attempt, and an extra block a request grew its heap by a fresh page every 18 requests (bench/README.md). The records live in RecordBlocks (record_blocks.hpp):
-// blocks up to 2 MiB, advised as huge pages, since first touches of fresh pages were most of its cost.
+// attempt, and an extra block a request grew its heap by a fresh page every 18 requests (bench/README.md).
+// The records live in RecordBlocks (record_blocks.hpp): blocks up to 2 MiB, advised as huge pages, since
+// first touches of fresh pages were most of its cost.
 #include <cstddef>
 #include <cstdint>
 #include <deque>
