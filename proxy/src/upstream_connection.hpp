@@ -10,6 +10,8 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "upstream_response.hpp"
 
@@ -37,6 +39,7 @@ using TlsStream = boost::beast::ssl_stream<boost::beast::tcp_stream>;
 struct UpstreamReading {
   boost::beast::flat_buffer buffer;
   UpstreamHead head;
+  std::vector<std::pair<std::string, std::string>> answer_headers;  // the answer's head as delivered
 };
 
 struct UpstreamConnection {

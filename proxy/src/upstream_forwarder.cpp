@@ -72,7 +72,7 @@ constexpr std::uint32_t hop_lengths = [] {
 bool hop_header(std::string_view name) {
   if (name.size() >= 32 || !(hop_lengths >> name.size() & 1)) return false;
   for (const auto h : hop_headers)
-    if (h.size() == name.size() && beast::iequals(name, h)) return true;
+    if (byte_scan::iequals_lower(name, h)) return true;
   return false;
 }
 
@@ -90,6 +90,12 @@ UpstreamPath upstream_path(const ForwardRequest& req) {
 // An answer of the proxy itself when the upstream cannot be asked (no URL, connect or send failed).
 net::awaitable<Executed> answer_error(ClientWire& client, int status, std::string message, bool keep_alive) {
   return detail::answer_error(client, status, std::move(message), "llmchaos_proxy", keep_alive);
+}
+
+// The proxy's answer when the upstream sent no head (closed, failed or timed out before one).
+net::awaitable<Executed> no_answer(const Exchange& x, const UpstreamUrl& url, beast::error_code ec) {
+  return answer_error(x.client, 502, fmt::format("upstream {}: no answer: {}", url.origin, ec.message()),
+                      x.keep_alive);
 }
 
 // What a cassette keeps of a header list: no credential, no cookie, and no Server (the replaying server
@@ -372,33 +378,46 @@ net::awaitable<beast::error_code> read_plain_head(Stream& stream, beast::flat_bu
   }
 }
 
-// The answer's head as delivered: hop-by-hop fields left out (the proxy frames each side itself).
+// The answer's head as delivered: hop-by-hop fields left out (the proxy frames each side itself). The
+// header list is the connection's own (UpstreamReading), its strings reused from the previous answer; the
+// caller hands it back when the answer is delivered (give_back).
 template <class Fields>
-AnswerHead answer_head(int status, const Fields& fields, std::optional<std::uint64_t> length) {
+AnswerHead answer_head(int status, const Fields& fields, std::optional<std::uint64_t> length,
+                       HeaderList& kept) {
   AnswerHead head;
   head.status = status;
+  head.headers = std::move(kept);
+  std::size_t n = 0;
   std::string_view content_type;
   for (const auto& [name, value] : fields) {
-    if (name.size() == 12 && beast::iequals(name, "content-type")) content_type = value;
-    if (!hop_header(name)) head.headers.emplace_back(std::string(name), std::string(value));
+    if (byte_scan::iequals_lower(name, "content-type")) content_type = value;
+    if (hop_header(name)) continue;
+    if (n == head.headers.size()) head.headers.emplace_back();
+    assign_reusing(head.headers[n].first, name);
+    assign_reusing(head.headers[n].second, value);
+    ++n;
   }
+  head.headers.resize(n);
   head.sse = streamed_content_type(content_type);
   head.length = length;  // a Content-Length answer keeps it
   return head;
 }
+void give_back(AnswerHead& head, HeaderList& kept) {
+  kept = std::move(head.headers);
+}
 
 // An answer the fast pass does not read, by Beast's parser from the same bytes.
 template <class Stream>
-net::awaitable<void> deliver_by_beast(Exchange& x, Stream& stream, beast::flat_buffer& buffer,
+net::awaitable<void> deliver_by_beast(Exchange& x, Stream& stream, UpstreamReading& reading,
                                       const UpstreamUrl& url, Dialect dialect, double read_timeout_ms,
                                       CassetteRecorder* recorder, Reuse& reuse) {
+  auto& buffer = reading.buffer;
   ResponseParser parser;
   parser.body_limit(boost::none);
   beast::error_code hec;
   while (!hec && !parser.is_header_done()) hec = co_await parse_some(stream, buffer, parser, read_timeout_ms);
   if (hec) {
-    x.out = co_await answer_error(
-        x.client, 502, fmt::format("upstream {}: no answer: {}", url.origin, hec.message()), x.keep_alive);
+    x.out = co_await no_answer(x, url, hec);
     co_return;
   }
   x.head_ms = ms_since(x.t0);
@@ -406,10 +425,11 @@ net::awaitable<void> deliver_by_beast(Exchange& x, Stream& stream, beast::flat_b
   for (const auto& f : parser.get()) fields.emplace_back(f.name_string(), f.value());
   std::optional<std::uint64_t> length;
   if (const auto n = parser.content_length()) length = *n;
-  const AnswerHead head = answer_head(parser.get().result_int(), fields, length);
+  AnswerHead head = answer_head(parser.get().result_int(), fields, length, reading.answer_headers);
   if (recorder) recorder->on_head(head.status, cassette_headers(head.headers), x.head_ms, head.sse);
   UpstreamSource<Stream> source{stream, buffer, parser, read_timeout_ms, recorder, Clock::now()};
   co_await detail::deliver(x, head, source, dialect);
+  give_back(head, reading.answer_headers);
   reuse.reusable = parser.is_done() && parser.keep_alive();
 }
 
@@ -446,21 +466,21 @@ template <class Stream>
     co_return;
   }
   if (hec) {
-    x.out = co_await answer_error(
-        x.client, 502, fmt::format("upstream {}: no answer: {}", url.origin, hec.message()), x.keep_alive);
+    x.out = co_await no_answer(x, url, hec);
     co_return;
   }
   if (verdict != HeadVerdict::ready) {  // Beast reads it from the same bytes
-    co_await deliver_by_beast(x, stream, buffer, url, dialect, read_timeout_ms, recorder, reuse);
+    co_await deliver_by_beast(x, stream, reading, url, dialect, read_timeout_ms, recorder, reuse);
     co_return;
   }
   x.head_ms = ms_since(x.t0);
   buffer.consume(plain.head_bytes);
-  const AnswerHead head = answer_head(plain.status, plain.fields, plain.content_length);
+  AnswerHead head = answer_head(plain.status, plain.fields, plain.content_length, reading.answer_headers);
   if (recorder) recorder->on_head(head.status, cassette_headers(head.headers), x.head_ms, head.sse);
   PlainUpstreamSource<Stream> source{stream,          buffer,   plain.content_length,
                                      read_timeout_ms, recorder, Clock::now()};
   co_await detail::deliver(x, head, source, dialect);
+  give_back(head, reading.answer_headers);
   reuse.reusable = source.whole && plain.keep_alive;
 }
 #pragma GCC diagnostic pop
