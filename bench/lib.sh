@@ -17,18 +17,29 @@ bench_tools() {
 bench_llmchaos() {
   local root=$1 build=${BENCH_BUILD_DIR:-$1/build-bench}
   if [[ -z ${LLMCHAOS_BIN:-} ]]; then
-    local launcher=()
-    command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
     say "building llmchaos (Release) in $build"
-    mkdir -p "$build"
-    BUILD_DIR=$build BUILD_TYPE=Release \
-      CMAKE_ARGS="${launcher[*]} -DLLMCHAOS_BUILD_TESTS=OFF -DLLMCHAOS_BUILD_BENCH=OFF" \
-      "$root/scripts/build" --target llmchaos -j 2 >"$build/bench-build.log" 2>&1 ||
-      { tail -n 30 "$build/bench-build.log" >&2; die "the Release build failed (full log: $build/bench-build.log)"; }
+    bench_build "$root" llmchaos
     LLMCHAOS_BIN=$build/app/llmchaos
     [[ -x $LLMCHAOS_BIN ]] || LLMCHAOS_BIN=$(find "$build" -name llmchaos -type f -perm -u+x | head -1)
   fi
   [[ -x $LLMCHAOS_BIN ]] || die "no llmchaos binary (LLMCHAOS_BIN='$LLMCHAOS_BIN')"
+}
+
+# Builds TARGET... (Release) in the bench build directory; bench/ tools are EXCLUDE_FROM_ALL targets.
+bench_build() {
+  local root=$1 build=${BENCH_BUILD_DIR:-$1/build-bench} launcher=()
+  shift
+  command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+  mkdir -p "$build"
+  # A build directory configured before bench/ had tools of its own (LLMCHAOS_BUILD_BENCH=OFF) is turned on.
+  if grep -q '^LLMCHAOS_BUILD_BENCH:BOOL=OFF' "$build/CMakeCache.txt" 2>/dev/null; then
+    cmake -S "$root" -B "$build" -DLLMCHAOS_BUILD_BENCH=ON >"$build/bench-build.log" 2>&1 ||
+      { tail -n 30 "$build/bench-build.log" >&2; die "configuring $build failed"; }
+  fi
+  BUILD_DIR=$build BUILD_TYPE=Release \
+    CMAKE_ARGS="${launcher[*]} -DLLMCHAOS_BUILD_TESTS=OFF -DLLMCHAOS_BUILD_BENCH=ON" \
+    "$root/scripts/build" --target "$@" -j 2 >"$build/bench-build.log" 2>&1 ||
+    { tail -n 30 "$build/bench-build.log" >&2; die "the Release build failed (full log: $build/bench-build.log)"; }
 }
 
 # Sets work (a scratch directory nginx's workers can read) and pids; everything started is stopped
