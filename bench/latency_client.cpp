@@ -161,8 +161,9 @@ int main(int argc, char** argv) {
   const double seconds = std::atof(argv[2]);
   if (!(seconds > 0 && seconds <= 600)) fail("SECONDS must be above 0 and at most 600");
   const std::string body = argc == 4 ? argv[3] : "";
-  std::string request = (body.empty() ? "GET " : "POST ") + target.path + " HTTP/1.1\r\nHost: " + target.host +
-                        ":" + std::to_string(target.port) + "\r\nAuthorization: Bearer sk-bench\r\n";
+  std::string request = (body.empty() ? "GET " : "POST ") + target.path +
+                        " HTTP/1.1\r\nHost: " + target.host + ":" + std::to_string(target.port) +
+                        "\r\nAuthorization: Bearer sk-bench\r\n";
   if (!body.empty())
     request += "Content-Type: application/json\r\nContent-Length: " + std::to_string(body.size()) + "\r\n";
   request += "\r\n" + body;
