@@ -12,6 +12,7 @@
 #include <cstring>
 
 #include "llmchaos/core/byte_scan.hpp"
+#include "llmchaos/core/clock.hpp"
 
 namespace net = boost::asio;
 using namespace net::experimental::awaitable_operators;
@@ -22,11 +23,6 @@ namespace {
 constexpr auto use_tuple = net::as_tuple(net::use_awaitable);
 constexpr std::size_t write_batch = 64 * 1024;  // bytes gathered from nghttp2 per socket write
 constexpr std::uint32_t max_concurrent_streams = 100;
-
-std::chrono::steady_clock::duration ms_duration(double ms) {
-  return std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-      std::chrono::duration<double, std::milli>(ms));
-}
 
 // HTTP/1.1's connection-specific headers, which HTTP/2 forbids (RFC 9113 8.2.2), and the length the
 // block states itself.

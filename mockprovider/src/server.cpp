@@ -34,6 +34,7 @@
 #include <unordered_map>
 
 #include "llmchaos/core/byte_scan.hpp"
+#include "llmchaos/core/clock.hpp"
 #include "llmchaos/core/sized_text.hpp"
 #include "llmchaos/mockprovider/execute_plan.hpp"
 #include "llmchaos/mockprovider/fast_head.hpp"
@@ -55,11 +56,6 @@ constexpr auto use_tuple = net::as_tuple(net::use_awaitable);
 // where use_awaitable builds a child awaitable frame per operation.
 constexpr auto deferred_tuple = net::as_tuple(net::deferred);
 constexpr std::size_t max_buffered_while_waiting = 64 * 1024;
-
-std::chrono::steady_clock::duration ms_duration(double ms) {
-  return std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-      std::chrono::duration<double, std::milli>(ms > 0 ? ms : 0));
-}
 
 // The address to bind: an IP address as written, or a host name (`localhost`) resolved, IPv4 first.
 net::ip::address bind_address(net::io_context& ioc, const std::string& bind, std::uint16_t port) {

@@ -10,17 +10,14 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <stdexcept>
 
+#include "llmchaos/core/clock.hpp"
+
 namespace net = boost::asio;
 namespace beast = boost::beast;
 
 namespace llmchaos::proxy {
 namespace {
 constexpr auto use_tuple = net::as_tuple(net::use_awaitable);
-
-std::chrono::steady_clock::duration ms_duration(double ms) {
-  return std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-      std::chrono::duration<double, std::milli>(ms > 0 ? ms : 0));
-}
 }  // namespace
 
 UpstreamUrl parse_upstream_url(const std::string& url) {
@@ -113,6 +110,7 @@ net::awaitable<std::unique_ptr<UpstreamConnection>> connect_upstream(net::any_io
   c->plain->socket().set_option(net::ip::tcp::no_delay(true), ignore);
   if (!url.tls) {
     c->plain->socket().non_blocking(true, ignore);  // send_request writes at once where the socket takes it
+    c->reading.deadline = std::make_unique<ReadDeadline>(c->plain->socket());
     co_return c;
   }
 

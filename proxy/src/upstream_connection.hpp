@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "llmchaos/net/read_deadline.hpp"
 #include "upstream_response.hpp"
 
 namespace llmchaos::proxy {
@@ -40,12 +41,15 @@ struct UpstreamReading {
   boost::beast::flat_buffer buffer;
   UpstreamHead head;
   std::vector<std::pair<std::string, std::string>> answer_headers;  // the answer's head as delivered
+  // A plain connection's reads are bounded by this (no timer operation per read); null on TLS, whose
+  // reads the TCP stream's expires_after bounds (upstream_expires_after).
+  std::unique_ptr<ReadDeadline> deadline;
 };
 
 struct UpstreamConnection {
   std::optional<boost::beast::tcp_stream> plain;  // http://
   std::unique_ptr<TlsStream> tls;                 // https:// (the TCP stream moved in)
-  UpstreamReading reading;
+  UpstreamReading reading;                        // declared after the streams: its deadline goes first
 };
 
 // The client context of TLS upstreams: peers verified against the system store, plus the PEM

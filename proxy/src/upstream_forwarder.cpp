@@ -26,6 +26,7 @@
 #include "answer_delivery.hpp"
 #include "llmchaos/core/atomic_file.hpp"
 #include "llmchaos/core/byte_scan.hpp"
+#include "llmchaos/core/clock.hpp"
 #include "llmchaos/core/sized_text.hpp"
 #include "llmchaos/mockprovider/forward_hook.hpp"
 #include "llmchaos/proxy/cassette.hpp"
@@ -307,12 +308,33 @@ struct Reuse {
 // a false -Wmismatched-new-delete (answer_delivery.hpp says more), silenced down to the forwarder.
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmismatched-new-delete"
+// One read of the upstream's answer into `buffer`, within timeout_ms: on a plain connection bounded by its
+// ReadDeadline on the bare socket (Beast's stream would arm and cancel a timer per read: one more pass
+// through the scheduler and one more epoll_wait each, bench/README.md, proxy), on a TLS one by the TCP
+// stream's own timer. read_ended() turns the deadline's cancellation into Beast's timeout error.
+template <class Stream>
+auto read_some_within(Stream& stream, ReadDeadline* deadline, beast::flat_buffer& buffer, double timeout_ms) {
+  if constexpr (std::is_same_v<Stream, beast::tcp_stream>) {
+    deadline->arm(ms_duration(timeout_ms));
+    return stream.socket().async_read_some(buffer.prepare(16 * 1024), use_tuple);
+  } else {
+    upstream_expires_after(stream, timeout_ms);
+    return stream.async_read_some(buffer.prepare(16 * 1024), use_tuple);
+  }
+}
+beast::error_code read_ended(ReadDeadline* deadline, beast::error_code ec) {
+  if (!deadline) return ec;
+  deadline->disarm();
+  return ec == net::error::operation_aborted && deadline->timed_out() ? beast::error::timeout : ec;
+}
+
 // The upstream's body without Beast's parser (upstream_response.hpp): the bytes after the head already in
 // `buffer`, then what arrives; a Content-Length body to its length, a chunked one to its last chunk.
 template <class Stream>
 struct PlainUpstreamSource {
   Stream& stream;
   beast::flat_buffer& buffer;
+  ReadDeadline* deadline;               // null on TLS (read_some_within)
   std::optional<std::uint64_t> length;  // none: chunked
   double timeout_ms;
   CassetteRecorder* recorder;
@@ -348,10 +370,9 @@ struct PlainUpstreamSource {
         held.remove_prefix(used);
       }
       if (finished()) break;
-      upstream_expires_after(stream, timeout_ms);
-      auto [ec, n] = co_await stream.async_read_some(buffer.prepare(16 * 1024), use_tuple);
+      auto [ec, n] = co_await read_some_within(stream, deadline, buffer, timeout_ms);
       buffer.commit(n);
-      if (ec) co_return false;  // closed or failed before the end: the answer broke off
+      if (read_ended(deadline, ec)) co_return false;  // closed or failed before the end: the answer broke off
     }
     whole = true;
     if (recorder && !recorder->complete()) recorder->on_end(ms_since(head_at));
@@ -362,19 +383,19 @@ struct PlainUpstreamSource {
 // The head read by the fast pass while it can (HeadVerdict), the rest left in `buffer`; an error of the
 // read when the upstream gave no head.
 template <class Stream>
-net::awaitable<beast::error_code> read_plain_head(Stream& stream, beast::flat_buffer& buffer,
-                                                  UpstreamHead& head, HeadVerdict& verdict,
-                                                  double timeout_ms) {
+net::awaitable<beast::error_code> read_plain_head(Stream& stream, UpstreamReading& reading,
+                                                  HeadVerdict& verdict, double timeout_ms) {
+  auto& buffer = reading.buffer;
+  auto* const deadline = reading.deadline.get();
   for (;;) {
     if (buffer.size() > 0) {
       verdict = read_upstream_head(
-          std::string_view(static_cast<const char*>(buffer.data().data()), buffer.size()), head);
+          std::string_view(static_cast<const char*>(buffer.data().data()), buffer.size()), reading.head);
       if (verdict != HeadVerdict::need_more) co_return beast::error_code();
     }
-    upstream_expires_after(stream, timeout_ms);
-    auto [ec, n] = co_await stream.async_read_some(buffer.prepare(16 * 1024), use_tuple);
+    auto [ec, n] = co_await read_some_within(stream, deadline, buffer, timeout_ms);
     buffer.commit(n);
-    if (ec) co_return ec;
+    if (const auto end = read_ended(deadline, ec)) co_return end;
   }
 }
 
@@ -459,7 +480,7 @@ template <class Stream>
   auto& plain = reading.head;
   HeadVerdict verdict = HeadVerdict::beast;  // a HEAD's answer has a length but no body: Beast's rules
   beast::error_code hec;
-  if (req.method != "HEAD") hec = co_await read_plain_head(stream, buffer, plain, verdict, read_timeout_ms);
+  if (req.method != "HEAD") hec = co_await read_plain_head(stream, reading, verdict, read_timeout_ms);
   if (hec && hec != beast::error::timeout && reuse.pooled && buffer.size() == 0) {
     reuse.stale =
         true;  // closed (EOF, RST, a TLS close) without a byte of answer: the request was never read
@@ -477,8 +498,8 @@ template <class Stream>
   buffer.consume(plain.head_bytes);
   AnswerHead head = answer_head(plain.status, plain.fields, plain.content_length, reading.answer_headers);
   if (recorder) recorder->on_head(head.status, cassette_headers(head.headers), x.head_ms, head.sse);
-  PlainUpstreamSource<Stream> source{stream,          buffer,   plain.content_length,
-                                     read_timeout_ms, recorder, Clock::now()};
+  PlainUpstreamSource<Stream> source{
+      stream, buffer, reading.deadline.get(), plain.content_length, read_timeout_ms, recorder, Clock::now()};
   co_await detail::deliver(x, head, source, dialect);
   give_back(head, reading.answer_headers);
   reuse.reusable = source.whole && plain.keep_alive;

@@ -363,6 +363,48 @@ TEST_CASE("an upstream that cannot be reached is a 502 naming it, and a route wi
   CHECK(n.body.find("no upstream") != std::string::npos);
 }
 
+// The read timeout (--read-timeout-ms): a plain upstream's reads are bounded by the connection's
+// ReadDeadline (net/read_deadline.hpp), re-armed by every read, not by a timer per read.
+TEST_CASE(
+    "an upstream silent past the read timeout is cut: before its head a 502 naming the timeout, mid "
+    "stream a cut; answers within it pass, one after another on the kept connection",
+    "[proxy]") {
+  TestServer upstream;
+  upstream.install("", script_toml(Dialect::openai,
+                                   R"({ fault = "ok", times = 3 },)"
+                                   R"({ fault = "ok", latency_ms = 1500 },)"
+                                   R"({ fault = "stream_stall", cut_after_events = 2, stall_ms = 1500 })"));
+  const auto script =
+      proxy::parse_proxy_script(script_toml(Dialect::openai, R"({ fault = "ok", times = 5 })"), "proxy.toml");
+  auto options = proxy_options(script, upstream.server.base_url() + "/r");
+  proxy::UpstreamOptions up;
+  up.upstream = upstream.server.base_url() + "/r";
+  up.read_timeout_ms = 300;
+  up.connect_timeout_ms = 2000;
+  options.forwarder = proxy::make_upstream_forwarder(up);
+  TestServer proxy(options);
+  proxy.engine().install("", script.script);
+
+  for (int i = 0; i < 3; ++i) CHECK(proxy.chat(Dialect::openai, "/r", i % 2 == 1).complete);
+
+  const auto started = std::chrono::steady_clock::now();
+  const auto silent = proxy.chat(Dialect::openai, "/r", false);
+  const auto waited = std::chrono::steady_clock::now() - started;
+  CHECK(silent.status == 502);
+  CHECK(silent.body.find("no answer") != std::string::npos);
+  CHECK(silent.body.find("timeout") != std::string::npos);
+  CHECK(waited >= std::chrono::milliseconds(250));
+  CHECK(waited < std::chrono::milliseconds(1400));  // not the upstream's 1500 ms
+
+  const auto stalled = proxy.chat(Dialect::openai, "/r", true);
+  CHECK(stalled.status == 200);
+  CHECK_FALSE(stalled.complete);
+  const auto l = proxy.ledger("", 5);
+  CHECK(l.at(3).upstream_status == 0);
+  CHECK(l.at(4).outcome == AttemptOutcome::cut);
+  CHECK(l.at(4).upstream_ms < 1400);
+}
+
 TEST_CASE(
     "the proxy keeps its upstream connection open, and one the upstream closed while idle is replaced "
     "without a failed answer",

@@ -12,6 +12,12 @@
 
 namespace llmchaos {
 
+// Milliseconds as a steady_clock duration, a negative count as zero: timeouts reach the I/O edges in ms.
+inline std::chrono::steady_clock::duration ms_duration(double ms) {
+  return std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+      std::chrono::duration<double, std::milli>(ms > 0 ? ms : 0));
+}
+
 class Clock {
  public:
   virtual ~Clock() = default;
