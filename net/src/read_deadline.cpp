@@ -8,7 +8,7 @@ struct ReadDeadline::State {
   boost::asio::ip::tcp::socket* socket;  // null once the owner is gone
   boost::asio::steady_timer timer;
   Steady::time_point deadline = Steady::time_point::max();  // max: no read armed
-  bool waiting = false;                                    // the timer has a wait pending
+  bool waiting = false;                                     // the timer has a wait pending
   bool timed_out = false;
 };
 
@@ -44,7 +44,7 @@ void ReadDeadline::watch(const std::shared_ptr<State>& s) {
   s->waiting = true;
   s->timer.expires_at(s->deadline);
   s->timer.async_wait([s](boost::system::error_code ec) {
-    if (ec || !s->socket) return;             // cancelled: by the owner's end, or by a shorter arm()
+    if (ec || !s->socket) return;  // cancelled: by the owner's end, or by a shorter arm()
     s->waiting = false;
     if (s->deadline == Steady::time_point::max()) return;  // no read armed: park until the next arm()
     if (Steady::now() < s->deadline) {                     // a later read was armed meanwhile

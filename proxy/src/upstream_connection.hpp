@@ -35,12 +35,14 @@ UpstreamUrl parse_upstream_url(const std::string& url);
 
 using TlsStream = boost::beast::ssl_stream<boost::beast::tcp_stream>;
 
-// What reading an answer needs, kept with the connection: a kept-alive connection reads many answers, and
-// these keep their memory from one to the next (no allocation per answer).
+// What an exchange needs (the request head written, the answer read), kept with the connection: a
+// kept-alive connection carries many exchanges, and these keep their memory from one to the next (no
+// allocation per exchange).
 struct UpstreamReading {
   boost::beast::flat_buffer buffer;
   UpstreamHead head;
   std::vector<std::pair<std::string, std::string>> answer_headers;  // the answer's head as delivered
+  std::string request_head;  // the request's head as sent (request_head())
   // A plain connection's reads are bounded by this (no timer operation per read); null on TLS, whose
   // reads the TCP stream's expires_after bounds (upstream_expires_after).
   std::unique_ptr<ReadDeadline> deadline;

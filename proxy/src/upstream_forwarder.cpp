@@ -236,8 +236,8 @@ struct UpstreamSource {
 };
 
 // The request as the client sent it, on the upstream's path, credentials untouched: one head written
-// with the body in one gathered write (no serializer).
-std::string request_head(const ForwardRequest& req, const UpstreamUrl& url) {
+// with the body in one gathered write (no serializer), rendered into the connection's own string.
+void request_head(const ForwardRequest& req, const UpstreamUrl& url, std::string& out) {
   using namespace std::string_view_literals;
   const UpstreamPath up = upstream_path(req);  // not a structured binding: clang 14 cannot capture one
   const bool body_expected = req.method == "POST" || req.method == "PUT" || req.method == "PATCH";
@@ -245,7 +245,7 @@ std::string request_head(const ForwardRequest& req, const UpstreamUrl& url) {
   const fmt::format_int length_digits(req.body.size());
   // Sized, then written in one pass (core/sized_text.hpp): formatting piece by piece cost a tenth of a
   // proxied request's instructions (bench/README.md, proxy).
-  return render_sized([&](auto& put) {
+  render_sized_into(out, [&](auto& put) {
     put(std::string_view(req.method));
     put(" "sv);
     put(std::string_view(url.prefix));
@@ -461,8 +461,8 @@ template <class Stream>
                                                 const ForwardRequest& req, const UpstreamUrl& url,
                                                 Dialect dialect, double read_timeout_ms,
                                                 CassetteRecorder* recorder, Reuse& reuse) {
-  const std::string head_bytes = request_head(req, url);
-  const std::array<net::const_buffer, 2> request{net::buffer(head_bytes), net::buffer(req.body)};
+  request_head(req, url, reading.request_head);
+  const std::array<net::const_buffer, 2> request{net::buffer(reading.request_head), net::buffer(req.body)};
   const beast::error_code wec = co_await send_request(stream, request, read_timeout_ms);
   if (wec && reuse.pooled) {  // a kept connection the upstream closed meanwhile: the caller connects anew
     reuse.stale = true;
