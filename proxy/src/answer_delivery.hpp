@@ -262,16 +262,27 @@ template <class Source>
 template <class Source>
 [[gnu::noinline]] boost::asio::awaitable<void> deliver_small(Exchange& x, const AnswerHead& head,
                                                              Source& source) {
-  std::string body;
-  if (!co_await read_whole(source,
-                           body)) {  // broke off: the client sees the head, the part that came, the cut
-    if (!co_await x.client.write_head(head.status, head.headers, false, *head.length, x.keep_alive) ||
-        !co_await x.client.write_body(body))
-      x.out.outcome = AttemptOutcome::client_closed;
-    else
-      x.out.outcome = AttemptOutcome::cut;
-    x.out.status = head.status;
-    co_return;
+  std::string read;
+  std::string_view body;
+  bool held = false;
+  if constexpr (requires { source.take_whole_if_held(); }) {  // the body already in hand: no copy
+    if (const auto whole = source.take_whole_if_held()) {
+      body = *whole;
+      held = true;
+    }
+  }
+  if (!held) {
+    if (!co_await read_whole(source,
+                             read)) {  // broke off: the client sees the head, the part that came, the cut
+      if (!co_await x.client.write_head(head.status, head.headers, false, *head.length, x.keep_alive) ||
+          !co_await x.client.write_body(read))
+        x.out.outcome = AttemptOutcome::client_closed;
+      else
+        x.out.outcome = AttemptOutcome::cut;
+      x.out.status = head.status;
+      co_return;
+    }
+    body = read;
   }
   if (!co_await x.client.write_whole(head.status, head.headers, body, x.keep_alive)) {
     x.out.outcome = AttemptOutcome::client_closed;

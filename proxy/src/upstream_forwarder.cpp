@@ -342,6 +342,18 @@ struct PlainUpstreamSource {
   ChunkedBody chunks{};
   bool whole = false;  // read to its end
 
+  // The whole body, taken as read, when it is already in the buffer (a Content-Length answer that came
+  // with its head) and nothing records it: a view of the buffer, valid until its next read (consume moves
+  // no byte). deliver_small writes it as it is, without copying it into a string of its own.
+  std::optional<std::string_view> take_whole_if_held() {
+    if (!length || recorder || buffer.size() < *length) return std::nullopt;
+    const std::string_view body(static_cast<const char*>(buffer.data().data()),
+                                static_cast<std::size_t>(*length));
+    buffer.consume(body.size());
+    whole = true;
+    return body;
+  }
+
   template <class Take>
   net::awaitable<bool> read(Take take) {
     std::uint64_t left = length.value_or(0);
