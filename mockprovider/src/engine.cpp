@@ -629,13 +629,29 @@ void Engine::finish(std::uint64_t seq, AttemptOutcome outcome, int events_sent, 
                    impl_->clock.now_ms() - ns.installed_at_ms, committed);
 }
 
-void Engine::note_upstream(std::uint64_t seq, int upstream_status, double head_ms, double total_ms) {
+namespace {
+// A forwarded background create's response, kept under the id the upstream issued (note_response).
+void keep_forwarded_response(Namespace& ns, const std::string& ns_name, std::size_t index, std::uint64_t seq,
+                             std::string_view response_id) {
+  if (response_id.empty() || !ns.ledger.background(index)) return;  // only a background create's is stored
+  Answer a;
+  a.id = std::string(response_id);
+  a.model = ns.ledger.entry(index, ns_name).model;
+  a.background = true;
+  store_response(ns, a, seq);
+}
+}  // namespace
+
+void Engine::note_upstream(std::uint64_t seq, int upstream_status, double head_ms, double total_ms,
+                           std::string_view response_id) {
   std::lock_guard lock(impl_->mutex);
   auto it = impl_->pending.find(seq);
   if (it == impl_->pending.end()) return;
   auto& ns = it->second.ns->second;
   if (it->second.index < ns.dropped) return;
-  ns.ledger.note_upstream(it->second.index - ns.dropped, upstream_status, head_ms, total_ms);
+  const std::size_t index = it->second.index - ns.dropped;
+  ns.ledger.note_upstream(index, upstream_status, head_ms, total_ms);
+  keep_forwarded_response(ns, it->second.ns->first, index, seq, response_id);
 }
 
 void Engine::set_require_auth(bool required) {
@@ -651,16 +667,10 @@ void Engine::set_answers_forwarded(bool forwarded) {
 void Engine::note_response(std::uint64_t seq, std::string_view response_id) {
   std::lock_guard lock(impl_->mutex);
   auto it = impl_->pending.find(seq);
-  if (it == impl_->pending.end() || response_id.empty()) return;
+  if (it == impl_->pending.end()) return;
   auto& ns = it->second.ns->second;
   if (it->second.index < ns.dropped) return;
-  const std::size_t index = it->second.index - ns.dropped;
-  if (!ns.ledger.background(index)) return;  // only a background create's response is stored by the provider
-  Answer a;
-  a.id = std::string(response_id);
-  a.model = ns.ledger.entry(index, it->second.ns->first).model;
-  a.background = true;
-  store_response(ns, a, seq);
+  keep_forwarded_response(ns, it->second.ns->first, it->second.index - ns.dropped, seq, response_id);
 }
 
 void Engine::set_ledger_limit(std::size_t entries) {

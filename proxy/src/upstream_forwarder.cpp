@@ -121,7 +121,9 @@ class ConnectionPool {
   std::unique_ptr<UpstreamConnection> take(const std::string& origin, const net::any_io_executor& executor) {
     std::lock_guard lock(mutex_);
     const auto now = Clock::now();
-    std::erase_if(idle_, [&](const Idle& i) { return now - i.since > idle_for; });
+    // idle_ is in the order given back: the oldest first, so most calls stop at the first entry.
+    if (!idle_.empty() && now - idle_.front().since > idle_for)
+      std::erase_if(idle_, [&](const Idle& i) { return now - i.since > idle_for; });
     for (auto it = idle_.rbegin(); it != idle_.rend(); ++it)
       if (it->origin == origin && it->executor == executor) {
         auto c = std::move(it->connection);
@@ -550,12 +552,12 @@ net::awaitable<Executed> UpstreamForwarder::forward(ClientWire& client, const Fo
   auto* rec = recorder ? &*recorder : nullptr;
   Reuse reuse;
   std::unique_ptr<UpstreamConnection> connection;
+  const auto executor = client.executor();  // a type-erased copy: made once
   for (int tries = 0; tries < 2; ++tries) {
-    connection = pool_.take(url->origin, client.executor());
+    connection = pool_.take(url->origin, executor);
     reuse = Reuse{connection != nullptr};
     if (!connection)
-      connection =
-          co_await connect_upstream(client.executor(), *url, *tls_, options_.connect_timeout_ms, error);
+      connection = co_await connect_upstream(executor, *url, *tls_, options_.connect_timeout_ms, error);
     if (!connection) {
       engine.note_upstream(seq, 0, ms_since(x.t0), ms_since(x.t0));
       co_return co_await answer_error(client, 502, fmt::format("upstream {}: {}", url->origin, error),
@@ -569,9 +571,9 @@ net::awaitable<Executed> UpstreamForwarder::forward(ClientWire& client, const Fo
                         options_.read_timeout_ms, rec, reuse);
     if (!reuse.stale) break;
   }
-  if (reuse.reusable) pool_.give(url->origin, client.executor(), std::move(connection));
-  engine.note_upstream(seq, x.upstream_status, x.head_ms, x.upstream_ms.value_or(ms_since(x.t0)));
-  engine.note_response(seq, x.response_id);
+  if (reuse.reusable) pool_.give(url->origin, executor, std::move(connection));
+  engine.note_upstream(seq, x.upstream_status, x.head_ms, x.upstream_ms.value_or(ms_since(x.t0)),
+                       x.response_id);
   // Only a whole healthy answer becomes a cassette: an error or a broken-off read is not replayed as healthy.
   if (recorder && recorder->complete() && x.upstream_status / 100 == 2) {
     const auto& c = recorder->cassette();

@@ -62,8 +62,10 @@ class Engine {
   PlannedAttempt begin(const IncomingRequest& req);
   // How the attempt ended on the wire.
   void finish(std::uint64_t seq, AttemptOutcome outcome, int events_sent, int status);
-  // `llmchaos proxy`: the attempt was forwarded; what the upstream answered and when (before finish()).
-  void note_upstream(std::uint64_t seq, int upstream_status, double head_ms, double total_ms);
+  // `llmchaos proxy`: the attempt was forwarded; what the upstream answered and when (before finish()),
+  // and the response id its answer named, if any (as note_response, under the same lock).
+  void note_upstream(std::uint64_t seq, int upstream_status, double head_ms, double total_ms,
+                     std::string_view response_id = {});
   // The healthy answers come from elsewhere (`llmchaos proxy`'s upstream, `serve --cassettes`; the server
   // sets it when it has a forwarder): the engine stores no background response of its own, and a
   // retrieve of a stored response (`GET /v1/responses/{id}`, the resume) is planned on the route's
