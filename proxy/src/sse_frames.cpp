@@ -4,6 +4,8 @@
 // data. Pure functions.
 #include <boost/beast/core/string.hpp>
 #include <boost/json.hpp>
+#include <boost/json/monotonic_resource.hpp>
+#include <cstddef>
 #include <cstdint>
 
 #include "llmchaos/core/eventstream.hpp"
@@ -83,8 +85,12 @@ FrameRole frame_role(Dialect dialect, std::string_view frame) {
   const Event e = read_event(frame);
   if (!spec.done_data.empty() && e.data == spec.done_data) return FrameRole::terminator;
   if (e.data.empty()) return FrameRole::structure;  // a comment or keep-alive line
+  // Parsed into a scratch arena on the stack (a frame is one small object): no allocation and no free per
+  // JSON node, which were most of what reading a frame's role cost (bench/README.md, proxy).
+  alignas(std::max_align_t) unsigned char scratch[4096];
+  json::monotonic_resource arena(scratch, sizeof scratch);
   boost::system::error_code ec;
-  const auto v = json::parse(e.data, ec);
+  const auto v = json::parse(e.data, ec, &arena);
   if (ec || !v.is_object()) return FrameRole::injected;
   const auto& o = v.get_object();
   if (o.contains("error")) return FrameRole::injected;
