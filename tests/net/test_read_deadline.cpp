@@ -1,8 +1,6 @@
 // ReadDeadline (net/read_deadline.hpp) on a loopback socket pair: a read past its deadline is cancelled
 // and says so, a read within it is not, re-arming moves the deadline without cancelling, a shorter
 // timeout than the pending wait's still fires on time, and the object can go while its timer waits.
-#include "llmchaos/net/read_deadline.hpp"
-
 #include <array>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
@@ -11,6 +9,8 @@
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <memory>
+
+#include "llmchaos/net/read_deadline.hpp"
 
 namespace asio = boost::asio;
 using tcp = asio::ip::tcp;
@@ -103,7 +103,8 @@ TEST_CASE("a shorter timeout than the pending wait's fires on time", "[read_dead
   CHECK(second.took < 1s);  // not the first arm's 5 s
 }
 
-TEST_CASE("the deadline can go while its timer waits, and the socket is not touched after", "[read_deadline]") {
+TEST_CASE("the deadline can go while its timer waits, and the socket is not touched after",
+          "[read_deadline]") {
   Pair p;
   auto deadline = std::make_unique<llmchaos::ReadDeadline>(p.reader);
   std::array<char, 16> buf{};
