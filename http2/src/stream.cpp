@@ -5,6 +5,7 @@
 #include <chrono>
 
 #include "connection.hpp"
+#include "llmchaos/core/clock.hpp"
 #include "llmchaos/mockprovider/execute_plan.hpp"
 
 namespace net = boost::asio;
@@ -59,9 +60,7 @@ net::awaitable<bool> StreamWire::send(std::string_view bytes, bool last) {
 
 // A timer raced against the stream's close (the client's RST_STREAM, or the connection gone).
 net::awaitable<mock::WaitEnd> StreamWire::wait(double ms) {
-  const auto deadline =
-      std::chrono::steady_clock::now() + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                                             std::chrono::duration<double, std::milli>(ms > 0 ? ms : 0));
+  const auto deadline = std::chrono::steady_clock::now() + ms_duration(ms);
   for (;;) {
     if (conn_.host().stopping()) co_return mock::WaitEnd::shutdown;
     if (s_.closed) co_return mock::WaitEnd::client_closed;

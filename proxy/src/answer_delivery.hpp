@@ -272,8 +272,8 @@ template <class Source>
     }
   }
   if (!held) {
-    if (!co_await read_whole(source,
-                             read)) {  // broke off: the client sees the head, the part that came, the cut
+    // Broken off: the client sees the head, the part that came, then the cut.
+    if (!co_await read_whole(source, read)) {
       if (!co_await x.client.write_head(head.status, head.headers, false, *head.length, x.keep_alive) ||
           !co_await x.client.write_body(read))
         x.out.outcome = AttemptOutcome::client_closed;
