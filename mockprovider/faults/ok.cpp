@@ -13,6 +13,7 @@ extern const FaultSpec ok_fault = {
     .params = {},
     .plan = plan,
     .summary = "the healthy answer, plain or streamed one event per word",
+    .traits = {.keeps_healthy_stream = true},
 };
 
 }  // namespace llmchaos::mock

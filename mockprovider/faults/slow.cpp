@@ -41,7 +41,7 @@ extern const FaultSpec slow_fault = {
     .params = params,
     .plan = plan,
     .summary = "the answer after a fixed latency or a p50/p95 lognormal draw",
-    .traits = {.explore_latency = false, .explore_draw = draw},
+    .traits = {.keeps_healthy_stream = true, .explore_latency = false, .explore_draw = draw},
 };
 
 }  // namespace llmchaos::mock

@@ -27,7 +27,7 @@ extern const FaultSpec slow_first_token_fault = {
     .params = params,
     .plan = plan,
     .summary = "headers at once, the first event after first_token_ms",
-    .traits = {.explore_draw = draw},
+    .traits = {.keeps_healthy_stream = true, .explore_draw = draw},
 };
 
 }  // namespace llmchaos::mock

@@ -86,7 +86,9 @@ Plan answer_plan(const FaultInput& in, FaultKind kind) {
 Plan answer_plan(const FaultInput& in, FaultKind kind, const Answer& answer) {
   Plan p = base_plan(in, kind, in.request.stream);
   p.status = in.step.status.value_or(200);
-  if (p.streamed) {
+  if (p.streamed && in.body_forwarded && fault_traits(kind).keeps_healthy_stream) {
+    p.passes_upstream_stream = true;  // no frame of the synthetic stream would be sent, nor edit anything
+  } else if (p.streamed) {
     auto parts = in.dialect.render_stream(answer);
     for (auto* part : {&parts.head, &parts.content, &parts.tail, &parts.terminator})
       for (auto& f : *part) p.frames.push_back(std::move(f));
@@ -187,7 +189,7 @@ Plan hold_plan(const FaultInput& in, FaultKind kind, bool committed) {
 }
 
 void as_json_array(Plan& p) {
-  if (!p.streamed || p.action != WireAction::respond) return;
+  if (!p.streamed || p.action != WireAction::respond || p.passes_upstream_stream) return;
   bool first = true;
   for (auto& f : p.frames) {
     std::string_view data = f.bytes;

@@ -9,6 +9,8 @@ using mock::FrameRole;
 using mock::Plan;
 
 StreamEdit stream_edit(Dialect dialect, const Plan& plan) {
+  if (plan.passes_upstream_stream)
+    return {};  // the stream as it comes: no limit, no injection, nothing dropped
   StreamEdit e;
   e.pass_tail = e.pass_terminator = false;
   int position = 0;

@@ -17,13 +17,14 @@ struct Fixture {
   Rng rng{1};
   double time_scale = 1;
   double unix_now_ms = 0;
-  Answer answer;  // the healthy answer of the last plan
+  bool forwarded = false;  // FaultInput::body_forwarded: the answer comes from a proxy's upstream
+  Answer answer;           // the healthy answer of the last plan
   Plan plan(Dialect d) {
     route.dialect = d;
     route.default_text = "one two three four";
     answer = healthy_answer(route, step, request, 7);
     return fault_spec(step.fault)
-        .plan({step, request, dialect_spec(d), answer, "req_7", time_scale, rng, unix_now_ms});
+        .plan({step, request, dialect_spec(d), answer, "req_7", time_scale, rng, unix_now_ms, forwarded});
   }
 };
 
@@ -369,4 +370,41 @@ TEST_CASE("plain stream faults: a cut body announces its full length, a malforme
   CHECK(ec);
   f.step.fault = FaultKind::stream_error;
   CHECK(f.plan(Dialect::anthropic).status == 529);
+}
+
+TEST_CASE("a fault that keeps the healthy stream renders it frame for frame, and not at all when forwarded",
+          "[faults]") {
+  int keeping = 0;
+  for (const FaultSpec* spec : all_faults()) {
+    CAPTURE(to_string(spec->kind));
+    for (const Dialect d : registered_dialects()) {
+      CAPTURE(to_string(d));
+      Fixture healthy, f;
+      healthy.request.stream = f.request.stream = true;
+      f.step.fault = spec->kind;
+      const Plan rendered = f.plan(d);
+      f.forwarded = true;
+      const Plan forwarded = f.plan(d);
+      // A fault without the trait renders its frames (they are the edit the proxy applies), unless its plan
+      // here is ok's own (prefill_rejected on a request without a prefill).
+      if (!forwarded.passes_upstream_stream) {
+        CHECK_FALSE(spec->traits.keeps_healthy_stream);
+        continue;
+      }
+      const Plan ok = healthy.plan(d);
+      REQUIRE(rendered.frames.size() == ok.frames.size());
+      for (std::size_t i = 0; i < ok.frames.size(); ++i) {
+        CHECK(rendered.frames[i].bytes == ok.frames[i].bytes);
+        CHECK(rendered.frames[i].content == ok.frames[i].content);
+      }
+      CHECK(rendered.end == StreamEnd::complete);
+      CHECK_FALSE(rendered.passes_upstream_stream);
+      CHECK(forwarded.passes_upstream_stream);
+      CHECK(forwarded.frames.empty());
+      CHECK(forwarded.status == rendered.status);
+      CHECK(forwarded.first_event_ms == rendered.first_event_ms);
+    }
+    keeping += spec->traits.keeps_healthy_stream ? 1 : 0;
+  }
+  CHECK(keeping >= 3);  // ok, slow, slow_first_token
 }

@@ -17,7 +17,8 @@ const Dialect all_dialects[] = {Dialect::openai,    Dialect::anthropic, Dialect:
                                 Dialect::responses, Dialect::azure,     Dialect::bedrock};
 
 // The plan `serve` builds for a streamed attempt of `fault` (synthetic text of 8 words).
-Plan stream_plan(Dialect d, FaultKind fault, std::optional<int> cut_after = std::nullopt) {
+Plan stream_plan(Dialect d, FaultKind fault, std::optional<int> cut_after = std::nullopt,
+                 bool forwarded = false) {
   RouteScript route;
   route.dialect = d;
   route.default_text = "s1 s2 s3 s4 s5 s6 s7 s8";
@@ -29,7 +30,7 @@ Plan stream_plan(Dialect d, FaultKind fault, std::optional<int> cut_after = std:
   request.include_usage = true;
   Rng rng{1};
   const Answer answer = healthy_answer(route, step, request, 7);
-  return fault_spec(fault).plan({step, request, dialect_spec(d), answer, "req_7", 1, rng, 0});
+  return fault_spec(fault).plan({step, request, dialect_spec(d), answer, "req_7", 1, rng, 0, forwarded});
 }
 
 // A "real" stream: the dialect's healthy frames of another answer (6 words, other ids).
@@ -166,6 +167,34 @@ TEST_CASE("no_terminator drops only the real terminator, ok and slow_first_token
       CHECK(all.frames.size() == real_frames(d).size());
       CHECK(all.content() == 6);
     }
+  }
+}
+
+TEST_CASE(
+    "a forwarded plan that keeps the healthy stream renders nothing and passes what the rendered one passes",
+    "[proxy]") {
+  for (const Dialect d : registered_dialects()) {
+    CAPTURE(to_string(d));
+    for (const auto fault : {FaultKind::ok, FaultKind::slow, FaultKind::slow_first_token}) {
+      CAPTURE(to_string(fault));
+      const Plan forwarded = stream_plan(d, fault, std::nullopt, true);
+      REQUIRE(forwarded.passes_upstream_stream);
+      CHECK(forwarded.frames.empty());
+      const auto edit = stream_edit(d, forwarded);
+      CHECK_FALSE(edit.content_limit);
+      CHECK(edit.injections.empty());
+      const auto as_is = run_edit(d, forwarded);
+      const auto derived = run_edit(d, stream_plan(d, fault));
+      CHECK_FALSE(as_is.stopped);
+      REQUIRE(as_is.frames.size() == derived.frames.size());
+      for (std::size_t i = 0; i < as_is.frames.size(); ++i) {
+        CHECK(as_is.frames[i].bytes == derived.frames[i].bytes);
+        CHECK(as_is.frames[i].content == derived.frames[i].content);
+      }
+      CHECK(as_is.frames.size() == real_frames(d).size());
+    }
+    // A fault that edits the stream is still rendered when forwarded: its frames are the edit.
+    CHECK(stream_edit(d, stream_plan(d, FaultKind::stream_cut, 2, true)).content_limit == 2);
   }
 }
 

@@ -24,7 +24,8 @@ struct FaultInput {
   Rng& rng;                     // seeded by the engine (slow's latency draw)
   double unix_now_ms = 0;       // the wall clock (Unix ms) for HTTP-date and RFC 3339 retry hints
   // The answer's bytes come from elsewhere (`llmchaos proxy`'s upstream, a cassette): a 2xx plain answer is
-  // forwarded, so its body is not rendered (its frames are: a stream's plan is the edit of the real one).
+  // forwarded, so its body is not rendered (its frames are: a stream's plan is the edit of the real one,
+  // but for a fault that keeps the healthy stream, FaultTraits::keeps_healthy_stream).
   bool body_forwarded = false;
 };
 

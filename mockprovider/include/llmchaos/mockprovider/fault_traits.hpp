@@ -50,6 +50,10 @@ struct FaultTraits {
   // The stream ends before a whole answer (cut, stall, in-stream error, bad frame, policy stop): the
   // events it did send can be a commit the caller never received.
   bool breaks_stream = false;
+  // Its streamed plan is the healthy stream itself, every frame as rendered (only its timing may differ):
+  // forwarded (FaultInput::body_forwarded), the upstream's frames pass unedited and the synthetic ones are
+  // not rendered (Plan::passes_upstream_stream).
+  bool keeps_healthy_stream = false;
   // The retry hint sent when the script gives none (rate_429: 1000 ms).
   std::optional<double> default_retry_after_ms{};
   // explore: may it add the common `latency_ms` (not before a hold or a reset, nor on slow, which draws

@@ -42,8 +42,11 @@ struct Plan {
       false;  // a plain answer: committed once written whole (streams commit per content frame)
 
   bool streamed = false;
-  std::string body;                     // !streamed
-  std::vector<SseFrame> frames;         // streamed
+  std::string body;              // !streamed
+  std::vector<SseFrame> frames;  // streamed
+  // A forwarded stream the plan does not edit (FaultTraits::keeps_healthy_stream): `frames` is empty, the
+  // upstream's (or the cassette's) frames pass as they come.
+  bool passes_upstream_stream = false;
   double first_event_ms = 0;            // delay before the first frame after headers
   double inter_event_ms = 0;            // delay between frames
   StreamEnd end = StreamEnd::complete;  // also for plain bodies: abort after body_cut_at bytes

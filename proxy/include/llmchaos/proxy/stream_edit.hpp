@@ -10,6 +10,8 @@
 // to the real frames: "N content frames then stop" stays N real content frames, an injected frame stays
 // injected at the same content position, a dropped tail or terminator stays dropped. No fault kind is
 // named here: a new stream fault kind is proxied as soon as its plan is built from the dialect's parts.
+// A fault kind that keeps the healthy stream (FaultTraits::keeps_healthy_stream: ok, slow, ...) renders no
+// synthetic frame when forwarded (Plan::passes_upstream_stream): its edit is none, known without them.
 #include <cstddef>
 #include <optional>
 #include <string>
