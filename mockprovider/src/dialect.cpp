@@ -63,8 +63,7 @@ std::string_view key_in(std::string_view value, std::string_view scheme) {
 }
 }  // namespace
 
-bool has_credential(const DialectSpec& dialect,
-                    const std::vector<std::pair<std::string, std::string>>& headers,
+bool has_credential(const DialectSpec& dialect, std::span<const std::pair<std::string, std::string>> headers,
                     std::string_view target) {
   for (const auto& c : dialect.auth.headers)
     for (const auto& [name, value] : headers)

@@ -104,7 +104,7 @@ struct LedgerHeaders {
   std::string_view amz_sdk_invocation_id, amz_sdk_request;  // the AWS SDKs' (Bedrock)
 };
 
-LedgerHeaders ledger_headers(const IncomingRequest& req) {
+LedgerHeaders ledger_headers(const RequestView& req) {
   std::string_view x_request_id, request_id, idempotency_key, retry_count, invocation, amz_request;
   bool seen_x = false, seen_plain = false, seen_key = false, seen_count = false, seen_inv = false,
        seen_amz = false;
@@ -129,9 +129,9 @@ LedgerHeaders ledger_headers(const IncomingRequest& req) {
       take(v, amz_request, seen_amz);
   }
   return {x_request_id.empty() ? request_id : x_request_id,
-          req.idempotency_key.empty() ? idempotency_key : std::string_view(req.idempotency_key),
-          req.stainless_retry_count.empty() ? retry_count : std::string_view(req.stainless_retry_count),
-          invocation, amz_request};
+          req.idempotency_key.empty() ? idempotency_key : req.idempotency_key,
+          req.stainless_retry_count.empty() ? retry_count : req.stainless_retry_count, invocation,
+          amz_request};
 }
 
 // The step for an attempt at `t_ms` after install (next_step, script.hpp), else the route's `then`.
@@ -288,7 +288,7 @@ Plan retrieve_plan(const AttemptContext& at, const Step& scripted, const Answer&
 
 // --- One planner per path of Engine::begin ------------------------------------------------------
 
-Plan unknown_route_plan(const IncomingRequest& req) {
+Plan unknown_route_plan(const RequestView& req) {
   return json_plan(
       404, fmt::format(
                R"({{"error":{{"message":"no route \"{}\" in namespace \"{}\"","type":"not_found_error"}}}})",
@@ -371,7 +371,7 @@ Plan scripted_attempt_plan(RouteState& route, Namespace& ns, const AttemptContex
 }
 
 // The ledger entry of an attempt as it arrives; the planners and record_attempt fill in the rest.
-LedgerStore::NewAttempt new_ledger_entry(const IncomingRequest& req, const ParsedRequest& parsed,
+LedgerStore::NewAttempt new_ledger_entry(const RequestView& req, const ParsedRequest& parsed,
                                          const LedgerHeaders& headers, RouteState& route, std::uint64_t seq,
                                          double received_at_ms) {
   LedgerStore::NewAttempt e;
@@ -453,7 +453,7 @@ struct Engine::Impl {
     return {&*n, &r->second};
   }
   // The plan of an attempt: one planner per path (credential refused, bad request, retrieve, scripted).
-  Plan plan_attempt(const IncomingRequest& req, RouteState& route, Namespace& ns, const AttemptContext& at,
+  Plan plan_attempt(const RequestView& req, RouteState& route, Namespace& ns, const AttemptContext& at,
                     const ParsedRequest& parsed, LedgerStore::NewAttempt& e);
   // Completes the attempt's ledger entry from its plan, counts it in flight and ledgers it.
   void record_attempt(NamespaceEntry& entry, RouteState& route, std::string_view route_name,
@@ -548,7 +548,7 @@ std::vector<std::string> Engine::routes(const std::string& ns) const {
   return out;
 }
 
-PlannedAttempt Engine::begin(const IncomingRequest& req) {
+PlannedAttempt Engine::begin(const RequestView& req) {
   std::lock_guard lock(impl_->mutex);
   const auto [entry, route] = impl_->find_route(req.ns, req.route);
   if (!route) return {0, unknown_route_plan(req)};
@@ -575,7 +575,7 @@ PlannedAttempt Engine::begin(const IncomingRequest& req) {
   return {seq, std::move(plan)};
 }
 
-Plan Engine::Impl::plan_attempt(const IncomingRequest& req, RouteState& route, Namespace& ns,
+Plan Engine::Impl::plan_attempt(const RequestView& req, RouteState& route, Namespace& ns,
                                 const AttemptContext& at, const ParsedRequest& parsed,
                                 LedgerStore::NewAttempt& e) {
   if (route.script.require_auth.value_or(require_auth) &&

@@ -15,7 +15,6 @@
 
 #include "llmchaos/core/json_text.hpp"
 #include "llmchaos/core/ledger_json.hpp"
-#include "llmchaos/core/sized_text.hpp"
 #include "llmchaos/core/spec_error.hpp"
 #include "llmchaos/mockprovider/dialect.hpp"
 #include "llmchaos/mockprovider/script.hpp"
@@ -273,11 +272,6 @@ bool Router::reads_header(std::string_view name) {
 }
 
 Routed Router::handle(const RawRequest& req) {
-  RawRequest copy = req;
-  return handle(std::move(copy));
-}
-
-Routed Router::handle(RawRequest&& req) {
   const std::string_view target = req.target;
   const auto path = target.substr(0, target.find('?'));
   if (path == "/metrics") {
@@ -291,24 +285,16 @@ Routed Router::handle(RawRequest&& req) {
   if (!where) return {unknown_route(engine_, target), {}};
   if (where->rest == side_effect_suffix) return side_effect(engine_, std::string(where->ns), req);
 
-  // One request of this thread's at a time: its strings keep their buffers from one request to the next
-  // (a path below the route is longer than a string holds without allocating).
-  thread_local IncomingRequest in;
-  assign_reusing(in.ns, where->ns);
-  assign_reusing(in.route, where->route);
-  assign_reusing(in.path, where->rest.empty() ? std::string_view("/") : where->rest);
-  in.idempotency_key.clear();
-  in.stainless_retry_count.clear();
-  in.method = std::move(req.method);
-  in.body = std::move(req.body);
-  in.headers = std::move(req.headers);
-  in.protocol = req.protocol;
+  const RequestView in{.ns = where->ns,
+                       .route = where->route,
+                       .path = where->rest.empty() ? std::string_view("/") : where->rest,
+                       .method = req.method,
+                       .body = req.body,
+                       .idempotency_key = {},  // read from the headers
+                       .stainless_retry_count = {},
+                       .headers = req.headers,
+                       .protocol = req.protocol};
   auto planned = engine_.begin(in);
-  // The request's buffers go back to the caller, which reuses them for its next request (a connection
-  // reads many): no allocation per request for its body and headers.
-  req.method = std::move(in.method);
-  req.body = std::move(in.body);
-  req.headers = std::move(in.headers);
   Routed out{std::move(planned.plan), {}};
   if (options_.report_targets) {
     out.ns = in.ns;

@@ -493,11 +493,11 @@ net::awaitable<Routed> Session::route_blocking(RawRequest& req) {
       net::use_awaitable);
 }
 
-// The router's plan for a request, built in place (no move of the plan into a waiting one); the
-// request's buffers come back in `req` for the next request (Router::handle).
+// The router's plan for a request, built in place (no move of the plan into a waiting one); the engine
+// reads the request where it lies (Router::handle).
 Routed Session::route(RawRequest& req) {
   try {
-    return server_.router.handle(std::move(req));
+    return server_.router.handle(req);
   } catch (const std::exception&) {  // a bug must cost one answer, never the server
     server_.engine.count_event("internal_error");
     return {json_plan(500, R"({"error":"internal error in the mock provider"})"), {}};
@@ -650,7 +650,7 @@ bool Session::keep_target_for_forwarding(RawRequest& req) {
   const auto& forwarder = server_.options.forwarder;
   if (!forwarder) return false;
   assign_reusing(forward_target_, req.target);
-  req.target = forwarder->ledger_target(req.target);
+  forwarder->mask_ledger_target(req.target);
   return true;
 }
 

@@ -13,7 +13,9 @@ namespace llmchaos::proxy {
 class ProxyForwarder : public mock::Forwarder {
  public:
   bool forwards_plan(const mock::Plan& plan) const final { return forwards(plan); }
-  std::string ledger_target(std::string_view target) const final { return redact_target(target); }
+  void mask_ledger_target(std::string& target) const final {
+    if (target.find('?') != std::string::npos) target = redact_target(target);
+  }
 };
 
 }  // namespace llmchaos::proxy

@@ -118,7 +118,7 @@ HeaderList cassette_headers(const HeaderList& headers) {
 // idle_ms, beyond max_idle, and all at once when the server stops (close_idle).
 class ConnectionPool {
  public:
-  std::unique_ptr<UpstreamConnection> take(const std::string& origin, const net::any_io_executor& executor) {
+  std::unique_ptr<UpstreamConnection> take(std::string_view origin, const net::any_io_executor& executor) {
     std::lock_guard lock(mutex_);
     const auto now = Clock::now();
     // idle_ is in the order given back: the oldest first, so most calls stop at the first entry.
@@ -132,7 +132,7 @@ class ConnectionPool {
       }
     return nullptr;
   }
-  void give(const std::string& origin, const net::any_io_executor& executor,
+  void give(std::string_view origin, const net::any_io_executor& executor,
             std::unique_ptr<UpstreamConnection> c) {
     std::lock_guard lock(mutex_);
     if (idle_.size() >= max_idle) idle_.erase(idle_.begin());
@@ -147,7 +147,7 @@ class ConnectionPool {
   static constexpr std::size_t max_idle = 64;
   static constexpr auto idle_for = std::chrono::seconds(2);
   struct Idle {
-    std::string origin;
+    std::string_view origin;  // an UpstreamUrl's: the forwarder's URLs outlive its pool (no copy per give)
     net::any_io_executor executor;
     std::unique_ptr<UpstreamConnection> connection;
     Clock::time_point since;

@@ -213,8 +213,8 @@ const DialectSpec& dialect_spec(Dialect d);
 std::vector<Dialect> registered_dialects();
 // The request (lower-case header names, the target with its query) carries a non-empty key where the
 // dialect reads one (DialectSpec::auth).
-bool has_credential(const DialectSpec& dialect,
-                    const std::vector<std::pair<std::string, std::string>>& headers, std::string_view target);
+bool has_credential(const DialectSpec& dialect, std::span<const std::pair<std::string, std::string>> headers,
+                    std::string_view target);
 // The header carries a credential in some registered dialect (lower-case name): what a server must keep.
 bool credential_header(std::string_view lower_case_name);
 // The base URL an official SDK is given for a route served at `route_url` (dialect's sdk_base_suffix).

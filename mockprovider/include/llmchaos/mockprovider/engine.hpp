@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -17,7 +18,21 @@
 
 namespace llmchaos::mock {
 
-// What the server learnt from the request before asking for a plan.
+// A request as Engine::begin reads it: views of the caller's buffers, read during the call only. The
+// router makes one of the connection's own request (no copy, no move of its buffers per request).
+struct RequestView {
+  std::string_view ns;  // "" = default namespace
+  std::string_view route;
+  std::string_view path;  // below the route, e.g. "/v1/chat/completions"
+  std::string_view method = "POST";
+  std::string_view body;
+  std::string_view idempotency_key;  // "": read from the headers
+  std::string_view stainless_retry_count;
+  std::span<const std::pair<std::string, std::string>> headers;  // lower-cased names
+  WireProtocol protocol = WireProtocol::none;                    // http/1.1 or h2 (none: virtual time)
+};
+
+// A request that owns its strings (tests, tools): begin() takes it as its view.
 struct IncomingRequest {
   std::string ns;  // "" = default namespace
   std::string route;
@@ -28,6 +43,9 @@ struct IncomingRequest {
   std::string stainless_retry_count;
   std::vector<std::pair<std::string, std::string>> headers;  // lower-cased names
   WireProtocol protocol = WireProtocol::none;                // http/1.1 or h2 (none: virtual time)
+  operator RequestView() const {  // NOLINT(google-explicit-constructor): an owner converts to its view
+    return {ns, route, path, method, body, idempotency_key, stainless_retry_count, headers, protocol};
+  }
 };
 
 struct PlannedAttempt {
@@ -59,7 +77,7 @@ class Engine {
   // Chooses the step, builds the plan (via the dialect and the fault registry) and appends a ledger
   // entry (committed already set for post_commit_timeout). Request errors (bad JSON, unknown path)
   // come back as a plan with the dialect's 4xx body and are ledgered too.
-  PlannedAttempt begin(const IncomingRequest& req);
+  PlannedAttempt begin(const RequestView& req);
   // How the attempt ended on the wire.
   void finish(std::uint64_t seq, AttemptOutcome outcome, int events_sent, int status);
   // `llmchaos proxy`: the attempt was forwarded; what the upstream answered and when (before finish()),

@@ -68,8 +68,9 @@ class Forwarder {
   // Whether `plan` lets the request reach the provider (then forward() executes it); the other plans are
   // the server's own answers, as in `serve`.
   virtual bool forwards_plan(const Plan& plan) const = 0;
-  // The request target as the router, and so the ledger, may see it: the credentials it carries masked.
-  virtual std::string ledger_target(std::string_view target) const = 0;
+  // Makes the request target what the router, and so the ledger, may see: the credentials it carries
+  // masked, in place (a target without a query keeps its string, and the string its capacity).
+  virtual void mask_ledger_target(std::string& target) const = 0;
   // Executes `plan` (forwards(plan) is true) by forwarding the request; `seq` is its ledger entry.
   virtual boost::asio::awaitable<Executed> forward(ClientWire& client, const ForwardRequest& request,
                                                    const Plan& plan, bool keep_alive, Engine& engine,

@@ -51,10 +51,8 @@ AdminPath parse_admin_path(const std::vector<std::string_view>& segments);
 class Router {
  public:
   Router(Engine& engine, RouterOptions options);
+  // The plan of `req`, which the engine reads in place (RequestView): the caller keeps its buffers.
   Routed handle(const RawRequest& req);
-  // The same; moves the body and headers on instead of copying them. A provider request's method, body and
-  // headers are handed back in `req` (unchanged) once planned, so a caller can reuse their buffers.
-  Routed handle(RawRequest&& req);
   // Whether the router (or the engine behind it) reads this request header (lower-cased name): a
   // server may pass only those on.
   static bool reads_header(std::string_view name);
