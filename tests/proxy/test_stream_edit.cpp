@@ -181,8 +181,7 @@ TEST_CASE(
       REQUIRE(forwarded.passes_upstream_stream);
       CHECK(forwarded.frames.empty());
       const auto edit = stream_edit(d, forwarded);
-      CHECK_FALSE(edit.content_limit);
-      CHECK(edit.injections.empty());
+      CHECK(edit.changes_nothing());  // deliver_stream then passes each frame as it comes
       const auto as_is = run_edit(d, forwarded);
       const auto derived = run_edit(d, stream_plan(d, fault));
       CHECK_FALSE(as_is.stopped);
@@ -194,7 +193,12 @@ TEST_CASE(
       CHECK(as_is.frames.size() == real_frames(d).size());
     }
     // A fault that edits the stream is still rendered when forwarded: its frames are the edit.
-    CHECK(stream_edit(d, stream_plan(d, FaultKind::stream_cut, 2, true)).content_limit == 2);
+    const auto cut = stream_edit(d, stream_plan(d, FaultKind::stream_cut, 2, true));
+    CHECK(cut.content_limit == 2);
+    CHECK_FALSE(cut.changes_nothing());
+    CHECK_FALSE(
+        stream_edit(d, stream_plan(d, FaultKind::no_terminator, std::nullopt, true)).changes_nothing());
+    CHECK_FALSE(stream_edit(d, stream_plan(d, FaultKind::stream_error, 1, true)).changes_nothing());
   }
 }
 

@@ -64,6 +64,10 @@ struct StreamEdit {
   std::vector<Injection> injections;
   bool pass_tail = true;        // the closing frames (finish, usage) after the content
   bool pass_terminator = true;  // the end sentinel
+  // Every real frame passes as it came (a plan that keeps the healthy stream, Plan::passes_upstream_stream).
+  bool changes_nothing() const {
+    return !content_limit && injections.empty() && pass_tail && pass_terminator;
+  }
 };
 
 // The edit `plan` (a streamed plan of dialect `dialect`) makes to the healthy stream.
