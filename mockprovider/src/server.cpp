@@ -1,9 +1,10 @@
 // The Beast server: C++20 coroutines, one session per connection. A session reads a request, asks the
 // router for a plan, executes it and reports how it ended; it never decides what to send.
-// Reads are bounded by the session's watchdog deadline (the fast path) or Beast's expires_after (its
-// fallback). A write goes out at once where the socket takes it (write_now: non-blocking, no deadline
-// needed); only what it does not take is written by a composed write bounded by expires_after. Every wait
-// is a timer raced against the client closing; stop() cancels every session and returns within a second.
+// Reads are bounded by the session's ReadDeadline (the fast path: net/read_deadline.hpp) or Beast's
+// expires_after (its fallback). A write goes out at once where the socket takes it (write_now: non-blocking,
+// no deadline needed); only what it does not take is written by a composed write bounded by expires_after.
+// Every wait is a timer raced against the client closing; stop() cancels every session and returns within a
+// second.
 #include "llmchaos/mockprovider/server.hpp"
 
 #include <fmt/format.h>
@@ -41,6 +42,7 @@
 #include "llmchaos/mockprovider/forward_hook.hpp"
 #include "llmchaos/mockprovider/http2_hook.hpp"
 #include "llmchaos/mockprovider/router.hpp"
+#include "llmchaos/net/read_deadline.hpp"
 
 namespace net = boost::asio;
 namespace beast = boost::beast;
@@ -208,7 +210,6 @@ class Session : public std::enable_shared_from_this<Session>, public ClientWire,
   void fail(beast::error_code ec, std::string_view what);
   void close();
   void arm() { stream_.expires_after(ms_duration(idle_ms_)); }
-  net::awaitable<void> watchdog();
   FastHead parse_fast(RawRequest& req, bool& keep_alive);
   net::awaitable<bool> read_with_beast(RawRequest& req, bool& keep_alive);
   FastHead read_now(RawRequest& req, bool& keep_alive, beast::error_code& ec);
@@ -224,17 +225,14 @@ class Session : public std::enable_shared_from_this<Session>, public ClientWire,
   std::string head_;  // the response head of a plain answer, reused across the connection's requests
   std::string forward_target_;  // a proxied request's target as sent (keep_target_for_forwarding)
   net::steady_timer timer_;
-  // The fast path's read deadline (time_point::max() while not reading), enforced by watchdog(): one
-  // timer per connection that wakes at most once per idle period, instead of a timer per read.
-  net::steady_timer watchdog_;
-  std::chrono::steady_clock::time_point read_deadline_ = std::chrono::steady_clock::time_point::max();
-  bool timed_out_ = false;
+  // The fast path's read deadline: one timer per connection that each read only moves, instead of a
+  // timer operation per read.
+  ReadDeadline read_deadline_;
   // A client that sends its next request only after reading the answer (one at a time) never has it
   // there by the read after the yield: after a miss that read is skipped for read_now_backoff requests
   // (each miss is a recv and a pass through the scheduler: bench/README.md, proxy).
   static constexpr int read_now_backoff = 15;
   int read_now_skips_ = 0;
-  bool done_ = false;
   double idle_ms_;
   bool stopping_ = false;
   std::optional<std::uint64_t> active_seq_;  // finished by the destructor if the frame is torn down
@@ -245,7 +243,7 @@ Session::Session(ServerCore& server, tcp::socket socket)
     : server_(server),
       stream_(std::move(socket)),
       timer_(stream_.get_executor()),
-      watchdog_(stream_.get_executor()),
+      read_deadline_(stream_.socket()),
       idle_ms_(server.options.idle_timeout_ms) {
   beast::error_code ec;
   // A plain answer's write is tried at once and falls back to waiting when the socket is not ready
@@ -263,27 +261,7 @@ Session::~Session() {
 void Session::cancel() {
   stopping_ = true;
   timer_.cancel();
-  watchdog_.cancel();
   close();
-}
-
-net::awaitable<void> Session::watchdog() {
-  auto self = shared_from_this();
-  const auto idle = ms_duration(idle_ms_);
-  while (!done_ && !stopping_) {
-    // Not reading: look again one idle period later (a read that starts meanwhile ends no earlier).
-    const auto now = std::chrono::steady_clock::now();
-    watchdog_.expires_at(read_deadline_ == std::chrono::steady_clock::time_point::max() ? now + idle
-                                                                                        : read_deadline_);
-    co_await watchdog_.async_wait(use_tuple);
-    if (done_ || stopping_) co_return;
-    if (std::chrono::steady_clock::now() >= read_deadline_) {
-      timed_out_ = true;
-      beast::error_code ec;
-      stream_.socket().cancel(ec);  // the pending wait ends with operation_aborted; run() sees timed_out_
-      co_return;
-    }
-  }
 }
 
 void Session::close() {
@@ -664,8 +642,6 @@ void Session::take_hold_slot(std::optional<HoldSlot>& slot, Routed& routed, std:
 }
 
 void Session::end_session() {
-  done_ = true;
-  watchdog_.cancel();
   if (!stopping_) {
     beast::error_code ec;
     stream_.socket().shutdown(tcp::socket::shutdown_send, ec);
@@ -751,7 +727,7 @@ void Session::take_headers(const http::request<http::string_body>& msg, RawReque
 }
 
 // Per request: read, route, answer (forwarded, written at once, or executed), ledger, keep or close.
-// The read: the fast way (parse_fast) while the request fits, waiting for bytes under the watchdog's
+// The read: the fast way (parse_fast) while the request fits, waiting for bytes under the read
 // deadline; `got` ends ready (req filled in), beast (Beast's parser takes over the buffered bytes), or
 // need_more with `ec` set when the read failed or timed out (the connection ends). Inline, not a
 // coroutine of its own: that would cost a frame per request.
@@ -770,7 +746,6 @@ void Session::take_headers(const http::request<http::string_body>& msg, RawReque
 net::awaitable<void> Session::run() {
   auto self = shared_from_this();
   const auto& opt = server_.options;
-  if (idle_ms_ > 0) net::co_spawn(executor(), watchdog(), net::detached);
   RawRequest req;
   req.protocol = WireProtocol::http1;
   bool first = true;  // the connection's first request: it may be the HTTP/2 preface (http2_hook.hpp)
@@ -778,7 +753,7 @@ net::awaitable<void> Session::run() {
     bool keep_alive = false;
     FastHead got = FastHead::beast;
     beast::error_code ec;
-    // Read: the fast way while the request fits, under the watchdog's deadline (see above).
+    // Read: the fast way while the request fits, under read_deadline_ (see above).
     if (idle_ms_ > 0) got = parse_fast(req, keep_alive);  // a pipelined request may be there already
     if (idle_ms_ > 0 && got == FastHead::need_more && read_now_skips_ == 0) {
       co_await net::post(net::deferred);  // the others first (see above), on the session's own executor
@@ -788,7 +763,7 @@ net::awaitable<void> Session::run() {
       --read_now_skips_;
     }
     if (idle_ms_ > 0 && got == FastHead::need_more && !ec) {
-      read_deadline_ = std::chrono::steady_clock::now() + ms_duration(idle_ms_);
+      read_deadline_.arm(ms_duration(idle_ms_));
       for (;;) {
         std::size_t n = 0;
         std::tie(ec, n) = co_await stream_.socket().async_read_some(buffer_.prepare(8192), deferred_tuple);
@@ -798,13 +773,13 @@ net::awaitable<void> Session::run() {
           if (got != FastHead::need_more || stopping_) break;
           continue;
         }
-        if (timed_out_)
+        if (read_deadline_.timed_out())
           ec = beast::error::timeout;
         else if (!stopping_ && buffer_.size() > 0)
           got = FastHead::beast;  // a partial request: Beast says what it was
         break;
       }
-      read_deadline_ = std::chrono::steady_clock::time_point::max();
+      read_deadline_.disarm();
       if (got == FastHead::beast) ec = {};
     }
     if (ec) {
