@@ -17,6 +17,7 @@
 #include <string>
 #include <string_view>
 
+#include "answer_head.hpp"
 #include "llmchaos/mockprovider/dialect.hpp"
 #include "llmchaos/mockprovider/forward_hook.hpp"
 #include "llmchaos/proxy/stream_edit.hpp"
@@ -104,14 +105,6 @@ struct ResponseIdWatch {
       return take(bytes);
     });
   }
-};
-
-// The answer's status line and headers (hop-by-hop headers already removed).
-struct AnswerHead {
-  int status = 0;
-  HeaderList headers;
-  bool sse = false;                     // a stream: text/event-stream or an AWS event stream
-  std::optional<std::uint64_t> length;  // Content-Length (none: chunked or until close)
 };
 
 // An answer of llmchaos itself (no upstream, no cassette): the status and a JSON error body. The

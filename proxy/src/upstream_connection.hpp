@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "answer_head.hpp"
 #include "llmchaos/net/read_deadline.hpp"
 #include "upstream_response.hpp"
 
@@ -41,8 +42,8 @@ using TlsStream = boost::beast::ssl_stream<boost::beast::tcp_stream>;
 struct UpstreamReading {
   boost::beast::flat_buffer buffer;
   UpstreamHead head;
-  std::vector<std::pair<std::string, std::string>> answer_headers;  // the answer's head as delivered
-  std::string request_head;  // the request's head as sent (request_head())
+  detail::AnswerHead answer;  // the answer's head as delivered, filled in place (its strings reused)
+  std::string request_head;   // the request's head as sent (request_head())
   // A plain connection's reads are bounded by this (no timer operation per read); null on TLS, whose
   // reads the TCP stream's expires_after bounds (upstream_expires_after).
   std::unique_ptr<ReadDeadline> deadline;

@@ -413,15 +413,12 @@ net::awaitable<beast::error_code> read_plain_head(Stream& stream, UpstreamReadin
   }
 }
 
-// The answer's head as delivered: hop-by-hop fields left out (the proxy frames each side itself). The
-// header list is the connection's own (UpstreamReading), its strings reused from the previous answer; the
-// caller hands it back when the answer is delivered (give_back).
+// The answer's head as delivered: hop-by-hop fields left out (the proxy frames each side itself). `head` is
+// the connection's own (UpstreamReading::answer), its strings reused from the previous answer.
 template <class Fields>
-AnswerHead answer_head(int status, const Fields& fields, std::optional<std::uint64_t> length,
-                       HeaderList& kept) {
-  AnswerHead head;
+void fill_answer_head(int status, const Fields& fields, std::optional<std::uint64_t> length,
+                      AnswerHead& head) {
   head.status = status;
-  head.headers = std::move(kept);
   std::size_t n = 0;
   std::string_view content_type;
   for (const auto& [name, value] : fields) {
@@ -435,10 +432,6 @@ AnswerHead answer_head(int status, const Fields& fields, std::optional<std::uint
   head.headers.resize(n);
   head.sse = streamed_content_type(content_type);
   head.length = length;  // a Content-Length answer keeps it
-  return head;
-}
-void give_back(AnswerHead& head, HeaderList& kept) {
-  kept = std::move(head.headers);
 }
 
 // An answer the fast pass does not read, by Beast's parser from the same bytes.
@@ -460,11 +453,11 @@ net::awaitable<void> deliver_by_beast(Exchange& x, Stream& stream, UpstreamReadi
   for (const auto& f : parser.get()) fields.emplace_back(f.name_string(), f.value());
   std::optional<std::uint64_t> length;
   if (const auto n = parser.content_length()) length = *n;
-  AnswerHead head = answer_head(parser.get().result_int(), fields, length, reading.answer_headers);
+  AnswerHead& head = reading.answer;
+  fill_answer_head(parser.get().result_int(), fields, length, head);
   if (recorder) recorder->on_head(head.status, cassette_headers(head.headers), x.head_ms, head.sse);
   UpstreamSource<Stream> source{stream, buffer, parser, read_timeout_ms, recorder, Clock::now()};
   co_await detail::deliver(x, head, source, dialect);
-  give_back(head, reading.answer_headers);
   reuse.reusable = parser.is_done() && parser.keep_alive();
 }
 
@@ -510,12 +503,12 @@ template <class Stream>
   }
   x.head_ms = ms_since(x.t0);
   buffer.consume(plain.head_bytes);
-  AnswerHead head = answer_head(plain.status, plain.fields, plain.content_length, reading.answer_headers);
+  AnswerHead& head = reading.answer;
+  fill_answer_head(plain.status, plain.fields, plain.content_length, head);
   if (recorder) recorder->on_head(head.status, cassette_headers(head.headers), x.head_ms, head.sse);
   PlainUpstreamSource<Stream> source{
       stream, buffer, reading.deadline.get(), plain.content_length, read_timeout_ms, recorder, Clock::now()};
   co_await detail::deliver(x, head, source, dialect);
-  give_back(head, reading.answer_headers);
   reuse.reusable = source.whole && plain.keep_alive;
 }
 #pragma GCC diagnostic pop
