@@ -39,13 +39,6 @@ std::vector<Dialect> registered_dialects() {
 }
 
 namespace {
-bool iequals_ascii(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (std::size_t i = 0; i < a.size(); ++i)
-    if (byte_scan::ascii_lower(a[i]) != byte_scan::ascii_lower(b[i])) return false;
-  return true;
-}
-
 std::string_view trimmed(std::string_view v) {
   while (!v.empty() && (v.front() == ' ' || v.front() == '\t')) v.remove_prefix(1);
   while (!v.empty() && (v.back() == ' ' || v.back() == '\t')) v.remove_suffix(1);
@@ -56,7 +49,7 @@ std::string_view trimmed(std::string_view v) {
 std::string_view key_in(std::string_view value, std::string_view scheme) {
   value = trimmed(value);
   if (scheme.empty()) return value;
-  if (value.size() <= scheme.size() || !iequals_ascii(value.substr(0, scheme.size()), scheme) ||
+  if (value.size() <= scheme.size() || !byte_scan::iequals(value.substr(0, scheme.size()), scheme) ||
       (value[scheme.size()] != ' ' && value[scheme.size()] != '\t'))
     return {};
   return trimmed(value.substr(scheme.size()));

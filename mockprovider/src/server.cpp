@@ -382,11 +382,11 @@ bool managed_by_beast(std::string_view name) {
   using namespace std::string_view_literals;
   switch (name.size()) {
     case 10:
-      return beast::iequals(name, "connection"sv);
+      return byte_scan::iequals_lower(name, "connection"sv);
     case 14:
-      return beast::iequals(name, "content-length"sv);
+      return byte_scan::iequals_lower(name, "content-length"sv);
     case 17:
-      return beast::iequals(name, "transfer-encoding"sv);
+      return byte_scan::iequals_lower(name, "transfer-encoding"sv);
     default:
       return false;
   }
@@ -407,9 +407,9 @@ bool render_plain_head(std::string& out, int status_code, const HeaderList& head
   for (std::size_t i = 0; i < headers.size(); ++i) {
     const std::string_view name = headers[i].first;
     if (managed_by_beast(name)) return false;
-    if (name.size() == 6 && beast::iequals(name, "server"sv)) own_server = false;
+    if (byte_scan::iequals_lower(name, "server"sv)) own_server = false;
     for (std::size_t j = 0; j < i; ++j)
-      if (headers[j].first.size() == name.size() && beast::iequals(name, headers[j].first)) return false;
+      if (byte_scan::iequals(name, headers[j].first)) return false;
   }
   const auto obsolete = http::obsolete_reason(status);
   const std::string_view reason = obsolete == "<unknown-status>"

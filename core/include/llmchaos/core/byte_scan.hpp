@@ -29,6 +29,15 @@ inline bool iequals_lower(std::string_view s, std::string_view lower) {
   return true;
 }
 
+// Whether a and b are equal with ASCII letters compared case-blind (two header names): a call that
+// leaves at the first differing byte, where Beast's iequals costs some 110 instructions a call.
+inline bool iequals(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i)
+    if (ascii_lower(a[i]) != ascii_lower(b[i])) return false;
+  return true;
+}
+
 // The bytes that end a run: a set of these flags.
 enum Stop : unsigned {
   quote = 1,        // '"'
