@@ -12,6 +12,7 @@ Plan base_plan(const FaultInput& in, FaultKind kind, bool streamed) {
   using namespace std::string_view_literals;  // literals as views: no strlen per header
   Plan p;
   p.fault = kind;
+  p.dialect = in.dialect.id;
   p.streamed = streamed;
   p.headers.reserve(streamed ? 3 : 2);
   const auto stream_type = in.dialect.framing == StreamFraming::aws_eventstream

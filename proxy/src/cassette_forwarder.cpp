@@ -97,7 +97,7 @@ class CassetteForwarder final : public ProxyForwarder {
 net::awaitable<Executed> CassetteForwarder::forward(ClientWire& client, const ForwardRequest& req,
                                                     const Plan& plan, bool keep_alive, Engine& engine,
                                                     std::uint64_t seq) {
-  const Dialect dialect = engine.route_dialect(req.ns, req.route).value_or(Dialect::openai);
+  const Dialect dialect = plan.dialect;
   const auto key = cassette_key(dialect, req.method, req.path, req.body);
   const auto file = options_.dir + "/" + cassette_file_name(key);
   const HeaderList key_header{{"x-llmchaos-cassette", key}};

@@ -528,7 +528,7 @@ net::awaitable<Executed> UpstreamForwarder::forward(ClientWire& client, const Fo
             req.route),
         keep_alive);
   }
-  const Dialect dialect = engine.route_dialect(req.ns, req.route).value_or(Dialect::openai);
+  const Dialect dialect = plan.dialect;
   std::optional<CassetteRecorder> recorder;
   if (!options_.record_dir.empty()) {
     Cassette c;

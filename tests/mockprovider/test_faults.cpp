@@ -385,6 +385,8 @@ TEST_CASE("a fault that keeps the healthy stream renders it frame for frame, and
       const Plan rendered = f.plan(d);
       f.forwarded = true;
       const Plan forwarded = f.plan(d);
+      CHECK(rendered.dialect == d);  // a forwarder reads the answer by it
+      CHECK(forwarded.dialect == d);
       // A fault without the trait renders its frames (they are the edit the proxy applies), unless its plan
       // here is ok's own (prefill_rejected on a request without a prefill).
       if (!forwarded.passes_upstream_stream) {
