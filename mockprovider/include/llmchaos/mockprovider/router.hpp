@@ -27,9 +27,10 @@ struct RawRequest {
 
 struct Routed {
   Plan plan;
-  std::optional<std::uint64_t> seq;   // set when the attempt is in the ledger (finish it later)
-  std::string ns{}, route{}, path{};  // an attempt's namespace, route and path below it (query kept);
-                                      // empty unless RouterOptions::report_targets
+  std::optional<std::uint64_t> seq;  // set when the attempt is in the ledger (finish it later)
+  // An attempt's namespace, route and path below it (query kept), empty unless
+  // RouterOptions::report_targets: views of the routed request's target, valid while it is unchanged.
+  std::string_view ns{}, route{}, path{};
 };
 
 struct RouterOptions {
