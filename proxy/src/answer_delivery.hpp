@@ -16,6 +16,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "answer_head.hpp"
 #include "llmchaos/mockprovider/dialect.hpp"
@@ -168,9 +169,9 @@ template <class Source>
     co_return;
   }
   x.out.status = head.status;
-  const StreamEdit edit = stream_edit(dialect, x.plan);
+  StreamEdit edit = stream_edit(dialect, x.plan);
   const bool as_is = edit.changes_nothing();
-  StreamEditor editor(dialect, edit);
+  StreamEditor editor(dialect, std::move(edit));
   FrameSplitter splitter(stream_framing(dialect));
   bool first = true, client_gone = false, stopped = false;
   const auto write_one = [&](std::string_view bytes) -> boost::asio::awaitable<bool> {

@@ -31,8 +31,8 @@ enum class StreamEnd {
 
 struct Plan {
   FaultKind fault = FaultKind::ok;
-  Dialect dialect =
-      Dialect::openai;  // of the route whose attempt it plans (a forwarder reads the answer by it)
+  // The dialect of the route whose attempt it plans: a forwarder reads the answer by it.
+  Dialect dialect = Dialect::openai;
   WireAction action = WireAction::respond;
   int status = 200;
   std::vector<std::pair<std::string, std::string>> headers;  // content-type included
