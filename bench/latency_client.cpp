@@ -3,10 +3,15 @@
 // than what a proxy adds (bench/README.md, "the latency client"), where this client blocks in read() on
 // a TCP_NODELAY socket and reads the monotonic clock around each exchange.
 //
-//   llmchaos_latency_client URL SECONDS [BODY]   (POST with BODY, else GET; loopback only)
+//   llmchaos_latency_client URL[,URL...] SECONDS [BODY]   (POST with BODY, else GET; loopback only)
 //
-// Prints one line: "requests N p50 X p90 X p99 X p99.9 X max X" (microseconds). An answer that is not
-// 2xx, or not framed by Content-Length or chunked encoding, stops it (the figures would not compare).
+// Prints one line per URL, in order: "requests N p50 X p90 X p99 X p99.9 X max X" (microseconds). With
+// several URLs (one kept-alive connection each) the requests go round-robin, one at a time, each round
+// starting one target later: each target's samples are taken under the same moment-to-moment state of the
+// machine as the others', so a comparison of their percentiles is not skewed by what the machine did
+// during one target's turn, nor by which target's request came just before. An
+// answer that is not 2xx, or not framed by Content-Length or chunked encoding, stops it (the figures
+// would not compare).
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -150,42 +155,71 @@ double percentile(const std::vector<double>& sorted, double p) {
   return sorted[std::min(i, sorted.size() - 1)];
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  if (argc < 3 || argc > 4) {
-    std::fprintf(stderr, "usage: llmchaos_latency_client URL SECONDS [BODY]\n");
-    return 2;
-  }
-  const Target target = parse_url(argv[1]);
-  const double seconds = std::atof(argv[2]);
-  if (!(seconds > 0 && seconds <= 600)) fail("SECONDS must be above 0 and at most 600");
-  const std::string body = argc == 4 ? argv[3] : "";
-  std::string request = (body.empty() ? "GET " : "POST ") + target.path +
-                        " HTTP/1.1\r\nHost: " + target.host + ":" + std::to_string(target.port) +
-                        "\r\nAuthorization: Bearer sk-bench\r\n";
+// The request for one target: POST with body, else GET.
+std::string request_for(const Target& target, const std::string& body) {
+  std::string request = (body.empty() ? "GET " : "POST ") + target.path + " HTTP/1.1\r\nHost: " + target.host +
+                        ":" + std::to_string(target.port) + "\r\nAuthorization: Bearer sk-bench\r\n";
   if (!body.empty())
     request += "Content-Type: application/json\r\nContent-Length: " + std::to_string(body.size()) + "\r\n";
-  request += "\r\n" + body;
+  return request + "\r\n" + body;
+}
 
-  const int fd = connect_to(target);
-  AnswerReader reader(fd);
+// One target's connection, its request and its samples.
+struct Lane {
+  int fd;
+  std::string request;
+  AnswerReader reader;
   std::vector<double> us;
-  constexpr std::size_t max_requests = 20'000'000;  // bounded whatever the speed
-  us.reserve(1 << 20);
-  const auto end = Clock::now() + std::chrono::duration<double>(seconds);
-  for (auto now = Clock::now(); now < end && us.size() < max_requests;) {
-    if (::write(fd, request.data(), request.size()) != static_cast<ssize_t>(request.size()))
-      fail("writing the request failed");
-    reader.read_answer();
-    const auto done = Clock::now();
-    us.push_back(std::chrono::duration<double, std::micro>(done - now).count());
-    now = done;
-  }
-  ::close(fd);
+};
+
+void print_percentiles(std::vector<double>& us) {
   if (us.empty()) fail("no request completed");
   std::sort(us.begin(), us.end());
   std::printf("requests %zu p50 %.1f p90 %.1f p99 %.1f p99.9 %.1f max %.1f\n", us.size(), percentile(us, 50),
               percentile(us, 90), percentile(us, 99), percentile(us, 99.9), us.back());
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 3 || argc > 4) {
+    std::fprintf(stderr, "usage: llmchaos_latency_client URL[,URL...] SECONDS [BODY]\n");
+    return 2;
+  }
+  const double seconds = std::atof(argv[2]);
+  if (!(seconds > 0 && seconds <= 600)) fail("SECONDS must be above 0 and at most 600");
+  const std::string body = argc == 4 ? argv[3] : "";
+  std::vector<Lane> lanes;
+  constexpr std::size_t max_lanes = 8;
+  for (std::string_view urls = argv[1]; !urls.empty();) {
+    const auto comma = urls.find(',');
+    const Target target = parse_url(urls.substr(0, comma));
+    if (lanes.size() == max_lanes) fail("at most 8 URLs");
+    const int fd = connect_to(target);
+    lanes.push_back(Lane{fd, request_for(target, body), AnswerReader(fd), {}});
+    lanes.back().us.reserve(1 << 20);
+    urls = comma == std::string_view::npos ? std::string_view{} : urls.substr(comma + 1);
+  }
+  if (lanes.empty()) fail("no URL");
+  constexpr std::size_t max_requests = 20'000'000;  // bounded whatever the speed
+  const auto end = Clock::now() + std::chrono::duration<double>(seconds);
+  std::size_t done_requests = 0;
+  std::size_t round = 0;
+  for (auto now = Clock::now(); now < end && done_requests < max_requests; ++round) {
+    for (std::size_t j = 0; j < lanes.size(); ++j) {  // each round starts one lane later: no lane always follows another
+      auto& lane = lanes[(round + j) % lanes.size()];
+      if (::write(lane.fd, lane.request.data(), lane.request.size()) != static_cast<ssize_t>(lane.request.size()))
+        fail("writing the request failed");
+      lane.reader.read_answer();
+      const auto done = Clock::now();
+      lane.us.push_back(std::chrono::duration<double, std::micro>(done - now).count());
+      now = done;
+      ++done_requests;
+    }
+  }
+  for (auto& lane : lanes) {
+    ::close(lane.fd);
+    print_percentiles(lane.us);
+  }
   return 0;
 }

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The latency client against `llmchaos serve` (a healthy answer: a figure line; a 404: an error naming
-# it, exit 1), then bench/proxy for one short run when nginx and wrk are installed (else that part is
+# The latency client against `llmchaos serve` (a healthy answer: a figure line; two URLs: a line each,
+# round-robin; a 404: an error naming it, exit 1), then bench/proxy for one short run when nginx and wrk are installed (else that part is
 # skipped with a message). LLMCHAOS_BIN and LATENCY_CLIENT are set by CTest.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -37,6 +37,21 @@ awk -v a="${BASH_REMATCH[2]}" -v b="${BASH_REMATCH[3]}" 'BEGIN { exit !(a > 0 &&
 # Every answer was counted: the ledger holds as many attempts as the client reported.
 ledger=$(curl -sS "$url/__llmchaos/ledger" | python3 -c 'import json,sys; print(len(json.load(sys.stdin)))')
 [[ $ledger == "${BASH_REMATCH[1]}" ]] || fail "ledger has $ledger attempts, the client counted ${BASH_REMATCH[1]}"
+
+# Round-robin over two URLs (bench/proxy's mode): one line each, as many requests each, all of them in
+# the ledger.
+before=$ledger
+pair=$("$LATENCY_CLIENT" "$url/bench/v1/chat/completions,$url/bench/v1/chat/completions" 1 "$body")
+echo "latency client, two URLs: $pair"
+[[ $(wc -l <<<"$pair") == 2 ]] || fail "two URLs gave: $pair"
+first=$(awk 'NR == 1 {print $2}' <<<"$pair") second=$(awk 'NR == 2 {print $2}' <<<"$pair")
+((first > 10)) && [[ $first == "$second" ]] || fail "round-robin counts $first and $second"
+ledger=$(curl -sS "$url/__llmchaos/ledger" | python3 -c 'import json,sys; print(len(json.load(sys.stdin)))')
+[[ $ledger == $((before + first + second)) ]] || fail "ledger has $ledger attempts, expected $before + $first + $second"
+if out=$("$LATENCY_CLIENT" "$url/bench/v1/chat/completions,http://10.0.0.1:80/" 1 2>&1); then
+  fail "a non-loopback second URL was accepted"
+fi
+[[ $out == *"loopback only"* ]] || fail "a non-loopback second URL gave: $out"
 
 if out=$("$LATENCY_CLIENT" "$url/nope/v1/chat/completions" 1 "$body" 2>&1); then fail "a 404 was measured: $out"; fi
 [[ $out == *"not a 2xx answer: HTTP/1.1 404"* ]] || fail "a 404 gave: $out"
