@@ -157,8 +157,9 @@ double percentile(const std::vector<double>& sorted, double p) {
 
 // The request for one target: POST with body, else GET.
 std::string request_for(const Target& target, const std::string& body) {
-  std::string request = (body.empty() ? "GET " : "POST ") + target.path + " HTTP/1.1\r\nHost: " + target.host +
-                        ":" + std::to_string(target.port) + "\r\nAuthorization: Bearer sk-bench\r\n";
+  std::string request = (body.empty() ? "GET " : "POST ") + target.path +
+                        " HTTP/1.1\r\nHost: " + target.host + ":" + std::to_string(target.port) +
+                        "\r\nAuthorization: Bearer sk-bench\r\n";
   if (!body.empty())
     request += "Content-Type: application/json\r\nContent-Length: " + std::to_string(body.size()) + "\r\n";
   return request + "\r\n" + body;
@@ -206,9 +207,11 @@ int main(int argc, char** argv) {
   std::size_t done_requests = 0;
   std::size_t round = 0;
   for (auto now = Clock::now(); now < end && done_requests < max_requests; ++round) {
-    for (std::size_t j = 0; j < lanes.size(); ++j) {  // each round starts one lane later: no lane always follows another
+    for (std::size_t j = 0; j < lanes.size();
+         ++j) {  // each round starts one lane later: no lane always follows another
       auto& lane = lanes[(round + j) % lanes.size()];
-      if (::write(lane.fd, lane.request.data(), lane.request.size()) != static_cast<ssize_t>(lane.request.size()))
+      if (::write(lane.fd, lane.request.data(), lane.request.size()) !=
+          static_cast<ssize_t>(lane.request.size()))
         fail("writing the request failed");
       lane.reader.read_answer();
       const auto done = Clock::now();
