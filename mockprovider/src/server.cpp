@@ -42,6 +42,7 @@
 #include "llmchaos/mockprovider/forward_hook.hpp"
 #include "llmchaos/mockprovider/http2_hook.hpp"
 #include "llmchaos/mockprovider/router.hpp"
+#include "llmchaos/net/read_backoff.hpp"
 #include "llmchaos/net/read_deadline.hpp"
 
 namespace net = boost::asio;
@@ -228,11 +229,9 @@ class Session : public std::enable_shared_from_this<Session>, public ClientWire,
   // The fast path's read deadline: one timer per connection that each read only moves, instead of a
   // timer operation per read.
   ReadDeadline read_deadline_;
-  // A client that sends its next request only after reading the answer (one at a time) never has it
-  // there by the read after the yield: after a miss that read is skipped for read_now_backoff requests
-  // (each miss is a recv and a pass through the scheduler: bench/README.md, proxy).
-  static constexpr int read_now_backoff = 15;
-  int read_now_skips_ = 0;
+  // Whether the read after the yield is tried (a client one at a time never has its next request there
+  // by then: each miss is a recv and a pass through the scheduler; net/read_backoff.hpp).
+  ReadBackoff read_now_backoff_;
   double idle_ms_;
   bool stopping_ = false;
   std::optional<std::uint64_t> active_seq_;  // finished by the destructor if the frame is torn down
@@ -755,12 +754,13 @@ net::awaitable<void> Session::run() {
     beast::error_code ec;
     // Read: the fast way while the request fits, under read_deadline_ (see above).
     if (idle_ms_ > 0) got = parse_fast(req, keep_alive);  // a pipelined request may be there already
-    if (idle_ms_ > 0 && got == FastHead::need_more && read_now_skips_ == 0) {
+    if (idle_ms_ > 0 && got == FastHead::need_more && read_now_backoff_.try_now()) {
       co_await net::post(net::deferred);  // the others first (see above), on the session's own executor
       if (!stopping_) got = read_now(req, keep_alive, ec);
-      if (got == FastHead::need_more && !ec) read_now_skips_ = read_now_backoff;
-    } else if (read_now_skips_ > 0) {
-      --read_now_skips_;
+      if (got == FastHead::need_more && !ec)
+        read_now_backoff_.missed();
+      else
+        read_now_backoff_.found();
     }
     if (idle_ms_ > 0 && got == FastHead::need_more && !ec) {
       read_deadline_.arm(ms_duration(idle_ms_));
