@@ -162,6 +162,8 @@ class Session : public std::enable_shared_from_this<Session>, public ClientWire,
   net::awaitable<bool> write_head(int status, const HeaderList& headers, bool chunked,
                                   std::size_t content_length, bool keep_alive) override;
   net::awaitable<bool> write_chunk(std::string_view bytes) override;
+  net::awaitable<bool> write_head_and_chunk(int status, const HeaderList& headers, bool keep_alive,
+                                            std::string_view first_chunk) override;
   net::awaitable<bool> write_last_chunk() override;
   net::awaitable<bool> write_body(std::string_view bytes) override;
   net::awaitable<bool> write_whole(int status, const HeaderList& headers, std::string_view body,
@@ -344,13 +346,28 @@ net::awaitable<bool> Session::write_all(net::const_buffer bytes) {
   co_return co_await send(std::array<net::const_buffer, 1>{bytes});
 }
 
+// A chunk's size line ("1a\r\n") in `line`; returns its length.
+std::size_t chunk_size_line(std::size_t size, std::array<char, 2 * sizeof(std::size_t) + 2>& line) {
+  return static_cast<std::size_t>(fmt::format_to(line.data(), "{:x}\r\n", size) - line.data());
+}
+
 net::awaitable<bool> Session::write_chunk(std::string_view bytes) {
   if (bytes.empty()) co_return true;  // an empty chunk would be the last one
   std::array<char, 2 * sizeof(std::size_t) + 2> size_line;
-  const auto end = fmt::format_to(size_line.data(), "{:x}\r\n", bytes.size());
-  co_return co_await send(std::array<net::const_buffer, 3>{
-      net::buffer(size_line.data(), static_cast<std::size_t>(end - size_line.data())), net::buffer(bytes),
-      net::buffer("\r\n", 2)});
+  const std::size_t line_len = chunk_size_line(bytes.size(), size_line);
+  co_return co_await send(std::array<net::const_buffer, 3>{net::buffer(size_line.data(), line_len),
+                                                           net::buffer(bytes), net::buffer("\r\n", 2)});
+}
+
+net::awaitable<bool> Session::write_head_and_chunk(int status, const HeaderList& headers, bool keep_alive,
+                                                   std::string_view first_chunk) {
+  if (first_chunk.empty() || !render_plain_head(head_, status, headers, std::nullopt, keep_alive))
+    co_return co_await write_head_then_chunk(*this, status, headers, keep_alive, first_chunk);
+  std::array<char, 2 * sizeof(std::size_t) + 2> size_line;
+  const std::size_t line_len = chunk_size_line(first_chunk.size(), size_line);
+  co_return co_await send(std::array<net::const_buffer, 4>{net::buffer(head_),
+                                                           net::buffer(size_line.data(), line_len),
+                                                           net::buffer(first_chunk), net::buffer("\r\n", 2)});
 }
 
 net::awaitable<bool> Session::write_last_chunk() {

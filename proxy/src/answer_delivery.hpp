@@ -99,6 +99,8 @@ template <class Source>
 struct ResponseIdWatch {
   Source& source;
   ResponseIdReader& reader;
+  bool body_in_hand() const requires requires(const Source& s) { s.body_in_hand(); }
+  { return source.body_in_hand(); }
   template <class Take>
   boost::asio::awaitable<bool> read(Take take) {
     co_return co_await source.read([this, &take](std::string_view bytes) {
@@ -160,28 +162,55 @@ inline boost::asio::awaitable<void> finish_stream(Exchange& x, StreamEnd end) {
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmismatched-new-delete"
 
-// A streamed plan on an SSE answer: the plan's edit, frame by frame.
+// Whether a source says that body bytes came with the head (a source that cannot tell: no).
+template <class Source>
+bool body_came_with_head(const Source& source) {
+  if constexpr (requires { source.body_in_hand(); })
+    return source.body_in_hand();
+  else
+    return false;
+}
+
+// A streamed plan on an SSE answer: the plan's edit, frame by frame. When the first frames came with the
+// upstream's head, the head waits for the first of them and goes out in the same write (the client wakes
+// once for both); it never waits on the upstream: it is written before any read that may block, and
+// before a delay.
 template <class Source>
 [[gnu::noinline]] boost::asio::awaitable<void> deliver_stream(Exchange& x, const AnswerHead& head,
                                                               Source& source, Dialect dialect) {
-  if (!co_await x.client.write_head(head.status, head.headers, true, 0, x.keep_alive)) {
-    x.out.outcome = AttemptOutcome::client_closed;
-    co_return;
+  bool head_pending = body_came_with_head(source), client_gone = false;
+  const auto write_head_now = [&]() -> boost::asio::awaitable<bool> {
+    head_pending = false;
+    client_gone = !co_await x.client.write_head(head.status, head.headers, true, 0, x.keep_alive);
+    if (!client_gone) x.out.status = head.status;
+    co_return !client_gone;
+  };
+  if (!head_pending) {  // no co_await inside && (GCC 12's coroutine conditionals)
+    if (!co_await write_head_now()) {
+      x.out.outcome = AttemptOutcome::client_closed;
+      co_return;
+    }
   }
-  x.out.status = head.status;
   StreamEdit edit = stream_edit(dialect, x.plan);
   const bool as_is = edit.changes_nothing();
   StreamEditor editor(dialect, std::move(edit));
   FrameSplitter splitter(stream_framing(dialect));
-  bool first = true, client_gone = false, stopped = false;
+  bool first = true, stopped = false;
   const auto write_one = [&](std::string_view bytes) -> boost::asio::awaitable<bool> {
     const double delay = first ? x.plan.first_event_ms : x.plan.inter_event_ms;
     first = false;
     // No co_await inside && or ?: (GCC 12's coroutine conditionals, see mock's execute_plan.cpp).
+    if (head_pending && delay > 0) {
+      if (!co_await write_head_now()) co_return false;
+    }
     if (delay > 0) {
       if (co_await x.client.wait(delay) != WaitEnd::elapsed) client_gone = true;
     }
-    if (!client_gone) {
+    if (!client_gone && head_pending) {
+      head_pending = false;
+      client_gone = !co_await x.client.write_head_and_chunk(head.status, head.headers, x.keep_alive, bytes);
+      if (!client_gone) x.out.status = head.status;
+    } else if (!client_gone) {
       if (!co_await x.client.write_chunk(bytes)) client_gone = true;
     }
     co_return !client_gone;
@@ -211,8 +240,10 @@ template <class Source>
         more = co_await write_frames(editor.on_frame(*ev));
       if (!more) co_return false;
     }
+    if (head_pending) co_return co_await write_head_now();  // the source may wait next
     co_return true;
   });
+  if (head_pending && !client_gone) co_await write_head_now();  // no frame written: the head alone
   if (client_gone) {
     x.out.outcome = AttemptOutcome::client_closed;
     co_return;

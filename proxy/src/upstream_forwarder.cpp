@@ -356,6 +356,21 @@ struct PlainUpstreamSource {
     return body;
   }
 
+  // Whether read() hands body bytes to its take before it next waits on the socket (a copy of the chunk
+  // decoder tries the buffer: the same decoding, nothing consumed).
+  bool body_in_hand() const {
+    std::string_view held(static_cast<const char*>(buffer.data().data()), buffer.size());
+    if (length) return *length > 0 && !held.empty();
+    ChunkedBody probe = chunks;
+    for (int step = 0; step < 3; ++step) {  // at most a chunk's end, its size line, then its data
+      const auto s = probe.next(held);
+      if (!s.data.empty()) return true;
+      if (s.consumed == 0) return false;
+      held.remove_prefix(s.consumed);
+    }
+    return false;
+  }
+
   template <class Take>
   net::awaitable<bool> read(Take take) {
     std::uint64_t left = length.value_or(0);

@@ -39,6 +39,11 @@ class ClientWire {
   virtual boost::asio::awaitable<bool> write_head(int status, const HeaderList& headers, bool chunked,
                                                   std::size_t content_length, bool keep_alive) = 0;
   virtual boost::asio::awaitable<bool> write_chunk(std::string_view bytes) = 0;
+  // A chunked answer's head and its first chunk: one write where the wire allows it (the client wakes
+  // once for both, not for the head and again for the first event). `first_chunk` is not empty.
+  // By default the head, then the chunk (write_head_then_chunk).
+  virtual boost::asio::awaitable<bool> write_head_and_chunk(int status, const HeaderList& headers,
+                                                            bool keep_alive, std::string_view first_chunk);
   virtual boost::asio::awaitable<bool> write_last_chunk() = 0;
   virtual boost::asio::awaitable<bool> write_body(
       std::string_view bytes) = 0;  // raw bytes of a Content-Length body
@@ -51,6 +56,11 @@ class ClientWire {
   // not kept, so the session closes it), over HTTP/2 the stream is reset (RST_STREAM, INTERNAL_ERROR).
   virtual void cut() {}
 };
+
+// write_head, then write_chunk: ClientWire::write_head_and_chunk's default, and a wire's own way when it
+// cannot join the two.
+boost::asio::awaitable<bool> write_head_then_chunk(ClientWire& wire, int status, const HeaderList& headers,
+                                                   bool keep_alive, std::string_view first_chunk);
 
 // A request as the client sent it (every header, the target with its query): what is forwarded. Views
 // of the session's own request, valid while forward() runs (no copy per request).
