@@ -7,13 +7,22 @@
 
 namespace llmchaos::mock::detail {
 namespace {
-// Status line, content type and request id: what every answer of the dialect carries.
-Plan base_plan(const FaultInput& in, FaultKind kind, bool streamed) {
-  using namespace std::string_view_literals;  // literals as views: no strlen per header
+// What every plan carries but a head of its own: the fault, the dialect, the pacing, the model.
+Plan headless_plan(const FaultInput& in, FaultKind kind, bool streamed) {
   Plan p;
   p.fault = kind;
   p.dialect = in.dialect.id;
   p.streamed = streamed;
+  p.latency_ms = scaled(in, in.step.latency_ms);
+  p.inter_event_ms = scaled(in, in.step.inter_event_ms);
+  p.model = in.answer.model;
+  return p;
+}
+
+// Status line, content type and request id: what every answer of the dialect carries.
+Plan base_plan(const FaultInput& in, FaultKind kind, bool streamed) {
+  using namespace std::string_view_literals;  // literals as views: no strlen per header
+  Plan p = headless_plan(in, kind, streamed);
   p.headers.reserve(streamed ? 3 : 2);
   const auto stream_type = in.dialect.framing == StreamFraming::aws_eventstream
                                ? "application/vnd.amazon.eventstream"sv
@@ -21,9 +30,6 @@ Plan base_plan(const FaultInput& in, FaultKind kind, bool streamed) {
   p.headers.emplace_back("content-type"sv, streamed ? stream_type : "application/json"sv);
   if (streamed) p.headers.emplace_back("cache-control"sv, "no-cache"sv);
   p.headers.emplace_back(in.dialect.request_id_header, in.request_id);
-  p.latency_ms = scaled(in, in.step.latency_ms);
-  p.inter_event_ms = scaled(in, in.step.inter_event_ms);
-  p.model = in.answer.model;
   p.request_id = std::string(in.request_id);
   return p;
 }
@@ -85,8 +91,12 @@ Plan answer_plan(const FaultInput& in, FaultKind kind) {
 }
 
 Plan answer_plan(const FaultInput& in, FaultKind kind, const Answer& answer) {
-  Plan p = base_plan(in, kind, in.request.stream);
-  p.status = in.step.status.value_or(200);
+  const int status = in.step.status.value_or(200);
+  // A 2xx answer the upstream gives goes out under the upstream's own head: its plan renders none (the
+  // content type and request id strings were built, then dropped, on every forwarded request).
+  Plan p = in.body_forwarded && status / 100 == 2 ? headless_plan(in, kind, in.request.stream)
+                                                  : base_plan(in, kind, in.request.stream);
+  p.status = status;
   if (p.streamed && in.body_forwarded && fault_traits(kind).keeps_healthy_stream) {
     p.passes_upstream_stream = true;  // no frame of the synthetic stream would be sent, nor edit anything
   } else if (p.streamed) {

@@ -275,22 +275,23 @@ void request_head(const ForwardRequest& req, const UpstreamUrl& url, std::string
   });
 }
 
-// The request written at once where the socket takes it (a plain upstream: no composed operation and
-// one pass through Asio's scheduler less per request), the rest (and all of a TLS upstream's) by the
-// composed write.
+// The part of the request a plain socket takes at once (no composed operation, no coroutine frame, one
+// pass through Asio's scheduler less per request); a TLS stream takes none here.
 template <class Stream>
-net::awaitable<beast::error_code> send_request(Stream& stream,
-                                               const std::array<net::const_buffer, 2>& request,
-                                               double timeout_ms) {
-  std::size_t sent = 0;
+std::size_t send_now(Stream& stream, const std::array<net::const_buffer, 2>& request, beast::error_code& ec) {
   if constexpr (std::is_same_v<Stream, beast::tcp_stream>) {
-    beast::error_code ec;
-    auto& socket = stream.socket();  // non-blocking since connect_upstream
-    sent = socket.write_some(request, ec);
+    const std::size_t sent = stream.socket().write_some(request, ec);  // non-blocking since connect_upstream
     if (ec == net::error::would_block || ec == net::error::try_again) ec = {};
-    if (ec) co_return ec;
-    if (sent == net::buffer_size(request)) co_return ec;
+    return ec ? 0 : sent;
+  } else {
+    return 0;
   }
+}
+
+// The rest of the request (all of a TLS upstream's) by the composed write.
+template <class Stream>
+net::awaitable<beast::error_code> send_rest(Stream& stream, const std::array<net::const_buffer, 2>& request,
+                                            std::size_t sent, double timeout_ms) {
   beast::buffers_suffix<std::array<net::const_buffer, 2>> rest(request);
   rest.consume(sent);
   upstream_expires_after(stream, timeout_ms);
@@ -485,7 +486,10 @@ template <class Stream>
                                                 CassetteRecorder* recorder, Reuse& reuse) {
   request_head(req, url, reading.request_head);
   const std::array<net::const_buffer, 2> request{net::buffer(reading.request_head), net::buffer(req.body)};
-  const beast::error_code wec = co_await send_request(stream, request, read_timeout_ms);
+  beast::error_code wec;
+  const std::size_t sent = send_now(stream, request, wec);
+  if (!wec && sent < net::buffer_size(request))
+    wec = co_await send_rest(stream, request, sent, read_timeout_ms);
   if (wec && reuse.pooled) {  // a kept connection the upstream closed meanwhile: the caller connects anew
     reuse.stale = true;
     co_return;
@@ -532,7 +536,9 @@ net::awaitable<Executed> UpstreamForwarder::forward(ClientWire& client, const Fo
                                                     const Plan& plan, bool keep_alive, Engine& engine,
                                                     std::uint64_t seq) {
   Executed out;
-  if (!co_await detail::wait_latency(client, plan, out)) co_return out;
+  if (plan.latency_ms > 0) {  // a coroutine only when there is a wait (one frame less per request)
+    if (!co_await detail::wait_latency(client, plan, out)) co_return out;
+  }
   const auto* url = url_of(req.route);
   if (!url) {
     engine.note_upstream(seq, 0, 0, 0);
