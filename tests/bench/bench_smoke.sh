@@ -65,3 +65,5 @@ fi
 out=$(RUNS=1 LATENCY_DURATION=1s DURATION=1s STREAMS=3 "$root/bench/proxy" 2>&1) || fail "bench/proxy: $out"
 echo "$out" | tail -5
 grep -q '^ratio llmchaos/nginx: added p50 ' <<<"$out" || fail "bench/proxy printed no verdict"
+grep -Eq '^run by run: llmchaos at or under nginx in [01] of 1 runs at p50 \(median difference -?[0-9.]+us\)' <<<"$out" ||
+  fail "bench/proxy printed no run-by-run line"
