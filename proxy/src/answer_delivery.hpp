@@ -171,22 +171,70 @@ bool body_came_with_head(const Source& source) {
     return false;
 }
 
-// A streamed plan on an SSE answer: the plan's edit, frame by frame. When the first frames came with the
-// upstream's head, the head waits for the first of them and goes out in the same write (the client wakes
-// once for both); it never waits on the upstream: it is written before any read that may block, and
-// before a delay.
+// A forwarded stream's writes to the client: its head, and each frame after its delay (first_event_ms
+// before the first, inter_event_ms after). When the first frames came with the upstream's head, the head
+// waits for the first of them and goes out in the same write (the client wakes once for both); it never
+// waits on the upstream (deliver_stream writes it before any read that may block) nor across a delay.
+class StreamWriter {
+ public:
+  StreamWriter(Exchange& x, const AnswerHead& head, bool frames_came_with_head)
+      : x_(x), head_(head), head_pending_(frames_came_with_head) {}
+  bool head_pending() const { return head_pending_; }
+  bool client_gone() const { return client_gone_; }
+
+  // The head alone, now; false when the client is gone.
+  boost::asio::awaitable<bool> head() {
+    head_pending_ = false;
+    const bool written = co_await x_.client.write_head(head_.status, head_.headers, true, 0, x_.keep_alive);
+    note_head(written);
+    co_return written;
+  }
+
+  // One frame after its delay (with the head when it is still pending); false when the client is gone.
+  boost::asio::awaitable<bool> frame(std::string_view bytes) {
+    const double delay = first_ ? x_.plan.first_event_ms : x_.plan.inter_event_ms;
+    first_ = false;
+    // No co_await inside && or ?: (GCC 12's coroutine conditionals, see mock's execute_plan.cpp).
+    if (head_pending_ && delay > 0) {
+      const bool written = co_await head();
+      if (!written) co_return false;
+    }
+    if (delay > 0) {
+      if (co_await x_.client.wait(delay) != WaitEnd::elapsed) client_gone_ = true;
+    }
+    if (client_gone_) co_return false;
+    bool written = false;
+    if (head_pending_) {
+      head_pending_ = false;
+      written = co_await x_.client.write_head_and_chunk(head_.status, head_.headers, x_.keep_alive, bytes);
+      note_head(written);
+    } else {
+      written = co_await x_.client.write_chunk(bytes);
+      client_gone_ = !written;
+    }
+    co_return written;
+  }
+
+ private:
+  void note_head(bool written) {
+    client_gone_ = !written;
+    if (written) x_.out.status = head_.status;
+  }
+  Exchange& x_;
+  const AnswerHead& head_;
+  bool head_pending_;
+  bool first_ = true;
+  bool client_gone_ = false;
+};
+
+// A streamed plan on an SSE answer: the plan's edit, frame by frame, written by a StreamWriter.
 template <class Source>
 [[gnu::noinline]] boost::asio::awaitable<void> deliver_stream(Exchange& x, const AnswerHead& head,
                                                               Source& source, Dialect dialect) {
-  bool head_pending = body_came_with_head(source), client_gone = false;
-  const auto write_head_now = [&]() -> boost::asio::awaitable<bool> {
-    head_pending = false;
-    client_gone = !co_await x.client.write_head(head.status, head.headers, true, 0, x.keep_alive);
-    if (!client_gone) x.out.status = head.status;
-    co_return !client_gone;
-  };
-  if (!head_pending) {  // no co_await inside && (GCC 12's coroutine conditionals)
-    if (!co_await write_head_now()) {
+  StreamWriter out(x, head, body_came_with_head(source));
+  if (!out.head_pending()) {  // no co_await inside && (GCC 12's coroutine conditionals)
+    const bool written = co_await out.head();
+    if (!written) {
       x.out.outcome = AttemptOutcome::client_closed;
       co_return;
     }
@@ -195,29 +243,10 @@ template <class Source>
   const bool as_is = edit.changes_nothing();
   StreamEditor editor(dialect, std::move(edit));
   FrameSplitter splitter(stream_framing(dialect));
-  bool first = true, stopped = false;
-  const auto write_one = [&](std::string_view bytes) -> boost::asio::awaitable<bool> {
-    const double delay = first ? x.plan.first_event_ms : x.plan.inter_event_ms;
-    first = false;
-    // No co_await inside && or ?: (GCC 12's coroutine conditionals, see mock's execute_plan.cpp).
-    if (head_pending && delay > 0) {
-      if (!co_await write_head_now()) co_return false;
-    }
-    if (delay > 0) {
-      if (co_await x.client.wait(delay) != WaitEnd::elapsed) client_gone = true;
-    }
-    if (!client_gone && head_pending) {
-      head_pending = false;
-      client_gone = !co_await x.client.write_head_and_chunk(head.status, head.headers, x.keep_alive, bytes);
-      if (!client_gone) x.out.status = head.status;
-    } else if (!client_gone) {
-      if (!co_await x.client.write_chunk(bytes)) client_gone = true;
-    }
-    co_return !client_gone;
-  };
+  bool stopped = false;
   const auto write_frames = [&](const StreamEditor::Output& o) -> boost::asio::awaitable<bool> {
     for (const auto& f : o.frames) {
-      if (!co_await write_one(f.bytes)) co_return false;
+      if (!co_await out.frame(f.bytes)) co_return false;
       if (f.content) ++x.out.events;
     }
     if (o.stop) stopped = true;
@@ -226,7 +255,7 @@ template <class Source>
   // An edit that changes nothing passes each frame as it came and reads its role once it is written: only
   // the ledger's count of content events needs it, so no JSON parse stands between upstream and client.
   const auto pass = [&](const std::string& frame) -> boost::asio::awaitable<bool> {
-    if (!co_await write_one(frame)) co_return false;
+    if (!co_await out.frame(frame)) co_return false;
     if (frame_role(dialect, frame) == mock::FrameRole::content) ++x.out.events;
     co_return true;
   };
@@ -240,11 +269,11 @@ template <class Source>
         more = co_await write_frames(editor.on_frame(*ev));
       if (!more) co_return false;
     }
-    if (head_pending) co_return co_await write_head_now();  // the source may wait next
+    if (out.head_pending()) co_return co_await out.head();  // the source may wait next
     co_return true;
   });
-  if (head_pending && !client_gone) co_await write_head_now();  // no frame written: the head alone
-  if (client_gone) {
+  if (out.head_pending() && !out.client_gone()) co_await out.head();  // no frame written: the head alone
+  if (out.client_gone()) {
     x.out.outcome = AttemptOutcome::client_closed;
     co_return;
   }
@@ -255,8 +284,8 @@ template <class Source>
     }
     const auto rest = splitter.rest();
     if (!rest.empty()) co_await write_frames(editor.on_frame(rest));
-    if (!stopped && !client_gone) co_await write_frames(editor.on_end());
-    if (client_gone) {
+    if (!stopped && !out.client_gone()) co_await write_frames(editor.on_end());
+    if (out.client_gone()) {
       x.out.outcome = AttemptOutcome::client_closed;
       co_return;
     }
