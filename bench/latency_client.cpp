@@ -9,9 +9,8 @@
 // several URLs (one kept-alive connection each) the requests go round-robin, one at a time, each round
 // starting one target later: each target's samples are taken under the same moment-to-moment state of the
 // machine as the others', so a comparison of their percentiles is not skewed by what the machine did
-// during one target's turn, nor by which target's request came just before. An
-// answer that is not 2xx, or not framed by Content-Length or chunked encoding, stops it (the figures
-// would not compare).
+// during one target's turn, nor by which target's request came just before. An answer that is not 2xx,
+// or not framed by Content-Length or chunked encoding, stops it (the figures would not compare).
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -207,8 +206,8 @@ int main(int argc, char** argv) {
   std::size_t done_requests = 0;
   std::size_t round = 0;
   for (auto now = Clock::now(); now < end && done_requests < max_requests; ++round) {
-    for (std::size_t j = 0; j < lanes.size();
-         ++j) {  // each round starts one lane later: no lane always follows another
+    // Each round starts one lane later: no lane always follows another.
+    for (std::size_t j = 0; j < lanes.size(); ++j) {
       auto& lane = lanes[(round + j) % lanes.size()];
       if (::write(lane.fd, lane.request.data(), lane.request.size()) !=
           static_cast<ssize_t>(lane.request.size()))
