@@ -23,6 +23,7 @@
 #include <string>
 
 #include "llmchaos/net/drained_read.hpp"
+#include "loopback_pair.hpp"
 
 namespace asio = boost::asio;
 using tcp = asio::ip::tcp;
@@ -30,23 +31,7 @@ using namespace std::chrono_literals;
 
 namespace {
 
-struct Pair {
-  asio::io_context io;
-  tcp::socket reader{io}, writer{io};
-  Pair() {
-    tcp::acceptor acceptor(io, {asio::ip::make_address("127.0.0.1"), 0});
-    writer.connect(acceptor.local_endpoint());
-    reader = acceptor.accept();
-  }
-  void write(std::string_view bytes) { asio::write(writer, asio::buffer(bytes)); }
-  // Runs the reactor (epoll_wait included) for `d` with nothing else to do.
-  void idle(std::chrono::milliseconds d) {
-    asio::steady_timer t(io, d);
-    t.async_wait([](boost::system::error_code) {});
-    io.restart();
-    io.run_for(d + 500ms);
-  }
-};
+using Pair = llmchaos::test::LoopbackPair;
 
 struct Result {
   std::optional<boost::system::error_code> ec;
@@ -69,43 +54,48 @@ Result read_once(Pair& p, llmchaos::DrainedReader& reader, std::string& buf, std
   return r;
 }
 
+// A read of bytes written just before: a short read, after which the socket counts as drained.
+void read_short(Pair& p, llmchaos::DrainedReader& reader, std::string_view bytes) {
+  p.write(bytes);
+  std::string buf;
+  REQUIRE(read_once(p, reader, buf, 64).ec == boost::system::error_code());
+  REQUIRE(buf == bytes);
+}
+
+// The next read ends within `within` and brings `expected`.
+void expect_read(Pair& p, llmchaos::DrainedReader& reader, std::string_view expected,
+                 std::chrono::milliseconds within = 2000ms) {
+  std::string buf;
+  const auto r = read_once(p, reader, buf, 64, within);
+  REQUIRE(r.ec == boost::system::error_code());  // never a wait for an event that already passed
+  CHECK(buf == expected);
+}
+
 }  // namespace
 
 TEST_CASE("drained read: bytes already there are read at once") {
   Pair p;
   llmchaos::DrainedReader reader(p.reader);
   p.write("hello");
-  std::string buf;
-  const auto r = read_once(p, reader, buf, 64);
-  REQUIRE(r.ec == boost::system::error_code());
-  CHECK(buf == "hello");
+  expect_read(p, reader, "hello");
 }
 
 TEST_CASE("drained read: after a short read, bytes that come later are read when they come") {
   Pair p;
   llmchaos::DrainedReader reader(p.reader);
-  p.write("one");
-  std::string buf;
-  REQUIRE(read_once(p, reader, buf, 64).ec == boost::system::error_code());
-  REQUIRE(buf == "one");
+  read_short(p, reader, "one");
   asio::steady_timer later(p.io, 30ms);
   later.async_wait([&](boost::system::error_code) { p.write("two"); });
-  const auto r = read_once(p, reader, buf, 64);
-  REQUIRE(r.ec == boost::system::error_code());
-  CHECK(buf == "two");
+  expect_read(p, reader, "two");
 }
 
 TEST_CASE("drained read: bytes that come while no read waits are still read by the next one") {
   Pair p;
   llmchaos::DrainedReader reader(p.reader);
-  p.write("first");
-  std::string buf;
-  REQUIRE(read_once(p, reader, buf, 64).ec == boost::system::error_code());
+  read_short(p, reader, "first");
   p.write("second");
   p.idle(50ms);  // epoll_wait reports the bytes with no read to perform
-  const auto r = read_once(p, reader, buf, 64, 1000ms);
-  REQUIRE(r.ec == boost::system::error_code());  // not a wait for an event that already passed
-  CHECK(buf == "second");
+  expect_read(p, reader, "second", 1000ms);
 }
 
 TEST_CASE("drained read: a read that fills its buffer leaves the rest to the next, without new bytes") {
@@ -126,10 +116,9 @@ TEST_CASE("drained read: the end of the stream, after a short read and with noth
   SECTION("after a short read") {
     Pair p;
     llmchaos::DrainedReader reader(p.reader);
-    p.write("last");
-    std::string buf;
-    REQUIRE(read_once(p, reader, buf, 64).ec == boost::system::error_code());
+    read_short(p, reader, "last");
     p.writer.close();
+    std::string buf;
     CHECK(read_once(p, reader, buf, 64).ec == asio::error::eof);
   }
   SECTION("closed before the first read") {
@@ -168,10 +157,7 @@ TEST_CASE("drained read: a waiting read is cancelled by the socket and by a canc
     CHECK(*got == asio::error::operation_aborted);
     // The socket still reads afterwards.
     p.write("after");
-    std::string s;
-    const auto r = read_once(p, reader, s, 64);
-    REQUIRE(r.ec == boost::system::error_code());
-    CHECK(s == "after");
+    expect_read(p, reader, "after");
   }
 }
 
