@@ -11,7 +11,6 @@
 #include <memory>
 
 #include "llmchaos/net/read_deadline.hpp"
-#include "loopback_pair.hpp"
 
 namespace asio = boost::asio;
 using tcp = asio::ip::tcp;
@@ -19,7 +18,15 @@ using namespace std::chrono_literals;
 
 namespace {
 
-using Pair = llmchaos::test::LoopbackPair;
+struct Pair {
+  asio::io_context io;
+  tcp::socket reader{io}, writer{io};
+  Pair() {
+    tcp::acceptor acceptor(io, {asio::ip::make_address("127.0.0.1"), 0});
+    writer.connect(acceptor.local_endpoint());
+    reader = acceptor.accept();
+  }
+};
 
 // Starts one read under `deadline` armed with `timeout`; `done` gets its error and when it ended.
 struct Read {
