@@ -1,8 +1,18 @@
 // Loopback integration: every fault kind on every dialect, through real sockets, checked on the wire
 // (status, headers, body shape, events before a cut, RST, holds) and in the ledger.
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+
+#include <array>
 #include <atomic>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/write.hpp>
 #include <boost/json.hpp>
 #include <catch2/catch.hpp>
+#include <chrono>
 #include <thread>
 
 #include "llmchaos/net/http_call.hpp"
@@ -738,4 +748,44 @@ TEST_CASE("gemini :streamGenerateContent without alt=sse answers one JSON array 
     CHECK(r.body.find(']', r.body.rfind('}')) == std::string::npos);
     CHECK(s.ledger("", 1).at(0).events_sent == 2);
   }
+}
+
+TEST_CASE("a client that half-closes after its last kept-alive request gets the answer, then the end at once",
+          "[server]") {
+  // Requests one at a time first (so the session mostly stops trying a read right after each answer: the
+  // read that waits is then the one that must see the end), then the last one and the FIN in one segment:
+  // the read that takes the request finds the end queued behind it, and no later event says so. The
+  // session must still see the end, not wait out the idle timeout.
+  mock::ServerOptions o;
+  o.idle_timeout_ms = 30000;
+  TestServer s(o);
+  s.install("", route_toml(Dialect::openai, R"({ fault = "ok", times = 100 })"));
+  const auto call = chat_call(Dialect::openai, "/r", false);
+  boost::asio::io_context io;
+  boost::asio::ip::tcp::socket socket(io);
+  socket.connect({boost::asio::ip::make_address("127.0.0.1"), s.port()});
+  const timeval five_seconds{5, 0};  // a regression fails here instead of hanging for the idle timeout
+  ::setsockopt(socket.native_handle(), SOL_SOCKET, SO_RCVTIMEO, &five_seconds, sizeof five_seconds);
+  const std::string request = "POST " + call.target +
+                              " HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: " +
+                              std::to_string(call.body.size()) + "\r\n\r\n" + call.body;
+  std::array<char, 65536> buf{};
+  boost::system::error_code ec;
+  for (int i = 0; i < 40 && !ec; ++i) {
+    boost::asio::write(socket, boost::asio::buffer(request));
+    std::string answer;
+    while (!ec && answer.find("\"finish_reason\"") == std::string::npos)  // the whole JSON answer
+      answer.append(buf.data(), socket.read_some(boost::asio::buffer(buf), ec));
+  }
+  REQUIRE_FALSE(ec);
+  const int one = 1;  // corked: the shutdown sends the request and the FIN in one segment
+  ::setsockopt(socket.native_handle(), IPPROTO_TCP, TCP_CORK, &one, sizeof one);
+  boost::asio::write(socket, boost::asio::buffer(request));
+  socket.shutdown(boost::asio::ip::tcp::socket::shutdown_send);
+  const auto t0 = std::chrono::steady_clock::now();
+  std::string got;
+  while (!ec) got.append(buf.data(), socket.read_some(boost::asio::buffer(buf), ec));
+  CHECK(ec == boost::asio::error::eof);
+  CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(3));
+  CHECK(got.rfind("HTTP/1.1 200", 0) == 0);
 }

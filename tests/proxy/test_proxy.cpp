@@ -340,6 +340,36 @@ TEST_CASE("credentials reach the upstream untouched and never the ledger, the ad
   CHECK(proxy.send("GET", "/metrics").body.find(key) == std::string::npos);
 }
 
+TEST_CASE(
+    "a stream whose upstream closes with its last bytes ends at once through the proxy, not at the read "
+    "deadline",
+    "[proxy]") {
+  // The head, two events and the FIN in one burst (no last chunk: the stream is cut). The read that takes
+  // the events finds the end queued behind them, and no later event says so: the proxy must still see it
+  // (its read deadline is 300 s).
+  std::string cut = chunked_sse(
+      {"data: {\"id\":\"c\",\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":"
+       "{\"content\":\"one \"}}]}\n\n",
+       "data: {\"id\":\"c\",\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":"
+       "{\"content\":\"two \"}}]}\n\n"});
+  cut.resize(cut.size() - std::string_view("0\r\n\r\n").size());
+  OneShotUpstream raw(cut);
+  const auto script =
+      proxy::parse_proxy_script(script_toml(Dialect::openai, R"({ fault = "ok" })"), "proxy.toml");
+  TestServer proxy(proxy_options(script, raw.base_url()));
+  proxy.engine().install("", script.script);
+  const auto t0 = std::chrono::steady_clock::now();
+  const auto r = proxy.chat(Dialect::openai, "/r", true, {}, {}, 5000);
+  CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(3));
+  CHECK_FALSE(r.timed_out);
+  CHECK(r.status == 200);
+  CHECK_FALSE(r.complete);
+  CHECK(texts(Dialect::openai, r) == std::vector<std::string>{"one ", "two "});
+  const auto l = proxy.ledger("", 1);
+  REQUIRE(l.size() == 1);
+  CHECK(l[0].outcome == AttemptOutcome::cut);
+}
+
 TEST_CASE("an upstream that cannot be reached is a 502 naming it, and a route without one says so",
           "[proxy]") {
   std::uint16_t closed_port = 0;
