@@ -44,6 +44,7 @@
 #include "llmchaos/mockprovider/router.hpp"
 #include "llmchaos/net/read_backoff.hpp"
 #include "llmchaos/net/read_deadline.hpp"
+#include "llmchaos/net/write_now.hpp"
 
 namespace net = boost::asio;
 namespace beast = boost::beast;
@@ -346,14 +347,17 @@ net::awaitable<bool> Session::write_all(net::const_buffer bytes) {
   co_return co_await send(std::array<net::const_buffer, 1>{bytes});
 }
 
-// A chunk's size line ("1a\r\n") in `line`; returns its length.
-std::size_t chunk_size_line(std::size_t size, std::array<char, 2 * sizeof(std::size_t) + 2>& line) {
+// A chunk's size line ("1a\r\n"): hex digits of a size_t and CRLF.
+using ChunkSizeLine = std::array<char, 2 * sizeof(std::size_t) + 2>;
+
+// The size line of a chunk of `size` bytes in `line`; returns its length.
+std::size_t chunk_size_line(std::size_t size, ChunkSizeLine& line) {
   return static_cast<std::size_t>(fmt::format_to(line.data(), "{:x}\r\n", size) - line.data());
 }
 
 net::awaitable<bool> Session::write_chunk(std::string_view bytes) {
   if (bytes.empty()) co_return true;  // an empty chunk would be the last one
-  std::array<char, 2 * sizeof(std::size_t) + 2> size_line;
+  ChunkSizeLine size_line;
   const std::size_t line_len = chunk_size_line(bytes.size(), size_line);
   co_return co_await send(std::array<net::const_buffer, 3>{net::buffer(size_line.data(), line_len),
                                                            net::buffer(bytes), net::buffer("\r\n", 2)});
@@ -363,7 +367,7 @@ net::awaitable<bool> Session::write_head_and_chunk(int status, const HeaderList&
                                                    std::string_view first_chunk) {
   if (first_chunk.empty() || !render_plain_head(head_, status, headers, std::nullopt, keep_alive))
     co_return co_await write_head_then_chunk(*this, status, headers, keep_alive, first_chunk);
-  std::array<char, 2 * sizeof(std::size_t) + 2> size_line;
+  ChunkSizeLine size_line;
   const std::size_t line_len = chunk_size_line(first_chunk.size(), size_line);
   co_return co_await send(std::array<net::const_buffer, 4>{net::buffer(head_),
                                                            net::buffer(size_line.data(), line_len),
@@ -500,9 +504,7 @@ Routed Session::route(RawRequest& req) {
 
 template <std::size_t N>
 std::size_t Session::write_now(const std::array<net::const_buffer, N>& bufs, beast::error_code& ec) {
-  const std::size_t n = stream_.socket().write_some(bufs, ec);
-  if (ec == net::error::would_block || ec == net::error::try_again) ec = {};
-  return ec ? 0 : n;
+  return llmchaos::write_now(stream_.socket(), bufs, ec);
 }
 
 // What the socket did not take at once goes out asynchronously.

@@ -29,6 +29,7 @@
 #include "llmchaos/core/clock.hpp"
 #include "llmchaos/core/sized_text.hpp"
 #include "llmchaos/mockprovider/forward_hook.hpp"
+#include "llmchaos/net/write_now.hpp"
 #include "llmchaos/proxy/cassette.hpp"
 #include "llmchaos/proxy/proxy.hpp"
 #include "llmchaos/proxy/stream_edit.hpp"
@@ -280,9 +281,7 @@ void request_head(const ForwardRequest& req, const UpstreamUrl& url, std::string
 template <class Stream>
 std::size_t send_now(Stream& stream, const std::array<net::const_buffer, 2>& request, beast::error_code& ec) {
   if constexpr (std::is_same_v<Stream, beast::tcp_stream>) {
-    const std::size_t sent = stream.socket().write_some(request, ec);  // non-blocking since connect_upstream
-    if (ec == net::error::would_block || ec == net::error::try_again) ec = {};
-    return ec ? 0 : sent;
+    return llmchaos::write_now(stream.socket(), request, ec);  // non-blocking since connect_upstream
   } else {
     return 0;
   }
