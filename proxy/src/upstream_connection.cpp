@@ -110,7 +110,7 @@ net::awaitable<std::unique_ptr<UpstreamConnection>> connect_upstream(net::any_io
   c->plain->socket().set_option(net::ip::tcp::no_delay(true), ignore);
   if (!url.tls) {
     c->plain->socket().non_blocking(true, ignore);  // send_request writes at once where the socket takes it
-    c->reading.deadline = std::make_unique<ReadDeadline>(c->plain->socket());
+    c->reading.plain_reads = std::make_unique<PlainReads>(c->plain->socket());
     co_return c;
   }
 

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "answer_head.hpp"
+#include "llmchaos/net/drained_read.hpp"
 #include "llmchaos/net/read_deadline.hpp"
 #include "upstream_response.hpp"
 
@@ -36,6 +37,15 @@ UpstreamUrl parse_upstream_url(const std::string& url);
 
 using TlsStream = boost::beast::ssl_stream<boost::beast::tcp_stream>;
 
+// A plain connection's reads: bounded by a deadline (no timer operation per read), and without the recv
+// that comes back empty before each wait (net/drained_read.hpp: the request was just sent, its answer
+// cannot be there yet).
+struct PlainReads {
+  explicit PlainReads(boost::asio::ip::tcp::socket& socket) : deadline(socket), reader(socket) {}
+  ReadDeadline deadline;
+  DrainedReader reader;
+};
+
 // What an exchange needs (the request head written, the answer read), kept with the connection: a
 // kept-alive connection carries many exchanges, and these keep their memory from one to the next (no
 // allocation per exchange).
@@ -44,9 +54,9 @@ struct UpstreamReading {
   UpstreamHead head;
   detail::AnswerHead answer;  // the answer's head as delivered, filled in place (its strings reused)
   std::string request_head;   // the request's head as sent (request_head())
-  // A plain connection's reads are bounded by this (no timer operation per read); null on TLS, whose
-  // reads the TCP stream's expires_after bounds (upstream_expires_after).
-  std::unique_ptr<ReadDeadline> deadline;
+  // A plain connection's reads (PlainReads); null on TLS, whose reads the TCP stream's expires_after
+  // bounds (upstream_expires_after).
+  std::unique_ptr<PlainReads> plain_reads;
 };
 
 struct UpstreamConnection {

@@ -312,22 +312,23 @@ struct Reuse {
 #pragma GCC diagnostic ignored "-Wmismatched-new-delete"
 // One read of the upstream's answer into `buffer`, within timeout_ms: on a plain connection bounded by its
 // ReadDeadline on the bare socket (Beast's stream would arm and cancel a timer per read: one more pass
-// through the scheduler and one more epoll_wait each, bench/README.md, proxy), on a TLS one by the TCP
-// stream's own timer. read_ended() turns the deadline's cancellation into Beast's timeout error.
+// through the scheduler and one more epoll_wait each, bench/README.md, proxy) and read by its DrainedReader,
+// on a TLS one by the TCP stream's own timer. read_ended() turns the deadline's cancellation into Beast's
+// timeout error.
 template <class Stream>
-auto read_some_within(Stream& stream, ReadDeadline* deadline, beast::flat_buffer& buffer, double timeout_ms) {
+auto read_some_within(Stream& stream, PlainReads* plain, beast::flat_buffer& buffer, double timeout_ms) {
   if constexpr (std::is_same_v<Stream, beast::tcp_stream>) {
-    deadline->arm(ms_duration(timeout_ms));
-    return stream.socket().async_read_some(buffer.prepare(16 * 1024), use_tuple);
+    plain->deadline.arm(ms_duration(timeout_ms));
+    return plain->reader.async_read_some(buffer.prepare(16 * 1024), use_tuple);
   } else {
     upstream_expires_after(stream, timeout_ms);
     return stream.async_read_some(buffer.prepare(16 * 1024), use_tuple);
   }
 }
-beast::error_code read_ended(ReadDeadline* deadline, beast::error_code ec) {
-  if (!deadline) return ec;
-  deadline->disarm();
-  return ec == net::error::operation_aborted && deadline->timed_out() ? beast::error::timeout : ec;
+beast::error_code read_ended(PlainReads* plain, beast::error_code ec) {
+  if (!plain) return ec;
+  plain->deadline.disarm();
+  return ec == net::error::operation_aborted && plain->deadline.timed_out() ? beast::error::timeout : ec;
 }
 
 // The upstream's body without Beast's parser (upstream_response.hpp): the bytes after the head already in
@@ -336,7 +337,7 @@ template <class Stream>
 struct PlainUpstreamSource {
   Stream& stream;
   beast::flat_buffer& buffer;
-  ReadDeadline* deadline;               // null on TLS (read_some_within)
+  PlainReads* plain;                    // null on TLS (read_some_within)
   std::optional<std::uint64_t> length;  // none: chunked
   double timeout_ms;
   CassetteRecorder* recorder;
@@ -399,9 +400,9 @@ struct PlainUpstreamSource {
         held.remove_prefix(used);
       }
       if (finished()) break;
-      auto [ec, n] = co_await read_some_within(stream, deadline, buffer, timeout_ms);
+      auto [ec, n] = co_await read_some_within(stream, plain, buffer, timeout_ms);
       buffer.commit(n);
-      if (read_ended(deadline, ec)) co_return false;  // closed or failed before the end: the answer broke off
+      if (read_ended(plain, ec)) co_return false;  // closed or failed before the end: the answer broke off
     }
     whole = true;
     if (recorder && !recorder->complete()) recorder->on_end(ms_since(head_at));
@@ -415,16 +416,16 @@ template <class Stream>
 net::awaitable<beast::error_code> read_plain_head(Stream& stream, UpstreamReading& reading,
                                                   HeadVerdict& verdict, double timeout_ms) {
   auto& buffer = reading.buffer;
-  auto* const deadline = reading.deadline.get();
+  auto* const plain = reading.plain_reads.get();
   for (;;) {
     if (buffer.size() > 0) {
       verdict = read_upstream_head(
           std::string_view(static_cast<const char*>(buffer.data().data()), buffer.size()), reading.head);
       if (verdict != HeadVerdict::need_more) co_return beast::error_code();
     }
-    auto [ec, n] = co_await read_some_within(stream, deadline, buffer, timeout_ms);
+    auto [ec, n] = co_await read_some_within(stream, plain, buffer, timeout_ms);
     buffer.commit(n);
-    if (const auto end = read_ended(deadline, ec)) co_return end;
+    if (const auto end = read_ended(plain, ec)) co_return end;
   }
 }
 
@@ -525,7 +526,8 @@ template <class Stream>
   fill_answer_head(plain.status, plain.fields, plain.content_length, head);
   if (recorder) recorder->on_head(head.status, cassette_headers(head.headers), x.head_ms, head.sse);
   PlainUpstreamSource<Stream> source{
-      stream, buffer, reading.deadline.get(), plain.content_length, read_timeout_ms, recorder, Clock::now()};
+      stream,   buffer,      reading.plain_reads.get(), plain.content_length, read_timeout_ms,
+      recorder, Clock::now()};
   co_await detail::deliver(x, head, source, dialect);
   reuse.reusable = source.whole && plain.keep_alive;
 }

@@ -11,6 +11,7 @@
 #include <memory>
 
 #include "llmchaos/net/read_deadline.hpp"
+#include "loopback_pair.hpp"
 
 namespace asio = boost::asio;
 using tcp = asio::ip::tcp;
@@ -18,15 +19,7 @@ using namespace std::chrono_literals;
 
 namespace {
 
-struct Pair {
-  asio::io_context io;
-  tcp::socket reader{io}, writer{io};
-  Pair() {
-    tcp::acceptor acceptor(io, {asio::ip::make_address("127.0.0.1"), 0});
-    writer.connect(acceptor.local_endpoint());
-    reader = acceptor.accept();
-  }
-};
+using Pair = llmchaos::test::LoopbackPair;
 
 // Starts one read under `deadline` armed with `timeout`; `done` gets its error and when it ended.
 struct Read {
