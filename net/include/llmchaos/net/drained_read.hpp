@@ -11,7 +11,9 @@
 // Why that is enough: epoll reports a socket's state as it is when epoll_wait takes the event, so a FIN that
 // came before that has its EPOLLRDHUP in those events, and one that comes after raises a new event, which
 // makes the reactor try the socket first again. A reactor that holds several events for a socket keeps
-// them all (add_ready_events), and the descriptor's events are read under its lock.
+// them all (add_ready_events). The events are read under the descriptor's lock, as every perform is; with
+// several threads the reactor may store newer ones meanwhile (it does without that lock), and then it
+// performs that descriptor's events after, which makes it try the socket first again.
 //
 // For a client that sends one request at a time (an SDK) and for the proxy's upstream connections, the
 // recv before each wait is one system call per read that returns nothing (bench/README.md, proxy).
