@@ -38,8 +38,8 @@ UpstreamUrl parse_upstream_url(const std::string& url);
 using TlsStream = boost::beast::ssl_stream<boost::beast::tcp_stream>;
 
 // A plain connection's reads: bounded by a deadline (no timer operation per read), and without the recv
-// that comes back empty before each wait (net/drained_read.hpp: the request was just sent, its answer
-// cannot be there yet).
+// that comes back empty before each wait (net/drained_read.hpp: the answer's first read follows the
+// request's send, each piece of a stream the read that emptied the socket).
 struct PlainReads {
   explicit PlainReads(boost::asio::ip::tcp::socket& socket) : deadline(socket), reader(socket) {}
   ReadDeadline deadline;
