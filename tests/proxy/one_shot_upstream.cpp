@@ -1,8 +1,12 @@
 #include "one_shot_upstream.hpp"
 
 #include <fmt/format.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
 
 #include <array>
+#include <atomic>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/read.hpp>
@@ -11,6 +15,7 @@
 #include <boost/asio/write.hpp>
 #include <mutex>
 #include <thread>
+#include <vector>
 
 #include "llmchaos/core/byte_scan.hpp"
 
@@ -93,6 +98,77 @@ std::string OneShotUpstream::base_url() const {
 std::string OneShotUpstream::request() const {
   std::lock_guard lock(impl_->mutex);
   return impl_->request;
+}
+
+struct LingeringUpstream::Impl {
+  net::io_context ioc;
+  tcp::acceptor acceptor{ioc, {net::ip::make_address("127.0.0.1"), 0}};
+  std::atomic<int> connections{0}, ignored{0};
+  std::atomic<bool> stopping{false};
+  std::thread accepting;
+  std::mutex mutex;
+  std::vector<std::thread> lingering;
+
+  void serve(tcp::socket socket, const std::string& answer) {
+    boost::system::error_code ec;
+    read_one_request(socket, ec);
+    if (ec) return;
+    // Corked, the answer and the FIN leave in one segment.
+    const int one = 1;
+    ::setsockopt(socket.native_handle(), IPPROTO_TCP, TCP_CORK, &one, sizeof one);
+    net::write(socket, net::buffer(answer), ec);
+    socket.shutdown(tcp::socket::shutdown_send, ec);
+    // Reads and drops until the peer closes, a bounded wait so the destructor's join ends.
+    socket.non_blocking(true, ec);
+    std::array<char, 4096> buf;
+    for (int waited = 0; waited < 500 && !stopping; ++waited) {
+      const auto n = socket.read_some(net::buffer(buf), ec);
+      if (ec == net::error::would_block) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        continue;
+      }
+      if (ec) return;
+      if (n > 0) ++ignored;
+    }
+  }
+};
+
+LingeringUpstream::LingeringUpstream(std::string answer) : impl_(std::make_unique<Impl>()) {
+  impl_->accepting = std::thread([im = impl_.get(), answer = std::move(answer)] {
+    for (;;) {
+      boost::system::error_code ec;
+      auto socket = im->acceptor.accept(ec);
+      if (ec || im->stopping) return;
+      ++im->connections;
+      std::lock_guard lock(im->mutex);
+      im->lingering.emplace_back(
+          [im, &answer, s = std::move(socket)]() mutable { im->serve(std::move(s), answer); });
+    }
+  });
+}
+
+LingeringUpstream::~LingeringUpstream() {
+  impl_->stopping = true;
+  boost::system::error_code ec;
+  impl_->acceptor.cancel(ec);
+  // Wakes a blocking accept: a connection the loop sees after `stopping` is set.
+  tcp::socket poke(impl_->ioc);
+  poke.connect(impl_->acceptor.local_endpoint(), ec);
+  impl_->accepting.join();
+  impl_->acceptor.close(ec);
+  std::lock_guard lock(impl_->mutex);
+  for (auto& t : impl_->lingering) t.join();
+}
+
+std::string LingeringUpstream::base_url() const {
+  return fmt::format("http://127.0.0.1:{}", impl_->acceptor.local_endpoint().port());
+}
+
+int LingeringUpstream::connections() const {
+  return impl_->connections;
+}
+int LingeringUpstream::ignored() const {
+  return impl_->ignored;
 }
 
 }  // namespace llmchaos::test

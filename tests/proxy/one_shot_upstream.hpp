@@ -2,6 +2,7 @@
 // tests/proxy's stand-in upstream (plain or TLS).
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace boost::asio::ssl {
 class context;
@@ -20,6 +21,25 @@ class OneShotUpstream {
   OneShotUpstream& operator=(const OneShotUpstream&) = delete;
   std::string base_url() const;  // "http://127.0.0.1:PORT" ("https://" with TLS)
   std::string request() const;   // the raw request, once the exchange is over
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// An upstream that answers each connection's one request and says nothing of closing (keep-alive, as
+// HTTP/1.1 means it), then half-closes at once, its FIN in the answer's last segment, and reads and drops
+// whatever else comes, as a server's lingering close does. A request sent on such a connection is never
+// answered.
+class LingeringUpstream {
+ public:
+  explicit LingeringUpstream(std::string answer);
+  ~LingeringUpstream();
+  LingeringUpstream(const LingeringUpstream&) = delete;
+  LingeringUpstream& operator=(const LingeringUpstream&) = delete;
+  std::string base_url() const;  // "http://127.0.0.1:PORT"
+  int connections() const;       // accepted so far
+  int ignored() const;           // connections that got bytes after their answer
 
  private:
   struct Impl;

@@ -370,6 +370,36 @@ TEST_CASE(
   CHECK(l[0].outcome == AttemptOutcome::cut);
 }
 
+TEST_CASE(
+    "an upstream that half-closes with its kept-alive answer is not asked again on that connection: the next "
+    "request goes on a new one at once",
+    "[proxy]") {
+  // The answer's last bytes and the FIN come in one event, and the upstream still reads (a lingering
+  // close), so a request sent on that connection would get no answer and no reset: the proxy must have
+  // seen the FIN behind the answer (its read deadline is 300 s).
+  const std::string body =
+      R"({"id":"chatcmpl-l","object":"chat.completion","created":1,"model":"m","choices":[{"index":0,)"
+      R"("message":{"role":"assistant","content":"lingering"},"finish_reason":"stop"}],)"
+      R"("usage":{"prompt_tokens":1,"completion_tokens":1,"total_tokens":2}})";
+  LingeringUpstream upstream(
+      fmt::format("HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{}",
+                  body.size(), body));
+  const auto script =
+      proxy::parse_proxy_script(script_toml(Dialect::openai, R"({ fault = "ok" })"), "proxy.toml");
+  TestServer proxy(proxy_options(script, upstream.base_url()));
+  proxy.engine().install("", script.script);
+  for (int i = 0; i < 3; ++i) {
+    const auto t0 = std::chrono::steady_clock::now();
+    const auto r = proxy.chat(Dialect::openai, "/r", false, {}, {}, 5000);
+    CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(3));
+    CHECK_FALSE(r.timed_out);
+    CHECK(r.status == 200);
+    CHECK(r.body.find("lingering") != std::string::npos);
+  }
+  CHECK(upstream.connections() == 3);
+  CHECK(upstream.ignored() == 0);
+}
+
 TEST_CASE("an upstream that cannot be reached is a 502 naming it, and a route without one says so",
           "[proxy]") {
   std::uint16_t closed_port = 0;
