@@ -41,8 +41,9 @@ template struct Expose<ReadyEvents, &ad::scheduler_operation::task_result_>;
 }  // namespace
 
 bool watch_peer_close(ad::epoll_reactor& reactor, Descriptor* descriptor, int socket) {
-  if (!descriptor) return false;
-  ad::conditionally_enabled_mutex::scoped_lock lock(descriptor->*member_of(DescriptorMutex{}));
+  // A locking reactor may be run by several threads, and it stores the events it reports without the
+  // lock (drained_read.hpp): only a reactor of one thread reads them safely.
+  if (!descriptor || (descriptor->*member_of(DescriptorMutex{})).enabled()) return false;
   auto& registered = descriptor->*member_of(RegisteredEvents{});
   if (registered == 0) return false;  // not registered with epoll (Asio reports that to each operation)
   if ((registered & EPOLLRDHUP) != 0) return true;
@@ -57,7 +58,8 @@ bool watch_peer_close(ad::epoll_reactor& reactor, Descriptor* descriptor, int so
 }
 
 std::uint32_t last_events(const Descriptor* descriptor) {
-  // descriptor_state derives privately from the operation; a C-style cast names such a base.
+  // The reactor runs on this thread (watch_peer_close). descriptor_state derives privately from the
+  // operation; a C-style cast names such a base.
   const auto* op = (const ad::scheduler_operation*)descriptor;  // NOLINT(google-readability-casting)
   return op->*member_of(ReadyEvents{});
 }

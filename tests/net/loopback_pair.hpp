@@ -10,9 +10,11 @@
 namespace llmchaos::test {
 
 struct LoopbackPair {
+  // By default one thread runs it, without the reactor's locks, as serve's and the proxy's with one I/O
+  // thread (DrainedReader needs that).
   boost::asio::io_context io;
   boost::asio::ip::tcp::socket reader{io}, writer{io};
-  LoopbackPair() {
+  explicit LoopbackPair(int concurrency_hint = BOOST_ASIO_CONCURRENCY_HINT_UNSAFE_IO) : io(concurrency_hint) {
     boost::asio::ip::tcp::acceptor acceptor(io, {boost::asio::ip::make_address("127.0.0.1"), 0});
     writer.connect(acceptor.local_endpoint());
     reader = acceptor.accept();

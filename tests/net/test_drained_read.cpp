@@ -181,6 +181,21 @@ TEST_CASE("drained read: a FIN queued behind the last bytes ends the next read a
   CHECK(std::chrono::steady_clock::now() - started < 1000ms);
 }
 
+TEST_CASE(
+    "drained read: on a reactor with its locks on it is the plain read, the FIN behind bytes included") {
+  // Several threads may run such a reactor, and it stores a socket's events without a lock.
+  Pair p(BOOST_ASIO_CONCURRENCY_HINT_DEFAULT);
+  llmchaos::DrainedReader reader(p.reader);
+  CHECK_FALSE(reader.watches_close());
+  read_short(p, reader, "one");
+  p.write("last");
+  p.writer.shutdown(tcp::socket::shutdown_send);
+  p.idle(20ms);
+  expect_read(p, reader, "last");
+  std::string buf;
+  CHECK(read_once(p, reader, buf, 64, 1500ms).ec == asio::error::eof);
+}
+
 TEST_CASE("drained read: a waiting read is cancelled by the socket and by a cancellation slot") {
   Pair p;
   llmchaos::DrainedReader reader(p.reader);

@@ -11,9 +11,11 @@
 // Why that is enough: epoll reports a socket's state as it is when epoll_wait takes the event, so a FIN that
 // came before that has its EPOLLRDHUP in those events, and one that comes after raises a new event, which
 // makes the reactor try the socket first again. A reactor that holds several events for a socket keeps
-// them all (add_ready_events). The events are read under the descriptor's lock, as every perform is; with
-// several threads the reactor may store newer ones meanwhile (it does without that lock), and then it
-// performs that descriptor's events after, which makes it try the socket first again.
+// them all (add_ready_events).
+//
+// Only on a reactor that one thread runs (an io_context made with BOOST_ASIO_CONCURRENCY_HINT_UNSAFE_IO, as
+// serve's and the proxy's with one I/O thread): the reactor stores a descriptor's events without a lock,
+// so a read of them on another thread would race with it. Elsewhere the reader is the plain read.
 //
 // For a client that sends one request at a time (an SDK) and for the proxy's upstream connections, the
 // recv before each wait is one system call per read that returns nothing (bench/README.md, proxy).
@@ -21,8 +23,8 @@
 // The reactor's interface used here (epoll_reactor::start_op, its per-descriptor data and their private
 // members, reactor_op) is Asio's detail namespace, so the trick is compiled only for the Asio it was
 // written against (Boost 1.81, epoll); anywhere else DrainedReader is socket.async_read_some, and so is a
-// reader whose socket the registration could not be changed for. tests/net/test_drained_read.cpp holds it
-// to the plain read.
+// reader on a reactor with its locks on, or whose socket's registration could not be changed.
+// tests/net/test_drained_read.cpp holds it to the plain read.
 //
 // In namespace llmchaos, not llmchaos::net: files alias boost::asio as `net` inside llmchaos.
 #include <boost/asio/async_result.hpp>
@@ -53,7 +55,8 @@ namespace ad = boost::asio::detail;
 using Socket = boost::asio::ip::tcp::socket;
 using Descriptor = ad::epoll_reactor::descriptor_state;
 
-// The reactor's registration of the socket gets EPOLLRDHUP (one epoll_ctl); false when it cannot.
+// The reactor's registration of the socket gets EPOLLRDHUP (one epoll_ctl); false when it cannot, or
+// when the descriptor's lock is on (several threads may run the reactor).
 bool watch_peer_close(ad::epoll_reactor& reactor, Descriptor* descriptor, int socket);
 // The events epoll last reported for the descriptor (called with its lock held, as perform is).
 std::uint32_t last_events(const Descriptor* descriptor);
