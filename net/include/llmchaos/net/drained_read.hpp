@@ -58,7 +58,8 @@ using Descriptor = ad::epoll_reactor::descriptor_state;
 // The reactor's registration of the socket gets EPOLLRDHUP (one epoll_ctl); false when it cannot, or
 // when the descriptor's lock is on (several threads may run the reactor).
 bool watch_peer_close(ad::epoll_reactor& reactor, Descriptor* descriptor, int socket);
-// The events epoll last reported for the descriptor (called with its lock held, as perform is).
+// The events epoll last reported for the descriptor (read by perform, on the one thread that runs the
+// reactor).
 std::uint32_t last_events(const Descriptor* descriptor);
 // Whether those events say the peer's FIN has come (EPOLLRDHUP).
 bool peer_closed(std::uint32_t events);
