@@ -67,7 +67,8 @@ TEST_CASE("a move to another member of the same group is a retry, by the log and
   // Without the group, the ledger alone would call the move from east to west a fallback.
   auto plain = group_case(Action::retry);
   plain.group_of.clear();
-  const auto views = group_by_request(east_twice_then_west());
+  const auto history = east_twice_then_west();  // the views point into it
+  const auto views = group_by_request(history);
   const auto ungrouped = derive_points(views.front(), plain.policy, false);
   REQUIRE(ungrouped.size() == 2);
   CHECK(ungrouped[1].from_ledger == Action::fallback);

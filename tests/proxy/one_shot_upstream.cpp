@@ -101,6 +101,7 @@ std::string OneShotUpstream::request() const {
 }
 
 struct LingeringUpstream::Impl {
+  std::string answer;  // set before any thread starts, read by all
   net::io_context ioc;
   tcp::acceptor acceptor{ioc, {net::ip::make_address("127.0.0.1"), 0}};
   std::atomic<int> connections{0}, ignored{0};
@@ -109,7 +110,7 @@ struct LingeringUpstream::Impl {
   std::mutex mutex;
   std::vector<std::thread> lingering;
 
-  void serve(tcp::socket socket, const std::string& answer) {
+  void serve(tcp::socket socket) {
     boost::system::error_code ec;
     read_one_request(socket, ec);
     if (ec) return;
@@ -134,15 +135,15 @@ struct LingeringUpstream::Impl {
 };
 
 LingeringUpstream::LingeringUpstream(std::string answer) : impl_(std::make_unique<Impl>()) {
-  impl_->accepting = std::thread([im = impl_.get(), answer = std::move(answer)] {
+  impl_->answer = std::move(answer);
+  impl_->accepting = std::thread([im = impl_.get()] {
     for (;;) {
       boost::system::error_code ec;
       auto socket = im->acceptor.accept(ec);
       if (ec || im->stopping) return;
       ++im->connections;
       std::lock_guard lock(im->mutex);
-      im->lingering.emplace_back(
-          [im, &answer, s = std::move(socket)]() mutable { im->serve(std::move(s), answer); });
+      im->lingering.emplace_back([im, s = std::move(socket)]() mutable { im->serve(std::move(s)); });
     }
   });
 }

@@ -101,6 +101,10 @@ using GroupOf = std::map<std::string, std::string>;
 std::vector<RequestView> group_by_request(const History& history,
                                           std::vector<const LedgerEntry*>* unmatched = nullptr,
                                           const GroupOf& group_of = {});
+// The views point into `history`: a temporary one would leave them dangling.
+std::vector<RequestView> group_by_request(const History&& history,
+                                          std::vector<const LedgerEntry*>* unmatched = nullptr,
+                                          const GroupOf& group_of = {}) = delete;
 
 // The actions at the failure points of one request, derived twice: from the decision log, and from the
 // ledger (next attempt of the same delivery on the same route = retry, on another = fallback, none =
