@@ -6,6 +6,8 @@
 #ifdef LLMCHAOS_DRAINED_READ
 #include <sys/epoll.h>
 
+#include <cstdint>
+
 namespace llmchaos::drained_read_detail {
 namespace {
 
@@ -57,15 +59,11 @@ bool watch_peer_close(ad::epoll_reactor& reactor, Descriptor* descriptor, int so
   return true;
 }
 
-std::uint32_t last_events(const Descriptor* descriptor) {
+bool peer_close_reported(const Descriptor* descriptor) {
   // The reactor runs on this thread (watch_peer_close). descriptor_state derives privately from the
   // operation; a C-style cast names such a base.
   const auto* op = (const ad::scheduler_operation*)descriptor;  // NOLINT(google-readability-casting)
-  return op->*member_of(ReadyEvents{});
-}
-
-bool peer_closed(std::uint32_t events) {
-  return (events & EPOLLRDHUP) != 0;
+  return ((op->*member_of(ReadyEvents{})) & EPOLLRDHUP) != 0;
 }
 
 }  // namespace llmchaos::drained_read_detail

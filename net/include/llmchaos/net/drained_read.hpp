@@ -44,7 +44,6 @@
 #include <boost/asio/detail/reactor.hpp>
 #include <boost/asio/detail/reactor_op.hpp>
 #include <boost/asio/detail/socket_ops.hpp>
-#include <cstdint>
 #endif
 
 namespace llmchaos {
@@ -58,11 +57,9 @@ using Descriptor = ad::epoll_reactor::descriptor_state;
 // The reactor's registration of the socket gets EPOLLRDHUP (one epoll_ctl); false when it cannot, or
 // when the descriptor's lock is on (several threads may run the reactor).
 bool watch_peer_close(ad::epoll_reactor& reactor, Descriptor* descriptor, int socket);
-// The events epoll last reported for the descriptor (read by perform, on the one thread that runs the
-// reactor).
-std::uint32_t last_events(const Descriptor* descriptor);
-// Whether those events say the peer's FIN has come (EPOLLRDHUP).
-bool peer_closed(std::uint32_t events);
+// Whether the events epoll last reported for the descriptor include the peer's FIN (EPOLLRDHUP); read by
+// perform, on the one thread that runs the reactor.
+bool peer_close_reported(const Descriptor* descriptor);
 
 // basic_socket keeps its implementation protected; a pointer to that member formed through a derived
 // class may be applied to any socket of the base type.
@@ -97,7 +94,7 @@ class RecvOp : public ad::reactor_op {
     // asked for has emptied the receive queue, but for a FIN that may be queued behind the bytes.
     if (o->bytes_transferred_ == 0) return done_and_exhausted;
     const bool drained = o->watches_close_ && o->bytes_transferred_ < o->buffer_.size() &&
-                         !peer_closed(last_events(o->descriptor_));
+                         !peer_close_reported(o->descriptor_);
     return drained ? done_and_exhausted : done;
   }
 
