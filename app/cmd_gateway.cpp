@@ -64,7 +64,9 @@ void add_gateway(CLI::App& app, int& exit_code) {
   sub->add_option("--config", args->config, "gateway.toml (see examples/gateway.toml)")
       ->required()
       ->check(CLI::ExistingFile);
-  sub->add_option("--bind", args->bind, "address to listen on (overrides [gateway] bind; default 127.0.0.1)");
+  sub->add_option("--host,--bind", args->bind,
+                  "address to listen on (overrides [gateway] bind; default 127.0.0.1; another one needs "
+                  "--allow-non-loopback)");
   sub->add_option("--port", args->port,
                   "port (overrides [gateway] port; 0 = ephemeral, the bound port is printed)");
   sub->add_flag("--allow-non-loopback", args->allow_non_loopback, "allow a bind address other than loopback");

@@ -22,6 +22,7 @@ struct ProxyArgs {
   mock::ServerOptions server;
   proxy::UpstreamOptions upstream;
   std::string script;
+  std::string admin_token_file;
 };
 
 int proxy(ProxyArgs args) {
@@ -29,6 +30,7 @@ int proxy(ProxyArgs args) {
   std::unique_ptr<mock::MockServer> server;
   proxy::ProxyScript script;
   try {
+    resolve_server_options(args.server, args.admin_token_file);
     if (!args.script.empty()) script = proxy::load_proxy_script(args.script);
     for (const auto& [name, url] : script.upstreams) args.upstream.routes[name] = url;
     for (const auto& [name, route] : script.script.routes)
@@ -44,6 +46,7 @@ int proxy(ProxyArgs args) {
     return report_start_error("proxy");
   }
   print_listening(args.server, server->port());
+  warn_if_admin_open(args.server, "proxy");
   if (script.script.routes.empty())
     std::cout << "proxying no routes yet: install a script with PUT /__llmchaos/script (its routes use "
                  "--upstream)\n";
@@ -81,7 +84,7 @@ void add_proxy(CLI::App& app, int& exit_code) {
   sub->add_option("--upstream-ca", args->upstream.ca_file,
                   "PEM file of CA certificates trusted for https:// upstreams besides the system store")
       ->check(CLI::ExistingFile);
-  add_server_options(*sub, args->server);
+  add_server_options(*sub, args->server, args->admin_token_file);
   sub->add_option("--connect-timeout-ms", args->upstream.connect_timeout_ms, "connecting to the upstream")
       ->check(finite_between(1, 86'400'000))
       ->capture_default_str();

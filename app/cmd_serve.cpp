@@ -42,7 +42,19 @@ struct ServeArgs {
   std::string on_miss = "error";    // error | upstream
   proxy::UpstreamOptions upstream;  // --on-miss upstream
   double session_ttl_s = 600;       // --session-ttl
+  std::size_t max_sessions = 1000;  // --max-sessions
+  std::string admin_token_file;     // --admin-token-file
+  std::string cases_root, reports_root;  // --cases-root, --reports-root ("": the working directory)
 };
+
+// A root folder as an absolute path ("": the working directory); one that does not exist is refused.
+std::string root_folder(const std::string& given, std::string_view flag) {
+  std::error_code ec;
+  const auto path = std::filesystem::absolute(given.empty() ? "." : given, ec).lexically_normal();
+  if (ec || !std::filesystem::is_directory(path, ec))
+    throw std::invalid_argument(fmt::format("{} {}: not a folder", flag, given));
+  return path.string();
+}
 
 // A long-running server must give memory back after a ledger reset. glibc raises its trim threshold
 // each time a large block (a big ledger response) is freed, after which a thread arena's free top is
@@ -114,6 +126,10 @@ std::shared_ptr<sessions::SessionApi> session_api(mock::MockServer& server, Cloc
   options.time_scale = args.server.time_scale;
   options.seed = args.server.seed;
   options.ttl_ms = args.session_ttl_s * 1000;
+  options.max_sessions = args.max_sessions;
+  options.public_url = args.server.public_url;
+  options.cases_root = root_folder(args.cases_root, "--cases-root");
+  options.reports_root = root_folder(args.reports_root, "--reports-root");
   options.id_salt =
       static_cast<std::uint64_t>(clock.now_ms() * 1000) ^ static_cast<std::uint64_t>(::getpid());
   return std::make_shared<sessions::SessionApi>(
@@ -128,6 +144,7 @@ int serve(ServeArgs args) {
   std::unique_ptr<mock::MockServer> server;
   Served served;
   try {
+    resolve_server_options(args.server, args.admin_token_file);
     served = load_served(args.script, args);
     use_cassettes(args, served.script);
 #if defined(LLMCHAOS_HAVE_HTTP2)
@@ -142,6 +159,7 @@ int serve(ServeArgs args) {
     return report_start_error("serve");
   }
   print_listening(args.server, server->port());
+  warn_if_admin_open(args.server, "serve");
   const auto base = server->base_url();
   std::cout << served.what << "\n";
   if (!args.cassettes.empty())
@@ -167,7 +185,7 @@ void add_serve(CLI::App& app, int& exit_code) {
   auto* sub = app.add_subcommand("serve",
                                  "run the mock provider (OpenAI Chat Completions and Responses, Anthropic, "
                                  "Gemini dialects) with a fault script");
-  add_server_options(*sub, args->server);
+  add_server_options(*sub, args->server, args->admin_token_file);
   sub->add_option(
       "--script", args->script,
       "fault script (TOML with [route.NAME] tables), or a case file: its [route.*] tables are served");
@@ -195,6 +213,18 @@ void add_serve(CLI::App& app, int& exit_code) {
          "is ended (its namespace removed)")
       ->check(finite_between(0, 604'800, /*min_open=*/true))
       ->capture_default_str();
+  sub->add_option("--max-sessions", args->max_sessions,
+                  "sessions open at once; one more create is answered 429 with a Retry-After")
+      ->check(CLI::Range(std::size_t{1}, std::size_t{1'000'000}))
+      ->capture_default_str();
+  sub->add_option("--cases-root", args->cases_root,
+                  "the folder a session's case_path (and its case's policy file) must be inside (403 otherwise); "
+                  "a relative case_path is read from it (default: the working directory)")
+      ->envname("LLMCHAOS_CASES_ROOT");
+  sub->add_option("--reports-root", args->reports_root,
+                  "the folder POST /__llmchaos/sessions/reports may write into (403 otherwise); a relative dir "
+                  "is below it (default: the working directory)")
+      ->envname("LLMCHAOS_REPORTS_ROOT");
   sub->callback([args, &exit_code] { exit_code = serve(*args); });
 }
 

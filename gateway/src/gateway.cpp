@@ -455,9 +455,13 @@ bool Gateway::Impl::handle(const http::request<http::string_body>& req, tcp::soc
     if (req.method() != http::verb::post) return not_allowed("POST");
     return drain(req, socket);
   }
-  if (path == "/health" || path == "/stats" || path == "/metrics") {
+  // /__llmchaos/ready and /__llmchaos/health: the probes serve and proxy answer (image, Helm chart).
+  if (path == "/health" || path == "/stats" || path == "/metrics" || path == "/__llmchaos/ready" ||
+      path == "/__llmchaos/health") {
     if (req.method() != http::verb::get) return not_allowed("GET");
-    if (path == "/health")
+    if (path == "/__llmchaos/ready")
+      write_plain(socket, 200, R"({"status":"ready"})", "application/json", {}, keep_alive);
+    else if (path == "/health" || path == "/__llmchaos/health")
       write_plain(socket, 200, R"({"status":"ok"})", "application/json", {}, keep_alive);
     else if (path == "/stats")
       write_plain(socket, 200, stats_json(), "application/json", {}, keep_alive);

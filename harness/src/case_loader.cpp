@@ -11,6 +11,7 @@
 #include <set>
 #include <span>
 
+#include "llmchaos/core/confined_path.hpp"
 #include "llmchaos/core/toml_reader.hpp"
 #include "llmchaos/harness/case.hpp"
 
@@ -230,6 +231,8 @@ struct CaseLoad {
   SourcePos policy_pos;
   std::map<std::string, SourcePos> attempts_pos;
   bool expect_ok = false, groups_ok = false, policy_ok = true, routes_ok = true, workflow_ok = false;
+  std::string read_root;      // "" = any policy file may be read
+  bool outside_root = false;  // the policy file named is outside read_root
 
   CaseLoad(toml::table d, const std::string& f) : doc(std::move(d)), file(f), top(doc, file) {}
 };
@@ -315,7 +318,13 @@ void read_top_level(CaseLoad& x) {
 void merge_policy_file(CaseLoad& x) {
   if (!x.policy_ref) return;
   x.policy_ok = x.errors.run([&] {
-    fs::path p = fs::path(x.file).parent_path() / *x.policy_ref;
+    fs::path base = fs::path(x.file).parent_path();
+    if (base.empty() && !x.read_root.empty()) base = x.read_root;
+    fs::path p = base / *x.policy_ref;
+    if (!x.read_root.empty() && !confined_existing_path(x.read_root, p)) {
+      x.outside_root = true;  // not read: nothing about that file is told
+      throw SpecError(x.policy_pos, "policy: not inside the folder this server may read (--cases-root): refused");
+    }
     const std::string path = p.lexically_normal().string();
     std::error_code ec;
     if (!fs::is_regular_file(p, ec))
@@ -521,8 +530,10 @@ void cross_check(CaseLoad& x) {
   x.errors.run([&] { check_sequence(x); });
 }
 
-LoadResult load_case_doc(toml::table doc, const std::string& file, const std::string& folder) {
+LoadResult load_case_doc(toml::table doc, const std::string& file, const std::string& folder,
+                         const std::string& read_root = {}) {
   CaseLoad x(std::move(doc), file);
+  x.read_root = read_root;
   x.c.file = file;
   x.c.folder = folder;
   read_top_level(x);
@@ -533,6 +544,7 @@ LoadResult load_case_doc(toml::table doc, const std::string& file, const std::st
   LoadResult out;
   out.errors = std::move(x.errors.errors());
   sort_errors(out.errors);
+  out.outside_root = x.outside_root;
   if (out.errors.empty()) out.value = std::move(x.c);
   return out;
 }
@@ -569,17 +581,18 @@ bool is_case_document(const toml::table& doc) {
                      [&](std::string_view key) { return doc.contains(key); });
 }
 
-LoadResult load_case_text(std::string_view text, const std::string& source_name, const std::string& folder) {
+LoadResult load_case_text(std::string_view text, const std::string& source_name, const std::string& folder,
+                          const std::string& read_root) {
   try {
-    return load_case_doc(parse_toml(text, source_name), source_name, folder);
+    return load_case_doc(parse_toml(text, source_name), source_name, folder, read_root);
   } catch (const SpecError& e) {
     return LoadResult{std::nullopt, {e}};
   }
 }
 
-LoadResult load_case_file(const std::string& path, const std::string& folder) {
+LoadResult load_case_file(const std::string& path, const std::string& folder, const std::string& read_root) {
   try {
-    return load_case_doc(parse_toml_file(path), path, folder);
+    return load_case_doc(parse_toml_file(path), path, folder, read_root);
   } catch (const SpecError& e) {
     return LoadResult{std::nullopt, {e}};
   }

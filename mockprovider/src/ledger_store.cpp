@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 
+#include "llmchaos/core/redact.hpp"
+
 namespace llmchaos::mock {
 
 std::uint32_t LedgerStore::intern(std::string_view s, Memo& last) {
@@ -27,7 +29,9 @@ void LedgerStore::push_back(const NewAttempt& a) {
   r.received_at_ms = a.received_at_ms;
   r.planned_latency_ms = a.planned_latency_ms;
   r.route = intern(a.route, last_route_);
-  r.path = intern(a.path, last_path_);
+  // A query may carry a credential (Gemini's ?key=): the ledger never keeps one.
+  r.path = a.path.find('?') == std::string_view::npos ? intern(a.path, last_path_)
+                                                      : intern(without_credentials(a.path), last_path_);
   r.model = intern(a.model, last_model_);
   r.attempt = a.attempt;
   r.status = a.status;

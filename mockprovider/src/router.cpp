@@ -136,6 +136,15 @@ json::value effects_json(const std::vector<SideEffect>& effects) {
 }
 
 // `Authorization: Bearer TOKEN`, the scheme in any case (RFC 9110 11.1), blanks after it ignored.
+// Compares every byte whatever the first difference, so the answer's timing does not tell how much of a
+// guessed token was right.
+bool same_token(std::string_view given, std::string_view token) {
+  unsigned char differ = given.size() == token.size() ? 0 : 1;
+  for (std::size_t i = 0; i < given.size(); ++i)
+    differ |= static_cast<unsigned char>(given[i] ^ token[i % std::max<std::size_t>(token.size(), 1)]);
+  return differ == 0 && !token.empty();
+}
+
 bool bearer_matches(std::string_view value, std::string_view token) {
   constexpr std::string_view scheme = "bearer";
   if (value.size() <= scheme.size() || (value[scheme.size()] != ' ' && value[scheme.size()] != '\t'))
@@ -144,7 +153,7 @@ bool bearer_matches(std::string_view value, std::string_view token) {
     if (std::tolower(static_cast<unsigned char>(value[i])) != scheme[i]) return false;
   auto rest = value.substr(scheme.size());
   rest.remove_prefix(std::min(rest.find_first_not_of(" \t"), rest.size()));
-  return rest == token;
+  return same_token(rest, token);
 }
 
 bool method_listed(std::string_view methods, std::string_view method) {
@@ -247,7 +256,7 @@ struct ReadHeaders {
 // every request).
 [[gnu::noinline]] ReadHeaders read_headers() {
   ReadHeaders r;
-  r.names = {"x-request-id",          "request-id",
+  r.names = {"host",                  "x-request-id",          "request-id",
              "idempotency-key",       "x-stainless-retry-count",
              "authorization",         "x-llmchaos-admin-token",
              "amz-sdk-invocation-id", "amz-sdk-request"};
@@ -310,19 +319,21 @@ Routed Router::handle(const RawRequest& req) {
 Routed Router::admin(const RawRequest& req, std::string_view path) {
   const auto segs = split_path(path);
   const auto& m = req.method;
-  if (segs.size() == 1 && segs[0] == "health") {
-    // Liveness stays open to probes even when a token guards the rest.
+  if (segs.size() == 1 && (segs[0] == "health" || segs[0] == "ready")) {
+    // Liveness and readiness stay open to probes even when a token guards the rest. The router answers
+    // only once the server listens, and serve, proxy and gateway install their scripts before that.
     if (m != "GET" && m != "HEAD") return method_not_allowed(m, path, "GET, HEAD");
-    return {ok_json(json::object{{"status", "ok"}}), {}};
+    return {ok_json(json::object{{"status", segs[0] == "ready" ? "ready" : "ok"}}), {}};
   }
   if (!admin_token_accepted(req))
     return {
-        error_json(401, "admin token required: send Authorization: Bearer TOKEN or x-llmchaos-admin-token"),
+        error_json(401, "admin token required (missing or wrong): send Authorization: Bearer TOKEN"),
         {}};
   if (extension_ && extension_->handles(path)) {
     auto reply = extension_->handle(req, path);
     Plan p = json_plan(reply.status, std::move(reply.body));
     p.headers = {{"content-type", std::move(reply.content_type)}};
+    for (auto& h : reply.headers) p.headers.push_back(std::move(h));
     return {std::move(p), {}};
   }
   const AdminPath where = parse_admin_path(segs);
@@ -344,7 +355,7 @@ Routed Router::admin(const RawRequest& req, std::string_view path) {
 
 bool Router::admin_token_accepted(const RawRequest& req) const {
   return options_.admin_token.empty() || bearer_matches(req.header("authorization"), options_.admin_token) ||
-         req.header("x-llmchaos-admin-token") == options_.admin_token;
+         same_token(req.header("x-llmchaos-admin-token"), options_.admin_token);
 }
 
 std::optional<Routed> Router::run_admin_endpoint(const RawRequest& req, const AdminPath& where) {

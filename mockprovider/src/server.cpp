@@ -913,9 +913,11 @@ void MockServer::start() {
   if (im.started) return;
   const auto& o = im.options;
   const auto address = bind_address(im.ioc, o.bind, o.port);
-  if (!address.is_loopback() && o.admin_token.empty())
+  if (!address.is_loopback() && o.admin_token.empty() && !o.insecure_admin)
     throw std::runtime_error(fmt::format(
-        "refusing to bind {}: it is not a loopback address, so the admin API needs --admin-token", o.bind));
+        "refusing to bind {}: it is not a loopback address, so the admin API needs a token "
+        "(--admin-token-file FILE or LLMCHAOS_ADMIN_TOKEN; --insecure-admin leaves it open to anyone)",
+        o.bind));
   beast::error_code ec;
   const tcp::endpoint endpoint{address, o.port};
   tcp::acceptor acceptor(net::make_strand(im.ioc));
@@ -965,7 +967,11 @@ std::uint16_t MockServer::port() const {
 }
 
 std::string MockServer::base_url() const {
-  return fmt::format("http://{}:{}", host_for_url(impl_->options.bind), impl_->port);
+  const auto& o = impl_->options;
+  if (!o.public_url.empty()) return o.public_url;
+  // A server on every address is reached, from its own host, on loopback.
+  const std::string host = o.bind == "0.0.0.0" ? "127.0.0.1" : o.bind == "::" ? "::1" : o.bind;
+  return fmt::format("http://{}:{}", host_for_url(host), impl_->port);
 }
 
 Engine& MockServer::engine() {

@@ -187,3 +187,39 @@ TEST_CASE("parse_admin_path: an endpoint of every namespace, of one, the namespa
   CHECK(mock::parse_admin_path({"ns", "bad name", "ledger"}).kind == Kind::none);
   CHECK(mock::parse_admin_path({"a", "b", "c", "d"}).kind == Kind::none);
 }
+
+TEST_CASE("ready and health stay open under a token; a token's prefix or a longer guess is refused",
+          "[admin][issue42]") {
+  mock::ServerOptions o;
+  o.admin_token = "s3cret-token";
+  TestServer s(o);
+  const auto ready = s.call("GET", "/__llmchaos/ready");
+  CHECK(ready.status == 200);
+  CHECK(json::parse(ready.body).at("status") == "ready");
+  CHECK(s.call("POST", "/__llmchaos/ready").status == 405);
+  CHECK(s.call("GET", "/metrics").status == 200);
+  for (const std::string guess : {"s3cret", "s3cret-token-", "S3CRET-TOKEN", "", "s3cret-tokeN"}) {
+    INFO(guess);
+    const auto r = s.call("GET", "/__llmchaos/ledger", {}, {{"authorization", "Bearer " + guess}});
+    CHECK(r.status == 401);
+    CHECK(r.header("content-type") == "application/json");
+    CHECK(s.call("GET", "/__llmchaos/ledger", {}, {{"x-llmchaos-admin-token", guess}}).status == 401);
+  }
+  // a refused script install changes nothing
+  CHECK(s.call("PUT", "/__llmchaos/script", script, {{"authorization", "Bearer nope"}}).status == 401);
+  const auto c = chat_call(Dialect::openai, "/primary", false);
+  CHECK(s.call("POST", c.target, c.body).status == 404);
+}
+
+TEST_CASE("the ledger never keeps a credential: Gemini's ?key= is redacted, headers are not recorded",
+          "[admin][issue42]") {
+  TestServer s;
+  s.call("PUT", "/__llmchaos/script", "[route.g]\ndialect = \"gemini\"\n");
+  const auto c = chat_call(Dialect::gemini, "/g", false);
+  const auto target = c.target + (c.target.find('?') == std::string::npos ? "?" : "&") + "key=AIzaSECRET";
+  CHECK(s.call("POST", target, c.body, {{"authorization", "Bearer sk-SECRET2"}, {"x-api-key", "SECRET3"}}).status ==
+        200);
+  const auto ledger = s.call("GET", "/__llmchaos/ledger");
+  CHECK(ledger.body.find("SECRET") == std::string::npos);
+  CHECK(ledger.body.find("key=REDACTED") != std::string::npos);
+}

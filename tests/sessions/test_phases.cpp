@@ -150,3 +150,23 @@ TEST_CASE("sessions expire after their TTL without a call", "[sessions]") {
   CHECK(expired(last, 1600, 500) == std::vector<std::string>{"a", "b", "c"});
   CHECK(expired(last, 1000, 5000).empty());
 }
+
+TEST_CASE("caller_base_url: --public-url, else the caller's Host, else the server's own", "[sessions][issue42]") {
+  CHECK(caller_base_url("127.0.0.1:49153", "", "http://0.0.0.0:8080") == "http://127.0.0.1:49153");
+  CHECK(caller_base_url("[::1]:8080", "", "x") == "http://[::1]:8080");
+  CHECK(caller_base_url("llmchaos.staging.svc:8080", "", "x") == "http://llmchaos.staging.svc:8080");
+  CHECK(caller_base_url("127.0.0.1:1", "https://chaos.example/mock", "x") == "https://chaos.example/mock");
+  CHECK(caller_base_url("", "", "http://127.0.0.1:9") == "http://127.0.0.1:9");
+  for (std::string_view hostile : {"evil.example/path", "a b", "evil@x", "x\r\ny: z", "h?q", "h#f"})
+    CHECK(caller_base_url(hostile, "", "http://127.0.0.1:9") == "http://127.0.0.1:9");
+}
+
+TEST_CASE("over_session_limit: 429 with the seconds until the oldest session expires", "[sessions][issue42]") {
+  CHECK_FALSE(over_session_limit(2, 3, 0, 1000, 60'000));
+  const auto full = over_session_limit(3, 3, 1000, 11'000, 60'000);
+  REQUIRE(full);
+  CHECK(full->status == 429);
+  REQUIRE(full->headers.size() == 1);
+  CHECK(full->headers[0] == std::pair<std::string, std::string>{"retry-after", "50"});
+  CHECK(over_session_limit(3, 3, 0, 60'000, 60'000)->headers[0].second == "1");  // never 0
+}

@@ -7,6 +7,8 @@
 #include <filesystem>
 #include <memory>
 
+#include "cli_run.hpp"
+#include "llmchaos/core/atomic_file.hpp"
 #include "llmchaos/core/clock.hpp"
 #include "llmchaos/core/file_text.hpp"
 #include "llmchaos/mockprovider/server.hpp"
@@ -41,11 +43,10 @@ struct Served {
   ManualClock clock;  // the sessions' clock (TTL): the test moves it
   std::unique_ptr<mock::MockServer> server;
   std::shared_ptr<sessions::SessionApi> api;
-  explicit Served(double ttl_ms = 60'000, std::string admin_token = {}) {
+  explicit Served(double ttl_ms = 60'000, std::string admin_token = {}, sessions::SessionOptions o = {}) {
     mock::ServerOptions so;
     so.admin_token = std::move(admin_token);
     server = std::make_unique<mock::MockServer>(so);
-    sessions::SessionOptions o;
     o.ttl_ms = ttl_ms;
     auto* s = server.get();
     api = std::make_shared<sessions::SessionApi>(
@@ -239,4 +240,105 @@ TEST_CASE("with an admin token the session API needs it, as every admin path", "
   CHECK(s.call("POST", "/__llmchaos/sessions", quota_case).status == 401);
   auto created = s.call("POST", "/__llmchaos/sessions", quota_case, {{"authorization", "Bearer t0ken"}});
   CHECK(created.status == 201);
+}
+
+// ---- issue 42: nobody in where they don't belong ----
+
+namespace {
+// A cases root with one case and a policy file, and a file outside it.
+struct Roots {
+  test::TempDir dir{"confine"};
+  std::filesystem::path cases = dir.path / "cases", reports = dir.path / "reports";
+  Roots() {
+    std::filesystem::create_directories(cases / "sub");
+    std::filesystem::create_directories(reports);
+    write_file_atomic((cases / "sub" / "quota.toml").string(), quota_case);
+    write_file_atomic((dir.path / "secret.toml").string(), "[workflow]\nmax_total_attempts = 3\n");
+  }
+  sessions::SessionOptions options() const {
+    sessions::SessionOptions o;
+    o.cases_root = cases.string();
+    o.reports_root = reports.string();
+    return o;
+  }
+};
+std::string case_path_body(const std::string& path) {
+  return json::serialize(json::object{{"case_path", path}});
+}
+}  // namespace
+
+TEST_CASE("a case_path outside the cases root is refused with 403 and nothing about the file",
+          "[sessions][issue42]") {
+  Roots roots;
+  Served s(60'000, {}, roots.options());
+  CHECK(s.call("POST", "/__llmchaos/sessions", case_path_body("sub/quota.toml")).status == 201);
+  CHECK(s.call("POST", "/__llmchaos/sessions", case_path_body((roots.cases / "sub/quota.toml").string())).status ==
+        201);
+  for (const std::string outside : {"/etc/passwd", "../secret.toml", "sub/../../secret.toml", "/nonexistent/x.toml"}) {
+    const auto r = s.call("POST", "/__llmchaos/sessions", case_path_body(outside));
+    INFO(outside << ": " << r.body);
+    CHECK(r.status == 403);
+    CHECK(r.body.find("passwd") == std::string::npos);
+    CHECK(r.body.find("secret") == std::string::npos);
+    CHECK(r.body.find("root:") == std::string::npos);
+  }
+  CHECK(s.api->live_sessions() == 2);
+}
+
+TEST_CASE("a case whose policy names a file outside the cases root is refused with 403", "[sessions][issue42]") {
+  Roots roots;
+  Served s(60'000, {}, roots.options());
+  for (const std::string policy : {"/etc/passwd", "../../secret.toml"}) {
+    const auto text = "policy = \"" + policy + "\"\n" + quota_case;
+    write_file_atomic((roots.cases / "sub" / "with-policy.toml").string(), text);
+    const auto from_file = s.call("POST", "/__llmchaos/sessions", case_path_body("sub/with-policy.toml"));
+    INFO(policy << ": " << from_file.body);
+    CHECK(from_file.status == 403);
+    CHECK(from_file.body.find("root:") == std::string::npos);
+    const auto from_text = s.call("POST", "/__llmchaos/sessions", text, {{"content-type", "application/toml"}});
+    CHECK(from_text.status == 403);
+  }
+  CHECK(s.api->live_sessions() == 0);
+}
+
+TEST_CASE("reports are written only inside the reports root", "[sessions][issue42]") {
+  Roots roots;
+  Served s(60'000, {}, roots.options());
+  const auto outside = (roots.dir.path / "elsewhere").string();
+  const auto refused = s.call("POST", "/__llmchaos/sessions/reports", json::serialize(json::object{{"dir", outside}}));
+  CHECK(refused.status == 403);
+  CHECK_FALSE(std::filesystem::exists(outside));
+  CHECK(s.call("POST", "/__llmchaos/sessions/reports", R"({"dir": "../elsewhere"})").status == 403);
+  const auto written = s.call("POST", "/__llmchaos/sessions/reports", R"({"dir": "run-1"})");
+  REQUIRE(written.status == 200);
+  CHECK(std::filesystem::is_regular_file(roots.reports / "run-1" / "junit.xml"));
+}
+
+TEST_CASE("open sessions are capped: one more create is 429 with a Retry-After", "[sessions][issue42]") {
+  Roots roots;
+  auto o = roots.options();
+  o.max_sessions = 2;
+  Served s(30'000, {}, o);
+  const auto first = body_of(s.call("POST", "/__llmchaos/sessions", quota_case));
+  CHECK(s.call("POST", "/__llmchaos/sessions", quota_case).status == 201);
+  const auto full = s.call("POST", "/__llmchaos/sessions", quota_case);
+  CHECK(full.status == 429);
+  CHECK(full.header("retry-after") == "30");
+  CHECK(body_of(full).at("error").as_string().find("--max-sessions") != json::string::npos);
+  CHECK(s.call("DELETE", "/__llmchaos/sessions/" + str(first.at("id"))).status == 200);
+  CHECK(s.call("POST", "/__llmchaos/sessions", quota_case).status == 201);
+}
+
+TEST_CASE("the routes' base URLs are the caller's: its Host, or --public-url", "[sessions][issue42]") {
+  Served by_host;
+  const auto created =
+      body_of(by_host.call("POST", "/__llmchaos/sessions", quota_case, {{"host", "127.0.0.1:49153"}}));
+  const auto base = str(created.at("routes").at("primary").at("base_url"));
+  CHECK(base.rfind("http://127.0.0.1:49153/session-", 0) == 0);
+
+  sessions::SessionOptions o;
+  o.public_url = "https://chaos.staging.example";
+  Served behind_proxy(60'000, {}, o);
+  const auto routed = body_of(behind_proxy.call("POST", "/__llmchaos/sessions", quota_case));
+  CHECK(str(routed.at("routes").at("backup").at("base_url")).rfind("https://chaos.staging.example/session-", 0) == 0);
 }

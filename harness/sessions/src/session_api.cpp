@@ -8,6 +8,7 @@
 #include <boost/json.hpp>
 #include <filesystem>
 
+#include "llmchaos/core/confined_path.hpp"
 #include "llmchaos/core/json_text.hpp"
 #include "llmchaos/core/ledger_json.hpp"
 #include "llmchaos/harness/exec_contract.hpp"
@@ -35,10 +36,12 @@ struct SessionApi::Session {
 
 namespace {
 mock::AdminReply reply(int status, const json::value& body) {
-  return {status, compact_json(body, DoubleForm::shortest)};
+  return {status, compact_json(body, DoubleForm::shortest), "application/json", {}};
 }
 mock::AdminReply error_reply(const ApiError& e) {
-  return reply(e.status, json::object{{"error", e.message}});
+  auto out = reply(e.status, json::object{{"error", e.message}});
+  out.headers = e.headers;
+  return out;
 }
 
 // The requests' records, each with its operation id (what the caller sends as Idempotency-Key).
@@ -117,14 +120,43 @@ mock::AdminReply SessionApi::handle(const mock::RawRequest& request, std::string
   }
 }
 
+std::optional<ApiError> SessionApi::at_session_limit() {
+  std::lock_guard lock(mutex_);
+  double oldest = clock_.now_ms();
+  for (const auto& [id, s] : sessions_) oldest = std::min(oldest, s->last_call_ms);
+  return over_session_limit(sessions_.size(), options_.max_sessions, oldest, clock_.now_ms(), options_.ttl_ms);
+}
+
+// The case a create names, read only from inside the cases root (its policy file too); `refused` set
+// (403) for a path outside it, which is then not read at all.
+harness::LoadResult SessionApi::load(const CaseSource& source, std::optional<ApiError>& refused) const {
+  const auto& root = options_.cases_root;
+  harness::LoadResult loaded;
+  if (const auto* text = std::get_if<CaseText>(&source)) {
+    loaded = harness::load_case_text(text->text, std::string(text_source_name), {}, root);
+  } else {
+    std::string path = std::get<CasePath>(source).path;
+    if (!root.empty()) {
+      const auto inside = confined_existing_path(root, path);
+      if (!inside) {
+        refused = outside_root("case_path", "--cases-root");
+        return loaded;
+      }
+      path = inside->string();
+    }
+    loaded = harness::load_case_file(path, {}, root);
+  }
+  if (loaded.outside_root) refused = outside_root("policy", "--cases-root");
+  return loaded;
+}
+
 mock::AdminReply SessionApi::create(const mock::RawRequest& request) {
+  if (auto full = at_session_limit()) return error_reply(*full);
   auto source = read_create_body(request.body);
   if (auto* e = std::get_if<ApiError>(&source)) return error_reply(*e);
-  harness::LoadResult loaded;
-  if (const auto* text = std::get_if<CaseText>(&std::get<CaseSource>(source)))
-    loaded = harness::load_case_text(text->text, std::string(text_source_name));
-  else
-    loaded = harness::load_case_file(std::get<CasePath>(std::get<CaseSource>(source)).path);
+  std::optional<ApiError> refused;
+  auto loaded = load(std::get<CaseSource>(source), refused);
+  if (refused) return error_reply(*refused);
   if (!loaded.value) {
     json::array errors;
     std::string all;
@@ -146,7 +178,8 @@ mock::AdminReply SessionApi::create(const mock::RawRequest& request) {
   harness::RunOptions run;
   run.time_scale = options_.time_scale;
   run.seed = options_.seed;
-  const auto env = harness::case_env(s->c, s->ns, base_url_(), run);
+  const auto base = caller_base_url(request.header("host"), options_.public_url, base_url_());
+  const auto env = harness::case_env(s->c, s->ns, base, run);
   s->facts = harness::case_facts(env);
   s->seed = env.seed;
   if (s->c.exact_time) s->not_run = std::string(harness::exact_time_not_run);
@@ -234,6 +267,13 @@ mock::AdminReply SessionApi::list() {
 mock::AdminReply SessionApi::write_reports(const mock::RawRequest& request) {
   auto dir = read_reports_body(request.body);
   if (auto* e = std::get_if<ApiError>(&dir)) return error_reply(*e);
+  if (!options_.reports_root.empty()) {
+    const auto inside = confined_existing_path(options_.reports_root, std::get<std::string>(dir));
+    if (!inside) return error_reply(outside_root("dir", "--reports-root"));
+    std::error_code ec;
+    std::filesystem::create_directories(*inside, ec);  // inside the root: the caller's own folder
+    dir = inside->string();
+  }
   std::vector<harness::CaseResult> cases;
   {
     std::lock_guard lock(mutex_);

@@ -139,13 +139,16 @@ bool is_case_document(const toml::table& doc);
 struct LoadResult {
   std::optional<Case> value;      // set when there was no error
   std::vector<SpecError> errors;  // every error found, "file:line:col: message", in file order
+  bool outside_root = false;      // its policy file is outside `read_root` (refused, not read)
 };
 
 // `folder` is stored as given. Loading goes on after an error in one section, so lint shows every
-// error of a file at once.
-LoadResult load_case_file(const std::string& path, const std::string& folder = {});
+// error of a file at once. With `read_root` set (a server reading cases for remote callers) the
+// policy file must be inside it (a text case's relative policy resolves against it).
+LoadResult load_case_file(const std::string& path, const std::string& folder = {},
+                          const std::string& read_root = {});
 LoadResult load_case_text(std::string_view text, const std::string& source_name,
-                          const std::string& folder = {});
+                          const std::string& folder = {}, const std::string& read_root = {});
 
 // Lint one file (case or policy): every error of it.
 std::vector<SpecError> lint_file(const std::string& path);

@@ -5,6 +5,8 @@
 // settle) without stalling the attempts it waits for.
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 namespace llmchaos::mock {
 
@@ -14,6 +16,7 @@ struct AdminReply {
   int status = 200;
   std::string body;
   std::string content_type = "application/json";
+  std::vector<std::pair<std::string, std::string>> headers = {};  // more headers (a 429's retry-after)
 };
 
 class AdminExtension {

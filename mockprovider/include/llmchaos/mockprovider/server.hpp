@@ -16,6 +16,10 @@ struct ServerOptions {
   std::string bind = "127.0.0.1";
   std::uint16_t port = 0;   // 0 = ephemeral
   std::string admin_token;  // required for admin requests when set (and for non-loopback binds)
+  bool insecure_admin = false;  // a non-loopback bind without a token is allowed (--insecure-admin)
+  // The base URL callers reach this server at (a port mapping or a proxy between them, --public-url);
+  // "" = built from the bind address (an unspecified one, 0.0.0.0 or ::, as loopback).
+  std::string public_url;
   double time_scale = 1.0;  // scales every scripted delay, retry-after and hold
   std::uint64_t seed = 0;  // the draws (slow latencies): namespace NS draws from (seed, NS) (Engine::install)
   std::size_t body_limit = 8 * 1024 * 1024;
@@ -45,7 +49,7 @@ class MockServer {
   void start();  // binds and runs on background threads; throws with bind:port on failure
   void stop();   // cancels holds and closes connections; returns within a second
   std::uint16_t port() const;
-  std::string base_url() const;  // "http://127.0.0.1:PORT"
+  std::string base_url() const;  // "http://127.0.0.1:PORT", or ServerOptions::public_url
   Engine& engine();
   // Adds the app's admin endpoints (admin_extension.hpp); before start(). Their requests run on a small
   // pool of their own, off the I/O threads.

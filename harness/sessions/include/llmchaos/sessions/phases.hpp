@@ -24,10 +24,11 @@ struct Call {
   Op op = Op::show;
   std::string id;  // empty for create and list
 };
-// An error the API answers with: the status and the message of {"error": ...}.
+// An error the API answers with: the status and the message of {"error": ...} (and more headers).
 struct ApiError {
   int status = 400;
   std::string message;
+  std::vector<std::pair<std::string, std::string>> headers = {};
 };
 // `path` below /__llmchaos/ ("sessions", "sessions/ID", "sessions/ID/finish", "sessions/ID/alive",
 // "sessions/reports"):
@@ -85,6 +86,20 @@ std::string verdict_summary(const harness::CaseResult& result);
 std::variant<std::string, ApiError> read_reports_body(std::string_view body);
 // The run the reports show: every judged session's last verdict, in the order they were first judged.
 harness::RunResult judged_run(std::vector<harness::CaseResult> cases, double time_scale, std::uint64_t seed);
+
+// ---- where the caller is, and where files may be ----
+// The base URL the caller reaches the server at: `public_url` (serve --public-url) when set, else
+// "http://" + the Host header the caller used (a port mapping's host port included) when it is a plain
+// host[:port], else `fallback` (the server's own base URL).
+std::string caller_base_url(std::string_view host_header, std::string_view public_url, std::string_view fallback);
+
+// (Which paths are inside a root: core/confined_path.hpp.) The 403 for a path outside its root: names the key and the root's flag, nothing about the file.
+ApiError outside_root(std::string_view key, std::string_view root_flag);
+
+// The refusal of a create beyond `max_sessions` open ones, or nullopt: 429 with a Retry-After of the
+// seconds until the oldest open session expires (at least 1).
+std::optional<ApiError> over_session_limit(std::size_t open, std::size_t max_sessions, double oldest_last_call_ms,
+                                           double now_ms, double ttl_ms);
 
 // ---- expiry ----
 // The ids of the sessions whose last call is older than `ttl_ms` at `now_ms` (id -> last call).

@@ -18,6 +18,7 @@
 #include "llmchaos/harness/result.hpp"
 #include "llmchaos/mockprovider/admin_extension.hpp"
 #include "llmchaos/mockprovider/engine.hpp"
+#include "llmchaos/sessions/phases.hpp"
 
 namespace llmchaos::sessions {
 
@@ -26,6 +27,11 @@ struct SessionOptions {
   std::uint64_t seed = 0;     // the server's --seed: a case's draws come from (seed, case name), as in `run`
   double ttl_ms = 600'000;    // a session untouched this long is ended (--session-ttl)
   std::uint64_t id_salt = 0;  // mixed into the ids, so an id from an earlier server names nothing here
+  std::size_t max_sessions = 1000;  // open at once (--max-sessions); one more create: 429 + Retry-After
+  std::string public_url;           // the base URL routes are handed out at (--public-url); "": the Host
+  // The folders callers' paths must stay inside (403 otherwise): a case_path and its policy file
+  // (--cases-root), a reports dir (--reports-root); "" = not confined.
+  std::string cases_root, reports_root;
 };
 
 class SessionApi final : public mock::AdminExtension {
@@ -43,6 +49,8 @@ class SessionApi final : public mock::AdminExtension {
   std::shared_ptr<Session> find(const std::string& id);
   void sweep();  // ends the sessions past their TTL
   mock::AdminReply create(const mock::RawRequest& request);
+  harness::LoadResult load(const CaseSource& source, std::optional<ApiError>& refused) const;
+  std::optional<ApiError> at_session_limit();
   mock::AdminReply show(Session& s);
   mock::AdminReply finish(Session& s, const mock::RawRequest& request);
   mock::AdminReply probe(Session& s);
