@@ -16,7 +16,6 @@ from __future__ import annotations
 import io
 import secrets
 import tarfile
-import uuid
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -118,29 +117,17 @@ class LlmchaosContainer(SessionClient, DockerContainer):
         """A path that is no file on this machine names a case inside the container (the image's catalog)."""
         return Case(self, self.call("POST", SESSIONS, {"case_path": path.as_posix()}), path)
 
-    def write_reports(self, folder: str | Path) -> dict[str, Any]:
-        """The four reports of every session judged, written in the container's /tmp and copied out into
-        `folder` on this machine; answers the server's reply with `dir` and `written` naming the copies."""
-        folder = Path(folder).resolve()
-        folder.mkdir(parents=True, exist_ok=True)
-        inside = f"reports-{uuid.uuid4().hex[:12]}"
-        answer = self.call("POST", SESSIONS + "/reports", {"dir": inside})
+    reports_inside = True  # written in the container's /tmp (its reports root), copied out
+
+    def _copy_reports_out(self, inside: str, folder: Path) -> None:
         if self._container is None:
             raise ServerError("the container is not running")
         stream, _ = self._container.get_archive(f"{REPORTS}/{inside}")
         with tarfile.open(fileobj=io.BytesIO(b"".join(stream))) as tar:
             for member in tar.getmembers():
-                if not member.isfile():
-                    continue
-                name = Path(member.name).name  # the archive holds "<inside>/junit.xml", ...
-                data = tar.extractfile(member)
-                assert data is not None
-                (folder / name).write_bytes(data.read())
-        written = answer.get("written")
-        if isinstance(written, list):
-            answer["written"] = [str(folder / Path(str(w)).name) for w in written]
-        answer["dir"] = str(folder)
-        return answer
+                data = tar.extractfile(member) if member.isfile() else None
+                if data is not None:  # the archive holds "<inside>/junit.xml", ...
+                    (folder / Path(member.name).name).write_bytes(data.read())
 
 
 class _Tar(bytes):

@@ -5,10 +5,13 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
+import tempfile
 import threading
 import urllib.error
 import urllib.request
+import uuid
 from collections import deque
 from functools import lru_cache
 from pathlib import Path
@@ -61,10 +64,27 @@ class SessionClient:
 
     def write_reports(self, folder: str | Path) -> dict[str, Any]:
         """junit.xml, report.json, report.md, report.html of every session this server judged, into folder
-        (POST /__llmchaos/sessions/reports); answers {"written", "cases", "passed", "failed", ...}."""
+        (POST /__llmchaos/sessions/reports); answers {"written", "cases", "passed", "failed", ...}.
+
+        A server with a reports root of its own (a private temporary folder, the container's /tmp) writes
+        them in a new folder inside it, then they are copied out into `folder`."""
         folder = Path(folder).resolve()
         folder.mkdir(parents=True, exist_ok=True)
-        return self.call("POST", SESSIONS + "/reports", {"dir": str(folder)})
+        if not self.reports_inside:
+            return self.call("POST", SESSIONS + "/reports", {"dir": str(folder)})
+        inside = f"reports-{uuid.uuid4().hex[:12]}"
+        answer = self.call("POST", SESSIONS + "/reports", {"dir": inside})
+        self._copy_reports_out(inside, folder)
+        written = answer.get("written")
+        if isinstance(written, list):
+            answer["written"] = [str(folder / Path(str(w)).name) for w in written]
+        answer["dir"] = str(folder)
+        return answer
+
+    reports_inside = False  # True: reports are written inside the server's reports root, then copied out
+
+    def _copy_reports_out(self, inside: str, folder: Path) -> None:
+        raise NotImplementedError
 
     def headers(self) -> dict[str, str]:
         """The headers every admin and session call carries (the token, when there is one)."""
@@ -110,9 +130,11 @@ class Server(SessionClient):
         if time_scale is not None:
             self.args += ["--time-scale", repr(float(time_scale))]
         self.token = token if token is not None else (os.environ.get(TOKEN_ENV) or None)
-        if _serve_knows(self.binary, "--cases-root"):
+        self._reports_root: str | None = None
+        if _serve_knows(self.binary, "--cases-root"):  # a binary that confines its paths (issue 42)
             self.cases_dir = Path(cases_root if cases_root is not None else os.getcwd()).resolve()
             self.args += ["--cases-root", str(self.cases_dir)]
+            self.reports_inside = True  # a private --reports-root, made at start()
         self.args += list(extra_args)
         self.start_timeout = start_timeout
         self.output: deque[str] = deque(maxlen=200)  # the server's last lines, for error messages
@@ -122,10 +144,14 @@ class Server(SessionClient):
         return list(self.output)[-n:]
 
     def start(self) -> "Server":
+        args = list(self.args)
+        if self.reports_inside:
+            self._reports_root = tempfile.mkdtemp(prefix="llmchaos-reports-")
+            args += ["--reports-root", self._reports_root]
         env = dict(os.environ)
         if self.token:
             env[TOKEN_ENV] = self.token  # not on the command line, where `ps` shows it
-        self._proc = subprocess.Popen(self.args, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+        self._proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                       stderr=subprocess.STDOUT, text=True, bufsize=1, env=env)
         first: list[str] = []
         got = threading.Event()
@@ -148,16 +174,25 @@ class Server(SessionClient):
         self.url = first[0][len("listening on "):].strip()
         return self
 
+    def _copy_reports_out(self, inside: str, folder: Path) -> None:
+        assert self._reports_root is not None
+        written = Path(self._reports_root) / inside
+        for f in written.iterdir():
+            shutil.copy(f, folder / f.name)
+        shutil.rmtree(written, ignore_errors=True)
+
     def stop(self) -> None:
         proc, self._proc = self._proc, None
-        if proc is None:
-            return
-        proc.terminate()
-        try:
-            proc.wait(5)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        if proc is not None:
+            proc.terminate()
+            try:
+                proc.wait(5)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+        if self._reports_root:
+            shutil.rmtree(self._reports_root, ignore_errors=True)
+            self._reports_root = None
 
     def __enter__(self) -> "Server":
         return self.start()
