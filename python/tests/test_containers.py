@@ -112,7 +112,8 @@ def _raw(url, method="GET", body=None, headers=None):
 def test_ready_answers_without_the_token(llmchaos):
     status, body = _raw(llmchaos.url + "/__llmchaos/ready")
     assert status == 200 and json.loads(body)["status"] == "ready"
-    assert llmchaos.url.startswith("http://127.0.0.1:")
+    host = llmchaos.get_container_host_ip()  # 127.0.0.1 (docker_host mode); the gateway's IP inside a container
+    assert llmchaos.url == f"http://{'127.0.0.1' if host == 'localhost' else host}:{llmchaos.get_exposed_port(8080)}"
 
 
 def test_the_session_api_refuses_without_the_token_or_with_a_wrong_one(llmchaos):
