@@ -19,6 +19,8 @@ import tarfile
 from pathlib import Path
 from typing import Any, Sequence
 
+from docker.errors import DockerException
+from testcontainers.core.config import testcontainers_config
 from testcontainers.core.container import DockerContainer
 from testcontainers.core.wait_strategies import CompositeWaitStrategy, HttpWaitStrategy, LogMessageWaitStrategy
 
@@ -77,6 +79,9 @@ class LlmchaosContainer(SessionClient, DockerContainer):
             self.with_copy_into_container(_tar_of(self.cases_dir, CASES.lstrip("/")), "/")
         try:
             DockerContainer.start(self)
+        except DockerException as e:
+            self.stop()
+            raise ServerError(_hint(self.image, e)) from e
         except BaseException:
             self.stop()
             raise
@@ -128,6 +133,19 @@ class LlmchaosContainer(SessionClient, DockerContainer):
                 data = tar.extractfile(member) if member.isfile() else None
                 if data is not None:  # the archive holds "<inside>/junit.xml", ...
                     (folder / Path(member.name).name).write_bytes(data.read())
+
+
+def _hint(image: str, e: Exception) -> str:
+    """What to do when the Docker daemon refused: Ryuk's image or ours could not be pulled."""
+    said = str(e)
+    if not testcontainers_config.ryuk_disabled and "ryuk" in said.lower():
+        return (f"Testcontainers could not start its reaper Ryuk ({testcontainers_config.ryuk_image}): {said}\n"
+                "Where Ryuk's image cannot be pulled, set TESTCONTAINERS_RYUK_DISABLED=true (the container is "
+                "stopped and removed all the same).")
+    if image.split(":")[0] in said or "pull access denied" in said or "not found" in said.lower():
+        return (f"could not start {image}: {said}\nThe image must be on this Docker daemon (no registry holds "
+                "it): scripts/image builds llmchaos:VERSION and llmchaos:dev, or pass image=NAME.")
+    return f"could not start {image}: {said}"
 
 
 class _Tar(bytes):
