@@ -134,5 +134,9 @@ def test_the_plugins_cases_root_is_the_common_parent_of_rootdir_and_case_folders
     assert cases_root(config) == app
     config._llmchaos_case_folders = {Path("/")}
     assert cases_root(config) == app  # never the filesystem's root
+    config.rootpath = Path("/elsewhere/report")  # pytest took an option's existing path for its rootdir
+    config._llmchaos_case_folders = {tmp_path / "apps" / "cases" / "chat"}
+    assert cases_root(config) == tmp_path / "apps" / "cases"
+    config.rootpath = app
     config.getini = lambda name: "sub" if name == "llmchaos_cases_root" else ""
     assert cases_root(config) == app / "sub"

@@ -111,8 +111,15 @@ def cases_root(config: pytest.Config) -> Path:
     if ini:
         return (config.rootpath / ini).resolve()
     root = config.rootpath.resolve()
-    common = Path(os.path.commonpath([str(root), *(str(f.parent) for f in _case_folders(config))]))
-    return common if common.parent != common else root
+    parents = [str(f.parent) for f in sorted(_case_folders(config))]
+    # the rootdir is left out when it shares nothing but "/" with the cases (pytest takes an existing
+    # path given as an option's value, e.g. --llmchaos-report DIR, into its rootdir's choice)
+    for group in ([str(root), *parents], parents):
+        if group:
+            common = Path(os.path.commonpath(group))
+            if common.parent != common:
+                return common
+    return root
 
 
 def docker_image(config: pytest.Config) -> str:
