@@ -3,8 +3,9 @@
 #   - scripts/package builds the wheel around the already-built binary; it is installed from its file into
 #     a venv of this tier's own ($BUILD/container/python-venv, python/locks/containers.txt pinned by hash:
 #     testcontainers, pytest, pytest-xdist), and `llmchaos --version` runs from the venv's PATH;
-#   - examples/apps/python with --llmchaos-docker llmchaos:dev: the fixed service passes every case and
-#     writes the four reports, CHAT_SERVICE_RULES=before fails naming the quota case and its check;
+#   - examples/apps/python with --llmchaos-docker llmchaos:dev: the fixed service passes every case (-n 2:
+#     a container per xdist worker) and writes the four reports merged; CHAT_SERVICE_RULES=before fails
+#     naming the quota case and its check;
 #   - python/tests/test_containers.py (LlmchaosContainer: the token, 401 without it, ready, verdicts, the
 #     reports copied out, cases copied in, the plugin's --llmchaos-docker).
 # Ryuk off (TESTCONTAINERS_RYUK_DISABLED=true): its image cannot be pulled here; every container is removed
@@ -50,11 +51,12 @@ app=$root/examples/apps/python
 run() { (cd "$app" && py -m pytest -p no:cacheprovider -q --llmchaos-docker "$image" "$@"); }
 
 t=$SECONDS
-run --llmchaos-report "$work/report" >"$work/fixed.log" 2>&1
+run -n 2 --llmchaos-report "$work/report" >"$work/fixed.log" 2>&1  # a container per xdist worker
 code=$?
 cat "$work/fixed.log"
 [[ $code == 0 ]] || fail "the fixed service's suite through $image exited $code"
 grep -Eq "^5 passed" "$work/fixed.log" || fail "expected 5 passed"
+grep -q "reports of 2 server(s) written" "$work/fixed.log" || fail "expected the reports of 2 servers (one per worker) merged"
 for f in junit.xml report.json report.md report.html; do
   [[ -s $work/report/$f ]] || fail "--llmchaos-report wrote no $f"
 done
