@@ -3,7 +3,7 @@
 # binary (no second C++ build), the wheel is installed from its file into a fresh venv (the test lock,
 # pinned by hash; no source tree on sys.path, no llmchaos on PATH), and examples/apps/python's suite runs
 # through it: the fixed service passes every case and writes the four reports; the plugin's own tests
-# (python/tests) pass; the "before" rules fail naming the quota case and its failed check. Exit 77 (skip) without python3-venv or the registry.
+# (python/tests) pass; `llmchaos --version` runs from the venv's PATH; the "before" rules fail naming the quota case and its failed check. Exit 77 (skip) without python3-venv or the registry.
 set -uo pipefail
 llmchaos=$1 root=$2 build=$3
 work=$(mktemp -d)
@@ -32,6 +32,12 @@ run() {  # run the example suite with the venv's python only (no PYTHONPATH, no 
 where=$(cd "$app" && env -u PYTHONPATH "$work/venv/bin/python" -c 'import llmchaostest; print(llmchaostest.__file__, llmchaostest.find_binary())')
 [[ $where == "$work/venv/"* && $where != *"$root/python"* ]] || fail "llmchaostest imported from outside the venv: $where"
 echo "imported: $where"
+# the wheel's `llmchaos` command (a script execing the binary auditwheel moved beside its grafted libraries)
+on_path=$(env PATH="$work/venv/bin:$clean_path" bash -c 'command -v llmchaos')
+[[ $on_path == "$work/venv/bin/llmchaos" ]] || fail "llmchaos on the venv's PATH is '$on_path', not the venv's own"
+version=$(env -u LLMCHAOS_BIN PATH="$work/venv/bin:$clean_path" llmchaos --version 2>&1) ||
+  fail "llmchaos --version from the venv's PATH failed: $version"
+echo "llmchaos on PATH: $on_path: $version"
 
 run --llmchaos-report "$work/report" >"$work/fixed.log" 2>&1
 code=$?

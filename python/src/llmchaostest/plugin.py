@@ -1,8 +1,10 @@
 """The pytest plugin (entry point pytest11): a session-scoped `llmchaos serve` per process (so one per
-xdist worker), the `llmchaos` fixture, the `llmchaos_cases` marker and `--llmchaos-report DIR`."""
+xdist worker; the binary, or the image with --llmchaos-docker), the `llmchaos` fixture, the
+`llmchaos_cases` marker and `--llmchaos-report DIR`."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -10,7 +12,7 @@ from typing import Any, Iterator
 
 import pytest
 
-from .server import Server, ServerError
+from .server import Server, ServerError, SessionClient
 from .session import Case
 
 PARTS = ".parts"  # DIR/.parts/<worker>/: each server's four reports; several are merged into DIR at the end
@@ -25,7 +27,16 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                          "(default: ini llmchaos_time_scale, else 1)")
     group.addoption("--llmchaos-report", default=None, metavar="DIR",
                     help="write junit.xml, report.json, report.md and report.html of every case judged")
+    group.addoption("--llmchaos-docker", default=None, metavar="IMAGE",
+                    help="run the server from this image (Testcontainers; pytest-llmchaostest[containers]) "
+                         "instead of the binary (default: ini llmchaos_docker, else the binary)")
+    group.addoption("--llmchaos-cases-root", default=None, metavar="DIR",
+                    help="the folder the server reads cases from (mounted at /cases with --llmchaos-docker; "
+                         "default: ini llmchaos_cases_root, else the rootdir and every llmchaos_cases folder's "
+                         "common parent)")
     parser.addini("llmchaos_time_scale", "default --llmchaos-time-scale", default="1")
+    parser.addini("llmchaos_docker", "default --llmchaos-docker (an image name)", default="")
+    parser.addini("llmchaos_cases_root", "default --llmchaos-cases-root (relative: to the rootdir)", default="")
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -77,17 +88,64 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         raise pytest.UsageError(f"{metafunc.definition.nodeid}: @pytest.mark.llmchaos_cases({marker.args[0]!r}): "
                                 f"no case files (*.toml) in {folder}")
     ids = [f.relative_to(folder).with_suffix("").as_posix() for f in files]
+    _case_folders(metafunc.config).add(folder.resolve())
     metafunc.parametrize("llmchaos_case_path", files, ids=ids)
 
 
+def _case_folders(config: pytest.Config) -> set[Path]:
+    """The folders of every @pytest.mark.llmchaos_cases collected (their cases must be under the root)."""
+    if not hasattr(config, "_llmchaos_case_folders"):
+        config._llmchaos_case_folders = set()  # type: ignore[attr-defined]
+    return config._llmchaos_case_folders  # type: ignore[attr-defined]
+
+
+def cases_root(config: pytest.Config) -> Path:
+    """The server's cases root: --llmchaos-cases-root, else ini llmchaos_cases_root (relative to the
+    rootdir), else the common parent of the rootdir and every llmchaos_cases folder collected (a case
+    file names its policy with `../policies/x.toml`, so the folder's parent comes along). Never the
+    filesystem's root: then the rootdir, and cases elsewhere are sent as their TOML text."""
+    given = config.getoption("--llmchaos-cases-root")
+    if given:
+        return Path(given).resolve()
+    ini = config.getini("llmchaos_cases_root")
+    if ini:
+        return (config.rootpath / ini).resolve()
+    root = config.rootpath.resolve()
+    parents = [str(f.parent) for f in sorted(_case_folders(config))]
+    # the rootdir is left out when it shares nothing but "/" with the cases (pytest takes an existing
+    # path given as an option's value, e.g. --llmchaos-report DIR, into its rootdir's choice)
+    for group in ([str(root), *parents], parents):
+        if group:
+            common = Path(os.path.commonpath(group))
+            if common.parent != common:
+                return common
+    return root
+
+
+def docker_image(config: pytest.Config) -> str:
+    return config.getoption("--llmchaos-docker") or config.getini("llmchaos_docker")
+
+
 @pytest.fixture(scope="session")
-def llmchaos_server(request: pytest.FixtureRequest) -> Iterator[Server]:
-    """`llmchaos serve --port 0`, one per test process (per xdist worker), stopped at the session's end."""
+def llmchaos_server(request: pytest.FixtureRequest) -> Iterator[SessionClient]:
+    """`llmchaos serve --port 0` (or, with --llmchaos-docker, the image under Testcontainers), one per
+    test process (per xdist worker), stopped at the session's end."""
     config = request.config
     scale = config.getoption("--llmchaos-time-scale")
     if scale is None:
         scale = float(config.getini("llmchaos_time_scale"))
-    server = Server(binary=config.getoption("--llmchaos-bin"), time_scale=scale).start()
+    image = docker_image(config)
+    server: SessionClient
+    if image:
+        try:
+            from .containers import LlmchaosContainer
+        except ImportError as e:
+            raise pytest.UsageError(f"--llmchaos-docker needs Testcontainers: pip install "
+                                    f"'pytest-llmchaostest[containers]' ({e})") from None
+        server = LlmchaosContainer(image, cases=cases_root(config), time_scale=scale).start()
+    else:
+        server = Server(binary=config.getoption("--llmchaos-bin"), time_scale=scale,
+                        cases_root=cases_root(config)).start()
     try:
         yield server
     finally:
@@ -100,7 +158,7 @@ def llmchaos_server(request: pytest.FixtureRequest) -> Iterator[Server]:
 class Chaos:
     """The `llmchaos` fixture: `llmchaos.case(PATH)` opens a session (a context manager yielding a Case)."""
 
-    def __init__(self, server: Server, near: Path, root: Path):
+    def __init__(self, server: SessionClient, near: Path, root: Path):
         self.server = server
         self._near, self._root = near, root
         self._open: list[Case] = []
@@ -120,13 +178,13 @@ class Chaos:
 
 
 @pytest.fixture
-def llmchaos(llmchaos_server: Server, request: pytest.FixtureRequest) -> Iterator[Chaos]:
+def llmchaos(llmchaos_server: SessionClient, request: pytest.FixtureRequest) -> Iterator[Chaos]:
     chaos = Chaos(llmchaos_server, Path(request.node.path).parent, request.config.rootpath)
     yield chaos
     chaos._close()
 
 
-def _save_report_part(config: pytest.Config, server: Server) -> None:
+def _save_report_part(config: pytest.Config, server: SessionClient) -> None:
     report = config.getoption("--llmchaos-report")
     if not report or not server.judged:
         return

@@ -5,7 +5,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Mapping
 
 if TYPE_CHECKING:
-    from .server import Server
+    from .server import SessionClient
 
 
 class CaseFailed(AssertionError):
@@ -64,7 +64,7 @@ class Case:
     messages), and the session is ended either way.
     """
 
-    def __init__(self, server: "Server", facts: Mapping[str, Any], path: Path):
+    def __init__(self, server: "SessionClient", facts: Mapping[str, Any], path: Path):
         self.server = server
         self.facts = dict(facts)
         self.path = path
