@@ -207,7 +207,7 @@ func startDocker(image string, opts Options, extra []string, timeout time.Durati
 		}
 		hostPort := strings.TrimSpace(strings.SplitN(string(out), "\n", 2)[0])
 		srv.URL = "http://" + hostPort
-		if err := waitReady(srv.URL, deadline); err != nil {
+		if err := WaitReady(srv.URL, deadline); err != nil {
 			fail("%v", err)
 			return
 		}
@@ -218,8 +218,8 @@ func startDocker(image string, opts Options, extra []string, timeout time.Durati
 	return r.srv, r.err
 }
 
-// waitReady polls GET /__llmchaos/ready (open without the token) until 200 or the deadline.
-func waitReady(url string, deadline time.Time) error {
+// WaitReady polls GET /__llmchaos/ready (open without the token) until 200 or the deadline.
+func WaitReady(url string, deadline time.Time) error {
 	var last error = errors.New("not tried")
 	for time.Now().Before(deadline) {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)

@@ -21,12 +21,17 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"net"
+	"net/netip"
 	"os"
 	"path"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/moby/moby/api/types/container"
+	"github.com/moby/moby/api/types/network"
 	"github.com/testcontainers/testcontainers-go"
 	"github.com/testcontainers/testcontainers-go/wait"
 
@@ -135,12 +140,13 @@ func Run(ctx context.Context, img string, opts ...testcontainers.ContainerCustom
 
 	base := []testcontainers.ContainerCustomizer{
 		testcontainers.WithExposedPorts(Port),
+		testcontainers.WithHostConfigModifier(publishOn(hostIP())),
 		testcontainers.WithEnv(map[string]string{"LLMCHAOS_ADMIN_TOKEN": s.token}),
 		testcontainers.WithCmd(cmd...),
 		testcontainers.WithLabels(map[string]string{"llmchaostest": "1"}),
 		testcontainers.WithWaitStrategy(wait.ForAll(
 			wait.ForLog("listening on http://"),
-			wait.ForHTTP("/__llmchaos/ready").WithPort(Port).WithStatusCodeMatcher(func(status int) bool { return status == 200 }),
+			readyStrategy{},
 		).WithDeadline(s.timeout)),
 	}
 	casesDir := ""
@@ -164,7 +170,7 @@ func Run(ctx context.Context, img string, opts ...testcontainers.ContainerCustom
 	if err != nil {
 		return c, fmt.Errorf("llmchaos container (%s): %w", img, err)
 	}
-	endpoint, err := ctr.PortEndpoint(ctx, Port, "http")
+	endpoint, err := endpointOf(ctx, ctr)
 	if err != nil {
 		return c, err
 	}
@@ -196,6 +202,68 @@ func (c *Container) Case(t testing.TB, path string) *llmchaostest.Session {
 // WriteReports writes the four reports of every case the container judged into the host folder dir.
 func (c *Container) WriteReports(dir string) (llmchaostest.Reports, error) {
 	return c.Server.WriteReports(dir)
+}
+
+// hostIP is the address 8080 is published on: 127.0.0.1 for a local daemon (no DOCKER_HOST, or a unix
+// socket), else 0.0.0.0. Always one IPv4 address: left to itself, Docker 20.10 without iptables maps
+// 0.0.0.0 and [::] to two different host ports, and the port testcontainers reads may be the IPv6 one.
+func hostIP() netip.Addr {
+	if h := os.Getenv("DOCKER_HOST"); h == "" || strings.HasPrefix(h, "unix://") {
+		return netip.MustParseAddr("127.0.0.1")
+	}
+	return netip.MustParseAddr("0.0.0.0")
+}
+
+// host is where the published port is reached: TESTCONTAINERS_HOST_OVERRIDE, else 127.0.0.1 for a
+// local daemon (where the port is published), else what testcontainers makes of the daemon's address.
+// (Inside a sandbox, testcontainers-go would take the default gateway for a unix socket's daemon, which
+// does not reach 127.0.0.1.)
+func host(ctx context.Context, target wait.StrategyTarget) (string, error) {
+	if h := os.Getenv("TESTCONTAINERS_HOST_OVERRIDE"); h != "" {
+		return h, nil
+	}
+	if ip := hostIP(); ip.IsLoopback() {
+		return ip.String(), nil
+	}
+	return target.Host(ctx)
+}
+
+func endpointOf(ctx context.Context, target wait.StrategyTarget) (string, error) {
+	h, err := host(ctx, target)
+	if err != nil {
+		return "", err
+	}
+	port, err := target.MappedPort(ctx, Port)
+	if err != nil {
+		return "", err
+	}
+	return "http://" + net.JoinHostPort(h, port.Port()), nil
+}
+
+// readyStrategy waits for GET /__llmchaos/ready 200 at endpointOf (the ForAll's deadline bounds it).
+type readyStrategy struct{}
+
+func (readyStrategy) String() string { return "GET /__llmchaos/ready 200" }
+
+func (readyStrategy) WaitUntilReady(ctx context.Context, target wait.StrategyTarget) error {
+	url, err := endpointOf(ctx, target)
+	if err != nil {
+		return err
+	}
+	deadline, ok := ctx.Deadline()
+	if !ok {
+		deadline = time.Now().Add(StartupTimeout)
+	}
+	return llmchaostest.WaitReady(url, deadline)
+}
+
+func publishOn(ip netip.Addr) func(*container.HostConfig) {
+	return func(hc *container.HostConfig) {
+		if hc.PortBindings == nil {
+			hc.PortBindings = network.PortMap{}
+		}
+		hc.PortBindings[network.MustParsePort(Port)] = []network.PortBinding{{HostIP: ip, HostPort: "0"}}
+	}
 }
 
 // caseFiles lists every file under dir as a copy to /cases/<its path under dir> (world-readable: the
