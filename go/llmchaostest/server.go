@@ -103,7 +103,9 @@ func Start(opts Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	args = append([]string{"serve", "--port", "0"}, args...)
+	// The test's own server on loopback reads the case files and writes the reports the test names,
+	// wherever they are (as the test itself may): its roots are the filesystem's.
+	args = append([]string{"serve", "--port", "0", "--cases-root", "/", "--reports-root", "/"}, args...)
 	token := os.Getenv("LLMCHAOS_ADMIN_TOKEN")
 	if token != "" {
 		args = append(args, "--admin-token", token)
