@@ -226,7 +226,9 @@ function startLlmchaos(options = {}) {
   if (image) return startDocker(image, options);
   const binary = findBinary(options.binary);
   const token = options.token || process.env.LLMCHAOS_ADMIN_TOKEN;
-  const args = ['serve', '--port', '0'].concat(serveArgs(options));
+  // The test's own server on loopback reads the cases and writes the reports the test names, wherever
+  // they are (as the test itself may): its roots are the filesystem's.
+  const args = ['serve', '--port', '0', '--cases-root', '/', '--reports-root', '/'].concat(serveArgs(options));
   if (token) args.push('--admin-token', token);
   options = { ...options, token };
   const proc = spawn(binary, args, { stdio: ['ignore', 'pipe', 'pipe'] });

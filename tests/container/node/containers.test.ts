@@ -12,14 +12,14 @@ import { LlmchaosContainer, startLlmchaosContainer, type StartedLlmchaosContaine
 const cases = process.env.LLMCHAOS_TEST_CASES ?? '';
 if (!existsSync(path.join(cases, 'chat', 'quota-429-falls-back.toml'))) throw new Error(`LLMCHAOS_TEST_CASES=${cases}: no chat/quota-429-falls-back.toml`);
 
-async function chat(baseUrl: string, key: string): Promise<{ status: number; text: string }> {
+async function chat(baseUrl: string, key: string): Promise<{ status: number; text: string; model?: string; tokens?: number }> {
   const answer = await fetch(`${baseUrl}/chat/completions`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', authorization: 'Bearer sk-test', 'idempotency-key': key },
     body: JSON.stringify({ model: 'mock-model', messages: [{ role: 'user', content: 'classify this' }] }),
   });
   const body = await answer.json().catch(() => ({}));
-  return { status: answer.status, text: body?.choices?.[0]?.message?.content ?? '' };
+  return { status: answer.status, text: body?.choices?.[0]?.message?.content ?? '', model: body?.model, tokens: body?.usage?.completion_tokens };
 }
 
 // The code under test: a 429 is retried on its route (naive) or, being a quota refusal, sent to the next
@@ -28,7 +28,7 @@ async function client(c: Case, hardened: boolean): Promise<Seen> {
   const routes = c.routeOrder;
   for (let i = 0, attempts = 0; i < routes.length && attempts < 3; attempts++) {
     const route = routes[i];
-    let status: number, text: string;
+    let status: number, text: string, model: string | undefined, tokens: number | undefined;
     if (c.dialect(route) === 'anthropic') {
       const answer = await fetch(`${c.baseUrl(route)}/v1/messages`, {
         method: 'POST',
@@ -36,11 +36,11 @@ async function client(c: Case, hardened: boolean): Promise<Seen> {
         body: JSON.stringify({ model: 'claude-mock', max_tokens: 16, messages: [{ role: 'user', content: 'classify this' }] }),
       });
       const body = await answer.json().catch(() => ({}));
-      ({ status, text } = { status: answer.status, text: body?.content?.[0]?.text ?? '' });
+      ({ status, text, model, tokens } = { status: answer.status, text: body?.content?.[0]?.text ?? '', model: body?.model, tokens: body?.usage?.output_tokens });
     } else {
-      ({ status, text } = await chat(c.baseUrl(route), c.operationId));
+      ({ status, text, model, tokens } = await chat(c.baseUrl(route), c.operationId));
     }
-    if (status === 200) return { outcome: 'success', text, route };
+    if (status === 200) return { outcome: 'success', text, route, model, output_tokens: tokens };
     if (hardened || status !== 429) i++;
   }
   return { outcome: 'fail_closed' };
