@@ -230,7 +230,7 @@ function startLlmchaos(options = {}) {
   // they are (as the test itself may): its roots are the filesystem's.
   const args = ['serve', '--port', '0', '--cases-root', '/', '--reports-root', '/'].concat(serveArgs(options));
   if (token) args.push('--admin-token', token);
-  options = { ...options, token };
+  options = { ...options, token, casesDir: undefined };   // casesDir is a container's /cases: not here
   const proc = spawn(binary, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   const output = [];
   return new Promise((resolve, reject) => {
