@@ -25,7 +25,16 @@ export interface StartOptions {
   args?: string[];
   /** case paths are resolved against it (default: process.cwd()) */
   baseDir?: string;
+  /** ms to wait for the "listening on" line (default 30000; from an image, also /__llmchaos/ready: 180000) */
   startTimeoutMs?: number;
+  /** the admin token, sent as `Authorization: Bearer` with every session call (default: LLMCHAOS_ADMIN_TOKEN;
+   * from an image without either, a random one) */
+  token?: string;
+  /** run the server from this image with the docker CLI (default: LLMCHAOS_DOCKER_IMAGE; neither: the binary) */
+  image?: string;
+  /** from an image: the host folder mounted (read-only) at the container's /cases, holding the cases and the
+   * policies they name (default: LLMCHAOS_CASES_DIR, else baseDir) */
+  casesDir?: string;
 }
 export declare class CaseFailed extends Error {}
 export declare class Case {
@@ -57,7 +66,14 @@ export declare class Case {
 export declare class Chaos {
   readonly url: string;
   readonly judged: Verdict[];
+  /** sent as `Authorization: Bearer` with every session call */
+  readonly token?: string;
+  /** the host folder the server sees as its cases root (a container's /cases) */
+  readonly casesDir?: string;
+  /** a case file, relative to baseDir (on a container: inside casesDir, else sent as its TOML text) */
   case(file: string): Promise<Case>;
+  /** a case given as TOML text */
+  caseText(toml: string): Promise<Case>;
   run(file: string, body: (c: Case) => Promise<void> | void): Promise<Verdict>;
   /** junit.xml, report.json, report.md, report.html of every case this server judged, into dir (one dir per test file) */
   writeReports(dir: string): Promise<{ written: string[]; cases: number; passed: number; failed: number; unknown: number }>;
@@ -65,4 +81,6 @@ export declare class Chaos {
 }
 export declare function startLlmchaos(options?: StartOptions): Promise<Chaos>;
 export declare function findBinary(explicit?: string): string;
+export declare function waitReady(url: string, deadlineMs: number): Promise<void>;
+export declare function newToken(): string;
 export declare function verdictMessage(v: Verdict, caseName?: string): string;

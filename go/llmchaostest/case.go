@@ -20,6 +20,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -191,10 +193,24 @@ func Case(t testing.TB, path string) *Session {
 	return CaseOn(t, srv, path)
 }
 
-// CaseOn is Case on a given server.
+// CaseOn is Case on a given server. On a server with a CasesDir (a container), a path inside it is
+// sent relative to it (the server resolves it against its cases root), and a case outside it is sent
+// as its TOML text (so a `policy = "..."` it names must then be inside the cases root too).
 func CaseOn(t testing.TB, srv *Server, path string) *Session {
 	t.Helper()
-	body, _ := json.Marshal(map[string]string{"case_path": absPath(path)})
+	casePath := absPath(path)
+	if srv.CasesDir != "" {
+		rel, err := filepath.Rel(srv.CasesDir, casePath)
+		if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+			text, err := os.ReadFile(casePath)
+			if err != nil {
+				t.Fatalf("llmchaostest: case %s: %v", path, err)
+			}
+			return create(t, srv, "application/toml", text, path)
+		}
+		casePath = filepath.ToSlash(rel)
+	}
+	body, _ := json.Marshal(map[string]string{"case_path": casePath})
 	return create(t, srv, "application/json", body, path)
 }
 
@@ -205,6 +221,12 @@ func CaseText(t testing.TB, toml string) *Session {
 	if err != nil {
 		t.Fatalf("llmchaostest: %v", err)
 	}
+	return create(t, srv, "application/toml", []byte(toml), "<session>")
+}
+
+// CaseTextOn is CaseText on a given server.
+func CaseTextOn(t testing.TB, srv *Server, toml string) *Session {
+	t.Helper()
 	return create(t, srv, "application/toml", []byte(toml), "<session>")
 }
 
@@ -357,4 +379,55 @@ func apiError(status int, raw json.RawMessage) string {
 		return fmt.Sprintf("%d: %s", status, e.Error)
 	}
 	return fmt.Sprintf("%d: %s", status, strings.TrimSpace(string(raw)))
+}
+
+// Reports is what WriteReports wrote.
+type Reports struct {
+	Written       []string `json:"written"`
+	Cases         int      `json:"cases"`
+	Passed        int      `json:"passed"`
+	Failed        int      `json:"failed"`
+	Unknown       int      `json:"unknown"`
+	NotApplicable int      `json:"not_applicable"`
+}
+
+// WriteReports writes junit.xml, report.json, report.md and report.html of every case this server
+// judged into dir (POST /__llmchaos/sessions/reports). On a server with a Backend (a container) the
+// server writes them under its reports root (the image's /tmp) and they are copied out into dir; Written
+// then names the copies.
+func (s *Server) WriteReports(dir string) (Reports, error) {
+	folder := absPath(dir)
+	if err := os.MkdirAll(folder, 0o755); err != nil {
+		return Reports{}, err
+	}
+	target := folder
+	if s.Backend != nil {
+		target = "llmchaostest-reports-" + NewToken()[:8] // relative: inside the server's reports root
+	}
+	body, _ := json.Marshal(map[string]string{"dir": target})
+	var raw json.RawMessage
+	status, err := s.do(http.MethodPost, "/__llmchaos/sessions/reports", "application/json", body, &raw)
+	if err != nil {
+		return Reports{}, err
+	}
+	if status != http.StatusOK {
+		return Reports{}, fmt.Errorf("reports: %s", apiError(status, raw))
+	}
+	var r Reports
+	if err := json.Unmarshal(raw, &r); err != nil {
+		return Reports{}, err
+	}
+	if s.Backend != nil {
+		for i, written := range r.Written {
+			if !strings.HasPrefix(written, "/") {
+				written = ContainerReportsDir + "/" + written
+			}
+			local := filepath.Join(folder, filepath.Base(written))
+			if err := s.Backend.CopyOut(written, local); err != nil {
+				return r, err
+			}
+			r.Written[i] = local
+		}
+	}
+	return r, nil
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -14,13 +15,12 @@ import (
 
 func TestMain(m *testing.M) { os.Exit(Main(m)) }
 
-// needServer skips when there is no binary and no LLMCHAOS_URL (the helper's own tests need the real one).
+// needServer skips when there is no binary, no LLMCHAOS_URL and no LLMCHAOS_DOCKER_IMAGE (the helper's
+// own tests need the real server).
 func needServer(t *testing.T) *Server {
 	t.Helper()
-	if os.Getenv("LLMCHAOS_URL") == "" {
-		if _, err := Binary(); err != nil {
-			t.Skipf("skipped: %v", err)
-		}
+	if err := Available(); err != nil {
+		t.Skipf("skipped: %v", err)
 	}
 	srv, err := Shared()
 	if err != nil {
@@ -232,8 +232,8 @@ func TestCaseFileOfTheCatalog(t *testing.T) {
 }
 
 func TestUnfinishedSessionsExpire(t *testing.T) {
-	if _, err := Binary(); err != nil {
-		t.Skipf("skipped: %v", err)
+	if err := Available(); err != nil || os.Getenv("LLMCHAOS_URL") != "" {
+		t.Skipf("skipped: starts a server of its own: %v", err)
 	}
 	srv, err := Start(Options{SessionTTL: 300 * time.Millisecond})
 	if err != nil {
@@ -295,4 +295,44 @@ interval_ms = 50
 	if _, err := c.Judge(Seen{Outcome: "success"}); err == nil || !strings.Contains(err.Error(), "1 object(s) for 2 request(s)") {
 		t.Fatalf("a short finish should be a 400 naming the count, got %v", err)
 	}
+}
+
+func TestWriteReportsOfTheJudgedCases(t *testing.T) {
+	srv := needServer(t)
+	c := CaseText(t, healthyCase)
+	status, text := chat(t, c.BaseURL("primary"), c.Request.OperationID)
+	if status != 200 {
+		t.Fatalf("healthy primary answered %d", status)
+	}
+	c.Finish(Seen{Outcome: "success", Text: text, Route: "primary"})
+	dir := t.TempDir()
+	r, err := srv.WriteReports(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Written) != 4 || r.Cases < 1 || r.Passed < 1 {
+		t.Fatalf("reports: %+v", r)
+	}
+	junit, err := os.ReadFile(filepath.Join(dir, "junit.xml"))
+	if err != nil || !strings.Contains(string(junit), "llmchaostest: healthy primary") {
+		t.Fatalf("junit.xml here should name the case: %v\n%s", err, junit)
+	}
+}
+
+// The token, when the server has one: a session call without it is refused (401), with it accepted.
+func TestSessionCallsCarryTheToken(t *testing.T) {
+	srv := needServer(t)
+	if srv.AdminToken == "" {
+		t.Skip("skipped: this server has no admin token (LLMCHAOS_ADMIN_TOKEN unset, not a container)")
+	}
+	bare := &Server{URL: srv.URL}
+	status, err := bare.do(http.MethodPost, "/__llmchaos/sessions", "application/toml", []byte(healthyCase), nil)
+	if err != nil || status != http.StatusUnauthorized {
+		t.Fatalf("a session without the token should get 401, got %d %v", status, err)
+	}
+	wrong := &Server{URL: srv.URL, AdminToken: "not-" + srv.AdminToken}
+	if status, _ := wrong.do(http.MethodPost, "/__llmchaos/sessions", "application/toml", []byte(healthyCase), nil); status != http.StatusUnauthorized {
+		t.Fatalf("a wrong token should get 401, got %d", status)
+	}
+	CaseText(t, healthyCase) // with it: created (the helper fails the test otherwise)
 }

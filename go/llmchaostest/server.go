@@ -23,6 +23,11 @@ type Server struct {
 	URL string
 	// AdminToken is sent with every session call when set (LLMCHAOS_ADMIN_TOKEN).
 	AdminToken string
+	// CasesDir, when set, is the host folder the server sees as its cases root (a container's /cases):
+	// Case sends a path inside it relative to it, and the text of a case outside it.
+	CasesDir string
+	// Backend, when set, runs the server (a container): Stop and WriteReports go through it.
+	Backend Backend
 
 	cmd    *exec.Cmd
 	done   chan struct{}
@@ -53,18 +58,23 @@ type Options struct {
 	Seed uint64
 	// SessionTTL is passed as --session-ttl (0: the server's default).
 	SessionTTL time.Duration
-	// StartTimeout bounds the wait for the "listening on" line (0: 15 s).
+	// StartTimeout bounds the wait for the "listening on" line (0: 15 s; from an image, which also
+	// waits for GET /__llmchaos/ready: 3 min, for a loaded 2-core CI runner).
 	StartTimeout time.Duration
+	// Image runs the server from this image with the docker CLI instead of the binary (""
+	// LLMCHAOS_DOCKER_IMAGE; both empty: the binary).
+	Image string
+	// CasesDir is the host folder mounted read-only at the container's /cases (from an image only; "":
+	// DefaultCasesDir()).
+	CasesDir string
 }
 
 // Start starts `llmchaos serve --port 0` and waits for its "listening on http://..." line. The server
-// dies with this process (SIGTERM when it exits), and Stop ends it earlier.
+// dies with this process (SIGTERM when it exits), and Stop ends it earlier. With an image
+// (Options.Image or LLMCHAOS_DOCKER_IMAGE) it runs `docker run IMAGE serve --host 0.0.0.0 --port 8080`
+// instead (startDocker), with a token and the cases folder at /cases.
 func Start(opts Options) (*Server, error) {
-	bin, err := Binary()
-	if err != nil {
-		return nil, err
-	}
-	args := []string{"serve", "--port", "0"}
+	var args []string
 	scale := opts.TimeScale
 	if scale == 0 {
 		if env := os.Getenv("LLMCHAOS_TIME_SCALE"); env != "" {
@@ -82,6 +92,20 @@ func Start(opts Options) (*Server, error) {
 	if opts.SessionTTL > 0 {
 		args = append(args, "--session-ttl", fmt.Sprint(opts.SessionTTL.Seconds()))
 	}
+	if image := DockerImage(opts); image != "" {
+		timeout := opts.StartTimeout
+		if timeout == 0 {
+			timeout = 3 * time.Minute
+		}
+		return startDocker(image, opts, args, timeout)
+	}
+	bin, err := Binary()
+	if err != nil {
+		return nil, err
+	}
+	// The test's own server on loopback reads the case files and writes the reports the test names,
+	// wherever they are (as the test itself may): its roots are the filesystem's.
+	args = append([]string{"serve", "--port", "0", "--cases-root", "/", "--reports-root", "/"}, args...)
 	token := os.Getenv("LLMCHAOS_ADMIN_TOKEN")
 	if token != "" {
 		args = append(args, "--admin-token", token)
@@ -156,8 +180,13 @@ func startProcess(bin string, args []string, token string, timeout time.Duration
 	return r.srv, r.err
 }
 
-// Stop ends a server Start started (SIGTERM, then SIGKILL after 3 s); a no-op for LLMCHAOS_URL's.
+// Stop ends a server Start started (SIGTERM, then SIGKILL after 3 s; a container is removed); a no-op
+// for LLMCHAOS_URL's.
 func (s *Server) Stop() {
+	if s != nil && s.Backend != nil {
+		s.Backend.Stop()
+		return
+	}
 	if s == nil || s.cmd == nil || s.cmd.Process == nil {
 		return
 	}
@@ -177,7 +206,8 @@ var (
 )
 
 // Shared returns the server every Case of this test binary uses: LLMCHAOS_URL when set, else one
-// `llmchaos serve --port 0` started on first use (Options from the environment).
+// `llmchaos serve --port 0` started on first use (Options from the environment), or a container of
+// LLMCHAOS_DOCKER_IMAGE when that is set.
 func Shared() (*Server, error) {
 	sharedOnce.Do(func() {
 		if url := os.Getenv("LLMCHAOS_URL"); url != "" {

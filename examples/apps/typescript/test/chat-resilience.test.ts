@@ -8,7 +8,8 @@ import { classify, type Route } from '../chat-service';
 const casesDir = path.resolve(__dirname, '../../cases/chat');
 let chaos: Chaos;
 
-beforeAll(async () => { chaos = await startLlmchaos({ baseDir: casesDir }); });
+// casesDir: what a container (LLMCHAOS_DOCKER_IMAGE) sees at /cases: the cases and the policies they name.
+beforeAll(async () => { chaos = await startLlmchaos({ baseDir: casesDir, casesDir: path.dirname(casesDir) }); });
 afterAll(async () => {
   if (process.env.LLMCHAOS_REPORT_DIR) await chaos?.writeReports(process.env.LLMCHAOS_REPORT_DIR);
   await chaos?.stop();
