@@ -27,12 +27,17 @@ app.kubernetes.io/name: {{ include "llmchaos.name" . }}
 app.kubernetes.io/instance: {{ .Release.Name }}
 {{- end }}
 
+{{/* The labels of every object but the test hook: the common ones and the component (the mode). */}}
 {{- define "llmchaos.labels" -}}
+{{ include "llmchaos.commonLabels" . }}
+app.kubernetes.io/component: {{ .Values.mode }}
+{{- end }}
+
+{{- define "llmchaos.commonLabels" -}}
 helm.sh/chart: {{ include "llmchaos.chart" . }}
 {{ include "llmchaos.selectorLabels" . }}
 app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
 app.kubernetes.io/managed-by: {{ .Release.Service }}
-app.kubernetes.io/component: {{ .Values.mode }}
 app.kubernetes.io/part-of: llmchaos
 {{- end }}
 
