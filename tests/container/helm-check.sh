@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# helm-check.sh ROOT BUILD_DIR: the checks of the Helm chart deploy/helm/llmchaos that run without a
+# helm-check.sh ROOT BUILD_DIR [LLMCHAOS]: the checks of the Helm chart deploy/helm/llmchaos that run without a
 # cluster (none runs here; see the chart's README.md):
 #   1. helm, built from its Go module at the version pinned in deploy/helm/tools/go.mod (go.sum
 #      verified), into BUILD_DIR/helm-tools; kept there, so a later run skips the build;
@@ -8,7 +8,9 @@
 #   4. the rendered manifests validated against the Kubernetes schemas (kubernetes-validate from PyPI,
 #      installed with --require-hashes from deploy/helm/tools/requirements.txt into a venv in BUILD_DIR);
 #   5. Pod Security "restricted", probes, arguments, token and cases asserted (helm_check.py);
-#   6. values the schema forbids (a bad mode, a bad port, ...) make lint and template fail.
+#   6. values the schema forbids (a bad mode, a bad port, ...) make lint and template fail;
+#   7. with LLMCHAOS (the binary the image holds): each mode's rendered arguments and environment run
+#      it on loopback, and the probes' paths answer 200 (helm_check.py run).
 # Exits 77 with the reason when go or python3's venv is missing, or a registry does not answer.
 set -uo pipefail
 
@@ -18,6 +20,7 @@ CHART="$ROOT/deploy/helm/llmchaos"
 TOOLS="$ROOT/deploy/helm/tools"
 OUT="$BUILD/helm-tools"
 HERE="$ROOT/tests/container"
+LLMCHAOS=${3:-}
 mkdir -p "$OUT"
 
 skip() { echo "SKIP: $*"; exit 77; }
@@ -41,7 +44,7 @@ else
   log="$OUT/helm-build.log"
   # GOFLAGS=-mod=readonly: go.mod and go.sum as committed, every module checked against go.sum.
   # GOTOOLCHAIN=local: no toolchain download; GOWORK=off: this module alone.
-  if ! (cd "$TOOLS" && GOWORK=off GOTOOLCHAIN=local GOFLAGS=-mod=readonly CGO_ENABLED=0 \
+  if ! (cd "$TOOLS" && GOWORK=off GOTOOLCHAIN=local GOFLAGS="-mod=readonly -buildvcs=false" CGO_ENABLED=0 \
           nice -n 10 go build -trimpath \
             -ldflags "-s -w -X $HELM_MOD/internal/version.version=$HELM_VERSION" \
             -o "$HELM.tmp" "$HELM_MOD/cmd/helm") >"$log" 2>&1; then
@@ -52,7 +55,7 @@ else
     if grep -qE 'requires go >=|toolchain' "$log"; then
       skip "the go toolchain here is older than $TOOLS/go.mod asks: $(go version)"
     fi
-    if grep -qE 'dial tcp|no such host|i/o timeout|connection refused|TLS handshake|proxy.*(404|410|403)|Get "https?://' "$log"; then
+    if grep -qE 'GOPROXY=off|module lookup disabled|dial tcp|no such host|i/o timeout|connection refused|TLS handshake|proxy.*(404|410|403)|Get "https?://' "$log"; then
       skip "the Go module proxy did not answer (helm's modules are not in the module cache)"
     fi
     die "building helm failed (log: $log)"
@@ -151,6 +154,15 @@ for value in "${bad[@]}"; do
     echo "ok: --set $value refused by the schema (template and lint):$(grep -E '^ *- at ' "$RENDERED/bad.err" | tail -1 | cut -c1-140)"
   fi
 done
+
+# --- 7. the rendered command lines, run ------------------------------------------------------------------
+if [ -n "$LLMCHAOS" ] && [ -x "$LLMCHAOS" ]; then
+  for case in default serve proxy gateway; do
+    "$PY" "$HERE/helm_check.py" run "$case" "$RENDERED/$case.yaml" "$LLMCHAOS" || fail "the rendered $case command line"
+  done
+else
+  echo "note: no llmchaos binary given: the rendered command lines were not run"
+fi
 
 if [ "$failed" -ne 0 ]; then
   echo "helm-check: $failed failed"

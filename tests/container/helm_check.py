@@ -2,17 +2,29 @@
 
     python helm_check.py validate FILE...            every document against the Kubernetes schemas
     python helm_check.py assert CASE FILE            the chart's promises for one rendered values case
+    python helm_check.py run CASE FILE LLMCHAOS      the rendered container's command line, run
 
 validate: each document of each file against kubernetes-validate's schemas of the oldest Kubernetes
 the chart supports (Chart.yaml kubeVersion >=1.25) and the newest it ships, strict (unknown fields
 refused). A ServiceMonitor (a CRD, no built-in schema) is checked by assert instead.
 assert: Pod Security "restricted" on every pod (the Deployment's and the helm test hook's), the probes,
 the arguments of each mode, the token from its Secret, the cases' ConfigMap at /cases, the Service and
-the ServiceMonitor. Exit 0 when all hold; 1 with one line per failure otherwise.
+the ServiceMonitor. run: the Deployment's arguments and environment, as rendered, given to the llmchaos binary built here
+(the image's binary), with /cases replaced by a folder holding the ConfigMap's files and the address by
+127.0.0.1 on an ephemeral port: it must start, print its `listening on` line, and answer the readiness
+and liveness probes' paths with 200 (and, serve and proxy, an admin call without the token with 401).
+Exit 0 when all hold; 1 with one line per failure otherwise.
 """
 
 import base64
+import os
+import secrets
+import subprocess
 import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
 
 import kubernetes_validate
 import yaml
@@ -209,6 +221,82 @@ def assert_case(case, path):
               f"{case}: the Service selects the test hook pod")
 
 
+# Files a case names under /cases that its values take from an existingConfigMap (not rendered).
+EXISTING_FILES = {"proxy": {"proxy-faults.toml": '[route.openai]\ndialect = "openai"\nscript = [{ fault = "ok" }]\n'}}
+
+
+def http_status(url, headers=None):
+    try:
+        with urllib.request.urlopen(urllib.request.Request(url, headers=headers or {}), timeout=5) as r:
+            return r.status
+    except urllib.error.HTTPError as e:
+        return e.code
+    except OSError as e:
+        return str(e)
+
+
+def run_case(case, path, binary):
+    docs = load(path)
+    dep = next(d for d in docs if d["kind"] == "Deployment")
+    c = dep["spec"]["template"]["spec"]["containers"][0]
+    files = {}
+    for d in docs:
+        if d["kind"] == "ConfigMap":
+            files.update(d.get("data") or {})
+    files.update(EXISTING_FILES.get(case, {}))
+    token = secrets.token_hex(16)
+    for d in docs:
+        if d["kind"] == "Secret":
+            token = base64.b64decode(d["data"]["token"]).decode()
+    with tempfile.TemporaryDirectory() as tmp:
+        cases = os.path.join(tmp, "cases")
+        os.mkdir(cases)
+        for name, text in files.items():
+            with open(os.path.join(cases, name), "w") as f:
+                f.write(text)
+        args, prev = [], None
+        for a in c["args"]:
+            if prev in ("--host", "--bind"):
+                a = "127.0.0.1"
+            elif prev == "--port":
+                a = "0"
+            elif a.startswith("/cases/"):
+                a = os.path.join(cases, a[len("/cases/"):])
+            args.append(a)
+            prev = a
+        env = dict(os.environ)
+        for e in c.get("env") or []:
+            env[e["name"]] = e.get("value", token)  # the one valueFrom is the token's secretKeyRef
+        env["LLMCHAOS_CASES_ROOT"] = cases
+        env["LLMCHAOS_REPORTS_ROOT"] = tmp
+        proc = subprocess.Popen([binary] + args, cwd=tmp, env=env, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True)
+        try:
+            line = proc.stdout.readline().strip()  # the first line, flushed, or "" when it exits
+            if not check(line.startswith("listening on http://"),
+                         f"{case}: `llmchaos {' '.join(c['args'])}` did not start: {line!r} "
+                         f"{proc.stderr.read() if proc.poll() is not None else ''}"):
+                return
+            base = line[len("listening on "):].rstrip("/")
+            probes = {c[p]["httpGet"]["path"] for p in ("startupProbe", "readinessProbe", "livenessProbe")}
+            for probe in sorted(probes):
+                status = http_status(base + probe)
+                check(status == 200, f"{case}: GET {probe} answered {status}")
+            if case != "gateway":
+                status = http_status(base + "/__llmchaos/ledger")
+                check(status == 401, f"{case}: GET /__llmchaos/ledger without the token answered {status}")
+            if not failures:
+                print(f"{case}: llmchaos {c['args'][0]} started with the rendered arguments; "
+                      f"{', '.join(sorted(probes))} answered 200")
+        finally:
+            proc.terminate()  # the pid this script started, nothing else
+            try:
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+
+
 def main(argv):
     if len(argv) >= 2 and argv[0] == "validate":
         validate(argv[1:])
@@ -216,6 +304,8 @@ def main(argv):
         assert_case(argv[1], argv[2])
         if not failures:
             print(f"{argv[1]}: restricted securityContext, probes, args, token, cases, Service, hook: ok")
+    elif len(argv) == 4 and argv[0] == "run":
+        run_case(argv[1], argv[2], argv[3])
     else:
         sys.exit(__doc__)
     for f in failures:

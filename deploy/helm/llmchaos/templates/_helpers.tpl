@@ -115,7 +115,7 @@ token
 {{- with .Values.publicUrl }}
 {{- $args = concat $args (list "--public-url" .) }}
 {{- end }}
-{{- if gt (int .Values.maxSessions) 0 }}
+{{- if and (eq .Values.mode "serve") (gt (int .Values.maxSessions) 0) }}
 {{- $args = concat $args (list "--max-sessions" (toString .Values.maxSessions)) }}
 {{- end }}
 {{- if gt (float64 .Values.timeScale) 0.0 }}
