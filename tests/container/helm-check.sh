@@ -35,7 +35,9 @@ python3 -c 'import venv, ensurepip' 2>/dev/null || skip "python3 has no venv/ens
 HELM_MOD=$(awk '$1 ~ /^helm\.sh\/helm\/v[0-9]+$/ {print $1; exit}' "$TOOLS/go.mod")
 HELM_VERSION=$(awk '$1 ~ /^helm\.sh\/helm\/v[0-9]+$/ {print $2; exit}' "$TOOLS/go.mod")
 [ -n "$HELM_MOD" ] && [ -n "$HELM_VERSION" ] || die "no helm.sh/helm/vN requirement in $TOOLS/go.mod"
-HELM="$OUT/helm-$HELM_VERSION"
+# Keyed by the pins themselves: a changed go.mod or go.sum builds anew. $OUT/helm links to the newest.
+pins=$(cat "$TOOLS/go.mod" "$TOOLS/go.sum" | sha256sum | cut -c1-12)
+HELM="$OUT/helm-$HELM_VERSION-$pins"
 if [ -x "$HELM" ]; then
   echo "helm $HELM_VERSION: cached ($HELM)"
 else
@@ -63,6 +65,7 @@ else
   mv "$HELM.tmp" "$HELM"
   echo "helm $HELM_VERSION: built in $(($(now) - t0)) s"
 fi
+ln -sfn "$(basename "$HELM")" "$OUT/helm"
 "$HELM" version --short || die "the built helm does not run"
 
 # --- the validator's venv, pinned by hash --------------------------------------------------------------
