@@ -121,6 +121,14 @@ for case in default serve proxy gateway servicemonitor; do
   fi
 done
 
+# helm install --dry-run=client: the release as helm would install it, NOTES.txt included (no cluster).
+if "$HELM" install chaos "$CHART" --dry-run=client --namespace staging -f "$CHART/ci/serve-values.yaml" \
+     >"$RENDERED/install.txt" 2>&1 && grep -q 'helm test chaos --namespace staging' "$RENDERED/install.txt"; then
+  echo "ok: helm install --dry-run=client renders the release and its NOTES"
+else
+  cat "$RENDERED/install.txt"; fail "helm install --dry-run=client"
+fi
+
 # The ServiceMonitor needs both the value and the API: without monitoring.coreos.com/v1, none.
 if "$HELM" template rel "$CHART" -f "$CHART/ci/servicemonitor-values.yaml" >"$RENDERED/sm-no-api.yaml" 2>&1 &&
    ! grep -q '^kind: ServiceMonitor' "$RENDERED/sm-no-api.yaml"; then
