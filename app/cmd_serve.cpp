@@ -38,12 +38,12 @@ namespace {
 struct ServeArgs {
   mock::ServerOptions server;
   std::string script;
-  std::string cassettes;            // --cassettes DIR
-  std::string on_miss = "error";    // error | upstream
-  proxy::UpstreamOptions upstream;  // --on-miss upstream
-  double session_ttl_s = 600;       // --session-ttl
-  std::size_t max_sessions = 1000;  // --max-sessions
-  std::string admin_token_file;     // --admin-token-file
+  std::string cassettes;                 // --cassettes DIR
+  std::string on_miss = "error";         // error | upstream
+  proxy::UpstreamOptions upstream;       // --on-miss upstream
+  double session_ttl_s = 600;            // --session-ttl
+  std::size_t max_sessions = 1000;       // --max-sessions
+  std::string admin_token_file;          // --admin-token-file
   std::string cases_root, reports_root;  // --cases-root, --reports-root ("": the working directory)
 };
 
@@ -217,13 +217,15 @@ void add_serve(CLI::App& app, int& exit_code) {
                   "sessions open at once; one more create is answered 429 with a Retry-After")
       ->check(CLI::Range(std::size_t{1}, std::size_t{1'000'000}))
       ->capture_default_str();
-  sub->add_option("--cases-root", args->cases_root,
-                  "the folder a session's case_path (and its case's policy file) must be inside (403 otherwise); "
-                  "a relative case_path is read from it (default: the working directory)")
+  sub->add_option(
+         "--cases-root", args->cases_root,
+         "the folder a session's case_path (and its case's policy file) must be inside (403 otherwise); "
+         "a relative case_path is read from it (default: the working directory)")
       ->envname("LLMCHAOS_CASES_ROOT");
-  sub->add_option("--reports-root", args->reports_root,
-                  "the folder POST /__llmchaos/sessions/reports may write into (403 otherwise); a relative dir "
-                  "is below it (default: the working directory)")
+  sub->add_option(
+         "--reports-root", args->reports_root,
+         "the folder POST /__llmchaos/sessions/reports may write into (403 otherwise); a relative dir "
+         "is below it (default: the working directory)")
       ->envname("LLMCHAOS_REPORTS_ROOT");
   sub->callback([args, &exit_code] { exit_code = serve(*args); });
 }

@@ -19,7 +19,8 @@ void add_proxy(CLI::App& app, int& exit_code);
 void add_faults(CLI::App& app, int& exit_code);  // cmd_faults.cpp: the fault table from the specs
 void add_probe(CLI::App& app, int& exit_code);   // cmd_probe.cpp: a health check without curl
 
-inline constexpr AddCommand all_commands[] = {add_serve,   add_run,     add_lint,   add_replay, add_overload,
-                                              add_gateway, add_explore, add_report, add_proxy,  add_faults, add_probe};
+inline constexpr AddCommand all_commands[] = {add_serve,    add_run,     add_lint,    add_replay,
+                                              add_overload, add_gateway, add_explore, add_report,
+                                              add_proxy,    add_faults,  add_probe};
 
 }  // namespace llmchaos::app

@@ -88,7 +88,8 @@ void resolve_server_options(mock::ServerOptions& server, const std::string& toke
   while (url.size() > 1 && url.back() == '/') url.pop_back();
   const bool scheme = url.rfind("http://", 0) == 0 || url.rfind("https://", 0) == 0;
   if (!scheme || url.find_first_of(" \t\r\n?#") != std::string::npos || url.find("://") + 3 >= url.size())
-    throw std::invalid_argument("--public-url " + url + ": expected http://HOST[:PORT][/PATH] or https://...");
+    throw std::invalid_argument("--public-url " + url +
+                                ": expected http://HOST[:PORT][/PATH] or https://...");
 }
 
 void warn_if_admin_open(const mock::ServerOptions& server, std::string_view command) {

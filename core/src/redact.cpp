@@ -7,8 +7,8 @@
 namespace llmchaos {
 namespace {
 
-constexpr std::array<std::string_view, 7> credential_names = {"key",       "api_key",      "api-key",      "apikey",
-                                                               "x-api-key", "access_token", "authorization"};
+constexpr std::array<std::string_view, 7> credential_names = {
+    "key", "api_key", "api-key", "apikey", "x-api-key", "access_token", "authorization"};
 
 bool is_credential(std::string_view name) {
   return std::any_of(credential_names.begin(), credential_names.end(), [&](std::string_view c) {

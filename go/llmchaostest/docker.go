@@ -1,7 +1,6 @@
 package llmchaostest
 
 import (
-	"bufio"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -165,21 +164,7 @@ func startDocker(image string, opts Options, extra []string, timeout time.Durati
 			result <- started{err: fmt.Errorf("docker run: %w", err)}
 			return
 		}
-		found := make(chan struct{}, 1)
-		go func() {
-			lines := bufio.NewScanner(stdout)
-			sent := false
-			for lines.Scan() {
-				if strings.HasPrefix(lines.Text(), "listening on http://") && !sent {
-					found <- struct{}{}
-					sent = true
-				}
-			}
-			if !sent {
-				close(found)
-			}
-			io.Copy(io.Discard, stdout)
-		}()
+		found := watchListening(stdout)
 		go func() {
 			cmd.Wait()
 			close(backend.done)

@@ -141,21 +141,7 @@ func startProcess(bin string, args []string, token string, timeout time.Duration
 			result <- started{err: fmt.Errorf("%s: %w", bin, err)}
 			return
 		}
-		lines := bufio.NewScanner(stdout)
-		found := make(chan string, 1)
-		go func() {
-			sent := false
-			for lines.Scan() {
-				if url, ok := strings.CutPrefix(lines.Text(), "listening on "); ok && !sent {
-					found <- strings.TrimSpace(url)
-					sent = true
-				}
-			}
-			if !sent {
-				close(found)
-			}
-			io.Copy(io.Discard, stdout)
-		}()
+		found := watchListening(stdout)
 		go func() {
 			cmd.Wait()
 			close(srv.done)
@@ -270,4 +256,25 @@ func (b *tailBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return strings.TrimSpace(string(b.buf))
+}
+
+// watchListening reads a server's stdout to its end: the URL of its first "listening on URL" line
+// arrives on the channel, which is closed without one when the output ends first.
+func watchListening(stdout io.Reader) <-chan string {
+	found := make(chan string, 1)
+	go func() {
+		lines := bufio.NewScanner(stdout)
+		sent := false
+		for lines.Scan() {
+			if url, ok := strings.CutPrefix(lines.Text(), "listening on "); ok && !sent {
+				found <- strings.TrimSpace(url)
+				sent = true
+			}
+		}
+		if !sent {
+			close(found)
+		}
+		io.Copy(io.Discard, stdout)
+	}()
+	return found
 }

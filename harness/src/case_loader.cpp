@@ -323,7 +323,8 @@ void merge_policy_file(CaseLoad& x) {
     fs::path p = base / *x.policy_ref;
     if (!x.read_root.empty() && !confined_existing_path(x.read_root, p)) {
       x.outside_root = true;  // not read: nothing about that file is told
-      throw SpecError(x.policy_pos, "policy: not inside the folder this server may read (--cases-root): refused");
+      throw SpecError(x.policy_pos,
+                      "policy: not inside the folder this server may read (--cases-root): refused");
     }
     const std::string path = p.lexically_normal().string();
     std::error_code ec;

@@ -256,10 +256,15 @@ struct ReadHeaders {
 // every request).
 [[gnu::noinline]] ReadHeaders read_headers() {
   ReadHeaders r;
-  r.names = {"host",                  "x-request-id",          "request-id",
-             "idempotency-key",       "x-stainless-retry-count",
-             "authorization",         "x-llmchaos-admin-token",
-             "amz-sdk-invocation-id", "amz-sdk-request"};
+  r.names = {"host",
+             "x-request-id",
+             "request-id",
+             "idempotency-key",
+             "x-stainless-retry-count",
+             "authorization",
+             "x-llmchaos-admin-token",
+             "amz-sdk-invocation-id",
+             "amz-sdk-request"};
   for (const Dialect d : registered_dialects())
     for (const auto& c : dialect_spec(d).auth.headers)
       if (std::find(r.names.begin(), r.names.end(), c.header) == r.names.end()) r.names.push_back(c.header);
@@ -326,9 +331,7 @@ Routed Router::admin(const RawRequest& req, std::string_view path) {
     return {ok_json(json::object{{"status", segs[0] == "ready" ? "ready" : "ok"}}), {}};
   }
   if (!admin_token_accepted(req))
-    return {
-        error_json(401, "admin token required (missing or wrong): send Authorization: Bearer TOKEN"),
-        {}};
+    return {error_json(401, "admin token required (missing or wrong): send Authorization: Bearer TOKEN"), {}};
   if (extension_ && extension_->handles(path)) {
     auto reply = extension_->handle(req, path);
     Plan p = json_plan(reply.status, std::move(reply.body));

@@ -77,7 +77,9 @@ wheel=$(ls "$build"/package/dist/pytest_llmchaostest-*manylinux*.whl 2>/dev/null
 if [[ -n $wheel ]] && python3 -c 'import venv, ensurepip' 2>/dev/null; then
   echo "ci_action: 3. install from the wheel $(basename "$wheel")"
   RUNNER_TEMP=$work INPUT_LLMCHAOS= INPUT_WHEEL=$wheel run_step install || fail "install from the wheel"
-  [[ $STEP_llmchaos == "$work/llmchaos-venv/"*/llmchaostest/bin/llmchaos ]] || fail "the wheel's binary is not used: $STEP_llmchaos"
+  # the wheel carries the binary as a script (`llmchaos` on the venv's PATH); auditwheel keeps it here
+  [[ $STEP_llmchaos == "$work/llmchaos-venv/"*/pytest_llmchaostest.scripts/llmchaos ]] ||
+    fail "the wheel's binary is not used: $STEP_llmchaos"
 else
   echo "ci_action: 3. skipped: no wheel in ${build:-?}/package/dist (scripts/package wheel builds one)"
 fi

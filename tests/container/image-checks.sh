@@ -28,7 +28,7 @@ inspect() { docker image inspect -f "$1" "$image"; }
 [[ $(inspect '{{.Config.User}}') == 65532:65532 ]] || fail "user is $(inspect '{{.Config.User}}'), not 65532:65532"
 [[ $(inspect '{{json .Config.Entrypoint}}') == '["/llmchaos"]' ]] || fail "entrypoint $(inspect '{{json .Config.Entrypoint}}')"
 [[ $(inspect '{{json .Config.Cmd}}') == '["serve","--host","0.0.0.0","--port","8080"]' ]] || fail "cmd $(inspect '{{json .Config.Cmd}}')"
-inspect '{{json .Config.ExposedPorts}}' | grep -q '"8080/tcp"' || fail "8080 is not exposed"
+grep -q '"8080/tcp"' <<<"$(inspect '{{json .Config.ExposedPorts}}')" || fail "8080 is not exposed"
 [[ $(inspect '{{json .Config.Healthcheck.Test}}') == '["CMD","/llmchaos","probe","--quiet","http://127.0.0.1:8080/__llmchaos/ready"]' ]] ||
   fail "healthcheck $(inspect '{{json .Config.Healthcheck.Test}}')"
 size=$(inspect '{{.Size}}')
@@ -49,7 +49,7 @@ docker run -d --name "$serve" -e LLMCHAOS_ADMIN_TOKEN="$token" -p 127.0.0.1::808
   -v "$root/cases:/cases:ro" "$image" serve --script /cases/staging/quota-429-falls-back.toml >/dev/null ||
   fail "docker run serve"
 for _ in $(seq 1 100); do
-  docker logs "$serve" 2>/dev/null | grep -q . && break
+  [[ -n $(docker logs "$serve" 2>/dev/null) ]] && break
   sleep 0.2
 done
 first=$(docker logs "$serve" 2>/dev/null | head -1)

@@ -34,7 +34,7 @@ start=$SECONDS
 # optional platform package is left out: the image carries the binary).
 (cd "$root/js" && npm pack --silent --pack-destination "$work" >/dev/null) || fail "npm pack js/"
 helper=$(ls "$work"/llmchaostest-*.tgz)
-tar -tzf "$helper" | grep -q 'package/containers.js' || fail "the packed helper lacks containers.js"
+grep -q 'package/containers.js' <<<"$(tar -tzf "$helper")" || fail "the packed helper lacks containers.js"
 install_helper() { mkdir -p "$1/node_modules/llmchaostest" && tar -xzf "$helper" -C "$1/node_modules/llmchaostest" --strip-components=1; }
 
 check=$work/check

@@ -39,7 +39,8 @@ TEST_CASE("without_credentials: a credential in the query is replaced, the rest 
   CHECK(without_credentials("/v1beta/models/m:streamGenerateContent?alt=sse&key=AIzaSECRET") ==
         "/v1beta/models/m:streamGenerateContent?alt=sse&key=REDACTED");
   CHECK(without_credentials("/x?KEY=s&api-key=t&Api_Key=u&apikey=v&x-api-key=w&access_token=y") ==
-        "/x?KEY=REDACTED&api-key=REDACTED&Api_Key=REDACTED&apikey=REDACTED&x-api-key=REDACTED&access_token=REDACTED");
+        "/x?KEY=REDACTED&api-key=REDACTED&Api_Key=REDACTED&apikey=REDACTED&x-api-key=REDACTED&access_token="
+        "REDACTED");
   CHECK(without_credentials("/x?monkey=1&keys=2&key") == "/x?monkey=1&keys=2&key");
   CHECK(without_credentials("/x?") == "/x?");
   CHECK(without_credentials("/x?a=1&") == "/x?a=1&");

@@ -386,6 +386,11 @@ TEST_CASE("/health, /stats and /metrics describe the gateway", "[gateway][observ
   auto health = w.call("GET", "/health");
   CHECK(health.status == 200);
   CHECK(boost::json::parse(health.body).at("status") == "ok");
+  // the probes serve and proxy answer too (the image's HEALTHCHECK, the Helm chart's probes)
+  auto ready = w.call("GET", "/__llmchaos/ready");
+  CHECK(ready.status == 200);
+  CHECK(boost::json::parse(ready.body).at("status") == "ready");
+  CHECK(w.call("GET", "/__llmchaos/health").status == 200);
 
   auto stats = w.stats();
   CHECK(stats.at("requests") == 1);

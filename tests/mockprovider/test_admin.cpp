@@ -217,8 +217,8 @@ TEST_CASE("the ledger never keeps a credential: Gemini's ?key= is redacted, head
   s.call("PUT", "/__llmchaos/script", "[route.g]\ndialect = \"gemini\"\n");
   const auto c = chat_call(Dialect::gemini, "/g", false);
   const auto target = c.target + (c.target.find('?') == std::string::npos ? "?" : "&") + "key=AIzaSECRET";
-  CHECK(s.call("POST", target, c.body, {{"authorization", "Bearer sk-SECRET2"}, {"x-api-key", "SECRET3"}}).status ==
-        200);
+  CHECK(s.call("POST", target, c.body, {{"authorization", "Bearer sk-SECRET2"}, {"x-api-key", "SECRET3"}})
+            .status == 200);
   const auto ledger = s.call("GET", "/__llmchaos/ledger");
   CHECK(ledger.body.find("SECRET") == std::string::npos);
   CHECK(ledger.body.find("key=REDACTED") != std::string::npos);

@@ -105,8 +105,8 @@ TEST_CASE("llmchaos probe: 0 on a 2xx, 1 on another status or no answer, 2 on a 
   Serving s({bin(), "serve", "--port", "0", "--admin-token", "t"});
   const auto base = "http://127.0.0.1:" + std::to_string(s.port);
   CHECK(probe({base + "/__llmchaos/ready"}) == 0);
-  CHECK(probe({"--quiet", base + "/__llmchaos/ledger"}) == 1);  // 401
-  CHECK(probe({base + "/nothing/here"}) == 1);                  // 404
+  CHECK(probe({"--quiet", base + "/__llmchaos/ledger"}) == 1);                   // 401
+  CHECK(probe({base + "/nothing/here"}) == 1);                                   // 404
   CHECK(probe({"--timeout", "2", "http://127.0.0.1:9/__llmchaos/ready"}) == 1);  // refused
   CHECK(probe({"https://127.0.0.1/"}) == 2);
   CHECK(probe({"http://127.0.0.1:notaport/"}) == 2);

@@ -62,7 +62,8 @@ def by_session(base, case, mode):
 
 
 def main():
-    serve = subprocess.Popen([bin_path, "serve", "--port", "0", "--time-scale", scale], stdout=subprocess.PIPE, text=True)
+    serve = subprocess.Popen([bin_path, "serve", "--port", "0", "--time-scale", scale, "--cases-root", source],
+                             stdout=subprocess.PIPE, text=True)
     try:
         line = serve.stdout.readline()
         if not line.startswith("listening on "):

@@ -151,7 +151,8 @@ TEST_CASE("sessions expire after their TTL without a call", "[sessions]") {
   CHECK(expired(last, 1000, 5000).empty());
 }
 
-TEST_CASE("caller_base_url: --public-url, else the caller's Host, else the server's own", "[sessions][issue42]") {
+TEST_CASE("caller_base_url: --public-url, else the caller's Host, else the server's own",
+          "[sessions][issue42]") {
   CHECK(caller_base_url("127.0.0.1:49153", "", "http://0.0.0.0:8080") == "http://127.0.0.1:49153");
   CHECK(caller_base_url("[::1]:8080", "", "x") == "http://[::1]:8080");
   CHECK(caller_base_url("llmchaos.staging.svc:8080", "", "x") == "http://llmchaos.staging.svc:8080");
@@ -161,7 +162,8 @@ TEST_CASE("caller_base_url: --public-url, else the caller's Host, else the serve
     CHECK(caller_base_url(hostile, "", "http://127.0.0.1:9") == "http://127.0.0.1:9");
 }
 
-TEST_CASE("over_session_limit: 429 with the seconds until the oldest session expires", "[sessions][issue42]") {
+TEST_CASE("over_session_limit: 429 with the seconds until the oldest session expires",
+          "[sessions][issue42]") {
   CHECK_FALSE(over_session_limit(2, 3, 0, 1000, 60'000));
   const auto full = over_session_limit(3, 3, 1000, 11'000, 60'000);
   REQUIRE(full);

@@ -272,9 +272,10 @@ TEST_CASE("a case_path outside the cases root is refused with 403 and nothing ab
   Roots roots;
   Served s(60'000, {}, roots.options());
   CHECK(s.call("POST", "/__llmchaos/sessions", case_path_body("sub/quota.toml")).status == 201);
-  CHECK(s.call("POST", "/__llmchaos/sessions", case_path_body((roots.cases / "sub/quota.toml").string())).status ==
-        201);
-  for (const std::string outside : {"/etc/passwd", "../secret.toml", "sub/../../secret.toml", "/nonexistent/x.toml"}) {
+  CHECK(s.call("POST", "/__llmchaos/sessions", case_path_body((roots.cases / "sub/quota.toml").string()))
+            .status == 201);
+  for (const std::string outside :
+       {"/etc/passwd", "../secret.toml", "sub/../../secret.toml", "/nonexistent/x.toml"}) {
     const auto r = s.call("POST", "/__llmchaos/sessions", case_path_body(outside));
     INFO(outside << ": " << r.body);
     CHECK(r.status == 403);
@@ -285,7 +286,8 @@ TEST_CASE("a case_path outside the cases root is refused with 403 and nothing ab
   CHECK(s.api->live_sessions() == 2);
 }
 
-TEST_CASE("a case whose policy names a file outside the cases root is refused with 403", "[sessions][issue42]") {
+TEST_CASE("a case whose policy names a file outside the cases root is refused with 403",
+          "[sessions][issue42]") {
   Roots roots;
   Served s(60'000, {}, roots.options());
   for (const std::string policy : {"/etc/passwd", "../../secret.toml"}) {
@@ -295,7 +297,8 @@ TEST_CASE("a case whose policy names a file outside the cases root is refused wi
     INFO(policy << ": " << from_file.body);
     CHECK(from_file.status == 403);
     CHECK(from_file.body.find("root:") == std::string::npos);
-    const auto from_text = s.call("POST", "/__llmchaos/sessions", text, {{"content-type", "application/toml"}});
+    const auto from_text =
+        s.call("POST", "/__llmchaos/sessions", text, {{"content-type", "application/toml"}});
     CHECK(from_text.status == 403);
   }
   CHECK(s.api->live_sessions() == 0);
@@ -305,7 +308,8 @@ TEST_CASE("reports are written only inside the reports root", "[sessions][issue4
   Roots roots;
   Served s(60'000, {}, roots.options());
   const auto outside = (roots.dir.path / "elsewhere").string();
-  const auto refused = s.call("POST", "/__llmchaos/sessions/reports", json::serialize(json::object{{"dir", outside}}));
+  const auto refused =
+      s.call("POST", "/__llmchaos/sessions/reports", json::serialize(json::object{{"dir", outside}}));
   CHECK(refused.status == 403);
   CHECK_FALSE(std::filesystem::exists(outside));
   CHECK(s.call("POST", "/__llmchaos/sessions/reports", R"({"dir": "../elsewhere"})").status == 403);
@@ -340,5 +344,6 @@ TEST_CASE("the routes' base URLs are the caller's: its Host, or --public-url", "
   o.public_url = "https://chaos.staging.example";
   Served behind_proxy(60'000, {}, o);
   const auto routed = body_of(behind_proxy.call("POST", "/__llmchaos/sessions", quota_case));
-  CHECK(str(routed.at("routes").at("backup").at("base_url")).rfind("https://chaos.staging.example/session-", 0) == 0);
+  CHECK(str(routed.at("routes").at("backup").at("base_url"))
+            .rfind("https://chaos.staging.example/session-", 0) == 0);
 }

@@ -281,12 +281,14 @@ harness::RunResult judged_run(std::vector<harness::CaseResult> cases, double tim
   return run;
 }
 
-std::string caller_base_url(std::string_view host_header, std::string_view public_url, std::string_view fallback) {
+std::string caller_base_url(std::string_view host_header, std::string_view public_url,
+                            std::string_view fallback) {
   if (!public_url.empty()) return std::string(public_url);
   // host, host:port, [v6]:port: nothing that could end the URL's authority or start a path.
   const bool plain = !host_header.empty() && host_header.size() <= 255 &&
-                     host_header.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-                                                   "0123456789.-:[]") == std::string_view::npos;
+                     host_header.find_first_not_of(
+                         "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                         "0123456789.-:[]") == std::string_view::npos;
   if (!plain) return std::string(fallback);
   return "http://" + std::string(host_header);
 }
@@ -296,16 +298,17 @@ ApiError outside_root(std::string_view key, std::string_view root_flag) {
                                    key, root_flag)};
 }
 
-std::optional<ApiError> over_session_limit(std::size_t open, std::size_t max_sessions, double oldest_last_call_ms,
-                                           double now_ms, double ttl_ms) {
+std::optional<ApiError> over_session_limit(std::size_t open, std::size_t max_sessions,
+                                           double oldest_last_call_ms, double now_ms, double ttl_ms) {
   if (open < max_sessions) return std::nullopt;
   const double wait_s = std::max(1.0, std::ceil((oldest_last_call_ms + ttl_ms - now_ms) / 1000));
   const auto seconds = fmt::format("{:.0f}", wait_s);
-  return ApiError{429,
-                  fmt::format("{} sessions are open, the most this server keeps (serve --max-sessions): end one "
-                              "(DELETE /__llmchaos/sessions/ID) or retry in {} s, when the oldest expires",
-                              max_sessions, seconds),
-                  {{"retry-after", seconds}}};
+  return ApiError{
+      429,
+      fmt::format("{} sessions are open, the most this server keeps (serve --max-sessions): end one "
+                  "(DELETE /__llmchaos/sessions/ID) or retry in {} s, when the oldest expires",
+                  max_sessions, seconds),
+      {{"retry-after", seconds}}};
 }
 
 std::vector<std::string> expired(const std::map<std::string, double>& last_call_ms, double now_ms,

@@ -124,7 +124,8 @@ std::optional<ApiError> SessionApi::at_session_limit() {
   std::lock_guard lock(mutex_);
   double oldest = clock_.now_ms();
   for (const auto& [id, s] : sessions_) oldest = std::min(oldest, s->last_call_ms);
-  return over_session_limit(sessions_.size(), options_.max_sessions, oldest, clock_.now_ms(), options_.ttl_ms);
+  return over_session_limit(sessions_.size(), options_.max_sessions, oldest, clock_.now_ms(),
+                            options_.ttl_ms);
 }
 
 // The case a create names, read only from inside the cases root (its policy file too); `refused` set

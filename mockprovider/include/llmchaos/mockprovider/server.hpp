@@ -14,8 +14,8 @@ class Http2Server;  // http2_hook.hpp
 
 struct ServerOptions {
   std::string bind = "127.0.0.1";
-  std::uint16_t port = 0;   // 0 = ephemeral
-  std::string admin_token;  // required for admin requests when set (and for non-loopback binds)
+  std::uint16_t port = 0;       // 0 = ephemeral
+  std::string admin_token;      // required for admin requests when set (and for non-loopback binds)
   bool insecure_admin = false;  // a non-loopback bind without a token is allowed (--insecure-admin)
   // The base URL callers reach this server at (a port mapping or a proxy between them, --public-url);
   // "" = built from the bind address (an unspecified one, 0.0.0.0 or ::, as loopback).

@@ -91,15 +91,17 @@ harness::RunResult judged_run(std::vector<harness::CaseResult> cases, double tim
 // The base URL the caller reaches the server at: `public_url` (serve --public-url) when set, else
 // "http://" + the Host header the caller used (a port mapping's host port included) when it is a plain
 // host[:port], else `fallback` (the server's own base URL).
-std::string caller_base_url(std::string_view host_header, std::string_view public_url, std::string_view fallback);
+std::string caller_base_url(std::string_view host_header, std::string_view public_url,
+                            std::string_view fallback);
 
-// (Which paths are inside a root: core/confined_path.hpp.) The 403 for a path outside its root: names the key and the root's flag, nothing about the file.
+// (Which paths are inside a root: core/confined_path.hpp.) The 403 for a path outside its root: names the key
+// and the root's flag, nothing about the file.
 ApiError outside_root(std::string_view key, std::string_view root_flag);
 
 // The refusal of a create beyond `max_sessions` open ones, or nullopt: 429 with a Retry-After of the
 // seconds until the oldest open session expires (at least 1).
-std::optional<ApiError> over_session_limit(std::size_t open, std::size_t max_sessions, double oldest_last_call_ms,
-                                           double now_ms, double ttl_ms);
+std::optional<ApiError> over_session_limit(std::size_t open, std::size_t max_sessions,
+                                           double oldest_last_call_ms, double now_ms, double ttl_ms);
 
 // ---- expiry ----
 // The ids of the sessions whose last call is older than `ttl_ms` at `now_ms` (id -> last call).
