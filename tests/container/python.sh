@@ -21,6 +21,9 @@ docker info >/dev/null 2>&1 || { echo "SKIP: no Docker daemon answers (docker in
 docker image inspect "$image" >/dev/null 2>&1 || { echo "SKIP: no image $image (scripts/image builds it)"; exit 77; }
 python3 -c 'import venv, ensurepip' 2>/dev/null || { echo "SKIP: python3-venv is not installed"; exit 77; }
 
+# The published ports listen on loopback (scripts/docker-daemon): reach them there, also from a sandbox
+# that looks like a container (/.dockerenv) to Testcontainers.
+export TESTCONTAINERS_CONNECTION_MODE=${TESTCONTAINERS_CONNECTION_MODE:-docker_host}
 start=$SECONDS
 venv=$build/container/python-venv lock=$root/python/locks/containers.txt
 stamp=$(sha256sum "$lock" | cut -c1-16)
