@@ -87,6 +87,16 @@ HttpReply http_call(const HttpCall& call) {
   return reply;
 }
 
+namespace {
+// A URL's port: decimal digits up to 65535 ("8080x", "70000" or "" name no port).
+std::uint16_t url_port(const std::string& digits, const std::string& url) {
+  if (digits.empty() || digits.size() > 5 || digits.find_first_not_of("0123456789") != std::string::npos ||
+      std::stoul(digits) > 65535)
+    throw std::runtime_error("bad port in URL: " + url);
+  return static_cast<std::uint16_t>(std::stoul(digits));
+}
+}  // namespace
+
 Url parse_url(const std::string& url) {
   const std::string scheme = "http://";
   if (url.rfind(scheme, 0) != 0) throw std::runtime_error("only http:// URLs are supported: " + url);
@@ -100,12 +110,11 @@ Url parse_url(const std::string& url) {
     if (close == std::string::npos) throw std::runtime_error("bad IPv6 host in URL: " + url);
     out.host = hostport.substr(1, close - 1);
     if (close + 1 < hostport.size() && hostport[close + 1] == ':')
-      out.port = static_cast<std::uint16_t>(std::stoi(hostport.substr(close + 2)));
+      out.port = url_port(hostport.substr(close + 2), url);
   } else {
     auto colon = hostport.rfind(':');
     out.host = hostport.substr(0, colon);
-    if (colon != std::string::npos)
-      out.port = static_cast<std::uint16_t>(std::stoi(hostport.substr(colon + 1)));
+    if (colon != std::string::npos) out.port = url_port(hostport.substr(colon + 1), url);
   }
   if (out.path.size() > 1 && out.path.back() == '/') out.path.pop_back();
   if (out.path == "/") out.path.clear();

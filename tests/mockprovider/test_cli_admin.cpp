@@ -110,5 +110,7 @@ TEST_CASE("llmchaos probe: 0 on a 2xx, 1 on another status or no answer, 2 on a 
   CHECK(probe({"--timeout", "2", "http://127.0.0.1:9/__llmchaos/ready"}) == 1);  // refused
   CHECK(probe({"https://127.0.0.1/"}) == 2);
   CHECK(probe({"http://127.0.0.1:notaport/"}) == 2);
+  CHECK(probe({"http://127.0.0.1:70000/"}) == 2);
+  CHECK(probe({"--timeout", "0", base + "/__llmchaos/ready"}) == 2);  // a usage error
   CHECK(probe({}) == 2);
 }
