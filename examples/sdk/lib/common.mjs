@@ -3,7 +3,7 @@
 // The clients themselves (../*.mjs) hold only what a team decides: SDK options and the failure policy.
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -14,7 +14,7 @@ const here = dirname(fileURLToPath(import.meta.url));
 // LLMCHAOS_SDK_DIR names another folder whose node_modules alone are used (the version matrix's
 // previous majors, examples/versions/).
 export async function loadSdk(name) {
-  const bases = process.env.LLMCHAOS_SDK_DIR ? [process.env.LLMCHAOS_SDK_DIR]
+  const bases = process.env.LLMCHAOS_SDK_DIR ? [resolve(process.env.LLMCHAOS_SDK_DIR)]  // relative: to the cwd
                                              : [join(here, '..'), join(here, '..', '..', '..', 'tests', 'sdk')];
   for (const base of bases) {
     if (!existsSync(join(base, 'node_modules', ...name.split('/')))) continue;
