@@ -42,7 +42,6 @@
 #include "llmchaos/mockprovider/forward_hook.hpp"
 #include "llmchaos/mockprovider/http2_hook.hpp"
 #include "llmchaos/mockprovider/router.hpp"
-#include "llmchaos/net/drained_read.hpp"
 #include "llmchaos/net/read_backoff.hpp"
 #include "llmchaos/net/read_deadline.hpp"
 #include "llmchaos/net/write_now.hpp"
@@ -233,9 +232,6 @@ class Session : public std::enable_shared_from_this<Session>, public ClientWire,
   // The fast path's read deadline: one timer per connection that each read only moves, instead of a
   // timer operation per read.
   ReadDeadline read_deadline_;
-  // The fast path's reads: a request read whole leaves the socket drained, so the wait for the next one
-  // starts without a recv that would come back empty (net/drained_read.hpp).
-  DrainedReader reader_;
   // Whether the read after the yield is tried (a client one at a time never has its next request there
   // by then: each miss is a recv and a pass through the scheduler; net/read_backoff.hpp).
   ReadBackoff read_now_backoff_;
@@ -250,7 +246,6 @@ Session::Session(ServerCore& server, tcp::socket socket)
       stream_(std::move(socket)),
       timer_(stream_.get_executor()),
       read_deadline_(stream_.socket()),
-      reader_(stream_.socket()),
       idle_ms_(server.options.idle_timeout_ms) {
   beast::error_code ec;
   // A plain answer's write is tried at once and falls back to waiting when the socket is not ready
@@ -764,7 +759,7 @@ void Session::take_headers(const http::request<http::string_body>& msg, RawReque
 //   edge-triggered registration (a read_some + async_wait cost an epoll_ctl per wait: async_wait re-arms
 //   the descriptor);
 // - a client one at a time misses that read so often that it is skipped (read_now_backoff_), and the
-//   wait that follows a request read whole starts without Asio's own recv first (DrainedReader).
+//   wait that follows is Asio's own async_read_some (a recv first, then the reactor's wait).
 // (the syscall counts per request this gave: bench/README.md, mock_throughput).
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmismatched-new-delete"
@@ -792,7 +787,7 @@ net::awaitable<void> Session::run() {
       read_deadline_.arm(ms_duration(idle_ms_));
       for (;;) {
         std::size_t n = 0;
-        std::tie(ec, n) = co_await reader_.async_read_some(buffer_.prepare(8192), deferred_tuple);
+        std::tie(ec, n) = co_await stream_.socket().async_read_some(buffer_.prepare(8192), deferred_tuple);
         if (!ec) {
           buffer_.commit(n);
           got = parse_fast(req, keep_alive);

@@ -14,7 +14,6 @@
 #include <vector>
 
 #include "answer_head.hpp"
-#include "llmchaos/net/drained_read.hpp"
 #include "llmchaos/net/read_deadline.hpp"
 #include "upstream_response.hpp"
 
@@ -37,13 +36,12 @@ UpstreamUrl parse_upstream_url(const std::string& url);
 
 using TlsStream = boost::beast::ssl_stream<boost::beast::tcp_stream>;
 
-// A plain connection's reads: bounded by a deadline (no timer operation per read), and without the recv
-// that comes back empty before each wait (net/drained_read.hpp: the answer's first read follows the
-// request's send, each piece of a stream the read that emptied the socket).
+// A plain connection's reads: bounded by a deadline (no timer operation per read); each read is the
+// socket's own async_read_some.
 struct PlainReads {
-  explicit PlainReads(boost::asio::ip::tcp::socket& socket) : deadline(socket), reader(socket) {}
+  explicit PlainReads(boost::asio::ip::tcp::socket& socket) : deadline(socket), socket(socket) {}
   ReadDeadline deadline;
-  DrainedReader reader;
+  boost::asio::ip::tcp::socket& socket;
 };
 
 // What an exchange needs (the request head written, the answer read), kept with the connection: a

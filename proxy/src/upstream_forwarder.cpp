@@ -312,14 +312,13 @@ struct Reuse {
 #pragma GCC diagnostic ignored "-Wmismatched-new-delete"
 // One read of the upstream's answer into `buffer`, within timeout_ms: on a plain connection bounded by its
 // ReadDeadline on the bare socket (Beast's stream would arm and cancel a timer per read: one more pass
-// through the scheduler and one more epoll_wait each, bench/README.md, proxy) and read by its DrainedReader,
-// on a TLS one by the TCP stream's own timer. read_ended() turns the deadline's cancellation into Beast's
-// timeout error.
+// through the scheduler and one more epoll_wait each, bench/README.md, proxy), on a TLS one by the TCP
+// stream's own timer. read_ended() turns the deadline's cancellation into Beast's timeout error.
 template <class Stream>
 auto read_some_within(Stream& stream, PlainReads* plain, beast::flat_buffer& buffer, double timeout_ms) {
   if constexpr (std::is_same_v<Stream, beast::tcp_stream>) {
     plain->deadline.arm(ms_duration(timeout_ms));
-    return plain->reader.async_read_some(buffer.prepare(16 * 1024), use_tuple);
+    return plain->socket.async_read_some(buffer.prepare(16 * 1024), use_tuple);
   } else {
     upstream_expires_after(stream, timeout_ms);
     return stream.async_read_some(buffer.prepare(16 * 1024), use_tuple);

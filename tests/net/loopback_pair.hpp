@@ -11,7 +11,7 @@ namespace llmchaos::test {
 
 struct LoopbackPair {
   // By default one thread runs it, without the reactor's locks, as serve's and the proxy's with one I/O
-  // thread (DrainedReader needs that).
+  // thread.
   boost::asio::io_context io;
   boost::asio::ip::tcp::socket reader{io}, writer{io};
   explicit LoopbackPair(int concurrency_hint = BOOST_ASIO_CONCURRENCY_HINT_UNSAFE_IO) : io(concurrency_hint) {

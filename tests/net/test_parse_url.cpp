@@ -18,8 +18,8 @@ TEST_CASE("parse_url: host, port and path of a plain http URL", "[net]") {
 
 TEST_CASE("parse_url: a port that is no port and a scheme it cannot speak are errors, not a wrapped number",
           "[net]") {
-  for (const char* bad : {"http://h:70000/", "http://h:notaport/", "http://h:/", "http://h:80x/", "http://[::1]:99999/",
-                          "https://h/", "ftp://h/", "http://[::1/"}) {
+  for (const char* bad : {"http://h:70000/", "http://h:notaport/", "http://h:/", "http://h:80x/",
+                          "http://[::1]:99999/", "https://h/", "ftp://h/", "http://[::1/"}) {
     INFO(bad);
     CHECK_THROWS_AS(parse_url(bad), std::runtime_error);
   }
