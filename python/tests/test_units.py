@@ -137,6 +137,13 @@ def test_the_plugins_cases_root_is_the_common_parent_of_rootdir_and_case_folders
     config.rootpath = Path("/elsewhere/report")  # pytest took an option's existing path for its rootdir
     config._llmchaos_case_folders = {tmp_path / "apps" / "cases" / "chat"}
     assert cases_root(config) == tmp_path / "apps" / "cases"
+    config.inipath = app / "pytest.ini"  # the ini file's folder wins over a rootdir pytest moved up
+    config.rootpath = tmp_path.parent
+    assert cases_root(config) == tmp_path / "apps"
+    del config.inipath
+    config.invocation_params = SimpleNamespace(dir=app)  # no ini file: the folder pytest started in
+    assert cases_root(config) == tmp_path / "apps"
+    del config.invocation_params
     config.rootpath = app
     config.getini = lambda name: "sub" if name == "llmchaos_cases_root" else ""
     assert cases_root(config) == app / "sub"

@@ -110,7 +110,13 @@ def cases_root(config: pytest.Config) -> Path:
     ini = config.getini("llmchaos_cases_root")
     if ini:
         return (config.rootpath / ini).resolve()
-    root = config.rootpath.resolve()
+    # The ini file's folder, else the folder pytest was started in: pytest takes an option's existing path
+    # (`--llmchaos-report DIR`, before it knows the option) into its choice of rootdir, which can then sit
+    # far above the project (and miss its ini file), in a folder the image's user cannot enter.
+    inipath = getattr(config, "inipath", None)
+    invoked = getattr(getattr(config, "invocation_params", None), "dir", None)
+    root = Path(inipath).parent if inipath else Path(invoked) if invoked else config.rootpath
+    root = root.resolve()
     parents = [str(f.parent) for f in sorted(_case_folders(config))]
     # the rootdir is left out when it shares nothing but "/" with the cases (pytest takes an existing
     # path given as an option's value, e.g. --llmchaos-report DIR, into its rootdir's choice)
