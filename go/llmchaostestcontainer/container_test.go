@@ -132,8 +132,12 @@ func TestAdminAPIRefusesWithoutTheToken(t *testing.T) {
 	if ctr.Token != "sesame-0123456789" {
 		t.Fatalf("WithToken: %q", ctr.Token)
 	}
-	get := func(path, token string) int {
-		req, _ := http.NewRequest(http.MethodGet, ctr.Server.URL+path, nil)
+	// call: the status of one admin call: a GET, or a POST of a TOML body, with the token when one is given.
+	call := func(method, path, toml, token string) int {
+		req, _ := http.NewRequest(method, ctr.Server.URL+path, strings.NewReader(toml))
+		if toml != "" {
+			req.Header.Set("Content-Type", "application/toml")
+		}
 		if token != "" {
 			req.Header.Set("Authorization", "Bearer "+token)
 		}
@@ -144,21 +148,10 @@ func TestAdminAPIRefusesWithoutTheToken(t *testing.T) {
 		resp.Body.Close()
 		return resp.StatusCode
 	}
+	get := func(path, token string) int { return call(http.MethodGet, path, "", token) }
+	post := func(token string) int { return call(http.MethodPost, "/__llmchaos/sessions", "name = \"x\"\n", token) }
 	if got := get("/__llmchaos/ready", ""); got != 200 {
 		t.Fatalf("/__llmchaos/ready is open: got %d", got)
-	}
-	post := func(token string) int {
-		req, _ := http.NewRequest(http.MethodPost, ctr.Server.URL+"/__llmchaos/sessions", strings.NewReader("name = \"x\"\n"))
-		req.Header.Set("Content-Type", "application/toml")
-		if token != "" {
-			req.Header.Set("Authorization", "Bearer "+token)
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		return resp.StatusCode
 	}
 	if got := post(""); got != 401 {
 		t.Fatalf("a session without the token: want 401, got %d", got)

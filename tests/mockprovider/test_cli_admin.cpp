@@ -19,10 +19,6 @@ using llmchaos::test::spawn;
 using llmchaos::test::wait_exit;
 
 namespace {
-std::string bin() {
-  return llmchaos::test::llmchaos_bin();
-}
-
 // A serve child and its port, read from the first line.
 struct Serving {
   test::Child child;
@@ -47,7 +43,7 @@ struct Serving {
 };
 
 int probe(const std::vector<std::string>& args) {
-  std::vector<std::string> all = {bin(), "probe"};
+  std::vector<std::string> all = {test::llmchaos_bin(), "probe"};
   all.insert(all.end(), args.begin(), args.end());
   auto child = spawn(all);
   return wait_exit(child, 10'000);
@@ -58,7 +54,7 @@ TEST_CASE("serve --admin-token-file: the admin API needs that token, ready stays
   test::TempDir dir("token");
   const auto file = (dir.path / "token").string();
   std::ofstream(file) << "  file-token-1  \nsecond line ignored\n";
-  Serving s({bin(), "serve", "--port", "0", "--admin-token-file", file});
+  Serving s({test::llmchaos_bin(), "serve", "--port", "0", "--admin-token-file", file});
   CHECK(s.status("/__llmchaos/ready") == 200);
   CHECK(s.status("/__llmchaos/ledger") == 401);
   CHECK(s.status("/__llmchaos/ledger", "file-token-1") == 200);
@@ -68,7 +64,7 @@ TEST_CASE("serve --admin-token-file: the admin API needs that token, ready stays
 
 TEST_CASE("serve reads LLMCHAOS_ADMIN_TOKEN when no flag names a token", "[cli][issue42]") {
   setenv("LLMCHAOS_ADMIN_TOKEN", "env-token-2", 1);
-  Serving s({bin(), "serve", "--port", "0"});
+  Serving s({test::llmchaos_bin(), "serve", "--port", "0"});
   unsetenv("LLMCHAOS_ADMIN_TOKEN");
   CHECK(s.status("/__llmchaos/ledger") == 401);
   CHECK(s.status("/__llmchaos/ledger", "env-token-2") == 200);
@@ -78,10 +74,11 @@ TEST_CASE("serve refuses an empty token file and --host off loopback without a t
   test::TempDir dir("token");
   const auto file = (dir.path / "empty").string();
   std::ofstream(file) << "\n";
-  auto empty = spawn({bin(), "serve", "--port", "0", "--admin-token-file", file});
+  auto empty = spawn({test::llmchaos_bin(), "serve", "--port", "0", "--admin-token-file", file});
   CHECK(read_line(empty.err, true).find("first line is empty") != std::string::npos);
   CHECK(wait_exit(empty, 5000) == 2);
-  auto open = spawn({bin(), "proxy", "--host", "0.0.0.0", "--port", "0", "--upstream", "http://127.0.0.1:9"});
+  auto open = spawn({test::llmchaos_bin(), "proxy", "--host", "0.0.0.0", "--port", "0", "--upstream",
+                     "http://127.0.0.1:9"});
   const auto err = read_line(open.err, true);
   CHECK(wait_exit(open, 5000) == 2);
   CHECK(err.find("refusing to bind 0.0.0.0") != std::string::npos);
@@ -93,16 +90,17 @@ TEST_CASE("serve --public-url: the banner's base URLs are the public ones", "[cl
   test::TempDir dir("public");
   const auto script = (dir.path / "s.toml").string();
   std::ofstream(script) << "[route.primary]\ndialect = \"openai\"\n";
-  Serving s({bin(), "serve", "--port", "0", "--script", script, "--public-url", "http://localhost:49999/"});
+  Serving s({test::llmchaos_bin(), "serve", "--port", "0", "--script", script, "--public-url",
+             "http://localhost:49999/"});
   read_line(s.child.out);  // serving ...
   CHECK(read_line(s.child.out) == "  route primary (openai): SDK base URL http://localhost:49999/primary/v1");
-  auto bad = spawn({bin(), "serve", "--port", "0", "--public-url", "ftp://x"});
+  auto bad = spawn({test::llmchaos_bin(), "serve", "--port", "0", "--public-url", "ftp://x"});
   CHECK(read_line(bad.err, true).find("--public-url") != std::string::npos);
   CHECK(wait_exit(bad, 5000) == 2);
 }
 
 TEST_CASE("llmchaos probe: 0 on a 2xx, 1 on another status or no answer, 2 on a bad URL", "[cli][issue42]") {
-  Serving s({bin(), "serve", "--port", "0", "--admin-token", "t"});
+  Serving s({test::llmchaos_bin(), "serve", "--port", "0", "--admin-token", "t"});
   const auto base = "http://127.0.0.1:" + std::to_string(s.port);
   CHECK(probe({base + "/__llmchaos/ready"}) == 0);
   CHECK(probe({"--quiet", base + "/__llmchaos/ledger"}) == 1);                   // 401

@@ -122,10 +122,10 @@ mock::AdminReply SessionApi::handle(const mock::RawRequest& request, std::string
 
 std::optional<ApiError> SessionApi::at_session_limit() {
   std::lock_guard lock(mutex_);
-  double oldest = clock_.now_ms();
+  const double now = clock_.now_ms();
+  double oldest = now;
   for (const auto& [id, s] : sessions_) oldest = std::min(oldest, s->last_call_ms);
-  return over_session_limit(sessions_.size(), options_.max_sessions, oldest, clock_.now_ms(),
-                            options_.ttl_ms);
+  return over_session_limit(sessions_.size(), options_.max_sessions, oldest, now, options_.ttl_ms);
 }
 
 // The case a create names, read only from inside the cases root (its policy file too); `refused` set
