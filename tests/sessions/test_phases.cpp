@@ -172,3 +172,14 @@ TEST_CASE("over_session_limit: 429 with the seconds until the oldest session exp
   CHECK(full->headers[0] == std::pair<std::string, std::string>{"retry-after", "50"});
   CHECK(over_session_limit(3, 3, 0, 60'000, 60'000)->headers[0].second == "1");  // never 0
 }
+
+TEST_CASE("a case_path or reports dir with a NUL byte is a 400, not a truncated path",
+          "[sessions][issue42]") {
+  const auto create = read_create_body(R"({"case_path": "staging/x\u0000.toml"})");
+  REQUIRE(std::holds_alternative<ApiError>(create));
+  CHECK(std::get<ApiError>(create).status == 400);
+  CHECK(std::get<ApiError>(create).message.find("NUL") != std::string::npos);
+  const auto reports = read_reports_body(R"({"dir": "a\u0000b"})");
+  REQUIRE(std::holds_alternative<ApiError>(reports));
+  CHECK(std::get<ApiError>(reports).status == 400);
+}

@@ -76,6 +76,8 @@ std::variant<CaseSource, ApiError> read_create_body(std::string_view body) {
     return ApiError{
         400,
         R"(a JSON body needs "case_path": "FILE.toml" (or send the case's TOML text as application/toml))"};
+  if (path->as_string().find('\0') != json::string::npos)
+    return ApiError{400, "case_path: a path with a NUL byte names no file"};
   return CaseSource{CasePath{std::string(path->as_string())}};
 }
 
@@ -268,6 +270,8 @@ std::variant<std::string, ApiError> read_reports_body(std::string_view body) {
     return ApiError{
         400,
         R"(reports: send {"dir": "PATH"}, the folder to write junit.xml, report.json, report.md and report.html into)"};
+  if (dir->as_string().find('\0') != json::string::npos)
+    return ApiError{400, "reports: a dir with a NUL byte names no folder"};
   return std::string(dir->as_string());
 }
 
