@@ -15,12 +15,15 @@ using byte_scan::ascii_lower;
 using byte_scan::iequals_lower;
 
 // What the fast path does with a request field, by its lower-cased name.
-enum class FastField { ignored, content_length, connection, beast, router };
+enum class FastField { ignored, content_length, connection, beast, router, host };
 
 // Dispatched on the name's length: a field meets at most one comparison here, not five.
 FastField fast_field(std::string_view lname) {
   using namespace std::string_view_literals;
   switch (lname.size()) {
+    case 4:
+      if (lname == "host"sv) return FastField::host;  // read by the router for admin requests only
+      break;
     case 6:
       if (lname == "expect"sv) return FastField::beast;
       break;
@@ -100,6 +103,7 @@ struct HeadFields {
   std::optional<std::size_t> content_length;
   bool close = false, connection_seen = false;
   std::size_t nreq = 0;
+  bool wants_host = false;  // Router::reads_host of the request's target
   std::array<Wanted, kept> wanted;
   std::array<std::array<char, fast_name_max>, kept + 1> names;
 
@@ -133,6 +137,8 @@ struct HeadFields {
         return false;
       case FastField::router:
         return KeepAll || keep(lname, value);
+      case FastField::host:
+        return KeepAll || !wants_host || keep(lname, value);
       case FastField::ignored:
         return true;
     }
@@ -184,6 +190,7 @@ FastHeadRead read_head_as(std::string_view in, const FastHeadLimits& opt, RawReq
   const auto line = read_request_line(first, last);
   if (!line) return refuse();
   HeadFields<KeepAll> f;
+  f.wants_host = Router::reads_host(line->target);
   const char* const blank = read_fields(line->next, last, opt, f);
   if (!blank) return refuse();
 

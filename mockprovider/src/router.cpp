@@ -256,15 +256,10 @@ struct ReadHeaders {
 // every request).
 [[gnu::noinline]] ReadHeaders read_headers() {
   ReadHeaders r;
-  r.names = {"host",
-             "x-request-id",
-             "request-id",
-             "idempotency-key",
-             "x-stainless-retry-count",
-             "authorization",
-             "x-llmchaos-admin-token",
-             "amz-sdk-invocation-id",
-             "amz-sdk-request"};
+  r.names = {"x-request-id",          "request-id",
+             "idempotency-key",       "x-stainless-retry-count",
+             "authorization",         "x-llmchaos-admin-token",
+             "amz-sdk-invocation-id", "amz-sdk-request"};
   for (const Dialect d : registered_dialects())
     for (const auto& c : dialect_spec(d).auth.headers)
       if (std::find(r.names.begin(), r.names.end(), c.header) == r.names.end()) r.names.push_back(c.header);
@@ -276,6 +271,10 @@ struct ReadHeaders {
   return r;
 }
 }  // namespace
+
+bool Router::reads_host(std::string_view target) {
+  return target.substr(0, admin_prefix.size()) == admin_prefix;
+}
 
 bool Router::reads_header(std::string_view name) {
   static const ReadHeaders read = read_headers();

@@ -740,7 +740,8 @@ void Session::take_headers(const http::request<http::string_body>& msg, RawReque
     if (raw.size() > lower.size()) continue;  // longer than any header the router reads
     for (std::size_t i = 0; i < raw.size(); ++i) lower[i] = ascii_lower(raw[i]);
     const std::string_view name(lower.data(), raw.size());
-    if (Router::reads_header(name)) req.headers.emplace_back(std::string(name), std::string(f.value()));
+    if (Router::reads_header(name) || (name == "host" && Router::reads_host(msg.target())))
+      req.headers.emplace_back(std::string(name), std::string(f.value()));
   }
 }
 

@@ -57,6 +57,9 @@ class Router {
   // Whether the router (or the engine behind it) reads this request header (lower-cased name): a
   // server may pass only those on.
   static bool reads_header(std::string_view name);
+  // Whether it reads the Host header of a request for `target`: only an admin request's (the session
+  // API builds the base URLs it hands out from it), so provider traffic never pays for it.
+  static bool reads_host(std::string_view target);
   // The app's admin endpoints (nullptr: none). Set before the server starts.
   void set_extension(std::shared_ptr<AdminExtension> extension);
   // Whether `target` is an admin path of the extension: the server routes it off its I/O threads.
