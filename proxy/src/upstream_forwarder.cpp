@@ -29,6 +29,7 @@
 #include "llmchaos/core/clock.hpp"
 #include "llmchaos/core/sized_text.hpp"
 #include "llmchaos/mockprovider/forward_hook.hpp"
+#include "llmchaos/net/idle_socket.hpp"
 #include "llmchaos/net/write_now.hpp"
 #include "llmchaos/proxy/cassette.hpp"
 #include "llmchaos/proxy/proxy.hpp"
@@ -113,6 +114,12 @@ HeaderList cassette_headers(const HeaderList& headers) {
   return out;
 }
 
+// Whether a pooled connection can carry another request (net/idle_socket.hpp).
+bool still_open(UpstreamConnection& c) {
+  auto& socket = c.tls ? beast::get_lowest_layer(*c.tls).socket() : c.plain->socket();
+  return idle_socket_open(socket.native_handle());
+}
+
 // Upstream connections kept open between requests (keep-alive), per origin and per I/O executor: a
 // connection is only reused by sessions on the executor it was made on (one io_context thread, or one
 // session's strand with --threads > 1), so its timers never race. Idle ones are dropped after
@@ -125,11 +132,13 @@ class ConnectionPool {
     // idle_ is in the order given back: the oldest first, so most calls stop at the first entry.
     if (!idle_.empty() && now - idle_.front().since > idle_for)
       std::erase_if(idle_, [&](const Idle& i) { return now - i.since > idle_for; });
-    for (auto it = idle_.rbegin(); it != idle_.rend(); ++it)
+    for (auto it = idle_.rbegin(); it != idle_.rend();)
       if (it->origin == origin && it->executor == executor) {
         auto c = std::move(it->connection);
-        idle_.erase(std::next(it).base());
-        return c;
+        it = decltype(it)(idle_.erase(std::next(it).base()));
+        if (still_open(*c)) return c;  // else its FIN (or a reset) came after the answer: dropped
+      } else {
+        ++it;
       }
     return nullptr;
   }
