@@ -43,12 +43,12 @@ std::vector<harness::Setting> target_settings(const RunArgs& a) {
   const auto& d = a.run.driver_options;
   std::vector<harness::Setting> out{{"driver", a.run.driver},
                                     {"time_scale", fmt::format("{}", a.run.time_scale)}};
-  if (!d.exec_command.empty()) out.emplace_back("exec", d.exec_command);
-  if (!d.target_url.empty()) out.emplace_back("target", d.target_url);
-  if (!d.target_command.empty()) out.emplace_back("target_command", d.target_command);
-  if (!d.target_config.empty()) out.emplace_back("target_config", d.target_config);
-  for (const auto& h : d.target_headers) out.emplace_back("target_header", h.substr(0, h.find(':')));
-  if (!d.target_drain.empty()) out.emplace_back("target_drain", d.target_drain);
+  if (!d.exec_command.empty()) out.push_back({"exec", d.exec_command});
+  if (!d.target_url.empty()) out.push_back({"target", d.target_url});
+  if (!d.target_command.empty()) out.push_back({"target_command", d.target_command});
+  if (!d.target_config.empty()) out.push_back({"target_config", d.target_config});
+  for (const auto& h : d.target_headers) out.push_back({"target_header", h.substr(0, h.find(':'))});
+  if (!d.target_drain.empty()) out.push_back({"target_drain", d.target_drain});
   return out;
 }
 
