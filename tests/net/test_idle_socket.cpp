@@ -7,13 +7,14 @@
 
 using llmchaos::idle_socket_open;
 
-TEST_CASE("idle_socket_open: an idle open connection is open, one with its peer's FIN queued is not", "[net]") {
+TEST_CASE("idle_socket_open: an idle open connection is open, one with its peer's FIN queued is not",
+          "[net]") {
   llmchaos::test::LoopbackPair p;
   CHECK(idle_socket_open(p.reader.native_handle()));
   CHECK(idle_socket_open(p.reader.native_handle()));  // a peek takes nothing
   p.write("last bytes");
   p.writer.shutdown(boost::asio::ip::tcp::socket::shutdown_send);  // the FIN right behind them
-  CHECK_FALSE(idle_socket_open(p.reader.native_handle()));          // bytes nobody asked for
+  CHECK_FALSE(idle_socket_open(p.reader.native_handle()));         // bytes nobody asked for
   char buf[32];
   boost::system::error_code ec;
   CHECK(p.reader.read_some(boost::asio::buffer(buf), ec) == 10);
