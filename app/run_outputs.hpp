@@ -8,7 +8,7 @@
 #include <string_view>
 
 #include "llmchaos/harness/baseline.hpp"
-#include "llmchaos/harness/result.hpp"
+#include "llmchaos/results/result.hpp"
 
 namespace llmchaos::app {
 

@@ -3,7 +3,7 @@
 // how they ended, failure points marked with their action. Pure SVG: no script, no external fetch.
 #include <string>
 
-#include "llmchaos/harness/result.hpp"
+#include "llmchaos/results/result.hpp"
 
 namespace llmchaos::reports::detail {
 

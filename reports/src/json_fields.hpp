@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "llmchaos/core/ledger_json.hpp"
-#include "llmchaos/harness/result.hpp"
+#include "llmchaos/results/result.hpp"
 
 namespace llmchaos::reports::detail::jsonf {
 namespace json = boost::json;

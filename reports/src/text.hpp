@@ -6,7 +6,7 @@
 #include <string_view>
 #include <vector>
 
-#include "llmchaos/harness/result.hpp"
+#include "llmchaos/results/result.hpp"
 
 namespace llmchaos::reports::detail {
 

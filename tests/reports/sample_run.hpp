@@ -3,7 +3,7 @@
 // a sequence through a breaker opening, a queued request and its redelivery, and baseline changes.
 #include <string>
 
-#include "llmchaos/harness/result.hpp"
+#include "llmchaos/results/result.hpp"
 
 namespace sample {
 

@@ -7,13 +7,10 @@
 #include <limits>
 
 #include "llmchaos/client/policy.hpp"
-#include "llmchaos/core/types.hpp"  // enum_names, specialised below
+#include "llmchaos/core/decision_log.hpp"  // AttemptKind
 #include "llmchaos/core/types.hpp"
 
 namespace llmchaos::client {
-
-// Which layer spent an attempt (kept apart so a report can say what each layer really did).
-enum class AttemptKind { initial, retry, fallback, redelivery };
 
 struct BudgetLimits {
   int max_attempts = 3;
@@ -61,12 +58,3 @@ class BudgetLedger {
 };
 
 }  // namespace llmchaos::client
-
-namespace llmchaos {
-template <>
-struct enum_names<client::AttemptKind> {
-  using E = client::AttemptKind;
-  static constexpr std::pair<E, std::string_view> table[] = {
-      {E::initial, "initial"}, {E::retry, "retry"}, {E::fallback, "fallback"}, {E::redelivery, "redelivery"}};
-};
-}  // namespace llmchaos

@@ -7,23 +7,11 @@
 #include <utility>
 #include <vector>
 
+#include "llmchaos/core/decision_log.hpp"  // TransportEvent
 #include "llmchaos/core/inline_text.hpp"
 #include "llmchaos/core/types.hpp"
 
 namespace llmchaos::client {
-
-// What the transport saw, beyond status and body.
-enum class TransportEvent {
-  none,                   // a complete HTTP response (status + body, or a complete stream)
-  connect_failed,         // never connected: nothing sent
-  reset_before_response,  // connection reset / closed before any response byte
-  timeout_no_byte,        // request sent, attempt timeout passed, no byte back
-  stream_closed,          // stream ended mid-body (TCP close, no terminator)
-  stream_idle_timeout,    // stream went silent longer than the attempt timeout
-  stream_error_event,     // an in-stream error event (body = its data)
-  malformed_event,        // an event that is not valid JSON
-  missing_terminator,     // stream ended cleanly at the HTTP level without the dialect's sentinel
-};
 
 struct Observation {
   Dialect dialect = Dialect::openai;
@@ -96,20 +84,3 @@ std::optional<double> parse_http_date_unix_ms(std::string_view text);
 std::optional<double> parse_proto_duration_ms(std::string_view text);
 
 }  // namespace llmchaos::client
-
-namespace llmchaos {
-template <>
-struct enum_names<client::TransportEvent> {
-  using E = client::TransportEvent;
-  static constexpr std::pair<E, std::string_view> table[] = {
-      {E::none, "none"},
-      {E::connect_failed, "connect_failed"},
-      {E::reset_before_response, "reset_before_response"},
-      {E::timeout_no_byte, "timeout_no_byte"},
-      {E::stream_closed, "stream_closed"},
-      {E::stream_idle_timeout, "stream_idle_timeout"},
-      {E::stream_error_event, "stream_error_event"},
-      {E::malformed_event, "malformed_event"},
-      {E::missing_terminator, "missing_terminator"}};
-};
-}  // namespace llmchaos

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "llmchaos/harness/result.hpp"
+#include "llmchaos/results/result.hpp"
 
 namespace llmchaos::harness {
 

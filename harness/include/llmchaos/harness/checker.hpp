@@ -11,7 +11,7 @@
 #include "llmchaos/client/executor.hpp"
 #include "llmchaos/core/ledger.hpp"
 #include "llmchaos/harness/case.hpp"
-#include "llmchaos/harness/result.hpp"
+#include "llmchaos/results/result.hpp"
 
 namespace llmchaos::harness {
 

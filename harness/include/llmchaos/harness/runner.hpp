@@ -11,7 +11,7 @@
 #include "llmchaos/harness/case.hpp"
 #include "llmchaos/harness/checker.hpp"
 #include "llmchaos/harness/driver.hpp"
-#include "llmchaos/harness/result.hpp"
+#include "llmchaos/results/result.hpp"
 
 namespace llmchaos::harness {
 

@@ -8,7 +8,7 @@
 #include <string_view>
 #include <vector>
 
-#include "llmchaos/harness/result.hpp"
+#include "llmchaos/results/result.hpp"
 
 namespace llmchaos::harness {
 

@@ -2,7 +2,7 @@
 // The JSON report as a Boost.JSON value, for tools inside the project (keys in a fixed order), and read back.
 #include <boost/json/value.hpp>
 
-#include "llmchaos/harness/result.hpp"
+#include "llmchaos/results/result.hpp"
 
 namespace llmchaos::reports {
 

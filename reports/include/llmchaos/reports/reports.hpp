@@ -5,7 +5,7 @@
 #include <string>
 #include <string_view>
 
-#include "llmchaos/harness/result.hpp"
+#include "llmchaos/results/result.hpp"
 
 namespace llmchaos::reports {
 

@@ -14,7 +14,7 @@
 #include "llmchaos/harness/case.hpp"
 #include "llmchaos/harness/checker.hpp"
 #include "llmchaos/harness/exec_contract.hpp"
-#include "llmchaos/harness/result.hpp"
+#include "llmchaos/results/result.hpp"
 
 namespace llmchaos::sessions {
 

@@ -15,9 +15,9 @@
 
 #include "llmchaos/core/clock.hpp"
 #include "llmchaos/harness/case.hpp"
-#include "llmchaos/harness/result.hpp"
 #include "llmchaos/mockprovider/admin_extension.hpp"
 #include "llmchaos/mockprovider/engine.hpp"
+#include "llmchaos/results/result.hpp"
 #include "llmchaos/sessions/phases.hpp"
 
 namespace llmchaos::sessions {

@@ -1,4 +1,4 @@
-#include "llmchaos/harness/result.hpp"
+#include "llmchaos/results/result.hpp"
 
 #include <algorithm>
 

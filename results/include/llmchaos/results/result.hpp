@@ -1,13 +1,16 @@
 #pragma once
 // What a run produced: one CaseResult per case (verdict, expected vs observed, checks, the mock's
 // ledger and the stack's decision log) and run-level facts. Reports are pure functions of this.
+// Plain data in its own target (llmchaos::results, over core only): the harness writes it and the
+// reports read it, so reports do not link the harness. The namespace is the harness's: these are its
+// verdicts, and the harness, the reports, the sessions and the CLI all name them so.
 #include <map>
 #include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
-#include "llmchaos/client/executor.hpp"
+#include "llmchaos/core/decision_log.hpp"
 #include "llmchaos/core/ledger.hpp"
 #include "llmchaos/core/types.hpp"
 
