@@ -1,9 +1,11 @@
 #pragma once
-// The checker's context, shared by checker.cpp and the checks kept in files of their own
-// (checks_cooldown.cpp). Private to the harness library.
+// The checker's context, shared by checker.cpp (the orchestrator) and the checks, one family per file
+// (checks_*.cpp), each check a CheckSpec listed in the one table (checks.cpp). Private to the harness.
 #include <map>
 #include <optional>
+#include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "llmchaos/harness/checker.hpp"
@@ -69,10 +71,17 @@ CheckResult result(std::string name, bool ok, std::string message);
 // (retry_hint.hpp); nothing when the form is not one a client reads.
 std::optional<double> sent_hint_ms(const Ctx& x, const LedgerEntry& e);
 
-std::optional<CheckResult> check_cooldown_by_owner(const Ctx& x);
-std::optional<CheckResult> check_cooldown_extends(const Ctx& x);
-std::optional<CheckResult> check_caller_timeout_no_cooldown(const Ctx& x);
-std::optional<CheckResult> check_fallback_without_waiting(const Ctx& x);
-std::optional<CheckResult> check_retry_after_forwarded(const Ctx& x);
+inline bool is_success(Outcome o) {
+  return o == Outcome::primary_success || o == Outcome::retry_recovery || o == Outcome::fallback_recovery;
+}
+
+// One check: a pure function of the case and its history, nothing when the case does not ask for it.
+struct CheckSpec {
+  std::string_view name;  // the name its CheckResult carries (and an unknown verdict names, if it throws)
+  std::optional<CheckResult> (*run)(const Ctx&);
+};
+
+// Every check, in report order (checks.cpp).
+std::span<const CheckSpec* const> all_checks();
 
 }  // namespace llmchaos::harness::detail

@@ -314,4 +314,12 @@ std::optional<CheckResult> check_retry_after_forwarded(const Ctx& x) {
                     : fmt::format("{}; timeline: {}", fmt::join(bad, "; "), timeline(x)));
 }
 
+extern const CheckSpec cooldown_by_owner_check{"cooldown_by_owner", check_cooldown_by_owner};
+extern const CheckSpec cooldown_extends_check{"cooldown_extends", check_cooldown_extends};
+extern const CheckSpec caller_timeout_no_cooldown_check{"caller_timeout_no_cooldown",
+                                                        check_caller_timeout_no_cooldown};
+extern const CheckSpec fallback_without_waiting_check{"fallback_without_waiting",
+                                                      check_fallback_without_waiting};
+extern const CheckSpec retry_after_forwarded_check{"retry_after_forwarded", check_retry_after_forwarded};
+
 }  // namespace llmchaos::harness::detail

@@ -6,6 +6,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "llmchaos/client/executor.hpp"
@@ -120,6 +121,9 @@ std::vector<PointResult> derive_points(const RequestView& request, const client:
 // Fills verdict, points, checks, observed action/outcome, attempts per route, the ledger and the logs
 // of `result` (name, file, tags... are taken from the case).
 CaseResult check_case(const Case& c, const History& history, const CheckOptions& options);
+
+// The name of every check check_case runs, in report order (the one table, harness/src/checks.cpp).
+std::vector<std::string_view> check_names();
 
 // Worst verdict wins: any unknown -> unknown, else any failed check -> fail, else pass.
 Verdict combine(const std::vector<CheckResult>& checks, bool any_unknown);
