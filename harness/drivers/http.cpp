@@ -5,245 +5,27 @@
 // With --target-command the service is started per case (its config rendered from --target-config
 // with the case's routes inside its mock namespace) and its process group is killed at the case's
 // end. Contract in README.md beside this file.
-#include <fcntl.h>
 #include <fmt/format.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <boost/json.hpp>
-#include <cerrno>
-#include <charconv>
-#include <chrono>
 #include <condition_variable>
-#include <cstring>
-#include <filesystem>
-#include <fstream>
 #include <mutex>
-#include <sstream>
 #include <thread>
 
 #include "drivers.hpp"
 #include "external.hpp"
+#include "http_driver.hpp"
 #include "llmchaos/client/classifier.hpp"
-#include "llmchaos/client/http_transport.hpp"
 #include "llmchaos/client/points_header.hpp"
-#include "llmchaos/core/file_text.hpp"
 #include "llmchaos/core/parse.hpp"
-#include "llmchaos/harness/capabilities.hpp"
 #include "llmchaos/harness/checker.hpp"
 #include "llmchaos/net/http_call.hpp"
-#include "target_config.hpp"
 
 namespace llmchaos::harness::driver_units {
 namespace {
 
-constexpr std::size_t output_cap = 64 * 1024;
-
-double now_ms() {
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
-
-std::string replace_all(std::string s, std::string_view from, std::string_view to) {
-  for (auto at = s.find(from); at != std::string::npos; at = s.find(from, at + to.size()))
-    s.replace(at, from.size(), to);
-  return s;
-}
-
-std::string read_text(const std::string& path) {
-  try {
-    return read_file_text(path);
-  } catch (const SpecError& e) {  // "PATH: cannot open: REASON"
-    throw std::invalid_argument(fmt::format("--target-config {}", e.what()));
-  }
-}
-
-// A loopback port free right now (the service binds it a moment later; a clash shows as a crash).
-std::uint16_t free_loopback_port() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) throw std::runtime_error(fmt::format("http driver: socket: {}", std::strerror(errno)));
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof addr;
-  const bool ok = ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0 &&
-                  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0;
-  ::close(fd);
-  if (!ok)
-    throw std::runtime_error(fmt::format("http driver: no free loopback port: {}", std::strerror(errno)));
-  return ntohs(addr.sin_port);
-}
-
-bool accepts_connections(std::uint16_t port) {
-  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return false;
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  addr.sin_port = htons(port);
-  const bool ok = ::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
-  ::close(fd);
-  return ok;
-}
-
-std::optional<std::string> header_if(const client::AttemptResult& r, std::string_view name) {
-  for (const auto& [k, v] : r.headers)
-    if (k == name) return v;
-  return std::nullopt;
-}
-std::string header(const client::AttemptResult& r, std::string_view name) {
-  return header_if(r, name).value_or("");
-}
-
-// A delivery's failure points as the target reported them; nullopt when it reported none at all.
-using ReportedPoints = std::optional<std::vector<client::FailurePoint>>;
-
-// The drain answer's "points": [{"action", "route", "attempt" (null: none sent), "rule", "rule_text"}].
-std::string points_from_json(const boost::json::value& v, std::vector<client::FailurePoint>& out) {
-  if (!v.is_array()) return "\"points\" is not an array";
-  for (const auto& item : v.as_array()) {
-    const auto* o = item.if_object();
-    const auto* action = o ? o->if_contains("action") : nullptr;
-    const auto* route = o ? o->if_contains("route") : nullptr;
-    const auto* attempt = o ? o->if_contains("attempt") : nullptr;
-    const auto* rule = o ? o->if_contains("rule") : nullptr;
-    const auto parsed =
-        action && action->is_string() ? parse_enum<Action>(action->as_string()) : std::nullopt;
-    if (!parsed || !route || !route->is_string() || !attempt ||
-        !(attempt->is_null() || attempt->is_int64()) || !rule || !rule->is_int64())
-      return "a point is not {\"action\", \"route\", \"attempt\", \"rule\"}: " + boost::json::serialize(item);
-    client::FailurePoint fp;
-    fp.point = static_cast<int>(out.size()) + 1;
-    fp.action = *parsed;
-    fp.route = std::string(route->as_string());
-    fp.attempt = attempt->is_null() ? -1 : static_cast<int>(attempt->as_int64());
-    fp.rule = static_cast<int>(rule->as_int64());
-    if (const auto* text = o->if_contains("rule_text"); text && text->is_string())
-      fp.rule_text = std::string(text->as_string());
-    out.push_back(std::move(fp));
-  }
-  return {};
-}
-
-// The outcome a reply stands for, from what the target reported and how the reply ended.
-std::optional<ReportedOutcome> settled_outcome(std::optional<ReportedOutcome> reported, int status,
-                                               bool complete, bool stream) {
-  // A stream's head (and its provisional action) went out with the first token: a stream that then
-  // broke is what the caller saw, a failure.
-  if (!complete && status == 200) reported = ReportedOutcome{Outcome::fail_closed, false};
-  if (status == 202 && !reported) reported = ReportedOutcome{Outcome::queued, false};
-  // The same head named a primary success before the stream could break: one resumed afterwards
-  // (SPEC 3 rule 0, a cut background response) is still a success, which the ledger names.
-  if (status == 200 && complete && stream && reported && reported->outcome == Outcome::primary_success)
-    reported->outcome.reset();
-  return reported;
-}
-
-// The service started for one case: its config and output in a temp folder, its process group
-// killed when the case ends.
-class TargetProcess {
- public:
-  TargetProcess(const CaseEnv& env, const DriverOptions& o, std::uint16_t port) {
-    dir_ = std::filesystem::temp_directory_path() / fmt::format("llmchaos-http-{}-{}", ::getpid(), env.ns);
-    std::filesystem::create_directories(dir_);
-    const auto config = (dir_ / "target.toml").string();
-    if (!o.target_config.empty()) {
-      std::ofstream(config) << render_target_config(read_text(o.target_config), o.target_config, env,
-                                                    o.target_key, Escape::toml, o.target_route_fields);
-    }
-    log_ = (dir_ / "target.log").string();
-    const int fd = ::open(log_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0) throw std::runtime_error(fmt::format("http driver: {}: {}", log_, std::strerror(errno)));
-    command_ = replace_all(replace_all(o.target_command, "{config}", config), "{port}", std::to_string(port));
-    try {
-      pid_ = spawn_shell(command_, inherited_environment(), fd, fd, "http driver");
-    } catch (...) {
-      ::close(fd);
-      throw;
-    }
-    ::close(fd);
-  }
-  ~TargetProcess() {
-    stop();
-    std::error_code ec;
-    std::filesystem::remove_all(dir_, ec);
-  }
-  TargetProcess(const TargetProcess&) = delete;
-  TargetProcess& operator=(const TargetProcess&) = delete;
-
-  // Waits until `port` accepts a connection; throws UnknownVerdict when the service exits first or
-  // does not listen within `bound_ms`.
-  void wait_listening(std::uint16_t port, double bound_ms) {
-    const double until = now_ms() + bound_ms;
-    while (!accepts_connections(port)) {
-      if (auto status = exited())
-        throw UnknownVerdict(
-            "crash",
-            fmt::format("--target-command exited ({}) before accepting connections on port {}",
-                        describe(*status), port),
-            output());
-      if (now_ms() >= until)
-        throw UnknownVerdict(
-            "hang",
-            fmt::format("--target-command did not accept connections on port {} within {:.0f} ms", port,
-                        bound_ms),
-            output());
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
-  }
-  // The wait status when the process has ended.
-  std::optional<int> exited() {
-    if (reaped_) return status_;
-    if (waitpid(pid_, &status_, WNOHANG) != pid_) return std::nullopt;
-    reaped_ = true;
-    return status_;
-  }
-  static std::string describe(int status) {
-    if (WIFSIGNALED(status)) return fmt::format("signal {}", WTERMSIG(status));
-    return fmt::format("exit {}", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
-  }
-  void stop() {
-    if (pid_ <= 0) return;
-    ::kill(-pid_, SIGKILL);  // the whole group, reaped or not: its stray children too
-    if (!reaped_) kill_process_group(pid_);
-    reaped_ = true;
-    pid_ = 0;
-  }
-  std::string output() const {
-    std::ifstream in(log_, std::ios::binary);
-    CappedText text(output_cap);
-    char buf[8192];
-    while (in.read(buf, sizeof buf) || in.gcount() > 0)
-      text.append(std::string_view(buf, static_cast<std::size_t>(in.gcount())));
-    return "$ " + command_ + "\n" + text.text();
-  }
-
- private:
-  std::filesystem::path dir_;
-  std::string log_;
-  std::string command_;
-  pid_t pid_ = 0;
-  int status_ = 0;
-  bool reaped_ = false;
-};
-
-// The --target-header templates rendered for one case (JSON-escaped strings: a header often carries
-// a JSON config, as Portkey's x-portkey-config does).
-std::vector<std::pair<std::string, std::string>> case_headers(const CaseEnv& env, const DriverOptions& o) {
-  std::vector<std::pair<std::string, std::string>> out;
-  for (const auto& spec : o.target_headers) {
-    auto [name, text] = split_header(spec);
-    auto value = render_target_config(text, "--target-header " + name, env, o.target_key, Escape::json,
-                                      o.target_route_fields);
-    std::replace(value.begin(), value.end(), '\n', ' ');  // a header is one line
-    std::replace(value.begin(), value.end(), '\r', ' ');
-    out.emplace_back(std::move(name), std::move(value));
-  }
-  return out;
-}
+using namespace http_driver;
 
 class HttpSession final : public CaseSession {
  public:
@@ -637,92 +419,6 @@ class HttpSession final : public CaseSession {
   std::string notes_;
 };
 
-std::string validate(const DriverOptions& o) {
-  if (o.target_url.empty())
-    return "needs --target URL (the service under test, e.g. http://127.0.0.1:{port})";
-  if (!o.exec_command.empty()) return "--exec is for --driver exec";
-  if (!o.mutation.empty()) return "--mutate is for --driver inproc";
-  if (!o.target_config.empty() && o.target_command.empty())
-    return "--target-config needs --target-command (the service that reads the config rendered per case)";
-  if (o.target_url.find("{port}") != std::string::npos && o.target_command.empty())
-    return "{port} in --target needs --target-command (the harness picks the port for the service it starts)";
-  if (o.target_url.rfind("http://", 0) != 0) return "--target must be an http:// URL";
-  RouteFields declared;
-  if (!o.target_config.empty()) {
-    if (!std::filesystem::is_regular_file(o.target_config))
-      return "--target-config " + o.target_config + ": no such file";
-    const auto text = read_text(o.target_config);
-    try {
-      declared = read_target_declarations(text, o.target_config).route_fields;
-    } catch (const std::invalid_argument& e) {
-      return e.what();
-    }
-    if (auto problem = check_target_template(text, o.target_config, declared); !problem.empty())
-      return problem;
-  }
-  if (!o.target_drain.empty() && o.target_drain != "none" && o.target_drain.front() != '/')
-    return "--target-drain is a path (/v1/llmchaos/drain) or none";
-  for (const auto& spec : o.target_headers) {
-    try {
-      const auto [name, text] = split_header(spec);
-      if (auto problem = check_target_template(text, "--target-header " + name, declared); !problem.empty())
-        return problem;
-    } catch (const std::invalid_argument& e) {
-      return e.what();
-    }
-  }
-  return {};
-}
-
-// What the template declares (llmchaos.KEY lines) completes what the command line did not say, and
-// the time scale is judged: a target whose timers the harness cannot scale runs at 1, or is warned about.
-std::string prepare(DriverOptions& o, double time_scale, std::vector<std::string>& warnings) {
-  const std::string text = o.target_config.empty() ? std::string() : read_text(o.target_config);
-  TargetDeclarations d;
-  try {
-    d = read_target_declarations(text, o.target_config);
-    if (!o.capabilities && d.capabilities) o.capabilities = parse_capabilities(*d.capabilities);
-  } catch (const std::invalid_argument& e) {
-    return o.target_config + ": " + e.what();
-  }
-  o.target_route_fields = d.route_fields;
-  if (o.target_drain.empty() && d.drain) o.target_drain = *d.drain;
-  if (!o.target_drain.empty() && o.target_drain != "none" && o.target_drain.front() != '/')
-    return o.target_config + ": llmchaos.drain is a path (/v1/llmchaos/drain) or none";
-  o.target_headers.insert(o.target_headers.begin(), d.headers.begin(), d.headers.end());
-  for (const auto& spec : d.headers) {
-    try {
-      const auto [name, header_text] = split_header(spec);
-      if (auto problem = check_target_template(header_text, o.target_config + " llmchaos.header " + name,
-                                               d.route_fields);
-          !problem.empty())
-        return problem;
-    } catch (const std::invalid_argument& e) {
-      return o.target_config + ": " + e.what();
-    }
-  }
-  if (d.time_scale == false) o.follows_time_scale = false;
-  if (time_scale == 1) return {};
-  if (!o.follows_time_scale)
-    return fmt::format(
-        "the target cannot scale its own timers ({}llmchaos.time_scale = false): run it with --time-scale 1, "
-        "not {}",
-        o.target_config.empty() ? "" : o.target_config + ": ", time_scale);
-  bool scaled = uses_placeholder(text, "time_scale");
-  for (const auto& spec : o.target_headers) scaled = scaled || uses_placeholder(spec, "time_scale");
-  if (!scaled)
-    warnings.push_back(
-        fmt::format("--time-scale {}: the target's config {} does not use {{{{time_scale}}}}, so its own "
-                    "timers (backoff, "
-                    "Retry-After waits, timeouts) run unscaled while the cases' delays and budgets are "
-                    "scaled: elapsed-time and "
-                    "Retry-After verdicts may be wrong. Run it at --time-scale 1, or declare "
-                    "llmchaos.time_scale = false to refuse "
-                    "other scales",
-                    time_scale, o.target_config.empty() ? "(none: no --target-config)" : o.target_config));
-  return {};
-}
-
 std::unique_ptr<CaseSession> open(const CaseEnv& env, const DriverOptions& options) {
   if (!env.engine) throw std::logic_error("http driver: no mock engine");
   return std::make_unique<HttpSession>(env, options);
@@ -731,9 +427,12 @@ std::unique_ptr<CaseSession> open(const CaseEnv& env, const DriverOptions& optio
 }  // namespace
 
 Driver http() {
-  return {"http",   "a gateway or service over HTTP (OpenAI chat), its upstreams pointed at the mock",
-          validate, open,
-          prepare,  /*overlapping_sends=*/true};
+  return {"http",
+          "a gateway or service over HTTP (OpenAI chat), its upstreams pointed at the mock",
+          http_driver::validate,
+          open,
+          http_driver::prepare,
+          /*overlapping_sends=*/true};
 }
 
 }  // namespace llmchaos::harness::driver_units
