@@ -33,6 +33,76 @@ std::string attr(const std::string& xml, const std::string& name) {
                                                                                              : "?";
 }
 
+// A baseline where one retry case was recorded as a fallback: the gate must name it, unsharded and merged.
+void record_one_retry_as_fallback(const fs::path& baseline) {
+  std::string base = test::slurp(baseline);
+  const std::string from = R"("action":"retry","actions":["retry"])";
+  const auto at = base.find(from);
+  REQUIRE(at != std::string::npos);
+  base.replace(at, from.size(), R"("action":"fallback","actions":["fallback"])");
+  std::ofstream(baseline) << base;
+}
+
+// Shard 3/4 again with every format: each names the shard, and its report.json is the --json one.
+void check_every_format_names_the_shard(const std::string& c, const std::string& d, const std::string& json) {
+  const auto dir3 = d + "/shard-3";
+  REQUIRE(test::run_cli("run " + c + " --shard 3/4 --report-dir '" + dir3 + "'").code == 0);
+  CHECK_THAT(test::slurp(dir3 + "/junit.xml"), Catch::Contains("<property name=\"shard\" value=\"3/4\"/>"));
+  CHECK_THAT(test::slurp(dir3 + "/report.md"), Catch::Contains(" · shard 3/4 · "));
+  CHECK_THAT(test::slurp(dir3 + "/report.html"), Catch::Contains("shard <b>3/4</b>"));
+  CHECK(stable(test::slurp(dir3 + "/report.json")) == stable(json));
+}
+
+// The four shards' runs, each --json to d/shard-K.json: the files (quoted, space-separated) and the
+// number of cases they hold together.
+std::pair<std::string, std::size_t> run_four_shards(const std::string& c, const std::string& d) {
+  std::string shard_files;
+  std::size_t total = 0;
+  for (int k = 1; k <= 4; ++k) {
+    const auto file = d + "/shard-" + std::to_string(k) + ".json";
+    auto s = test::run_cli("run " + c + " --shard " + std::to_string(k) + "/4 --json '" + file + "'");
+    INFO(s.text);
+    REQUIRE(s.code == 0);
+    CHECK_THAT(s.text, Catch::Contains("shard " + std::to_string(k) + "/4: "));
+    const auto json = test::slurp(file);
+    CHECK_THAT(json, Catch::Contains("\"shard\": {\n    \"index\": " + std::to_string(k) +
+                                     ",\n    \"count\": 4\n  }"));
+    total += case_lines(json).size() / 4;
+    if (k == 3) check_every_format_names_the_shard(c, d, json);
+    shard_files += " '" + file + "'";
+  }
+  return {shard_files, total};
+}
+
+// Shards that do not make one run are refused, and say why; so are a bad --shard and a file that is
+// no report. `c0`: the catalog's run options without a seed (the shards ran with `c`, seed 7).
+void check_merges_refused(const fs::path& cat, const std::string& c0, const std::string& c,
+                          const std::string& d, const std::string& shard_files) {
+  auto missing = test::run_cli("report merge '" + d + "/shard-1.json' '" + d + "/shard-3.json'");
+  CHECK(missing.code == 2);
+  CHECK_THAT(missing.text, Catch::Contains("missing shard(s): 2/4, 4/4"));
+  auto twice = test::run_cli("report merge" + shard_files + " '" + d + "/shard-2.json'");
+  CHECK(twice.code == 2);
+  CHECK_THAT(twice.text, Catch::Contains("shard 2/4 given 2 times"));
+  REQUIRE(test::run_cli("run " + c0 + " --seed 8 --shard 4/4 --json '" + d + "/seed8.json'").code == 0);
+  auto seeds = test::run_cli("report merge '" + d + "/shard-1.json' '" + d + "/shard-2.json' '" + d +
+                             "/shard-3.json' '" + d + "/seed8.json'");
+  CHECK(seeds.code == 2);
+  CHECK_THAT(seeds.text, Catch::Contains("has seed 8, but"));
+  fs::remove_all(cat / "queue");  // another catalog
+  REQUIRE(test::run_cli("run " + c + " --shard 4/4 --json '" + d + "/other.json'").code <= 1);
+  auto catalogs = test::run_cli("report merge '" + d + "/shard-1.json' '" + d + "/shard-2.json' '" + d +
+                                "/shard-3.json' '" + d + "/other.json'");
+  CHECK(catalogs.code == 2);
+  CHECK_THAT(catalogs.text, Catch::Contains("has catalog"));
+  // Bad input: a shard that does not parse, a file that is not a report.
+  CHECK(test::run_cli("run " + c + " --shard 5/4").code == 2);
+  { std::ofstream(d + "/not.json") << "{\"schema\": 1,"; }
+  auto bad = test::run_cli("report merge '" + d + "/not.json'");
+  CHECK(bad.code == 2);
+  CHECK_THAT(bad.text, Catch::Contains("not.json:1:"));
+}
+
 }  // namespace
 
 TEST_CASE("four shards merged give what one unsharded run gives, baseline gate included", "[cli][shard]") {
@@ -46,39 +116,11 @@ TEST_CASE("four shards merged give what one unsharded run gives, baseline gate i
       test::run_cli("run " + c + " --report-dir '" + d + "/full' --write-baseline '" + d + "/base.json'");
   INFO(full.text);
   REQUIRE(full.code == 0);
-  // A baseline where one retry case was recorded as a fallback: the gate must name it, in both.
-  std::string base = test::slurp(dir.path / "base.json");
-  const std::string from = R"("action":"retry","actions":["retry"])";
-  const auto at = base.find(from);
-  REQUIRE(at != std::string::npos);
-  base.replace(at, from.size(), R"("action":"fallback","actions":["fallback"])");
-  { std::ofstream(dir.path / "base.json") << base; }
+  record_one_retry_as_fallback(dir.path / "base.json");
   full = test::run_cli("run " + c + " --report-dir '" + d + "/full' --baseline '" + d + "/base.json'");
   CHECK(full.code == 1);
 
-  std::string shard_files;
-  std::size_t total = 0;
-  for (int k = 1; k <= 4; ++k) {
-    const auto file = d + "/shard-" + std::to_string(k) + ".json";
-    auto s = test::run_cli("run " + c + " --shard " + std::to_string(k) + "/4 --json '" + file + "'");
-    INFO(s.text);
-    REQUIRE(s.code == 0);
-    CHECK_THAT(s.text, Catch::Contains("shard " + std::to_string(k) + "/4: "));
-    const auto json = test::slurp(file);
-    CHECK_THAT(json, Catch::Contains("\"shard\": {\n    \"index\": " + std::to_string(k) +
-                                     ",\n    \"count\": 4\n  }"));
-    total += case_lines(json).size() / 4;
-    if (k == 3) {  // every format names the shard
-      const auto dir3 = d + "/shard-3";
-      REQUIRE(test::run_cli("run " + c + " --shard 3/4 --report-dir '" + dir3 + "'").code == 0);
-      CHECK_THAT(test::slurp(dir3 + "/junit.xml"),
-                 Catch::Contains("<property name=\"shard\" value=\"3/4\"/>"));
-      CHECK_THAT(test::slurp(dir3 + "/report.md"), Catch::Contains(" · shard 3/4 · "));
-      CHECK_THAT(test::slurp(dir3 + "/report.html"), Catch::Contains("shard <b>3/4</b>"));
-      CHECK(stable(test::slurp(dir3 + "/report.json")) == stable(json));
-    }
-    shard_files += " '" + file + "'";
-  }
+  const auto [shard_files, total] = run_four_shards(c, d);
   const auto full_json = test::slurp(dir.path / "full/report.json");
   CHECK(total == case_lines(full_json).size() / 4);
 
@@ -102,30 +144,7 @@ TEST_CASE("four shards merged give what one unsharded run gives, baseline gate i
         stable(test::slurp(dir.path / "full/report.md")));
   CHECK(fs::exists(dir.path / "merged/report.html"));
 
-  // Shards that do not make one run are refused, and say why.
-  auto missing = test::run_cli("report merge '" + d + "/shard-1.json' '" + d + "/shard-3.json'");
-  CHECK(missing.code == 2);
-  CHECK_THAT(missing.text, Catch::Contains("missing shard(s): 2/4, 4/4"));
-  auto twice = test::run_cli("report merge" + shard_files + " '" + d + "/shard-2.json'");
-  CHECK(twice.code == 2);
-  CHECK_THAT(twice.text, Catch::Contains("shard 2/4 given 2 times"));
-  REQUIRE(test::run_cli("run " + c0 + " --seed 8 --shard 4/4 --json '" + d + "/seed8.json'").code == 0);
-  auto seeds = test::run_cli("report merge '" + d + "/shard-1.json' '" + d + "/shard-2.json' '" + d +
-                             "/shard-3.json' '" + d + "/seed8.json'");
-  CHECK(seeds.code == 2);
-  CHECK_THAT(seeds.text, Catch::Contains("has seed 8, but"));
-  fs::remove_all(cat / "queue");  // another catalog
-  REQUIRE(test::run_cli("run " + c + " --shard 4/4 --json '" + d + "/other.json'").code <= 1);
-  auto catalogs = test::run_cli("report merge '" + d + "/shard-1.json' '" + d + "/shard-2.json' '" + d +
-                                "/shard-3.json' '" + d + "/other.json'");
-  CHECK(catalogs.code == 2);
-  CHECK_THAT(catalogs.text, Catch::Contains("has catalog"));
-  // Bad input: a shard that does not parse, a file that is not a report.
-  CHECK(test::run_cli("run " + c + " --shard 5/4").code == 2);
-  { std::ofstream(dir.path / "not.json") << "{\"schema\": 1,"; }
-  auto bad = test::run_cli("report merge '" + d + "/not.json'");
-  CHECK(bad.code == 2);
-  CHECK_THAT(bad.text, Catch::Contains("not.json:1:"));
+  check_merges_refused(cat, c0, c, d, shard_files);
 }
 
 TEST_CASE("durations from an earlier report balance the shards by time", "[cli][shard]") {
