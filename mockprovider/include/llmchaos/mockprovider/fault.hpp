@@ -37,7 +37,7 @@ struct FaultSpec {
   FaultFn plan;
   std::string_view summary;            // one line, for docs and `--help`
   FaultTraits traits{};                // what the harness and explore switch on (fault_traits.hpp)
-  ErrorKind body = ErrorKind::server;  // the error body it renders (rate_limit, quota, payment, ...)
+  ErrorKind error_body = ErrorKind::server;  // the error body it renders (rate_limit, quota, payment, ...)
 };
 
 // Step keys every fault accepts.
