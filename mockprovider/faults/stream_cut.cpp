@@ -25,8 +25,8 @@ Plan plan(const FaultInput& in) {
   if (!in.request.stream) return plan_blocks::truncated_body(in, FaultKind::stream_cut, StreamEnd::abort);
   const int n = plan_blocks::cut_after(in, 1);
   return plan_blocks::partial_stream(in, FaultKind::stream_cut, n,
-                                in.step.cut_mid_frame ? half_of_next(in, n) : std::vector<SseFrame>{},
-                                StreamEnd::abort);
+                                     in.step.cut_mid_frame ? half_of_next(in, n) : std::vector<SseFrame>{},
+                                     StreamEnd::abort);
 }
 
 void draw(ExploreDraw& d) {

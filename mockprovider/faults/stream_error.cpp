@@ -11,8 +11,8 @@ constexpr std::string_view params[] = {"cut_after_events", "body"};
 Plan plan(const FaultInput& in) {
   if (!in.request.stream)
     return plan_blocks::error_plan(in, FaultKind::stream_error, ErrorKind::stream_interrupted);
-  Plan p =
-      plan_blocks::partial_stream(in, FaultKind::stream_error, plan_blocks::cut_after(in, 1), {}, StreamEnd::complete);
+  Plan p = plan_blocks::partial_stream(in, FaultKind::stream_error, plan_blocks::cut_after(in, 1), {},
+                                       StreamEnd::complete);
   const auto named = in.dialect.named_stream_error_frame;
   p.frames.push_back(named && in.step.body ? named(*in.step.body)
                                            : in.dialect.stream_error_frame(in.answer, p.frames.size()));

@@ -10,7 +10,7 @@ constexpr double default_stall_ms = 30000;
 Plan plan(const FaultInput& in) {
   Plan p = in.request.stream
                ? plan_blocks::partial_stream(in, FaultKind::stream_stall, plan_blocks::cut_after(in, 1), {},
-                                        StreamEnd::stall_then_abort)
+                                             StreamEnd::stall_then_abort)
                : plan_blocks::truncated_body(in, FaultKind::stream_stall, StreamEnd::stall_then_abort);
   p.stall_ms = plan_blocks::scaled(in, in.step.stall_ms.value_or(default_stall_ms));
   return p;
