@@ -1,56 +1,42 @@
-// The gateway's server (gateway.hpp): one thread per connection with blocking Beast I/O, requests run
-// through the client stacks one at a time. Routing of a chat request: key -> tier -> quality chain ->
-// that chain's ClientStack (breakers per route, persisting across requests) -> UpstreamTransport
-// (model groups balanced per attempt) -> the live HTTP transport.
+// The gateway's request logic (gateway.hpp): a request through admission (admission.hpp), its
+// quality chain's ClientStack (breakers per route, persisting across requests; requests overlap on one
+// stack, which locks itself and lets go while an attempt is on the wire) -> UpstreamTransport (model
+// groups balanced per attempt) -> the live HTTP transport; what to answer is answers.hpp's pure
+// functions, and the I/O is http_server.hpp's (one thread per connection, blocking Beast I/O).
 #include "llmchaos/gateway/gateway.hpp"
 
 #include <fmt/format.h>
-#include <fmt/ranges.h>
-#include <poll.h>
-#include <sys/socket.h>
 
 #include <atomic>
-#include <boost/asio/ip/tcp.hpp>
-#include <boost/asio/write.hpp>
-#include <boost/beast/core.hpp>
-#include <boost/beast/http.hpp>
+#include <boost/asio/ip/address.hpp>
 #include <boost/json.hpp>
-#include <cctype>
-#include <chrono>
-#include <cmath>
-#include <condition_variable>
 #include <ctime>
 #include <map>
 #include <mutex>
 #include <thread>
 
 #include "admission.hpp"
+#include "answers.hpp"
+#include "http_server.hpp"
 #include "llmchaos/client/breaker.hpp"
 #include "llmchaos/client/executor.hpp"
 #include "llmchaos/client/http_transport.hpp"
 #include "llmchaos/client/limiter.hpp"
-#include "llmchaos/client/points_header.hpp"
 #include "llmchaos/core/clock.hpp"
 #include "openai_wire.hpp"
 #include "upstreams.hpp"
 
-namespace asio = boost::asio;
-namespace beast = boost::beast;
-namespace http = beast::http;
 namespace json = boost::json;
-using tcp = asio::ip::tcp;
 
 namespace llmchaos::gateway {
 
 bool is_loopback_address(const std::string& address) {
   boost::system::error_code ec;
-  auto a = asio::ip::make_address(address, ec);
+  auto a = boost::asio::ip::make_address(address, ec);
   return !ec && a.is_loopback();
 }
 
 namespace {
-
-using HeaderList = std::vector<std::pair<std::string, std::string>>;
 
 // One quality chain's stack, with the state /stats reads without taking the stack's lock.
 struct Chain {
@@ -59,7 +45,7 @@ struct Chain {
   std::unique_ptr<Rng> rng;  // the stack's jitter: a stream of its own, so chains draw apart
   std::unique_ptr<client::ClientStack> stack;
   std::map<std::string, client::CircuitBreaker>
-      breakers;  // copied after every request (under Impl::stats_mutex)
+      breakers;  // copied after every request (under Service::stats_mutex)
 };
 
 struct KeyCounters {
@@ -67,85 +53,38 @@ struct KeyCounters {
   long requests = 0, answered = 0, failed = 0, queued = 0, rate_limited = 0;
 };
 
-// The outcome a stream's headers announce with its first token, before the stack has decided.
-std::string provisional_action(const std::vector<AttemptTrace>& trace, const std::string& primary) {
-  if (trace.empty()) return "degraded";
-  const auto& last = trace.back();
-  if (last.done && !last.ok) return "degraded";  // the answer is the degrade text after a failure
-  bool failed_before = false;
-  for (std::size_t i = 0; i + 1 < trace.size(); ++i) failed_before |= !trace[i].ok;
-  if (last.route != primary) return "fallback_recovery";
-  return failed_before ? "retry_recovery" : "primary_success";
-}
-
-std::string failure_actions(const client::DecisionLog& log) {
-  std::string out;
-  for (const auto& f : log.failures) out += (out.empty() ? "" : ",") + std::string(to_string(f.action));
-  return out;
-}
-
-// The same points for the drain answer, with the rule's text: {"action", "route", "attempt" (null when
-// none was sent), "rule", "rule_text"}.
-json::array failure_points_json(const client::DecisionLog& log) {
-  json::array out;
-  for (const auto& f : log.failures)
-    out.push_back(json::object{{"action", to_string(f.action)},
-                               {"route", f.route},
-                               {"attempt", f.attempt < 0 ? json::value(nullptr) : json::value(f.attempt)},
-                               {"rule", f.rule},
-                               {"rule_text", f.rule_text}});
-  return out;
-}
-
-// 1-based positions of the failure points at which no attempt was sent (breaker open, budget gate):
-// an observer of the upstream traffic cannot see them.
-std::vector<int> unsent_points(const client::DecisionLog& log) {
-  std::vector<int> out;
-  for (const auto& f : log.failures)
-    if (f.attempt < 0) out.push_back(f.point);
-  return out;
-}
-
-// A wait as the caller reads it: retry-after in whole seconds (at least 1) and retry-after-ms exactly.
-void add_retry_after(HeaderList& h, double wait_ms) {
-  h.emplace_back("retry-after",
-                 std::to_string(std::max<long>(1, static_cast<long>(std::ceil(wait_ms / 1000)))));
-  h.emplace_back("retry-after-ms", std::to_string(static_cast<long>(std::ceil(wait_ms))));
-}
-
-// The OpenAI-shaped error of a request the stack fail-closed: 429 when every route was cooling (the
-// caller is told when the soonest is free: add_retry_after), 503 when the last failure point sent no
-// attempt (breaker open, budget spent), else 502 naming the upstream failure.
-WireError fail_closed_error(const client::DecisionLog& log) {
-  WireError e;
-  const client::FailurePoint* last = log.failures.empty() ? nullptr : &log.failures.back();
-  std::string reason;
-  for (auto it = log.attempts.rbegin(); it != log.attempts.rend(); ++it)
-    if (it->owner != Owner::none) {
-      reason = fmt::format("route {}: {} ({})", it->route, it->reason, to_string(it->owner));
-      e.code = std::string(to_string(it->owner));
-      break;
+// A stream's tokens go out as they arrive; the first one sends the headers, whose outcome is only
+// provisional then (provisional_action over the attempts so far).
+void relay_tokens(client::WorkflowRequest& wr, Responder& out, const AnswerId& id,
+                  const UpstreamTransport& upstreams, const std::string& primary,
+                  const std::string& quality) {
+  wr.on_token = [&out, &id, &upstreams, &primary, &quality,
+                 serving = std::this_thread::get_id()](std::string_view token) {
+    const bool first = !out.stream_started();
+    if (first) {
+      const auto trace = upstreams.trace(serving);
+      out.start_stream(decision_headers(provisional_action(trace, primary), trace.size(),
+                                        trace.empty() ? "" : trace.back().route,
+                                        trace.empty() ? "" : trace.back().upstream, quality));
     }
-  const bool nothing_sent = !last || last->attempt < 0;
-  e.status = nothing_sent ? 503 : 502;
-  e.type = nothing_sent ? "service_unavailable" : "upstream_error";
-  e.message = fmt::format("the gateway failed closed{}{}", last ? ": " + last->rule_text : "",
-                          reason.empty() ? "" : "; " + reason);
-  if (e.code.empty()) e.code = "fail_closed";
-  if (log.retry_after_ms) {
-    e.status = 429;
-    e.type = "requests";
-    e.code = "all_routes_cooling";
-    e.message += fmt::format("; every route is cooling, the soonest is free in {:.0f} ms",
-                             std::ceil(*log.retry_after_ms));
-  }
-  return e;
+    out.send(content_frame(id, token, first));
+  };
 }
 
-}  // namespace
+// The end of a stream that started or has an answer; false when the client left.
+bool finish_stream(Responder& out, const AnswerId& id, const client::DecisionLog& log,
+                   const HeaderList& headers) {
+  if (!out.stream_started()) out.start_stream(headers);  // answered without a visible token
+  for (const auto& frame : stream_end_frames(id, log)) out.send(frame);
+  out.end_stream();
+  return !out.broken();
+}
 
-struct Gateway::Impl {
-  explicit Impl(GatewayConfig c)
+// The chains' stacks, the tier limiter and the counters /stats and /metrics read; shared with the
+// connection threads (through the server's handler), which may outlive stop().
+class Service {
+ public:
+  explicit Service(GatewayConfig c)
       : config(std::move(c)),
         rng(gateway_seed),
         wire([&] {
@@ -173,28 +112,30 @@ struct Gateway::Impl {
   // The tiers' windows follow [gateway] time_scale like every policy time: the limiter runs on scripted ms.
   double limiter_now() { return clock.now_ms() / config.time_scale; }
 
-  // --- serving ---
-  void accept_loop();
-  void serve_connection(std::shared_ptr<tcp::socket> socket);
-  bool handle(const http::request<http::string_body>& req, tcp::socket& socket);
-  bool chat(const http::request<http::string_body>& req, tcp::socket& socket);
-  // chat's phases after admit(): each one job (admission.hpp has the pure one).
-  bool refuse(tcp::socket& socket, const Refusal& refusal, const std::string& key, bool keep_alive);
+  // One request on the connection it came on; whether the connection stays open.
+  bool handle(const Request& req, Responder& out);
+
+ private:
+  // chat's phases after admit(): each one job (admission.hpp and answers.hpp have the pure ones).
+  bool chat(const Request& req, Responder& out);
+  bool refuse(Responder& out, const Refusal& refusal, const std::string& key, bool keep_alive);
   AnswerId answer_id(const client::WorkflowRequest& wr);
   struct StackRun {
     client::DecisionLog log;
     std::vector<AttemptTrace> trace;  // the attempts' upstreams
   };
-  // Through the chain's stack, one request at a time; the chain's breakers are copied for /stats.
+  // Through the chain's stack; the chain's breakers are copied for /stats.
   StackRun run_stack(Chain& chain, const client::WorkflowRequest& wr);
   void copy_breakers(Chain& chain);  // the caller holds stats_mutex
   void record_answer(const std::string& key, const client::DecisionLog& log);
-  bool drain(const http::request<http::string_body>& req, tcp::socket& socket);
+  bool drain(const Request& req, Responder& out);
   std::string stats_json();
   std::string metrics_text();
 
-  // --- state ---
+ public:
   GatewayConfig config;
+
+ private:
   SteadyClock clock;
   static constexpr std::uint64_t gateway_seed = 0x9a7e3a1;
   Rng rng;  // the balancers' (under the group transport's lock); each chain's stack has its own
@@ -210,291 +151,60 @@ struct Gateway::Impl {
   std::map<std::string, KeyCounters> key_counters;  // by masked key
   long requests = 0;
   std::atomic<int> in_flight{0};
-
-  asio::io_context ioc;  // owns the sockets; never run (every operation is blocking)
-  std::optional<tcp::acceptor> acceptor;
-  std::thread accept_thread;
-  std::atomic<bool> stopping{false};
-  std::mutex conn_mutex;
-  std::condition_variable conn_cv;
-  std::map<tcp::socket*, std::shared_ptr<tcp::socket>> connections;
-  std::uint16_t bound_port = 0;
-  std::weak_ptr<Impl> self;
 };
 
-namespace {
-
-template <class Message>
-void set_common(Message& h, int status, bool keep_alive) {
-  h.result(static_cast<unsigned>(status));
-  h.version(11);
-  h.set(http::field::server, "llmchaos-gateway");
-  h.keep_alive(keep_alive);
-}
-
-void write_plain(tcp::socket& socket, int status, std::string body, std::string_view content_type,
-                 const HeaderList& headers, bool keep_alive) {
-  http::response<http::string_body> res;
-  set_common(res, status, keep_alive);
-  res.set(http::field::content_type, content_type);
-  for (const auto& [k, v] : headers) res.set(k, v);
-  res.body() = std::move(body);
-  res.prepare_payload();
-  beast::error_code ec;
-  http::write(socket, res, ec);  // a client that left is no error of ours
-}
-
-void write_error(tcp::socket& socket, const WireError& e, HeaderList headers, bool keep_alive) {
-  write_plain(socket, e.status, error_body(e), "application/json", headers, keep_alive);
-}
-
-// A chunked SSE body written as tokens arrive (from the transport's thread while the request thread
-// waits in the stack); a client that left makes every later write a no-op.
-class SseWriter {
- public:
-  SseWriter(tcp::socket& socket, bool keep_alive) : socket_(socket), keep_alive_(keep_alive) {}
-  bool started() const { return started_; }
-  void start(const HeaderList& headers) {
-    http::response<http::empty_body> res;
-    set_common(res, 200, keep_alive_);
-    res.set(http::field::content_type, "text/event-stream");
-    res.set(http::field::cache_control, "no-cache");
-    for (const auto& [k, v] : headers) res.set(k, v);
-    res.chunked(true);
-    http::response_serializer<http::empty_body> sr(res);
-    beast::error_code ec;
-    http::write_header(socket_, sr, ec);
-    broken_ = broken_ || ec;
-    started_ = true;
-  }
-  void send(const std::string& frame) {
-    if (broken_ || frame.empty()) return;
-    beast::error_code ec;
-    asio::write(socket_, http::make_chunk(asio::buffer(frame)), ec);
-    broken_ = broken_ || ec;
-  }
-  void end() {
-    if (broken_) return;
-    beast::error_code ec;
-    asio::write(socket_, http::make_chunk_last(), ec);
-    broken_ = broken_ || ec;
-  }
-  bool broken() const { return broken_; }
-
- private:
-  tcp::socket& socket_;
-  bool keep_alive_;
-  bool started_ = false;
-  bool broken_ = false;
-};
-
-HeaderList decision_headers(std::string_view action, std::size_t attempts, const std::string& route,
-                            const std::string& upstream, const std::string& quality) {
-  HeaderList h{{"x-llmchaos-action", std::string(action)},
-               {"x-llmchaos-attempts", std::to_string(attempts)},
-               {"x-llmchaos-route", route}};
-  if (!upstream.empty()) h.emplace_back("x-llmchaos-upstream", upstream);
-  if (!quality.empty()) h.emplace_back("x-llmchaos-quality", quality);
-  return h;
-}
-
-HeaderList rejection_headers() {
-  return decision_headers("rejected", 0, "", "", "");
-}
-
-std::string bearer_key(const http::request<http::string_body>& req) {
-  auto auth = req[http::field::authorization];
-  constexpr std::string_view prefix = "Bearer ";
-  if (auth.size() <= prefix.size() || auth.substr(0, prefix.size()) != prefix) return {};
-  return std::string(auth.substr(prefix.size()));
-}
-
-// The upstream that served the answer: the last attempt that succeeded ("" when none did).
-std::string serving_upstream(const std::vector<AttemptTrace>& trace) {
-  for (auto it = trace.rbegin(); it != trace.rend(); ++it)
-    if (it->ok && !it->upstream.empty()) return it->upstream;
-  return {};
-}
-
-// The headers of an answer once the stack has decided: the decision, its failure points, the operation.
-HeaderList answer_headers(const client::DecisionLog& log, const std::vector<AttemptTrace>& trace,
-                          const std::string& quality) {
-  HeaderList headers = decision_headers(to_string(log.outcome), log.attempts.size(), log.route,
-                                        serving_upstream(trace), quality);
-  headers.emplace_back("x-llmchaos-actions", failure_actions(log));
-  if (auto unsent = unsent_points(log); !unsent.empty())
-    headers.emplace_back("x-llmchaos-unsent-points", fmt::format("{}", fmt::join(unsent, ",")));
-  headers.emplace_back(client::points_header_name,
-                       client::encode_points_header(log.failures));  // grammar: points_header.hpp
-  headers.emplace_back("x-llmchaos-operation-id", log.operation_id);
-  return headers;
-}
-
-// A stream's tokens go out as they arrive; the first one sends the headers, whose outcome is only
-// provisional then (provisional_action over the attempts so far).
-void relay_tokens(client::WorkflowRequest& wr, SseWriter& sse, const AnswerId& id,
-                  const UpstreamTransport& upstreams, const std::string& primary,
-                  const std::string& quality) {
-  wr.on_token = [&sse, &id, &upstreams, &primary, &quality,
-                 serving = std::this_thread::get_id()](std::string_view token) {
-    const bool first = !sse.started();
-    if (first) {
-      const auto trace = upstreams.trace(serving);
-      sse.start(decision_headers(provisional_action(trace, primary), trace.size(),
-                                 trace.empty() ? "" : trace.back().route,
-                                 trace.empty() ? "" : trace.back().upstream, quality));
-    }
-    sse.send(content_frame(id, token, first));
-  };
-}
-
-// The end of a stream that started or has an answer; false when the client left.
-bool finish_stream(SseWriter& sse, const AnswerId& id, const client::DecisionLog& log,
-                   const HeaderList& headers) {
-  if (!sse.started()) sse.start(headers);  // answered without a visible token (e.g. an empty answer)
-  if (log.answered) {
-    sse.send(finish_frame(id, "stop"));
-    sse.send(usage_frame(id, log, to_string(log.outcome), static_cast<int>(log.attempts.size())));
-    sse.send(done_frame());
-  } else {
-    // Tokens went out, then the stack failed closed: an in-stream error and no [DONE], so no client
-    // mistakes the cut answer for a whole one.
-    sse.send(error_frame(fail_closed_error(log)));
-  }
-  sse.end();
-  return !sse.broken();
-}
-
-// A whole answer: 200 with the completion, 202 when the stack queued it, else the fail-closed error.
-void write_answer(tcp::socket& socket, const AnswerId& id, const client::DecisionLog& log, HeaderList headers,
-                  bool keep_alive) {
-  if (log.answered) {
-    write_plain(socket, 200, completion_body(id, log), "application/json", headers, keep_alive);
-  } else if (log.outcome == Outcome::queued) {
-    json::object body{{"id", id.id},
-                      {"object", "llmchaos.queued"},
-                      {"status", "queued"},
-                      {"operation_id", log.operation_id}};
-    write_plain(socket, 202, json::serialize(body), "application/json", headers, keep_alive);
-  } else {
-    if (log.retry_after_ms)
-      add_retry_after(headers, *log.retry_after_ms);  // the stack's ms are real (its policy is scaled)
-    write_error(socket, fail_closed_error(log), headers, keep_alive);
-  }
-}
-
-}  // namespace
-
-void Gateway::Impl::accept_loop() {
-  while (!stopping) {
-    pollfd pfd{acceptor->native_handle(), POLLIN, 0};
-    if (::poll(&pfd, 1, 100) <= 0) continue;  // 100 ms: stop() is noticed within that
-    auto socket = std::make_shared<tcp::socket>(ioc);
-    beast::error_code ec;
-    acceptor->accept(*socket, ec);
-    if (ec) continue;
+bool Service::handle(const Request& req, Responder& out) {
+  const auto path = req.path();
+  const Route route = route_of(path);
+  if (route.endpoint == Endpoint::not_found) {
     {
-      std::lock_guard lock(conn_mutex);
-      if (stopping || connections.size() >= config.max_connections) {
-        write_error(*socket,
-                    WireError{503, "the gateway has too many open connections", "service_unavailable", "",
-                              "overloaded"},
-                    rejection_headers(), false);
-        socket->close(ec);
-        continue;
-      }
-      connections.emplace(socket.get(), socket);
+      std::lock_guard lock(stats_mutex);
+      ++rejected["not_found"];
     }
-    // Detached: a thread stuck in an upstream call must not block stop(); it holds the state alive.
-    std::thread([impl = self.lock(), socket] { impl->serve_connection(socket); }).detach();
+    out.reply(not_found(req.method, path));
+    return req.keep_alive;
   }
-}
-
-void Gateway::Impl::serve_connection(std::shared_ptr<tcp::socket> socket) {
-  beast::flat_buffer buffer;
-  for (;;) {
-    http::request_parser<http::string_body> parser;
-    parser.body_limit(8 * 1024 * 1024);
-    parser.header_limit(64 * 1024);
-    beast::error_code ec;
-    http::read(*socket, buffer, parser, ec);
-    if (ec == http::error::body_limit || ec == http::error::header_limit) {
-      write_error(
-          *socket,
-          WireError{413, "the request is too large", "invalid_request_error", "", "request_too_large"},
-          rejection_headers(), false);
+  if (req.method != route.method) {
+    out.reply(method_not_allowed(path, route.method));
+    return req.keep_alive;
+  }
+  switch (route.endpoint) {
+    case Endpoint::chat:
+      return chat(req, out);
+    case Endpoint::drain:
+      return drain(req, out);
+    case Endpoint::ready:
+      out.reply(ok_reply(R"({"status":"ready"})"));
       break;
-    }
-    if (ec || stopping) break;
-    if (!handle(parser.get(), *socket) || stopping) break;
+    case Endpoint::health:
+      out.reply(ok_reply(R"({"status":"ok"})"));
+      break;
+    case Endpoint::stats:
+      out.reply(ok_reply(stats_json()));
+      break;
+    case Endpoint::metrics:
+      out.reply(ok_reply(metrics_text(), "text/plain; version=0.0.4"));
+      break;
+    case Endpoint::not_found:
+      break;
   }
-  beast::error_code ec;
-  socket->shutdown(tcp::socket::shutdown_both, ec);
-  socket->close(ec);
-  std::lock_guard lock(conn_mutex);
-  connections.erase(socket.get());
-  conn_cv.notify_all();
-}
-
-bool Gateway::Impl::handle(const http::request<http::string_body>& req, tcp::socket& socket) {
-  const bool keep_alive = req.keep_alive();
-  const std::string_view target(req.target().data(), req.target().size());
-  const auto path = target.substr(0, target.find('?'));
-  auto not_allowed = [&](std::string_view method) {
-    write_error(socket,
-                WireError{405, fmt::format("{} needs {}", path, method), "invalid_request_error", "",
-                          "method_not_allowed"},
-                rejection_headers(), keep_alive);
-    return keep_alive;
-  };
-  if (path == "/v1/chat/completions") {
-    if (req.method() != http::verb::post) return not_allowed("POST");
-    return chat(req, socket);
-  }
-  if (path == "/v1/llmchaos/drain") {
-    if (req.method() != http::verb::post) return not_allowed("POST");
-    return drain(req, socket);
-  }
-  // /__llmchaos/ready and /__llmchaos/health: the probes serve and proxy answer (image, Helm chart).
-  if (path == "/health" || path == "/stats" || path == "/metrics" || path == "/__llmchaos/ready" ||
-      path == "/__llmchaos/health") {
-    if (req.method() != http::verb::get) return not_allowed("GET");
-    if (path == "/__llmchaos/ready")
-      write_plain(socket, 200, R"({"status":"ready"})", "application/json", {}, keep_alive);
-    else if (path == "/health" || path == "/__llmchaos/health")
-      write_plain(socket, 200, R"({"status":"ok"})", "application/json", {}, keep_alive);
-    else if (path == "/stats")
-      write_plain(socket, 200, stats_json(), "application/json", {}, keep_alive);
-    else
-      write_plain(socket, 200, metrics_text(), "text/plain; version=0.0.4", {}, keep_alive);
-    return keep_alive;
-  }
-  {
-    std::lock_guard lock(stats_mutex);
-    ++rejected["not_found"];
-  }
-  write_error(socket,
-              WireError{404, fmt::format("no route {} {}", std::string_view(req.method_string()), path),
-                        "invalid_request_error", "", "not_found"},
-              rejection_headers(), keep_alive);
-  return keep_alive;
+  return req.keep_alive;
 }
 
 // A chat request's phases: admit (admission.hpp, pure), then through the stack, the counters, the
 // headers and the answer; a refusal is counted and answered at once.
-bool Gateway::Impl::chat(const http::request<http::string_body>& req, tcp::socket& socket) {
-  const bool keep_alive = req.keep_alive();
-  const ChatArrival arrival{bearer_key(req), req.body(), std::string(req["x-llmchaos-quality"])};
+bool Service::chat(const Request& req, Responder& out) {
+  const ChatArrival arrival{bearer_key(req.header("authorization")), req.body,
+                            std::string(req.header("x-llmchaos-quality"))};
   auto admission = admit(arrival, config, limiter, limiter_now());
   if (const auto* refusal = std::get_if<Refusal>(&admission))
-    return refuse(socket, *refusal, arrival.key, keep_alive);
+    return refuse(out, *refusal, arrival.key, req.keep_alive);
   auto& admitted = std::get<Admitted>(admission);
   auto& wr = admitted.request.workflow;
-  if (auto idem = req["idempotency-key"]; !idem.empty()) wr.operation_id = std::string(idem);
+  if (auto idem = req.header("idempotency-key"); !idem.empty()) wr.operation_id = std::string(idem);
   const AnswerId id = answer_id(wr);
   Chain& chain = chains.at(admitted.quality);
-  SseWriter sse(socket, keep_alive);
-  if (wr.stream) relay_tokens(wr, sse, id, upstreams, chain.routes.front(), admitted.quality);
+  if (wr.stream) relay_tokens(wr, out, id, upstreams, chain.routes.front(), admitted.quality);
 
   const auto run = run_stack(chain, wr);
   limiter.settle(admitted.key, admitted.estimated_tokens, run.log.input_tokens + run.log.output_tokens,
@@ -502,16 +212,15 @@ bool Gateway::Impl::chat(const http::request<http::string_body>& req, tcp::socke
   record_answer(admitted.key, run.log);
   HeaderList headers = answer_headers(run.log, run.trace, admitted.quality);
 
-  if (wr.stream && (sse.started() || run.log.answered)) {
-    const bool intact = finish_stream(sse, id, run.log, headers);
-    return keep_alive && intact;
+  if (wr.stream && (out.stream_started() || run.log.answered)) {
+    const bool intact = finish_stream(out, id, run.log, headers);
+    return req.keep_alive && intact;
   }
-  write_answer(socket, id, run.log, std::move(headers), keep_alive);
-  return keep_alive;
+  out.reply(answer_reply(id, run.log, std::move(headers)));
+  return req.keep_alive;
 }
 
-bool Gateway::Impl::refuse(tcp::socket& socket, const Refusal& refusal, const std::string& key,
-                           bool keep_alive) {
+bool Service::refuse(Responder& out, const Refusal& refusal, const std::string& key, bool keep_alive) {
   {
     std::lock_guard lock(stats_mutex);
     ++rejected[refusal.reason];
@@ -519,18 +228,18 @@ bool Gateway::Impl::refuse(tcp::socket& socket, const Refusal& refusal, const st
   }
   HeaderList headers = rejection_headers();
   if (refusal.retry_after_ms) add_retry_after(headers, *refusal.retry_after_ms);
-  write_error(socket, refusal.error, std::move(headers), keep_alive);
+  out.reply(error_reply(refusal.error, std::move(headers)));
   return keep_alive;
 }
 
 // The caller's Idempotency-Key names the answer when it sent one, else a number of this gateway's.
-AnswerId Gateway::Impl::answer_id(const client::WorkflowRequest& wr) {
+AnswerId Service::answer_id(const client::WorkflowRequest& wr) {
   return AnswerId{
       "chatcmpl-" + (wr.operation_id.empty() ? fmt::format("{:016x}", ++answer_ids) : wr.operation_id),
       static_cast<long>(std::time(nullptr)), wr.model};
 }
 
-Gateway::Impl::StackRun Gateway::Impl::run_stack(Chain& chain, const client::WorkflowRequest& wr) {
+Service::StackRun Service::run_stack(Chain& chain, const client::WorkflowRequest& wr) {
   StackRun run;
   ++in_flight;
   {
@@ -546,12 +255,12 @@ Gateway::Impl::StackRun Gateway::Impl::run_stack(Chain& chain, const client::Wor
   return run;
 }
 
-void Gateway::Impl::copy_breakers(Chain& chain) {
+void Service::copy_breakers(Chain& chain) {
   for (auto& [route, breaker] : chain.breakers)
     if (auto b = chain.stack->breaker_state(route)) breaker = *b;
 }
 
-void Gateway::Impl::record_answer(const std::string& key, const client::DecisionLog& log) {
+void Service::record_answer(const std::string& key, const client::DecisionLog& log) {
   std::lock_guard lock(stats_mutex);
   ++requests;
   ++outcomes[std::string(to_string(log.outcome))];
@@ -564,44 +273,28 @@ void Gateway::Impl::record_answer(const std::string& key, const client::Decision
 }
 
 // Redeliver what every stack queued (each redelivery on the budget its request already spent).
-bool Gateway::Impl::drain(const http::request<http::string_body>& req, tcp::socket& socket) {
-  const bool keep_alive = req.keep_alive();
-  if (!config.keys.contains(bearer_key(req))) {
-    write_error(socket,
-                WireError{401, "drain needs a known API key", "invalid_request_error", "", "invalid_api_key"},
-                rejection_headers(), keep_alive);
-    return keep_alive;
+bool Service::drain(const Request& req, Responder& out) {
+  if (!config.keys.contains(bearer_key(req.header("authorization")))) {
+    out.reply(error_reply(
+        WireError{401, "drain needs a known API key", "invalid_request_error", "", "invalid_api_key"},
+        rejection_headers()));
+    return req.keep_alive;
   }
-  json::array out;
-  {
-    for (auto& [name, chain] : chains) {
-      for (const auto& log : chain.stack->drain()) {
-        out.push_back(json::object{{"operation_id", log.operation_id},
-                                   {"outcome", to_string(log.outcome)},
-                                   {"answered", log.answered},
-                                   {"text", log.text},
-                                   {"route", log.route},
-                                   {"model", log.model},
-                                   {"attempts", log.attempts.size()},
-                                   {"input_tokens", log.input_tokens},
-                                   {"output_tokens", log.output_tokens},
-                                   {"actions", failure_actions(log)},
-                                   {"unsent_points", json::value_from(unsent_points(log))},
-                                   {"points", failure_points_json(log)},
-                                   {"quality", name}});
-        std::lock_guard stats_lock(stats_mutex);
-        ++outcomes[std::string(to_string(log.outcome))];
-      }
+  json::array redelivered;
+  for (auto& [name, chain] : chains) {
+    for (const auto& log : chain.stack->drain()) {
+      redelivered.push_back(redelivery_json(log, name));
       std::lock_guard stats_lock(stats_mutex);
-      copy_breakers(chain);
+      ++outcomes[std::string(to_string(log.outcome))];
     }
+    std::lock_guard stats_lock(stats_mutex);
+    copy_breakers(chain);
   }
-  write_plain(socket, 200, json::serialize(json::object{{"redelivered", std::move(out)}}), "application/json",
-              {}, keep_alive);
-  return keep_alive;
+  out.reply(ok_reply(json::serialize(json::object{{"redelivered", std::move(redelivered)}})));
+  return req.keep_alive;
 }
 
-std::string Gateway::Impl::stats_json() {
+std::string Service::stats_json() {
   const double now = clock.now_ms();
   json::object routes;
   for (const auto& [name, c] : upstreams.counters())
@@ -651,7 +344,7 @@ std::string Gateway::Impl::stats_json() {
   return json::serialize(body);
 }
 
-std::string Gateway::Impl::metrics_text() {
+std::string Service::metrics_text() {
   const double now = clock.now_ms();
   std::string out;
   auto family = [&](std::string_view name, std::string_view type, std::string_view help) {
@@ -702,54 +395,41 @@ std::string Gateway::Impl::metrics_text() {
   return out;
 }
 
-Gateway::Gateway(GatewayConfig config) : impl_(std::make_shared<Impl>(std::move(config))) {
-  impl_->self = impl_;
-}
+}  // namespace
+
+// The request logic, and the server that hands it requests (its handler holds the logic alive).
+struct Gateway::Impl {
+  explicit Impl(GatewayConfig config)
+      : service(std::make_shared<Service>(std::move(config))),
+        server([s = service](const Request& req, Responder& out) { return s->handle(req, out); },
+               server_replies(), ServerLimits{.max_connections = service->config.max_connections}) {}
+  std::shared_ptr<Service> service;
+  HttpServer server;
+};
+
+Gateway::Gateway(GatewayConfig config) : impl_(std::make_unique<Impl>(std::move(config))) {}
 
 Gateway::~Gateway() {
   stop();
 }
 
 void Gateway::start() {
-  auto& i = *impl_;
-  const auto& c = i.config;
-  beast::error_code ec;
-  const auto address = asio::ip::make_address(c.bind, ec);
-  if (ec) throw std::runtime_error(fmt::format("gateway: bind address \"{}\": {}", c.bind, ec.message()));
-  i.acceptor.emplace(i.ioc);
-  const tcp::endpoint ep(address, c.port);
-  i.acceptor->open(ep.protocol(), ec);
-  if (!ec) i.acceptor->set_option(asio::socket_base::reuse_address(true), ec);
-  if (!ec) i.acceptor->bind(ep, ec);
-  if (!ec) i.acceptor->listen(asio::socket_base::max_listen_connections, ec);
-  if (ec)
-    throw std::runtime_error(
-        fmt::format("gateway: cannot listen on {}:{}: {}", c.bind, c.port, ec.message()));
-  i.bound_port = i.acceptor->local_endpoint().port();
-  i.accept_thread = std::thread([&i] { i.accept_loop(); });
+  impl_->server.start(impl_->service->config.bind, impl_->service->config.port);
 }
 
 bool Gateway::stop() {
-  auto& i = *impl_;
-  if (i.stopping.exchange(true)) return true;
-  if (i.accept_thread.joinable()) i.accept_thread.join();
-  beast::error_code ec;
-  if (i.acceptor) i.acceptor->close(ec);
-  std::unique_lock lock(i.conn_mutex);
-  // shutdown() wakes a thread blocked reading its connection; one inside an upstream call ends with it.
-  for (auto& [raw, socket] : i.connections) ::shutdown(socket->native_handle(), SHUT_RDWR);
-  return i.conn_cv.wait_for(lock, std::chrono::milliseconds(900), [&] { return i.connections.empty(); });
+  return impl_->server.stop();
 }
 
 std::uint16_t Gateway::port() const {
-  return impl_->bound_port;
+  return impl_->server.port();
 }
 
 std::string Gateway::base_url() const {
-  const auto& bind = impl_->config.bind;
+  const auto& bind = impl_->service->config.bind;
   std::string host = bind == "0.0.0.0" ? "127.0.0.1" : bind == "::" ? "[::1]" : bind;
   if (host.find(':') != std::string::npos && host.front() != '[') host = "[" + host + "]";
-  return fmt::format("http://{}:{}", host, impl_->bound_port);
+  return fmt::format("http://{}:{}", host, impl_->server.port());
 }
 
 }  // namespace llmchaos::gateway

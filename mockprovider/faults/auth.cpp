@@ -4,7 +4,7 @@
 namespace llmchaos::mock {
 namespace {
 Plan plan(const FaultInput& in) {
-  return detail::error_plan(in, FaultKind::auth, ErrorKind::auth);
+  return plan_blocks::error_plan(in, FaultKind::auth, ErrorKind::auth);
 }
 }  // namespace
 

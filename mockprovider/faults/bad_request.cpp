@@ -4,7 +4,7 @@
 namespace llmchaos::mock {
 namespace {
 Plan plan(const FaultInput& in) {
-  return detail::error_plan(in, FaultKind::bad_request, ErrorKind::bad_request);
+  return plan_blocks::error_plan(in, FaultKind::bad_request, ErrorKind::bad_request);
 }
 }  // namespace
 

@@ -5,7 +5,7 @@
 namespace llmchaos::mock {
 namespace {
 Plan plan(const FaultInput& in) {
-  Plan p = detail::answer_plan(in, FaultKind::connect_reset);
+  Plan p = plan_blocks::answer_plan(in, FaultKind::connect_reset);
   p.action = WireAction::reset_after_head;
   p.status = 0;
   p.body.clear();

@@ -12,21 +12,21 @@ constexpr std::string_view params[] = {"cut_after_events", "body"};
 Plan stopped_as_malformed(const FaultInput& in, std::string_view stop_reason) {
   Answer answer = in.answer;
   answer.stop_reason = stop_reason;
-  Plan p = detail::answer_plan(in, FaultKind::malformed_event, answer);
+  Plan p = plan_blocks::answer_plan(in, FaultKind::malformed_event, answer);
   p.commits_when_sent = false;
   return p;
 }
 
 Plan plan(const FaultInput& in) {
   if (in.step.body) return stopped_as_malformed(in, *in.step.body);
-  Plan p = detail::answer_plan(in, FaultKind::malformed_event);
+  Plan p = plan_blocks::answer_plan(in, FaultKind::malformed_event);
   if (!p.streamed) {
     p.body.resize(p.body.size() / 2);
     p.commits_when_sent = false;  // nothing readable reached the client
     return p;
   }
   auto parts = in.dialect.render_stream(in.answer);
-  const auto n = static_cast<std::size_t>(detail::cut_after(in, 1));
+  const auto n = static_cast<std::size_t>(plan_blocks::cut_after(in, 1));
   auto& content = parts.content;
   if (n < content.size())
     content[n] = in.dialect.malformed_frame();
@@ -39,7 +39,7 @@ Plan plan(const FaultInput& in) {
 }
 
 void draw(ExploreDraw& d) {
-  detail::draw_cut_after_events(d);
+  plan_blocks::draw_cut_after_events(d);
   // Slow later events: the client hangs up before the next content event (cases/README.md).
   d.param("inter_event_ms", d.between(std::min(20.0, d.timeout_ms / 4), std::min(100.0, d.timeout_ms / 2)));
 }
@@ -54,7 +54,7 @@ extern const FaultSpec malformed_event_fault = {
                .breaks_stream = true,
                .explore_inter_event = false,
                .explore_draw = draw},
-    .body = ErrorKind::malformed_output,
+    .error_body = ErrorKind::malformed_output,
 };
 
 }  // namespace llmchaos::mock

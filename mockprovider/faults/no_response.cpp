@@ -6,7 +6,7 @@ namespace {
 constexpr std::string_view params[] = {"hold_ms"};
 
 Plan plan(const FaultInput& in) {
-  return detail::hold_plan(in, FaultKind::no_response, false);
+  return plan_blocks::hold_plan(in, FaultKind::no_response, false);
 }
 }  // namespace
 

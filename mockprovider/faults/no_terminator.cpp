@@ -5,7 +5,7 @@
 namespace llmchaos::mock {
 namespace {
 Plan plan(const FaultInput& in) {
-  Plan p = detail::answer_plan(in, FaultKind::no_terminator);
+  Plan p = plan_blocks::answer_plan(in, FaultKind::no_terminator);
   if (!p.streamed) return p;
   auto parts = in.dialect.render_stream(in.answer);
   p.frames.clear();

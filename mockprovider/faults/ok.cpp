@@ -4,7 +4,7 @@
 namespace llmchaos::mock {
 namespace {
 Plan plan(const FaultInput& in) {
-  return detail::answer_plan(in, FaultKind::ok);
+  return plan_blocks::answer_plan(in, FaultKind::ok);
 }
 }  // namespace
 

@@ -6,7 +6,7 @@ namespace {
 constexpr std::string_view params[] = {"body"};  // a named real body of the dialect (Bedrock's model_timeout)
 
 Plan plan(const FaultInput& in) {
-  return detail::error_plan(in, FaultKind::overloaded, ErrorKind::overloaded);
+  return plan_blocks::error_plan(in, FaultKind::overloaded, ErrorKind::overloaded);
 }
 
 void draw(ExploreDraw& d) {
@@ -20,7 +20,7 @@ extern const FaultSpec overloaded_fault = {
     .plan = plan,
     .summary = "503 before any body byte (OpenAI, Gemini UNAVAILABLE) or Anthropic 529 overloaded_error",
     .traits = {.explore_draw = draw},
-    .body = ErrorKind::overloaded,
+    .error_body = ErrorKind::overloaded,
 };
 
 }  // namespace llmchaos::mock

@@ -5,7 +5,7 @@ namespace llmchaos::mock {
 namespace {
 constexpr std::string_view params[] = {"body"};  // a named real body of the dialect
 Plan plan(const FaultInput& in) {
-  return detail::error_plan(in, FaultKind::payment_402, ErrorKind::payment);
+  return plan_blocks::error_plan(in, FaultKind::payment_402, ErrorKind::payment);
 }
 }  // namespace
 
@@ -14,7 +14,7 @@ extern const FaultSpec payment_402_fault = {
     .params = params,
     .plan = plan,
     .summary = "402, credits exhausted (billing_error)",
-    .body = ErrorKind::payment,
+    .error_body = ErrorKind::payment,
 };
 
 }  // namespace llmchaos::mock

@@ -7,16 +7,16 @@ namespace {
 constexpr std::string_view params[] = {"cut_after_events"};
 
 Plan plan(const FaultInput& in) {
-  if (!in.request.stream) return detail::error_plan(in, FaultKind::policy, ErrorKind::policy);
+  if (!in.request.stream) return plan_blocks::error_plan(in, FaultKind::policy, ErrorKind::policy);
   Answer stopped = in.answer;
   stopped.finish = Finish::content_filter;
   stopped.tool_name.clear();
-  stopped.tokens.resize(static_cast<std::size_t>(detail::cut_after(in, 0)));
-  return detail::answer_plan(in, FaultKind::policy, stopped);
+  stopped.tokens.resize(static_cast<std::size_t>(plan_blocks::cut_after(in, 0)));
+  return plan_blocks::answer_plan(in, FaultKind::policy, stopped);
 }
 
 void draw(ExploreDraw& d) {
-  detail::draw_cut_after_events(d);
+  plan_blocks::draw_cut_after_events(d);
 }
 }  // namespace
 

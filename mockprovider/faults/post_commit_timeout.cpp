@@ -7,7 +7,7 @@ namespace {
 constexpr std::string_view params[] = {"hold_ms"};
 
 Plan plan(const FaultInput& in) {
-  return detail::hold_plan(in, FaultKind::post_commit_timeout, true);
+  return plan_blocks::hold_plan(in, FaultKind::post_commit_timeout, true);
 }
 }  // namespace
 

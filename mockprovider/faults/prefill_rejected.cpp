@@ -5,8 +5,8 @@
 namespace llmchaos::mock {
 namespace {
 Plan plan(const FaultInput& in) {
-  if (!in.request.prefill) return detail::answer_plan(in, FaultKind::ok);
-  return detail::error_plan(in, FaultKind::prefill_rejected, ErrorKind::prefill);
+  if (!in.request.prefill) return plan_blocks::answer_plan(in, FaultKind::ok);
+  return plan_blocks::error_plan(in, FaultKind::prefill_rejected, ErrorKind::prefill);
 }
 }  // namespace
 

@@ -6,7 +6,7 @@ namespace llmchaos::mock {
 namespace {
 constexpr std::string_view params[] = {"body"};  // a named real body of the dialect
 Plan plan(const FaultInput& in) {
-  return detail::error_plan(in, FaultKind::quota_429, ErrorKind::quota);
+  return plan_blocks::error_plan(in, FaultKind::quota_429, ErrorKind::quota);
 }
 }  // namespace
 
@@ -16,7 +16,7 @@ extern const FaultSpec quota_429_fault = {
     .plan = plan,
     .summary =
         "429 with the dialect's quota/billing body (insufficient_quota, RESOURCE_EXHAUSTED), no retry-after",
-    .body = ErrorKind::quota,
+    .error_body = ErrorKind::quota,
 };
 
 }  // namespace llmchaos::mock

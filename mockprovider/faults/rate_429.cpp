@@ -6,12 +6,8 @@ namespace {
 constexpr std::string_view params[] = {"body"};  // a named real body of the dialect
 constexpr double default_retry_after_ms = 1000;
 
-Plan plan(const FaultInput& in) {
-  Step step = in.step;  // the headers are always sent: default the hint when the script gives none
-  if (!step.retry_after_ms) step.retry_after_ms = default_retry_after_ms;
-  return detail::error_plan(
-      {step, in.request, in.dialect, in.answer, in.request_id, in.time_scale, in.rng, in.unix_now_ms},
-      FaultKind::rate_429, ErrorKind::rate_limit);
+Plan plan(const FaultInput& in) {  // the headers are always sent: a default hint when the step gives none
+  return plan_blocks::error_plan(in, FaultKind::rate_429, ErrorKind::rate_limit, {}, default_retry_after_ms);
 }
 
 void draw(ExploreDraw& d) {
@@ -26,7 +22,7 @@ extern const FaultSpec rate_429_fault = {
     .plan = plan,
     .summary = "429 rate limit with retry-after (s) and retry-after-ms",
     .traits = {.default_retry_after_ms = default_retry_after_ms, .explore_draw = draw},
-    .body = ErrorKind::rate_limit,
+    .error_body = ErrorKind::rate_limit,
 };
 
 }  // namespace llmchaos::mock

@@ -50,7 +50,7 @@ const FaultSpec& fault_spec(FaultKind kind) {
 }
 
 ErrorKind fault_error_kind(FaultKind kind) {
-  return fault_spec(kind).body;
+  return fault_spec(kind).error_body;
 }
 
 const FaultTraits& fault_traits(FaultKind kind) {

@@ -21,7 +21,7 @@ Plan plan(const FaultInput& in) {
   Answer lacking = in.answer;
   if (lacking.tool_name.empty())
     lacking.tokens = split_tokens(without_field(in.answer.text(), in.step.missing_field));
-  return detail::answer_plan(in, FaultKind::schema_missing, lacking);
+  return plan_blocks::answer_plan(in, FaultKind::schema_missing, lacking);
 }
 
 void draw(ExploreDraw& d) {

@@ -18,10 +18,10 @@ double lognormal(Rng& rng, double p50, double p95) {
 }
 
 Plan plan(const FaultInput& in) {
-  Plan p = detail::answer_plan(in, FaultKind::slow);
+  Plan p = plan_blocks::answer_plan(in, FaultKind::slow);
   if (in.step.p50_ms && *in.step.p50_ms > 0)
     p.latency_ms +=
-        detail::scaled(in, lognormal(in.rng, *in.step.p50_ms, in.step.p95_ms.value_or(*in.step.p50_ms)));
+        plan_blocks::scaled(in, lognormal(in.rng, *in.step.p50_ms, in.step.p95_ms.value_or(*in.step.p50_ms)));
   return p;
 }
 

@@ -8,8 +8,8 @@ constexpr std::string_view params[] = {"first_token_ms"};
 constexpr double default_first_token_ms = 2000;
 
 Plan plan(const FaultInput& in) {
-  Plan p = detail::answer_plan(in, FaultKind::slow_first_token);
-  const double wait = detail::scaled(in, in.step.first_token_ms.value_or(default_first_token_ms));
+  Plan p = plan_blocks::answer_plan(in, FaultKind::slow_first_token);
+  const double wait = plan_blocks::scaled(in, in.step.first_token_ms.value_or(default_first_token_ms));
   if (p.streamed)
     p.first_event_ms = wait;
   else

@@ -22,15 +22,15 @@ std::vector<SseFrame> half_of_next(const FaultInput& in, int n) {
 }
 
 Plan plan(const FaultInput& in) {
-  if (!in.request.stream) return detail::truncated_body(in, FaultKind::stream_cut, StreamEnd::abort);
-  const int n = detail::cut_after(in, 1);
-  return detail::partial_stream(in, FaultKind::stream_cut, n,
-                                in.step.cut_mid_frame ? half_of_next(in, n) : std::vector<SseFrame>{},
-                                StreamEnd::abort);
+  if (!in.request.stream) return plan_blocks::truncated_body(in, FaultKind::stream_cut, StreamEnd::abort);
+  const int n = plan_blocks::cut_after(in, 1);
+  return plan_blocks::partial_stream(in, FaultKind::stream_cut, n,
+                                     in.step.cut_mid_frame ? half_of_next(in, n) : std::vector<SseFrame>{},
+                                     StreamEnd::abort);
 }
 
 void draw(ExploreDraw& d) {
-  detail::draw_cut_after_events(d);
+  plan_blocks::draw_cut_after_events(d);
 }
 }  // namespace
 

@@ -10,9 +10,9 @@ constexpr std::string_view params[] = {"cut_after_events", "body"};
 
 Plan plan(const FaultInput& in) {
   if (!in.request.stream)
-    return detail::error_plan(in, FaultKind::stream_error, ErrorKind::stream_interrupted);
-  Plan p =
-      detail::partial_stream(in, FaultKind::stream_error, detail::cut_after(in, 1), {}, StreamEnd::complete);
+    return plan_blocks::error_plan(in, FaultKind::stream_error, ErrorKind::stream_interrupted);
+  Plan p = plan_blocks::partial_stream(in, FaultKind::stream_error, plan_blocks::cut_after(in, 1), {},
+                                       StreamEnd::complete);
   const auto named = in.dialect.named_stream_error_frame;
   p.frames.push_back(named && in.step.body ? named(*in.step.body)
                                            : in.dialect.stream_error_frame(in.answer, p.frames.size()));
@@ -20,7 +20,7 @@ Plan plan(const FaultInput& in) {
 }
 
 void draw(ExploreDraw& d) {
-  detail::draw_cut_after_events(d);
+  plan_blocks::draw_cut_after_events(d);
 }
 }  // namespace
 
@@ -30,7 +30,7 @@ extern const FaultSpec stream_error_fault = {
     .plan = plan,
     .summary = "200, N content events, then an in-stream error event",
     .traits = {.in_band = InBand::always, .breaks_stream = true, .explore_draw = draw},
-    .body = ErrorKind::stream_interrupted,
+    .error_body = ErrorKind::stream_interrupted,
 };
 
 }  // namespace llmchaos::mock

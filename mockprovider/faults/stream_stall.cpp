@@ -9,15 +9,15 @@ constexpr double default_stall_ms = 30000;
 
 Plan plan(const FaultInput& in) {
   Plan p = in.request.stream
-               ? detail::partial_stream(in, FaultKind::stream_stall, detail::cut_after(in, 1), {},
-                                        StreamEnd::stall_then_abort)
-               : detail::truncated_body(in, FaultKind::stream_stall, StreamEnd::stall_then_abort);
-  p.stall_ms = detail::scaled(in, in.step.stall_ms.value_or(default_stall_ms));
+               ? plan_blocks::partial_stream(in, FaultKind::stream_stall, plan_blocks::cut_after(in, 1), {},
+                                             StreamEnd::stall_then_abort)
+               : plan_blocks::truncated_body(in, FaultKind::stream_stall, StreamEnd::stall_then_abort);
+  p.stall_ms = plan_blocks::scaled(in, in.step.stall_ms.value_or(default_stall_ms));
   return p;
 }
 
 void draw(ExploreDraw& d) {
-  detail::draw_cut_after_events(d);
+  plan_blocks::draw_cut_after_events(d);
   d.param("stall_ms", d.maybe(0.5) ? d.within() : d.beyond());
 }
 }  // namespace

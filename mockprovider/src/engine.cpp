@@ -312,7 +312,7 @@ Plan refusal_plan(RouteState& route, const AttemptContext& at, std::uint64_t seq
   Step step;
   step.fault = fault;
   return over_healthy_answer(route, step, at, seq, [&](const Answer& answer) {
-    return detail::error_plan(at.fault_input(step, answer), fault, error, error_detail);
+    return plan_blocks::error_plan(at.fault_input(step, answer), fault, error, error_detail);
   });
 }
 
@@ -359,7 +359,7 @@ Plan scripted_attempt_plan(RouteState& route, Namespace& ns, const AttemptContex
   return over_healthy_answer(route, step, at, e.seq, [&](Answer& answer) {
     answer.background = e.background;
     Plan plan = at.fault_plan(step, answer);
-    if (parsed.chat.json_array_stream) detail::as_json_array(plan);
+    if (parsed.chat.json_array_stream) plan_blocks::as_json_array(plan);
     // The provider stores a background response once it accepted the request; it goes on generating it
     // whatever becomes of the stream (a cut, a stall), so the stored answer is the whole one.
     const bool accepted =

@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
-namespace llmchaos::mock::detail {
+namespace llmchaos::mock::plan_blocks {
 namespace {
 // What every plan carries but a head of its own: the fault, the dialect, the pacing, the model.
 Plan headless_plan(const FaultInput& in, FaultKind kind, bool streamed) {
@@ -110,10 +110,12 @@ Plan answer_plan(const FaultInput& in, FaultKind kind, const Answer& answer) {
   return p;
 }
 
-Plan error_plan(const FaultInput& in, FaultKind kind, ErrorKind error, std::string_view detail) {
+Plan error_plan(const FaultInput& in, FaultKind kind, ErrorKind error, std::string_view detail,
+                std::optional<double> default_retry_after_ms) {
   Plan p = base_plan(in, kind, false);
   std::optional<double> retry_ms;
-  if (in.step.retry_after_ms) retry_ms = scaled(in, *in.step.retry_after_ms);
+  if (const auto hint = in.step.retry_after_ms ? in.step.retry_after_ms : default_retry_after_ms)
+    retry_ms = scaled(in, *hint);
   const auto form = in.step.retry_after_form;
   const bool in_body = form == RetryAfterForm::both || form == RetryAfterForm::retry_info;
   auto reply = in.dialect.error(error, {detail, in.request_id, in_body ? retry_ms : std::nullopt,
@@ -215,4 +217,4 @@ void as_json_array(Plan& p) {
     if (name == "content-type") value = "application/json";
 }
 
-}  // namespace llmchaos::mock::detail
+}  // namespace llmchaos::mock::plan_blocks

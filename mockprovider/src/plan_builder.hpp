@@ -1,17 +1,20 @@
 #pragma once
 // The building blocks fault kinds compose their plans from (faults/*.cpp). Pure functions.
+#include <optional>
 #include <vector>
 
 #include "llmchaos/mockprovider/fault.hpp"
 
-namespace llmchaos::mock::detail {
+namespace llmchaos::mock::plan_blocks {
 
 double scaled(const FaultInput& in, double ms);
 // The dialect's healthy answer (plain body or the whole stream) with the step's latency and pacing.
 Plan answer_plan(const FaultInput& in, FaultKind kind);
 Plan answer_plan(const FaultInput& in, FaultKind kind, const Answer& answer);
-// The dialect's error reply; status overridable by the step; retry headers when the step asks.
-Plan error_plan(const FaultInput& in, FaultKind kind, ErrorKind error, std::string_view detail = {});
+// The dialect's error reply; status overridable by the step; retry headers when the step asks, or
+// `default_retry_after_ms` when it gives no hint (rate_429 always sends one).
+Plan error_plan(const FaultInput& in, FaultKind kind, ErrorKind error, std::string_view detail = {},
+                std::optional<double> default_retry_after_ms = std::nullopt);
 // retry-after (whole seconds, rounded up) and retry-after-ms.
 void add_retry_after(Plan& plan, double ms);  // the default form (both)
 // The step's retry hint in `form` (script.hpp); `unix_now_ms` dates the HTTP-date and RFC 3339 forms.
@@ -33,4 +36,4 @@ Plan hold_plan(const FaultInput& in, FaultKind kind, bool committed);
 // cleanly; content-type application/json. Other plans are left alone.
 void as_json_array(Plan& plan);
 
-}  // namespace llmchaos::mock::detail
+}  // namespace llmchaos::mock::plan_blocks

@@ -1,8 +1,9 @@
 // HTML: one self-contained page (inline CSS, inline SVG, inline script; nothing fetched): run facts,
 // the metric split, then what needs looking at first: failed and unknown cases, each with its row of
 // the action matrix and its timeline drawn in SVG. Passing cases come last as compact data (one JSON
-// line each) that the page's script lists a page at a time and draws on demand (expand), so the page
-// stays small and opens fast for 10,000 cases.
+// line each) that the page's script lists a page at a time and draws on demand (expand); what cases
+// share (strings, tooltips' parts, whole drawings) is in two tables said once, so the page stays small
+// and opens fast for 10,000 cases.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -14,6 +15,7 @@
 
 #include "html_timeline.hpp"
 #include "text.hpp"
+#include "text_table.hpp"
 #include "writers.hpp"
 
 namespace llmchaos::reports::detail {
@@ -221,6 +223,28 @@ window.addEventListener('load', function () {
     });
     return s + '</svg>';
   }
+  // The page's tables (write_tables in html.cpp): the lists name strings and drawings by index.
+  function table(id) { return JSON.parse(document.getElementById(id).textContent); }
+  var S = table('page-strings'), D = table('page-drawings');
+  function str(k) { return S[k]; }
+  function tip(parts) { return parts.map(str).join(' \u00b7 '); }
+  // A drawing of D (timeline_data in html_timeline.cpp) as drawTimeline reads it.
+  function drawing(k) {
+    if (k === null) return null;
+    var d = D[k];
+    return {r: d[0].map(str), l: d[3], x: d[5], n: d[7] === null ? null : S[d[7]],
+      b: d[1].map(function (b) { return [b[0], b[1], b[2], S[b[3]], b[4], tip(b[5]), S[b[6]]]; }),
+      m: d[2].map(function (m) { return [m[0], m[1], m[2], S[m[3]], S[m[4]], tip(m[5])]; }),
+      e: d[4].map(function (e) { return [e[0], S[e[1]]]; }),
+      t: d[6].map(function (t) { return [t[0], S[t[1]]]; })};
+  }
+  // A list's entry (write_list in html.cpp): [index, name, folder, directory, file name, policy, time,
+  // expected, observed, outcome, attempts, points, drawing, verdict, summary], as row() reads it.
+  function unpack(p) {
+    var where = S[p[3]] + p[4] + (S[p[5]] ? ' \u00b7 policy ' + S[p[5]] : '') + ' \u00b7 ' + S[p[6]];
+    return [p[0], p[1], S[p[2]], where, S[p[7]], S[p[8]], S[p[9]], p[10],
+      p[11].map(function (x) { return [x[0], S[x[1]]]; }), drawing(p[12]), S[p[13]], S[p[14]]];
+  }
   function chip(a) { return '<span class="act">' + esc(a) + '</span>'; }
   // c: [index, name, folder, file and time, expected, observed, outcome, attempts, points, drawing, verdict, summary]
   function row(c) {
@@ -260,7 +284,7 @@ window.addEventListener('load', function () {
     var body = document.getElementById(id + '-rows'), more = document.getElementById(id + '-more');
     function page() {
       var frag = document.createDocumentFragment();
-      for (var n = 0; n < PAGE && shown < data.length; n++, shown++) frag.appendChild(row(data[shown]));
+      for (var n = 0; n < PAGE && shown < data.length; n++, shown++) frag.appendChild(row(unpack(data[shown])));
       body.appendChild(frag);
       more.hidden = shown >= data.length;
       more.textContent = 'Show ' + Math.min(PAGE, data.length - shown) + ' more (' + (data.length - shown) + ' left)';
@@ -578,41 +602,72 @@ std::string script_safe(std::string json) {
   return out;
 }
 
-// Cases as data, one JSON line each, that the page's script lists 200 at a time and draws on demand.
+// The strings and drawings the page's lists name by index (each said once), the vocabulary first.
+struct PageData {
+  TextTable strings, drawings;
+  PageData() {
+    strings.ref("");
+    for (const auto& [a, name] : enum_names<Action>::table) strings.ref(name);
+    for (const auto& [o, name] : enum_names<Outcome>::table) strings.ref(name);
+  }
+};
+
+// Cases as data, one JSON line each, that the page's script lists 200 at a time and draws on demand:
+// [index, name, folder, directory, file name, policy, time, expected, observed, outcome, attempts,
+// points [[point, action]], drawing] (plus verdict and summary when not passed), every string but the
+// name and file name (their own) as its index in data.strings, the drawing in data.drawings.
 void write_list(std::ostream& out, const harness::RunResult& run, const std::vector<std::size_t>& cases,
-                std::string_view id) {
+                std::string_view id, PageData& data) {
   namespace json = boost::json;
   out << "<p class=\"muted\">Listed 200 at a time; + draws a case's timeline.</p>\n"
       << matrix_head << "</tbody><tbody id=\"" << id << "-rows\"></tbody></table>\n"
       << "<button class=\"more\" id=\"" << id << "-more\" hidden></button>\n"
       << "<script type=\"application/json\" data-list=\"" << id << "\">[";
+  const auto s = [&](std::string_view text) { return data.strings.ref(text); };
   bool first = true;
   for (std::size_t i : cases) {
     const auto& c = run.cases[i];
     json::array points;
-    for (const auto& p : c.points) points.push_back(json::array{p.point, to_string(p.from_log)});
-    std::string where = c.file;
-    if (!c.policy_name.empty()) where += " · policy " + c.policy_name;
-    where += " · " + format_ms(c.wall_ms);
+    for (const auto& p : c.points) points.push_back(json::array{p.point, s(to_string(p.from_log))});
+    const std::string drawing = timeline_data(c, run.time_scale, data.strings);
+    const std::string_view file = c.file;
+    const std::size_t name_at = file.rfind('/') + 1;  // npos + 1: no directory
     json::array row{i,
                     clean_text(c.name),
-                    clean_text(c.folder),
-                    clean_text(where),
-                    to_string(c.expected),
-                    to_string(c.observed),
-                    c.observed_outcome ? to_string(*c.observed_outcome) : "",
+                    s(c.folder),
+                    s(file.substr(0, name_at)),
+                    clean_text(file.substr(name_at)),
+                    s(c.policy_name),
+                    s(format_ms(c.wall_ms)),
+                    s(to_string(c.expected)),
+                    s(to_string(c.observed)),
+                    s(c.observed_outcome ? to_string(*c.observed_outcome) : ""),
                     attempts_of(c),
-                    std::move(points)};
-    std::string text = json::serialize(row);
-    text.pop_back();  // the drawing next, already serialised
-    text += "," + timeline_json(c, run.time_scale);
-    if (c.verdict != Verdict::pass)
-      text +=
-          "," + json::serialize(json::array{to_string(c.verdict), clean_text(verdict_summary(c))}).substr(1);
-    else
-      text += "]";
-    out << (first ? "\n" : ",\n") << script_safe(std::move(text));
+                    std::move(points),
+                    drawing == "null" ? json::value(nullptr) : json::value(data.drawings.ref(drawing))};
+    if (c.verdict != Verdict::pass) {
+      row.push_back(s(to_string(c.verdict)));
+      row.push_back(s(verdict_summary(c)));
+    }
+    out << (first ? "\n" : ",\n") << script_safe(json::serialize(row));
     first = false;
+  }
+  out << "\n]</script>\n";
+}
+
+// The two tables, one entry a line: strings (cleaned here, once) and drawings.
+void write_tables(std::ostream& out, const PageData& data) {
+  out << "<script type=\"application/json\" id=\"page-strings\">[";
+  const char* sep = "\n";
+  for (const auto* text : data.strings.texts()) {
+    out << sep << script_safe(boost::json::serialize(boost::json::value(clean_text(*text))));
+    sep = ",\n";
+  }
+  out << "\n]</script>\n<script type=\"application/json\" id=\"page-drawings\">[";
+  sep = "\n";
+  for (const auto* drawing : data.drawings.texts()) {
+    out << sep << *drawing;  // numbers and null only
+    sep = ",\n";
   }
   out << "\n]</script>\n";
 }
@@ -620,7 +675,7 @@ void write_list(std::ostream& out, const harness::RunResult& run, const std::vec
 // The failed (or unknown) cases: their rows of the action matrix, then each one's card and timeline;
 // past max_drawn_cases the rest are listed as data, like the passing ones (the page stays small).
 void write_group(std::ostream& out, const harness::RunResult& run, Verdict verdict, std::string_view title,
-                 std::string_view id) {
+                 std::string_view id, PageData& data) {
   std::vector<std::size_t> group;
   for (std::size_t i = 0; i < run.cases.size(); ++i)
     if (run.cases[i].verdict == verdict) group.push_back(i);
@@ -638,11 +693,11 @@ void write_group(std::ostream& out, const harness::RunResult& run, Verdict verdi
   out << "<h3 id=\"" << id << "-rest\">" << group.size() - drawn << " more, drawn on demand</h3>\n";
   write_list(out, run,
              std::vector<std::size_t>(group.begin() + static_cast<std::ptrdiff_t>(drawn), group.end()),
-             std::string(id) + "-rest");
+             std::string(id) + "-rest", data);
 }
 
 // The passing cases, as data.
-void write_passed(std::ostream& out, const harness::RunResult& run) {
+void write_passed(std::ostream& out, const harness::RunResult& run, PageData& data) {
   out << "<h2 id=\"passed\">Passed (" << run.passed() << ")</h2>\n";
   std::vector<std::size_t> passed;
   for (std::size_t i = 0; i < run.cases.size(); ++i)
@@ -650,7 +705,7 @@ void write_passed(std::ostream& out, const harness::RunResult& run) {
   if (passed.empty())
     out << "<p class=\"muted\">None.</p>\n";
   else
-    write_list(out, run, passed, "passed");
+    write_list(out, run, passed, "passed", data);
 }
 
 }  // namespace
@@ -663,15 +718,17 @@ void write_html(const harness::RunResult& run, const Options& /*options*/, std::
   out << "<h2 id=\"matrix\">Cases</h2>\n<p class=\"muted\">Failed and unknown cases first, each with its "
          "timeline; then the passing ones.</p>\n";
   write_legend(out);
-  write_group(out, run, Verdict::fail, "Failed", "failed");
-  write_group(out, run, Verdict::unknown, "Unknown (hang or crash)", "unknown");
+  PageData data;
+  write_group(out, run, Verdict::fail, "Failed", "failed", data);
+  write_group(out, run, Verdict::unknown, "Unknown (hang or crash)", "unknown", data);
   if (run.not_applicable() > 0)
     write_group(out, run, Verdict::na,
                 "Not applicable, not run (the target lacks a capability the case needs, or the case needs "
                 "--virtual-time)",
-                "na");
-  write_passed(out, run);
+                "na", data);
+  write_passed(out, run, data);
   write_confusion(out, run);
+  write_tables(out, data);
   out << "<footer>Written by llmchaos " << h(run.tool_version)
       << ". Self-contained: this page loads nothing from anywhere.</footer>\n</main>\n<script>"
       << timeline_geometry_js(run.time_scale) << script << "</script>\n</body>\n</html>\n";

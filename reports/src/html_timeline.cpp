@@ -374,33 +374,42 @@ std::string timeline_geometry_js(double time_scale) {
       labels);
 }
 
-std::string timeline_json(const harness::CaseResult& c, double time_scale) {
+namespace {
+// A title's parts (split at " · "), each as its index: the parts repeat across cases where whole
+// titles do not.
+boost::json::array title_parts(std::string_view title, TextTable& strings) {
+  constexpr std::string_view separator = " · ";
+  boost::json::array parts;
+  for (std::size_t from = 0;;) {
+    const auto at = title.find(separator, from);
+    parts.push_back(strings.ref(title.substr(from, at == std::string_view::npos ? at : at - from)));
+    if (at == std::string_view::npos) return parts;
+    from = at + separator.size();
+  }
+}
+}  // namespace
+
+std::string timeline_data(const harness::CaseResult& c, double time_scale, TextTable& strings) {
   namespace json = boost::json;
   const Drawing d = drawing_of(c, time_scale);
   if (d.rows.empty()) return "null";
   json::array rows, bars, marks, links, ends, ticks;
-  for (const auto& r : d.rows) rows.emplace_back(clean_text(r));
+  for (const auto& r : d.rows) rows.emplace_back(strings.ref(r));
   for (const auto& b : d.bars)
-    bars.push_back(json::array{b.row, coarse(b.start), coarse(b.end), attempt_class_name(b.cls),
-                               b.committed ? 1 : 0, clean_text(b.title), clean_text(b.label)});
+    bars.push_back(json::array{b.row, coarse(b.start), coarse(b.end), strings.ref(attempt_class_name(b.cls)),
+                               b.committed ? 1 : 0, title_parts(b.title, strings), strings.ref(b.label)});
   for (const auto& m : d.markers)
-    marks.push_back(json::array{m.row, coarse(m.at), m.point, to_string(m.action), clean_text(m.text),
-                                clean_text(m.title)});
+    marks.push_back(json::array{m.row, coarse(m.at), m.point, strings.ref(to_string(m.action)),
+                                strings.ref(m.text), title_parts(m.title, strings)});
   for (const auto& l : d.links)
     links.push_back(json::array{l.from_row, l.to_row, coarse(l.from), coarse(l.to)});
-  for (const auto& e : d.ends) ends.push_back(json::array{e.row, to_string(e.outcome)});
-  for (const auto& [t, label] : d.ticks) ticks.push_back(json::array{coarse(t), label});
-  return json::serialize(json::object{
-      {"r", std::move(rows)},
-      {"b", std::move(bars)},
-      {"m", std::move(marks)},
-      {"l", std::move(links)},
-      {"e", std::move(ends)},
-      {"x", coarse(d.extent)},
-      {"t", std::move(ticks)},
-      // the usual note is the page's G.NOTE (said once, not per case)
-      {"n", d.axis_note == std::string(logs_axis_note) + scale_note(time_scale) ? json::value(nullptr)
-                                                                                : json::value(d.axis_note)}});
+  for (const auto& e : d.ends) ends.push_back(json::array{e.row, strings.ref(to_string(e.outcome))});
+  for (const auto& [t, label] : d.ticks) ticks.push_back(json::array{coarse(t), strings.ref(label)});
+  // the usual note is the page's G.NOTE (said once, not per case)
+  const bool usual_note = d.axis_note == std::string(logs_axis_note) + scale_note(time_scale);
+  return json::serialize(json::array{
+      std::move(rows), std::move(bars), std::move(marks), std::move(links), std::move(ends), coarse(d.extent),
+      std::move(ticks), usual_note ? json::value(nullptr) : json::value(strings.ref(d.axis_note))});
 }
 
 }  // namespace llmchaos::reports::detail

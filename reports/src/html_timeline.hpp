@@ -4,6 +4,7 @@
 #include <string>
 
 #include "llmchaos/results/result.hpp"
+#include "text_table.hpp"
 
 namespace llmchaos::reports::detail {
 
@@ -16,12 +17,14 @@ std::string_view attempt_class_label(AttemptClass k);  // legend text
 // log (a hang) is drawn from the mock's ledger. The axis is in scripted ms (what the case file says:
 // recorded time / time_scale), the real time beside it when the run was scaled.
 std::string timeline_svg(const harness::CaseResult& c, double time_scale);
-// The same drawing as compact JSON, for the page's script to draw on demand (drawTimeline in html.cpp
-// reads exactly these keys): {"r": rows, "b": bars [row, start, end, class, committed, title, label],
-// "m": marks [row, at, point, action, text, title], "l": waits [from_row, to_row, from, to],
-// "e": ends [row, outcome], "x": extent, "t": ticks [at, label], "n": axis note (null: the usual one,
-// G.NOTE)}, every time in whole tenths of a ms; null when no attempt reached the mock.
-std::string timeline_json(const harness::CaseResult& c, double time_scale);
+// The same drawing as compact JSON, for the page's script to draw on demand (unpack() in html.cpp
+// reads it for drawTimeline): [rows, bars, marks, waits, ends, extent, ticks, note] with every string
+// as its index in strings and every tooltip as the indexes of its parts (" · " between them):
+// rows [row name], bars [row, start, end, class, committed, tooltip, label], marks [row, at, point,
+// action, text, tooltip], waits [from_row, to_row, from, to], ends [row, outcome], ticks [[at, label]],
+// note (null: the usual one, G.NOTE); every time in whole tenths of a ms; null when no attempt
+// reached the mock.
+std::string timeline_data(const harness::CaseResult& c, double time_scale, TextTable& strings);
 // "var G = {...}, OUTCOMES = {...};": the drawing's geometry for the page's script (the numbers render()
 // uses) and the outcomes' labels.
 std::string timeline_geometry_js(double time_scale);

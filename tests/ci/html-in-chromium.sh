@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # CTest html_in_chromium: report.html's script in a real browser. The catalog's report opened with
 # #expand-all in headless Chromium: every passing case listed and its timeline drawn from the page's
-# compact data (one SVG per case, a bar per attempt). Skipped (77) when chromium is not installed.
+# compact data (one SVG per case, a bar per attempt, tooltips put together from the page's string
+# table). Skipped (77) when chromium is not installed.
 # Usage: html-in-chromium.sh LLMCHAOS_BINARY SOURCE_DIR
 set -euo pipefail
 bin=$1
@@ -27,5 +28,9 @@ echo "html_in_chromium: $passed passing cases; $rows listed, $drawn expanded, $s
 ((svgs_in_rows >= passed - 5)) || fail "timelines missing"  # a case with no attempt draws a note instead
 grep -q 'class="bar a-ok' "$work/dom" || fail "no attempt bar drawn"
 grep -q 'class="mark x-retry"' "$work/dom" || fail "no failure point drawn"
+grep -q '<title>attempt 1 (initial) · primary#0 · [^<]* · status 200 · ok' "$work/dom" || fail "no attempt's tooltip"
+grep -q '<title>point 1: retry · rule [0-9]*: [^<]*</title>' "$work/dom" || fail "no failure point's tooltip"
+grep -q '<span class="where">[^<]*cases/[a-z0-9/-]*/[a-z0-9-]*\.toml · policy [a-z-]* · [0-9.]* m\?s</span>' "$work/dom" ||
+  fail "no case's file, policy and time"
 grep -q 'data-ready-ms="[0-9]*"' "$work/dom" || fail "the page never reached its load event"
 grep -q ' ms · [0-9.]* ms</text>' "$work/dom" || fail "no tick with scripted and real time"

@@ -116,14 +116,25 @@ EXPECTED_ARGS = {
 
 
 def assert_case(case, path):
-    docs = load(path)
     by_kind = {}
-    for d in docs:
+    for d in load(path):
         by_kind.setdefault(d["kind"], []).append(d)
+    pod = assert_deployment(case, by_kind)
+    if pod is None:
+        return
+    c = pod["spec"]["containers"][0]
+    assert_token(case, c, by_kind)
+    assert_volumes(case, pod, c, by_kind)
+    services = assert_service(case, pod, by_kind)
+    assert_monitor(case, services, by_kind)
+    assert_test_hook(case, services, by_kind)
 
+
+def assert_deployment(case, by_kind):
+    """The one Deployment: its name, labels, pod security, args, port and probes; its pod template."""
     deployments = by_kind.get("Deployment", [])
     if not check(len(deployments) == 1, f"{case}: {len(deployments)} Deployments"):
-        return
+        return None
     dep = deployments[0]
     check(dep["metadata"]["name"] == FULLNAME, f"{case}: Deployment named {dep['metadata']['name']}")
     labels = dep["metadata"]["labels"]
@@ -134,7 +145,6 @@ def assert_case(case, path):
     spec = pod["spec"]
     restricted(spec, f"{case} Deployment")
     c = spec["containers"][0]
-
     check(c.get("args") == EXPECTED_ARGS[case], f"{case}: args {c.get('args')}")
     check(c["ports"] == [{"name": "http", "containerPort": 8080, "protocol": "TCP"}], f"{case}: ports {c['ports']}")
     ready = "/__llmchaos/ready"
@@ -142,7 +152,17 @@ def assert_case(case, path):
     for probe, want in (("startupProbe", ready), ("readinessProbe", ready), ("livenessProbe", live)):
         get = (c.get(probe) or {}).get("httpGet") or {}
         check(get.get("path") == want and get.get("port") == "http", f"{case}: {probe} {get}")
+    if case == "serve":
+        check(pod["metadata"]["labels"].get("team") == "reliability", f"{case}: podLabels")
+        check((pod["metadata"].get("annotations") or {}).get("example.com/owner") == "reliability",
+              f"{case}: podAnnotations")
+        for key in ("nodeSelector", "tolerations", "affinity"):
+            check(key in spec, f"{case}: no {key}")
+    return pod
 
+
+def assert_token(case, c, by_kind):
+    """The admin token from a Secret (generated, or the existing one), and the roots in the env."""
     env = {e["name"]: e for e in c.get("env") or []}
     ref = ((env.get("LLMCHAOS_ADMIN_TOKEN") or {}).get("valueFrom") or {}).get("secretKeyRef") or {}
     secrets = by_kind.get("Secret", [])
@@ -159,6 +179,10 @@ def assert_case(case, path):
     check(env.get("LLMCHAOS_CASES_ROOT", {}).get("value") == "/cases", f"{case}: LLMCHAOS_CASES_ROOT")
     check(env.get("LLMCHAOS_REPORTS_ROOT", {}).get("value") == "/tmp", f"{case}: LLMCHAOS_REPORTS_ROOT")
 
+
+def assert_volumes(case, pod, c, by_kind):
+    """A writable emptyDir at /tmp; the cases ConfigMap (rendered or existing) read-only at /cases."""
+    spec = pod["spec"]
     mounts = {m["mountPath"]: m for m in c.get("volumeMounts") or []}
     vols = {v["name"]: v for v in spec.get("volumes") or []}
     check("tmp" in vols and "emptyDir" in vols["tmp"] and mounts.get("/tmp", {}).get("name") == "tmp",
@@ -166,23 +190,20 @@ def assert_case(case, path):
     configmaps = by_kind.get("ConfigMap", [])
     if case in ("default", "servicemonitor"):  # the image's own catalog stays at /cases
         check("/cases" not in mounts and not configmaps, f"{case}: /cases mounted without cases")
+        return
+    want = "team-chaos-cases" if case == "proxy" else f"{FULLNAME}-cases"
+    check(mounts.get("/cases", {}).get("readOnly") is True, f"{case}: /cases not mounted read-only")
+    check(vols.get("cases", {}).get("configMap", {}).get("name") == want, f"{case}: cases volume {vols.get('cases')}")
+    if case == "proxy":
+        check(not configmaps, f"{case}: a ConfigMap rendered beside existingConfigMap")
     else:
-        want = "team-chaos-cases" if case == "proxy" else f"{FULLNAME}-cases"
-        check(mounts.get("/cases", {}).get("readOnly") is True, f"{case}: /cases not mounted read-only")
-        check(vols.get("cases", {}).get("configMap", {}).get("name") == want, f"{case}: cases volume {vols.get('cases')}")
-        if case == "proxy":
-            check(not configmaps, f"{case}: a ConfigMap rendered beside existingConfigMap")
-        else:
-            files = {"serve": "flaky.toml", "gateway": "gateway.toml"}[case]
-            check(len(configmaps) == 1 and files in configmaps[0].get("data", {}), f"{case}: ConfigMap data")
-            check("checksum/cases" in (pod["metadata"].get("annotations") or {}), f"{case}: no checksum/cases")
-    if case == "serve":
-        check(pod["metadata"]["labels"].get("team") == "reliability", f"{case}: podLabels")
-        check((pod["metadata"].get("annotations") or {}).get("example.com/owner") == "reliability",
-              f"{case}: podAnnotations")
-        for key in ("nodeSelector", "tolerations", "affinity"):
-            check(key in spec, f"{case}: no {key}")
+        files = {"serve": "flaky.toml", "gateway": "gateway.toml"}[case]
+        check(len(configmaps) == 1 and files in configmaps[0].get("data", {}), f"{case}: ConfigMap data")
+        check("checksum/cases" in (pod["metadata"].get("annotations") or {}), f"{case}: no checksum/cases")
 
+
+def assert_service(case, pod, by_kind):
+    """One Service on port 8080 selecting the Deployment's pods; the Services rendered."""
     services = by_kind.get("Service", [])
     if check(len(services) == 1, f"{case}: {len(services)} Services"):
         svc = services[0]
@@ -191,34 +212,42 @@ def assert_case(case, path):
         sel = svc["spec"]["selector"]
         check(sel and all(pod["metadata"]["labels"].get(k) == v for k, v in sel.items()),
               f"{case}: the Service selects no pod of the Deployment")
+    return services
 
+
+def assert_monitor(case, services, by_kind):
+    """A ServiceMonitor on /metrics only where the values ask for one."""
     monitors = by_kind.get("ServiceMonitor", [])
-    if case == "servicemonitor":
-        if check(len(monitors) == 1, f"{case}: {len(monitors)} ServiceMonitors"):
-            m = monitors[0]
-            check(m["apiVersion"] == "monitoring.coreos.com/v1", f"{case}: ServiceMonitor {m['apiVersion']}")
-            ep = m["spec"]["endpoints"][0]
-            check(ep.get("path") == "/metrics" and ep.get("port") == "http" and ep.get("interval") == "15s",
-                  f"{case}: ServiceMonitor endpoint {ep}")
-            check(m["metadata"]["labels"].get("release") == "prometheus", f"{case}: serviceMonitor.labels")
-            check(services and all(services[0]["metadata"]["labels"].get(k) == v
-                                   for k, v in m["spec"]["selector"]["matchLabels"].items()),
-                  f"{case}: the ServiceMonitor selects no Service")
-    else:
+    if case != "servicemonitor":
         check(not monitors, f"{case}: a ServiceMonitor rendered")
+        return
+    if check(len(monitors) == 1, f"{case}: {len(monitors)} ServiceMonitors"):
+        m = monitors[0]
+        check(m["apiVersion"] == "monitoring.coreos.com/v1", f"{case}: ServiceMonitor {m['apiVersion']}")
+        ep = m["spec"]["endpoints"][0]
+        check(ep.get("path") == "/metrics" and ep.get("port") == "http" and ep.get("interval") == "15s",
+              f"{case}: ServiceMonitor endpoint {ep}")
+        check(m["metadata"]["labels"].get("release") == "prometheus", f"{case}: serviceMonitor.labels")
+        check(services and all(services[0]["metadata"]["labels"].get(k) == v
+                               for k, v in m["spec"]["selector"]["matchLabels"].items()),
+              f"{case}: the ServiceMonitor selects no Service")
 
+
+def assert_test_hook(case, services, by_kind):
+    """The helm test hook: a restricted pod probing the Service's ready path, not selected by it."""
     tests = [p for p in by_kind.get("Pod", []) if (p["metadata"].get("annotations") or {}).get("helm.sh/hook") == "test"]
-    if check(len(tests) == 1, f"{case}: {len(tests)} helm test hook pods"):
-        t = tests[0]
-        restricted(t["spec"], f"{case} test hook")
-        tc = t["spec"]["containers"][0]
-        check(t["spec"].get("restartPolicy") == "Never", f"{case}: test hook restartPolicy")
-        check(tc.get("command") == ["/llmchaos"], f"{case}: test hook command {tc.get('command')}")
-        check(tc.get("args", [])[:2] == ["probe", f"http://{FULLNAME}:8080/__llmchaos/ready"],
-              f"{case}: test hook args {tc.get('args')}")
-        sel = services[0]["spec"]["selector"] if services else {}
-        check(not all(t["metadata"]["labels"].get(k) == v for k, v in sel.items()),
-              f"{case}: the Service selects the test hook pod")
+    if not check(len(tests) == 1, f"{case}: {len(tests)} helm test hook pods"):
+        return
+    t = tests[0]
+    restricted(t["spec"], f"{case} test hook")
+    tc = t["spec"]["containers"][0]
+    check(t["spec"].get("restartPolicy") == "Never", f"{case}: test hook restartPolicy")
+    check(tc.get("command") == ["/llmchaos"], f"{case}: test hook command {tc.get('command')}")
+    check(tc.get("args", [])[:2] == ["probe", f"http://{FULLNAME}:8080/__llmchaos/ready"],
+          f"{case}: test hook args {tc.get('args')}")
+    sel = services[0]["spec"]["selector"] if services else {}
+    check(not all(t["metadata"]["labels"].get(k) == v for k, v in sel.items()),
+          f"{case}: the Service selects the test hook pod")
 
 
 # Files a case names under /cases that its values take from an existingConfigMap (not rendered).

@@ -24,6 +24,27 @@ namespace {
 std::string bin() {
   return llmchaos::test::llmchaos_bin();
 }
+
+int listening_port(Child& c) {
+  const auto line = read_line(c.out);
+  REQUIRE(line.rfind("listening on http://127.0.0.1:", 0) == 0);
+  return net::parse_url(line.substr(std::string("listening on ").size())).port;
+}
+
+// Every regular file under `dir`, each checked not to contain `secret`; returns how many there are.
+int files_without(const std::filesystem::path& dir, const std::string& secret) {
+  int files = 0;
+  for (const auto& e : std::filesystem::recursive_directory_iterator(dir)) {
+    if (!e.is_regular_file()) continue;
+    ++files;
+    std::ifstream in(e.path(), std::ios::binary);
+    std::stringstream text;
+    text << in.rdbuf();
+    CAPTURE(e.path().string());
+    CHECK(text.str().find(secret) == std::string::npos);
+  }
+  return files;
+}
 }  // namespace
 
 TEST_CASE(
@@ -39,21 +60,16 @@ TEST_CASE(
     std::ofstream(dir / name) << text;
     return (dir / name).string();
   };
-  const auto port_of = [](Child& c) {
-    const auto line = read_line(c.out);
-    REQUIRE(line.rfind("listening on http://127.0.0.1:", 0) == 0);
-    return net::parse_url(line.substr(std::string("listening on ").size())).port;
-  };
   const auto up_script = write("up.toml",
                                "[route.r]\ndialect = \"openai\"\ntext = \"one two three four five\"\n"
                                "script = [{ fault = \"ok\", inter_event_ms = 10, times = 10 }]\n");
   auto upstream = spawn({bin(), "serve", "--script", up_script});
-  const auto up_port = port_of(upstream);
+  const auto up_port = listening_port(upstream);
   const auto px_script = write("px.toml", "[route.r]\ndialect = \"openai\"\nscript = [{ fault = \"ok\" }]\n");
   const auto cassettes = (dir / "cassettes").string();
   auto proxy = spawn({bin(), "proxy", "--upstream", "http://127.0.0.1:" + std::to_string(up_port) + "/r",
                       "--script", px_script, "--record", cassettes});
-  const auto px_port = port_of(proxy);
+  const auto px_port = listening_port(proxy);
   const auto call = test::chat_call(Dialect::openai, "/r", true);
   const std::vector<std::pair<std::string, std::string>> creds = {{"authorization", "Bearer " + key},
                                                                   {"x-api-key", key}};
@@ -68,7 +84,7 @@ TEST_CASE(
       write("cut.toml",
             "[route.r]\ndialect = \"openai\"\nscript = [{ fault = \"stream_cut\", cut_after_events = 3 }]\n");
   auto replay = spawn({bin(), "serve", "--cassettes", cassettes, "--script", cut_script});
-  const auto rp_port = port_of(replay);
+  const auto rp_port = listening_port(replay);
   const auto cut = test::wire_exchange(rp_port, test::http_request("POST", call.target, call.body, creds));
   CHECK(cut.status == 200);
   CHECK_FALSE(cut.complete);
@@ -95,17 +111,7 @@ TEST_CASE(
     write("child" + std::to_string(n) + ".out.log", read_line(c->out, true));
     write("child" + std::to_string(n++) + ".err.log", read_line(c->err, true));
   }
-  int files = 0;
-  for (const auto& e : fs::recursive_directory_iterator(dir)) {
-    if (!e.is_regular_file()) continue;
-    ++files;
-    std::ifstream in(e.path(), std::ios::binary);
-    std::stringstream text;
-    text << in.rdbuf();
-    CAPTURE(e.path().string());
-    CHECK(text.str().find(key) == std::string::npos);
-  }
-  CHECK(files == 12);  // 3 scripts, 2 ledgers, 1 cassette, 6 logs
+  CHECK(files_without(dir, key) == 12);  // 3 scripts, 2 ledgers, 1 cassette, 6 logs
   fs::remove_all(dir);
 }
 

@@ -57,14 +57,36 @@ static harness::RunResult all_failed(harness::RunResult run) {
   return run;
 }
 
-// The passing cases' data block, one JSON array per case.
-static boost::json::array passed_data(const std::string& page) {
-  const std::string open = "<script type=\"application/json\" data-list=\"passed\">";
+// A JSON block of the page: the list data-list="ID" (one array per case), or the table id="ID".
+static boost::json::array block(const std::string& page, const std::string& open) {
   const auto begin = page.find(open);
   if (begin == std::string::npos) return {};
   const auto end = page.find("</script>", begin);
   return boost::json::parse(page.substr(begin + open.size(), end - begin - open.size())).as_array();
 }
+static boost::json::array passed_data(const std::string& page) {
+  return block(page, "<script type=\"application/json\" data-list=\"passed\">");
+}
+
+// The page's tables: the lists name their strings and drawings by index.
+struct Tables {
+  boost::json::array strings, drawings;
+  explicit Tables(const std::string& page)
+      : strings(block(page, "<script type=\"application/json\" id=\"page-strings\">")),
+        drawings(block(page, "<script type=\"application/json\" id=\"page-drawings\">")) {}
+  std::string text(const boost::json::value& ref) const {
+    return std::string(strings.at(ref.to_number<std::size_t>()).as_string());
+  }
+  // A tooltip: its parts' texts with " · " between them.
+  std::string tooltip(const boost::json::value& parts) const {
+    std::string out;
+    for (const auto& k : parts.as_array()) out += (out.empty() ? "" : " · ") + text(k);
+    return out;
+  }
+  const boost::json::array& drawing(const boost::json::value& ref) const {
+    return drawings.at(ref.to_number<std::size_t>()).as_array();
+  }
+};
 
 TEST_CASE("HTML puts failed and unknown cases first, each with its matrix row and timeline",
           "[reports][html]") {
@@ -101,6 +123,7 @@ TEST_CASE("HTML lists passing cases as compact data, timelines drawn on demand",
   const auto run = sample::run();
   const auto page = html(run);
   const auto data = passed_data(page);
+  const Tables tables(page);
   REQUIRE(data.size() == static_cast<std::size_t>(run.passed()));
   std::size_t k = 0;
   for (std::size_t i = 0; i < run.cases.size(); ++i) {
@@ -109,17 +132,26 @@ TEST_CASE("HTML lists passing cases as compact data, timelines drawn on demand",
     const auto& row = data[k++].as_array();
     CHECK(row[0].to_number<std::size_t>() == i);
     CHECK(row[1].as_string() == c.name);
-    CHECK(row[4].as_string() == to_string(c.expected));
-    CHECK(row[5].as_string() == to_string(c.observed));
-    // The drawing: a bar per attempt, a mark per failure point, as the SVG would draw them.
+    CHECK(tables.text(row[3]) + std::string(row[4].as_string()) == c.file);
+    CHECK(tables.text(row[5]) == c.policy_name);
+    CHECK(tables.text(row[7]) == to_string(c.expected));
+    CHECK(tables.text(row[8]) == to_string(c.observed));
+    CHECK(row.size() == 13);  // no verdict or summary: passed
+    // The drawing: a bar per attempt, a mark per failure point, as the SVG would draw them, each with
+    // its tooltip.
     std::size_t attempts = 0, points = 0;
     for (const auto& log : c.logs) {
       attempts += log.attempts.size();
       points += log.failures.size();
     }
-    const auto& d = row[9].as_object();
-    CHECK(d.at("b").as_array().size() == attempts);
-    CHECK(d.at("m").as_array().size() == points);
+    const auto& d = tables.drawing(row[12]);
+    CHECK(d[1].as_array().size() == attempts);
+    CHECK(d[2].as_array().size() == points);
+    for (const auto& bar : d[1].as_array())
+      CHECK_THAT(tables.tooltip(bar.at(5)), Catch::StartsWith("attempt "));
+    for (const auto& mark : d[2].as_array())
+      CHECK_THAT(tables.tooltip(mark.at(5)),
+                 Catch::StartsWith("point " + std::to_string(mark.at(2).as_int64())));
   }
   // The script draws them (and only it: no SVG of a passing case in the page).
   CHECK_THAT(page, Catch::Contains("function drawTimeline(d)"));
@@ -188,6 +220,10 @@ TEST_CASE("HTML escapes case text so it cannot inject markup or fetch anything",
   REQUIRE(data_at != std::string::npos);
   const auto data = page.substr(data_at + 19, page.find("</script>", data_at) - data_at - 19);
   CHECK(data.find('<') == std::string::npos);
+  const auto strings_at = page.find("id=\"page-strings\">");
+  REQUIRE(strings_at != std::string::npos);
+  CHECK(page.substr(strings_at + 19, page.find("</script>", strings_at) - strings_at - 19).find('<') ==
+        std::string::npos);
   CHECK(passed_data(page).size() == static_cast<std::size_t>(run.passed()));
   CHECK(page.find("<img") == std::string::npos);
   CHECK_THAT(page, Catch::Contains("&lt;script&gt;alert(1)&lt;/script&gt;"));
@@ -209,16 +245,41 @@ TEST_CASE("HTML draws the first failures in full and lists the rest as data, so 
   const auto drawn_cards = count(drawn(page), "<article class=\"case ");
   CHECK(drawn_cards > 0);
   CHECK(drawn_cards < run.cases.size());
-  const std::string open = "<script type=\"application/json\" data-list=\"failed-rest\">";
-  const auto at = page.find(open);
-  REQUIRE(at != std::string::npos);
-  const auto rest =
-      boost::json::parse(page.substr(at + open.size(), page.find("</script>", at) - at - open.size()))
-          .as_array();
+  const auto rest = block(page, "<script type=\"application/json\" data-list=\"failed-rest\">");
+  const Tables tables(page);
   CHECK(drawn_cards + rest.size() == run.cases.size());
-  CHECK(rest[0].as_array()[10].as_string() == "fail");
+  CHECK(tables.text(rest[0].as_array()[13]) == "fail");
   // The same one-line reason the JSON report gives.
   const auto report = boost::json::parse(reports::render(*reports::find_format("json"), sample_run));
-  CHECK(rest[0].as_array()[11].as_string() == report.at("cases").at(1).at("summary").as_string());
+  CHECK(tables.text(rest[0].as_array()[14]) == report.at("cases").at(1).at("summary").as_string());
+  // Their drawings are one and the same: said once.
+  CHECK(tables.drawings.size() == 1);
   CHECK_THAT(page, Catch::Contains("<h2 id=\"failed\">Failed (1000)</h2>"));
+}
+
+TEST_CASE("HTML says what passing cases share once: each more one costs little beyond its own name",
+          "[reports][html]") {
+  const auto sample_run = sample::run();
+  const auto& passed = sample_run.cases[0];
+  REQUIRE(passed.verdict == harness::Verdict::pass);
+  REQUIRE_FALSE(passed.logs.empty());
+  const auto page_of = [&](int copies) {
+    harness::RunResult run = sample_run;
+    run.cases.clear();
+    run.baseline_changes.clear();
+    for (int i = 0; i < copies; ++i) {
+      run.cases.push_back(passed);
+      run.cases.back().name += " #" + std::to_string(i);
+    }
+    return html(run);
+  };
+  const auto one = page_of(1), many = page_of(1001);
+  const Tables tables(many);
+  CHECK(passed_data(many).size() == 1001);
+  CHECK(tables.drawings.size() == 1);
+  CHECK(tables.strings.size() == Tables(one).strings.size());
+  // The index, name, file name and a dozen small indexes.
+  const auto per_case = (many.size() - one.size()) / 1000;
+  CAPTURE(per_case);
+  CHECK(per_case < passed.name.size() + passed.file.size() + 50);
 }

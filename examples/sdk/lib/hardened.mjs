@@ -170,14 +170,41 @@ export async function runPolicy({ routes, attempt, classify, headerTimeout = fal
   // its first fetch (100+ ms on a loaded machine). Do that before the first attempt's clock starts.
   await fetch('data:text/plain,warm-up').then((r) => r.text()).catch(() => {});
   if (routes.length === 0) throw new Error('no route of this case speaks a dialect this client has');
-  // The request's time budget runs from its first send, as the harness measures it (first arrival at
-  // the mock): a fresh node process spends a while in the client library before that (a long-lived
-  // service does not).
-  let started;
-  let state;
-  const timedFetch = async (url, init = {}) => {
-    started ??= Date.now();
-    const s = state;
+  const run = { idx: 0, attempts: 0, retriesOnRoute: 0, started: undefined, state: undefined };
+  const timedFetch = timedFetchOf(p, run, headerTimeout);
+  while (true) {
+    const route = routes[run.idx];
+    run.attempts += 1;
+    const ended = await oneAttempt(p, run, route, attempt, timedFetch);
+    if (ended.answer) {
+      const outcome = run.idx > 0 ? 'fallback_recovery' : run.attempts > 1 ? 'retry_recovery' : 'primary_success';
+      report(outcome, { route: route.name, ...ended.answer });
+      return;
+    }
+    let c = classify(ended.err, ended.state);
+    if (c.silent && p.replaySafe) c = { owner: 'transient', commit: 'none', why: `${c.why}, replay-safe` };
+    console.error(`${route.name} attempt ${run.attempts}: ${describe(ended.err)} -> owner ${c.owner}, commit ${c.commit} (${c.why})`);
+    const next = nextStep(p, run, routes, c);
+    if (next.fail) return failClosed(next.fail);
+    if (next.waitMs !== undefined) {
+      console.error(`retry on ${route.name} in ${Math.round(next.waitMs)} ms`);
+      run.retriesOnRoute += 1;
+      await sleep(next.waitMs);
+    } else {
+      run.idx += 1;
+      run.retriesOnRoute = 0;
+      console.error(`fall back to ${routes[run.idx].name}`);
+    }
+  }
+}
+
+// The global fetch, timed: the request's time budget runs from its first send, as the harness measures
+// it (first arrival at the mock): a fresh node process spends a while in the client library before that
+// (a long-lived service does not). `run.state` is the current attempt's state.
+function timedFetchOf(p, run, headerTimeout) {
+  return async (url, init = {}) => {
+    run.started ??= Date.now();
+    const s = run.state;
     let timer;
     let signal = init.signal;
     if (headerTimeout) {
@@ -195,75 +222,67 @@ export async function runPolicy({ routes, attempt, classify, headerTimeout = fal
       clearTimeout(timer);
     }
   };
-  let idx = 0, attempts = 0, retriesOnRoute = 0;
-  const fail = (why) => {
-    console.error(`fail closed: ${why}`);
-    report('fail_closed', { text: '' });
-    process.exitCode = 1;
+}
+
+// One attempt on `route`: {answer} when it succeeded, else {err, state}.
+async function oneAttempt(p, run, route, attempt, timedFetch) {
+  const st = { opened: false, visible: 0, idleAborted: false, headerTimedOut: false, bodyBroken: false, response: undefined };
+  run.state = st;
+  // The idle gaps of an open stream are this timer's (armed at the headers, re-armed at every
+  // visible token); the time to the headers is the library's timeout or timedFetch's.
+  const ctl = new AbortController();
+  let timer;
+  const touch = () => {
+    clearTimeout(timer);
+    timer = setTimeout(() => { st.idleAborted = true; ctl.abort(); }, p.attemptTimeoutMs);
   };
-  while (true) {
-    const route = routes[idx];
-    attempts += 1;
-    state = { opened: false, visible: 0, idleAborted: false, headerTimedOut: false, bodyBroken: false, response: undefined };
-    const st = state;
-    // The idle gaps of an open stream are this timer's (armed at the headers, re-armed at every
-    // visible token); the time to the headers is the library's timeout or timedFetch's.
-    const ctl = new AbortController();
-    let timer;
-    const touch = () => {
-      clearTimeout(timer);
-      timer = setTimeout(() => { st.idleAborted = true; ctl.abort(); }, p.attemptTimeoutMs);
-    };
-    st.onHeaders = touch;
-    try {
-      const answer = await attempt(route, {
-        signal: ctl.signal,
-        timeoutMs: p.attemptTimeoutMs,
-        fetch: timedFetch,
-        onOpen: () => { st.opened = true; touch(); },
-        onText: (t) => { st.visible += t.length; touch(); },
-      });
-      clearTimeout(timer);
-      // A library that ends a broken body quietly (a cut read as the end) returned a truncated answer.
-      if (st.bodyBroken) throw new TruncatedStream(st.visible);
-      // An answer the provider ended for its content policy (finish reason content_filter, refusal, SAFETY).
-      if (answer.filtered) throw new ContentFiltered(answer.finish_reason);
-      const outcome = idx > 0 ? 'fallback_recovery' : attempts > 1 ? 'retry_recovery' : 'primary_success';
-      report(outcome, { route: route.name, ...answer });
-      return;
-    } catch (err) {
-      clearTimeout(timer);
-      // Hang up on the failed attempt before anything else: a library that stops reading a broken stream
-      // may leave its connection open (the AI SDK's tee'd streams do), and the provider would go on
-      // generating (and billing) an answer nobody reads.
-      ctl.abort();
-      let c = classify(err, st);
-      if (c.silent && p.replaySafe) c = { owner: 'transient', commit: 'none', why: `${c.why}, replay-safe` };
-      console.error(`${route.name} attempt ${attempts}: ${describe(err)} -> owner ${c.owner}, commit ${c.commit} (${c.why})`);
-      if (['request', 'auth', 'policy'].includes(c.owner)) return fail(`owner ${c.owner}`);
-      if (c.commit !== 'none') return fail(`commit ${c.commit}`);
-      if (c.owner === 'unknown') return fail('owner unknown, no queue');
-      const left = p.maxAttempts - attempts;
-      const timeLeft = p.sloMs - (Date.now() - (started ?? Date.now()));
-      if (left > 0 && (c.owner === 'transient' || c.owner === 'rate')) {
-        const backoff = Math.random() * Math.min(p.backoffCapMs, p.backoffBaseMs * 2 ** retriesOnRoute);
-        const wait = Math.max(c.retryAfterMs ?? 0, backoff);
-        if (timeLeft >= wait + p.expectedLatencyMs(route.name)) {
-          console.error(`retry on ${route.name} in ${Math.round(wait)} ms`);
-          retriesOnRoute += 1;
-          await sleep(wait);
-          continue;
-        }
-      }
-      if (left > 0 && idx + 1 < routes.length && timeLeft >= p.expectedLatencyMs(routes[idx + 1].name)) {
-        idx += 1;
-        retriesOnRoute = 0;
-        console.error(`fall back to ${routes[idx].name}`);
-        continue;
-      }
-      return fail(left > 0 ? 'no route or time left' : 'attempts exhausted');
-    }
+  st.onHeaders = touch;
+  try {
+    const answer = await attempt(route, {
+      signal: ctl.signal,
+      timeoutMs: p.attemptTimeoutMs,
+      fetch: timedFetch,
+      onOpen: () => { st.opened = true; touch(); },
+      onText: (t) => { st.visible += t.length; touch(); },
+    });
+    clearTimeout(timer);
+    // A library that ends a broken body quietly (a cut read as the end) returned a truncated answer.
+    if (st.bodyBroken) throw new TruncatedStream(st.visible);
+    // An answer the provider ended for its content policy (finish reason content_filter, refusal, SAFETY).
+    if (answer.filtered) throw new ContentFiltered(answer.finish_reason);
+    return { answer };
+  } catch (err) {
+    clearTimeout(timer);
+    // Hang up on the failed attempt before anything else: a library that stops reading a broken stream
+    // may leave its connection open (the AI SDK's tee'd streams do), and the provider would go on
+    // generating (and billing) an answer nobody reads.
+    ctl.abort();
+    return { err, state: st };
   }
+}
+
+// The policy's decision after a classified failure: {fail: why}, {waitMs} (retry on the same route) or
+// {} (fall back to the next route).
+function nextStep(p, run, routes, c) {
+  if (['request', 'auth', 'policy'].includes(c.owner)) return { fail: `owner ${c.owner}` };
+  if (c.commit !== 'none') return { fail: `commit ${c.commit}` };
+  if (c.owner === 'unknown') return { fail: 'owner unknown, no queue' };
+  const left = p.maxAttempts - run.attempts;
+  const timeLeft = p.sloMs - (Date.now() - (run.started ?? Date.now()));
+  const route = routes[run.idx];
+  if (left > 0 && (c.owner === 'transient' || c.owner === 'rate')) {
+    const backoff = Math.random() * Math.min(p.backoffCapMs, p.backoffBaseMs * 2 ** run.retriesOnRoute);
+    const waitMs = Math.max(c.retryAfterMs ?? 0, backoff);
+    if (timeLeft >= waitMs + p.expectedLatencyMs(route.name)) return { waitMs };
+  }
+  if (left > 0 && run.idx + 1 < routes.length && timeLeft >= p.expectedLatencyMs(routes[run.idx + 1].name)) return {};
+  return { fail: left > 0 ? 'no route or time left' : 'attempts exhausted' };
+}
+
+function failClosed(why) {
+  console.error(`fail closed: ${why}`);
+  report('fail_closed', { text: '' });
+  process.exitCode = 1;
 }
 
 // The response with its body read through a pass-through that calls onBroken when the body fails to

@@ -3,9 +3,10 @@
 //   POST /v1/chat/completions  plain or "stream": true (OpenAI chunks); upstreams of any dialect
 //   GET  /health, /stats (JSON), /metrics (Prometheus text)
 //   POST /v1/llmchaos/drain    redeliver what the stacks queued (the harness's http driver uses it)
-// Threading: one thread per connection (blocking Beast I/O). The client stacks are not thread-safe,
-// so requests run through them one at a time under one mutex: correct and simple; auth, parsing and
-// the rate limiter (thread-safe) answer without waiting for it. No Beast types in this header.
+// Threading: one thread per connection (blocking Beast I/O, gateway/src/http_server.hpp). Requests
+// overlap on a chain's client stack (it locks itself and lets go while an attempt is on the wire); auth,
+// parsing and the rate limiter (thread-safe) answer without waiting for it. What to answer is decided
+// by functions over plain data (gateway/src/admission.hpp, answers.hpp). No Beast types in this header.
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -30,7 +31,7 @@ class Gateway {
 
  private:
   struct Impl;
-  std::shared_ptr<Impl> impl_;  // shared with the connection threads
+  std::unique_ptr<Impl> impl_;  // the request logic (shared with the connection threads) and the server
 };
 
 bool is_loopback_address(const std::string& address);

@@ -35,9 +35,9 @@ struct FaultSpec {
   FaultKind kind;
   std::span<const std::string_view> params;  // step keys specific to this fault (beyond the common ones)
   FaultFn plan;
-  std::string_view summary;            // one line, for docs and `--help`
-  FaultTraits traits{};                // what the harness and explore switch on (fault_traits.hpp)
-  ErrorKind body = ErrorKind::server;  // the error body it renders (rate_limit, quota, payment, ...)
+  std::string_view summary;                  // one line, for docs and `--help`
+  FaultTraits traits{};                      // what the harness and explore switch on (fault_traits.hpp)
+  ErrorKind error_body = ErrorKind::server;  // the error body it renders (rate_limit, quota, payment, ...)
 };
 
 // Step keys every fault accepts.
