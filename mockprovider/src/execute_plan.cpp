@@ -85,7 +85,7 @@ net::awaitable<Executed> respond_stream(ClientWire& wire, const Plan& plan, bool
   const bool first_with_head =
       !plan.frames.empty() && !plan.frames[0].bytes.empty() && !(plan.first_event_ms > 0);
   bool written = false;
-  if (first_with_head)  // not `c ? co_await a : co_await b` (GCC 12's coroutine conditionals)
+  if (first_with_head)  // no co_await inside ?: (GCC 12: DEVELOPERS.md)
     written = co_await wire.write_head_and_chunk(plan.status, plan.headers, keep_alive, plan.frames[0].bytes);
   else
     written = co_await wire.write_head(plan.status, plan.headers, true, 0, keep_alive);
@@ -102,8 +102,7 @@ net::awaitable<Executed> respond_stream(ClientWire& wire, const Plan& plan, bool
 
 net::awaitable<bool> write_head_then_chunk(ClientWire& wire, int status, const HeaderList& headers,
                                            bool keep_alive, std::string_view first_chunk) {
-  // Each result in a variable: `if (!co_await a) co_return false; co_return co_await b;` is miscompiled by
-  // GCC 12 here (the second resumption lands in the frame's cold path: tests/mockprovider/test_stream_head).
+  // Each result in a variable: the other shape is miscompiled by GCC 12 here (DEVELOPERS.md).
   const bool head = co_await wire.write_head(status, headers, true, 0, keep_alive);
   if (!head) co_return false;
   const bool chunk = co_await wire.write_chunk(first_chunk);
@@ -136,7 +135,7 @@ net::awaitable<Executed> execute_plan(ClientWire& wire, const Plan& plan, bool k
       co_return out;
     }
   }
-  // Not a conditional expression: GCC 12 evaluates both co_awaits of `c ? co_await a : co_await b`.
+  // No co_await inside ?: (GCC 12: DEVELOPERS.md).
   if (plan.streamed) co_return co_await respond_stream(wire, plan, keep_alive);
   co_return co_await respond_plain(wire, plan, keep_alive);
 }

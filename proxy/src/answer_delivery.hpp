@@ -141,7 +141,6 @@ inline boost::asio::awaitable<bool> wait_latency(ClientWire& client, const Plan&
 
 // The end a plan gives its stream, once its frames are written.
 inline boost::asio::awaitable<void> finish_stream(Exchange& x, StreamEnd end) {
-  // if, not switch: GCC 12 miscompiles a co_return inside a switch of a coroutine (SIGILL).
   if (end == StreamEnd::complete) {
     if (co_await x.client.write_last_chunk())
       x.out.keep_open = x.keep_alive;
@@ -156,9 +155,8 @@ inline boost::asio::awaitable<void> finish_stream(Exchange& x, StreamEnd end) {
   co_return;
 }
 
-// GCC 12 reports the release of these coroutines' frames by Asio's frame allocator (aligned_new /
-// aligned_delete, a matched pair) as a mismatched free: a false -Wmismatched-new-delete, silenced here
-// only (not inlined, so the warning cannot move to a caller).
+// GCC 12's false -Wmismatched-new-delete on Asio's frame allocator (DEVELOPERS.md), silenced here only
+// (not inlined, so the warning cannot move to a caller).
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmismatched-new-delete"
 
@@ -194,7 +192,7 @@ class StreamWriter {
   boost::asio::awaitable<bool> frame(std::string_view bytes) {
     const double delay = first_ ? x_.plan.first_event_ms : x_.plan.inter_event_ms;
     first_ = false;
-    // No co_await inside && or ?: (GCC 12's coroutine conditionals, see mock's execute_plan.cpp).
+    // No co_await inside && or ?: (GCC 12: DEVELOPERS.md).
     if (head_pending_ && delay > 0) {
       const bool written = co_await head();
       if (!written) co_return false;
@@ -232,7 +230,7 @@ template <class Source>
 [[gnu::noinline]] boost::asio::awaitable<void> deliver_stream(Exchange& x, const AnswerHead& head,
                                                               Source& source, Dialect dialect) {
   StreamWriter out(x, head, body_came_with_head(source));
-  if (!out.head_pending()) {  // no co_await inside && (GCC 12's coroutine conditionals)
+  if (!out.head_pending()) {  // no co_await inside && (GCC 12: DEVELOPERS.md)
     const bool written = co_await out.head();
     if (!written) {
       x.out.outcome = AttemptOutcome::client_closed;

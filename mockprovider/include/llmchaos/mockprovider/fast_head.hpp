@@ -14,9 +14,9 @@
 namespace llmchaos::mock {
 
 enum class FastHead {
-  ready,      // the request is read: see FastHeadRead
-  need_more,  // no complete head yet, and it may still fit the fast path: read more
-  beast,      // let Beast's parser read this request
+  ready,               // the request is read: see FastHeadRead
+  need_more,           // no complete head yet, and it may still fit the fast path: read more
+  needs_beast_parser,  // the head is one only Beast's parser reads right: it reads the same bytes
 };
 
 struct FastHeadLimits {  // the server's (ServerOptions): past them Beast answers as it does
@@ -30,7 +30,7 @@ struct FastHeadLimits {  // the server's (ServerOptions): past them Beast answer
 inline constexpr std::size_t fast_head_fields_kept = 48;
 
 struct FastHeadRead {
-  FastHead verdict = FastHead::beast;
+  FastHead verdict = FastHead::needs_beast_parser;
   std::size_t consumed = 0;  // ready: the request's bytes (head and body) at the start of the input
   bool keep_alive = true;    // ready: no `Connection: close`
 };
