@@ -4,7 +4,7 @@
 // this pass does not fully understand (HTTP/1.0, chunked bodies, Expect, Upgrade, odd bytes, limits
 // reached, a body still coming) is left to Beast's parser, which then reads the very same bytes: so
 // every answer to an unusual request stays what Beast's path gives. A pure function over bytes, used by
-// the server's sessions (server.cpp) and checked against Beast's parser
+// the server's request reader (serving/request_reader.cpp) and checked against Beast's parser
 // (tests/mockprovider/test_fast_head.cpp).
 #include <cstddef>
 #include <string_view>
