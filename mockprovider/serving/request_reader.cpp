@@ -15,7 +15,6 @@
 namespace net = boost::asio;
 namespace beast = boost::beast;
 namespace http = beast::http;
-using tcp = net::ip::tcp;
 
 namespace llmchaos::mock {
 namespace {
