@@ -94,8 +94,6 @@ void Session::end_session() {
 
 // Per request: read, route, answer (by the answer source, at once, or the plan carried out), ledger,
 // keep or close. The read's steps are inline (request_reader.hpp says why).
-#pragma GCC diagnostic push  // GCC 12's false -Wmismatched-new-delete on Asio's frames (DEVELOPERS.md)
-#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
 net::awaitable<void> Session::run() {
   auto self = shared_from_this();
   RawRequest req;
@@ -143,7 +141,6 @@ net::awaitable<void> Session::run() {
   }
   end_session();
 }
-#pragma GCC diagnostic pop
 
 // What the reader gave instead of a request: a rejection's answer (then a short drain), the connection
 // to HTTP/2, or the end; its event counted.
