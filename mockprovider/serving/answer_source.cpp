@@ -8,7 +8,6 @@ namespace {
 
 class PlanAnswers final : public AnswerSource {
  public:
-  bool keeps_every_header() const override { return false; }
   void before_routing(RawRequest&, std::string&) const override {}
   bool answers(const Routed&) const override { return false; }
   boost::asio::awaitable<Executed> answer(ClientWire&, const RawRequest&, std::string_view, const Routed&,
@@ -20,7 +19,6 @@ class PlanAnswers final : public AnswerSource {
 class ForwardedAnswers final : public AnswerSource {
  public:
   explicit ForwardedAnswers(std::shared_ptr<Forwarder> forwarder) : forwarder_(std::move(forwarder)) {}
-  bool keeps_every_header() const override { return true; }
   // The target as it came is kept, to forward it; the router (and so the ledger) never sees a key. The
   // rest of the request is forwarded from the session's own buffers (ForwardRequest's views).
   void before_routing(RawRequest& req, std::string& kept_target) const override {

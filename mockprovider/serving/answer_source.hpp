@@ -17,8 +17,6 @@ namespace llmchaos::mock {
 class AnswerSource {
  public:
   virtual ~AnswerSource() = default;
-  // The request reader keeps every header (they are passed on), not only those the router reads.
-  virtual bool keeps_every_header() const = 0;
   // Called with each request before it is routed: the target may become what the router (and so the
   // ledger) may see; `kept_target` holds the one answer() needs (the session's buffer, reused).
   virtual void before_routing(RawRequest& req, std::string& kept_target) const = 0;

@@ -23,13 +23,13 @@ constexpr auto use_tuple = net::as_tuple(net::use_awaitable);
 
 using byte_scan::ascii_lower;
 
-// The request's headers into `req`: every one when `all` (a proxy passes them on), else only those the
-// router reads, lower-cased (the rest would cost for nothing).
-void take_headers(const http::request<http::string_body>& msg, RawRequest& req, bool all) {
+// The request's headers the router keeps (HeadersKept) into `req`, lower-cased (the rest would cost for
+// nothing).
+void take_headers(const http::request<http::string_body>& msg, RawRequest& req, const HeadersKept& kept) {
   req.headers.clear();
   for (const auto& f : msg) {
     const auto raw = f.name_string();
-    if (all) {
+    if (kept.every) {
       auto& [name, value] = req.headers.emplace_back(std::string(raw), std::string(f.value()));
       for (auto& c : name) c = ascii_lower(c);
       continue;
@@ -38,8 +38,7 @@ void take_headers(const http::request<http::string_body>& msg, RawRequest& req, 
     if (raw.size() > lower.size()) continue;  // longer than any header the router reads
     for (std::size_t i = 0; i < raw.size(); ++i) lower[i] = ascii_lower(raw[i]);
     const std::string_view name(lower.data(), raw.size());
-    if (Router::reads_header(name) || (name == "host" && Router::reads_host(msg.target())))
-      req.headers.emplace_back(std::string(name), std::string(f.value()));
+    if (kept.keeps(name, msg.target())) req.headers.emplace_back(std::string(name), std::string(f.value()));
   }
 }
 
@@ -204,7 +203,7 @@ net::awaitable<ReadResult> RequestReader::read_with_beast(RawRequest& req) {
   auto& msg = parser.get();
   req.method = std::string(msg.method_string());
   req.target = std::string(msg.target());
-  take_headers(msg, req, limits.keep_all_headers);
+  take_headers(msg, req, options_.headers_kept);
   req.body = std::move(msg.body());
   got.kind = ReadResult::Kind::request;
   got.keep_alive = msg.keep_alive();

@@ -39,7 +39,8 @@
 namespace llmchaos::mock {
 
 struct ReaderOptions {
-  FastHeadLimits limits;      // keep_all_headers: a proxy's reader keeps every header
+  FastHeadLimits limits;      // keep_all_headers: headers_kept.every
+  HeadersKept headers_kept;   // the router's (Router::headers_kept)
   double idle_ms = 30000;     // each read's deadline; 0: every request is Beast's
   bool detect_http2 = false;  // a connection's first request may be the h2c preface (protocol_detect.hpp)
 };

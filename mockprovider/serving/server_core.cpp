@@ -13,7 +13,7 @@ namespace llmchaos::mock {
 ServerCore::ServerCore(ServerOptions o)
     : options(std::move(o)),
       engine(clock, options.time_scale, options.seed),
-      router(engine, {options.admin_token, options.forwarder != nullptr}),
+      router(engine, {options.admin_token, options.forwarder != nullptr, options.forwarder != nullptr}),
       answers(options.forwarder ? make_forwarded_answers(options.forwarder) : make_plan_answers()),
       serves_http2(options.http2 && !options.forwarder) {
   engine.set_ledger_limit(options.ledger_limit);

@@ -30,7 +30,9 @@ constexpr std::size_t max_buffered_while_waiting = 64 * 1024;
 
 ReaderOptions reader_options(const ServerCore& server) {
   const auto& o = server.options;
-  return {{o.header_limit, o.max_header_count, o.body_limit, server.answers->keeps_every_header()},
+  const HeadersKept kept = server.router.headers_kept();
+  return {{o.header_limit, o.max_header_count, o.body_limit, kept.every},
+          kept,
           o.idle_timeout_ms,
           server.serves_http2};
 }

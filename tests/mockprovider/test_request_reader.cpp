@@ -92,6 +92,7 @@ TEST_CASE("request reader: pipelined requests, the second from the buffer; Conne
 TEST_CASE("request reader: a proxy's reader keeps every header") {
   auto o = options();
   o.limits.keep_all_headers = true;
+  o.headers_kept.every = true;
   ReaderWorld w(o);
   const auto got = w.read("GET /x HTTP/1.1\r\nUser-Agent: t\r\nX-Custom: 1\r\n\r\n");
   REQUIRE(got.result.kind == Kind::request);
@@ -154,4 +155,20 @@ TEST_CASE("request reader: the h2c preface on a first request is HTTP/2 when det
   const auto plain = h1.read(http2_preface);
   REQUIRE(plain.result.kind == Kind::rejected);
   CHECK(plain.result.status == 400);
+}
+
+TEST_CASE("request reader: Beast's way keeps the headers the router's HeadersKept says, Host of admin only") {
+  ReaderWorld provider(options());
+  const auto got = provider.read(
+      "POST /r/v1/x HTTP/1.1\r\nHost: h\r\nIdempotency-Key: k\r\nUser-Agent: t\r\n"
+      "Transfer-Encoding: chunked\r\n\r\n0\r\n\r\n");
+  REQUIRE(got.result.kind == Kind::request);
+  CHECK(provider.req.header("idempotency-key") == "k");
+  CHECK(provider.req.header("user-agent").empty());
+  CHECK(provider.req.header("host").empty());
+  ReaderWorld admin(options());
+  const auto admin_got =
+      admin.read("POST /__llmchaos/x HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n");
+  REQUIRE(admin_got.result.kind == Kind::request);
+  CHECK(admin.req.header("host") == "h");
 }
