@@ -6,6 +6,7 @@ function(llmchaos_target_defaults target)
   if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU" AND CMAKE_CXX_COMPILER_VERSION VERSION_LESS 13)
     # GCC 12 at -O2 reports `"literal" + std::string` inside libstdc++ as overlapping memcpy, a known
     # false positive (gcc.gnu.org/PR105329, PR105651) fixed in GCC 13; every other warning stays on.
+    # (DEVELOPERS.md, "GCC 12 and coroutines", lists every GCC 12 workaround.)
     target_compile_options(${target} PRIVATE -Wno-restrict)
   endif()
   if(LLMCHAOS_SANITIZE STREQUAL "address")

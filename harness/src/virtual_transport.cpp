@@ -1,5 +1,5 @@
 // The virtual-time transport: plays mock plans under the executor's clock and reads the answer with the
-// live transport's reader. Every branch mirrors a branch of the Beast session (mockprovider/src/server.cpp)
+// live transport's reader. Every branch mirrors a branch of the Beast session (mockprovider/serving/)
 // on one side and of the HTTP client (client/src/http_transport.cpp) on the other.
 #include "llmchaos/harness/virtual_transport.hpp"
 

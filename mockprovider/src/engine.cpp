@@ -198,13 +198,24 @@ Answer healthy_answer(const RouteScript& route, const Step& step, const ChatRequ
 }
 
 namespace {
-void store_response(Namespace& ns, const Answer& answer, std::uint64_t seq) {
+void store_response(Namespace& ns, Answer answer, std::uint64_t seq) {
   if (ns.stored.size() >= stored_limit && !ns.stored_order.empty()) {
     ns.stored.erase(ns.stored_order.front());
     ns.stored_order.pop_front();
   }
-  if (ns.stored.emplace(answer.id, Stored{answer, seq}).second) ns.stored_order.push_back(answer.id);
+  std::string id = answer.id;
+  if (ns.stored.emplace(id, Stored{std::move(answer), seq}).second) ns.stored_order.push_back(std::move(id));
 }
+
+// What a planner decided for an attempt beside its plan (returned on its own, built in place): what the
+// ledger and the stored responses keep of it. The planners only decide; Engine::Impl::record_attempt
+// writes the ledger entry and stores the response.
+struct AttemptFacts {
+  bool missing_credential = false;          // the provider refused it for want of a key
+  std::int64_t starting_after = -1;         // a retrieve's resume point
+  const Stored* resumed = nullptr;          // a retrieve of a response the mock stored
+  std::optional<Answer> response_to_store;  // a background create the provider accepted
+};
 
 // What every plan of one attempt shares; the planners vary only the step and the answer. The one place
 // a FaultInput is built, by name.
@@ -336,25 +347,21 @@ Plan forwarded_retrieve_plan(RouteState& route, const AttemptContext& at, const 
 }
 
 // A retrieve is an attempt: it takes its step, so a script can fault a resume like any attempt.
-Plan retrieve_attempt_plan(RouteState& route, Namespace& ns, const AttemptContext& at,
-                           const Retrieve& retrieve, LedgerStore::NewAttempt& e, bool answers_forwarded) {
-  e.starting_after = retrieve.starting_after;
+Plan retrieve_attempt_plan(RouteState& route, const Namespace& ns, const AttemptContext& at,
+                           const Retrieve& retrieve, const LedgerStore::NewAttempt& e, bool answers_forwarded,
+                           AttemptFacts& facts) {
+  facts.starting_after = retrieve.starting_after;
   const auto it = ns.stored.find(retrieve.id);
-  const Stored* stored = it == ns.stored.end() ? nullptr : &it->second;
+  facts.resumed = it == ns.stored.end() ? nullptr : &it->second;
   const Step& step = select_step(route, e.received_at_ms, at.time_scale);
-  if (stored) {
-    e.resume_of = stored->seq;
-    e.model = stored->answer.model;
-  }
   if (answers_forwarded) return forwarded_retrieve_plan(route, at, step, retrieve, e.seq);
-  if (!stored) return unknown_response_plan(at, retrieve.id);
-  return retrieve_plan(at, step, stored->answer, retrieve, false);
+  if (!facts.resumed) return unknown_response_plan(at, retrieve.id);
+  return retrieve_plan(at, step, facts.resumed->answer, retrieve, false);
 }
 
 // The common case: the script's next step over the healthy answer.
-Plan scripted_attempt_plan(RouteState& route, Namespace& ns, const AttemptContext& at,
-                           const ParsedRequest& parsed, const LedgerStore::NewAttempt& e,
-                           bool answers_forwarded) {
+Plan scripted_attempt_plan(RouteState& route, const AttemptContext& at, const ParsedRequest& parsed,
+                           const LedgerStore::NewAttempt& e, bool answers_forwarded, AttemptFacts& facts) {
   const Step& step = select_step(route, e.received_at_ms, at.time_scale);
   return over_healthy_answer(route, step, at, e.seq, [&](Answer& answer) {
     answer.background = e.background;
@@ -365,12 +372,12 @@ Plan scripted_attempt_plan(RouteState& route, Namespace& ns, const AttemptContex
     const bool accepted =
         (plan.action == WireAction::respond && plan.status / 100 == 2) || plan.committed_on_arrival;
     // Forwarded answers carry the upstream's ids: the forwarder reports the one it saw (note_response).
-    if (answer.background && accepted && !answers_forwarded) store_response(ns, answer, e.seq);
+    if (answer.background && accepted && !answers_forwarded) facts.response_to_store = answer;
     return plan;
   });
 }
 
-// The ledger entry of an attempt as it arrives; the planners and record_attempt fill in the rest.
+// The ledger entry of an attempt as it arrives; record_attempt fills in the rest from the plan and its facts.
 LedgerStore::NewAttempt new_ledger_entry(const RequestView& req, const ParsedRequest& parsed,
                                          const LedgerHeaders& headers, RouteState& route, std::uint64_t seq,
                                          double received_at_ms) {
@@ -452,12 +459,14 @@ struct Engine::Impl {
     if (r == n->second.routes.end()) return {nullptr, nullptr};
     return {&*n, &r->second};
   }
-  // The plan of an attempt: one planner per path (credential refused, bad request, retrieve, scripted).
-  Plan plan_attempt(const RequestView& req, RouteState& route, Namespace& ns, const AttemptContext& at,
-                    const ParsedRequest& parsed, LedgerStore::NewAttempt& e);
-  // Completes the attempt's ledger entry from its plan, counts it in flight and ledgers it.
+  // The plan of an attempt and its facts: one planner per path (credential refused, bad request,
+  // retrieve, scripted). It writes neither the ledger nor the stored responses.
+  Plan plan_attempt(const RequestView& req, RouteState& route, const Namespace& ns, const AttemptContext& at,
+                    const ParsedRequest& parsed, const LedgerStore::NewAttempt& e, AttemptFacts& facts);
+  // Records the decision: completes the attempt's ledger entry from the plan and its facts, counts it in
+  // flight, ledgers it and stores the response it accepted.
   void record_attempt(NamespaceEntry& entry, RouteState& route, std::string_view route_name,
-                      LedgerStore::NewAttempt& e, Plan& plan);
+                      LedgerStore::NewAttempt& e, Plan& plan, AttemptFacts& facts);
   void reset_locked(const std::string& ns, Namespace& n) {
     forget_pending(ns);
     for (auto& [name, r] : n.routes) r = RouteState{std::move(r.script)};
@@ -570,28 +579,36 @@ PlannedAttempt Engine::begin(const RequestView& req) {
       .body_forwarded = impl_->answers_forwarded};
   // Views: parsed, req and the stored answer outlive it.
   auto e = new_ledger_entry(req, parsed, headers, *route, seq, impl_->clock.now_ms() - ns.installed_at_ms);
-  Plan plan = impl_->plan_attempt(req, *route, ns, at, parsed, e);
-  impl_->record_attempt(*entry, *route, req.route, e, plan);
+  AttemptFacts facts;
+  Plan plan = impl_->plan_attempt(req, *route, ns, at, parsed, e, facts);
+  impl_->record_attempt(*entry, *route, req.route, e, plan, facts);
   return {seq, std::move(plan)};
 }
 
-Plan Engine::Impl::plan_attempt(const RequestView& req, RouteState& route, Namespace& ns,
+Plan Engine::Impl::plan_attempt(const RequestView& req, RouteState& route, const Namespace& ns,
                                 const AttemptContext& at, const ParsedRequest& parsed,
-                                LedgerStore::NewAttempt& e) {
+                                const LedgerStore::NewAttempt& e, AttemptFacts& facts) {
   if (route.script.require_auth.value_or(require_auth) &&
       !has_credential(at.dialect, req.headers, req.path)) {
     // The provider checks the key before anything else.
-    e.missing_credential = true;
+    facts.missing_credential = true;
     return refusal_plan(route, at, e.seq, FaultKind::auth, ErrorKind::missing_key);
   }
   if (parsed.error != RequestError::none)
     return refusal_plan(route, at, e.seq, FaultKind::bad_request, error_kind(parsed.error), parsed.detail);
-  if (parsed.retrieve) return retrieve_attempt_plan(route, ns, at, *parsed.retrieve, e, answers_forwarded);
-  return scripted_attempt_plan(route, ns, at, parsed, e, answers_forwarded);
+  if (parsed.retrieve)
+    return retrieve_attempt_plan(route, ns, at, *parsed.retrieve, e, answers_forwarded, facts);
+  return scripted_attempt_plan(route, at, parsed, e, answers_forwarded, facts);
 }
 
 void Engine::Impl::record_attempt(NamespaceEntry& entry, RouteState& route, std::string_view route_name,
-                                  LedgerStore::NewAttempt& e, Plan& plan) {
+                                  LedgerStore::NewAttempt& e, Plan& plan, AttemptFacts& facts) {
+  e.missing_credential = facts.missing_credential;
+  e.starting_after = facts.starting_after;
+  if (facts.resumed) {
+    e.resume_of = facts.resumed->seq;
+    e.model = facts.resumed->answer.model;
+  }
   e.fault = plan.fault;
   e.status = plan.status;
   e.planned_latency_ms = plan.action == WireAction::hold ? plan.hold_ms : plan.latency_ms;
@@ -612,6 +629,7 @@ void Engine::Impl::record_attempt(NamespaceEntry& entry, RouteState& route, std:
     ns.ledger.pop_front();
     ++ns.dropped;
   }
+  if (facts.response_to_store) store_response(ns, std::move(*facts.response_to_store), e.seq);
 }
 
 void Engine::finish(std::uint64_t seq, AttemptOutcome outcome, int events_sent, int status) {

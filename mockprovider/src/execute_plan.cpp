@@ -4,14 +4,12 @@
 #include <algorithm>
 #include <string_view>
 
+#include "llmchaos/mockprovider/stream_pacing.hpp"
+
 namespace net = boost::asio;
 
 namespace llmchaos::mock {
 namespace {
-
-AttemptOutcome ended_early(WaitEnd w) {
-  return w == WaitEnd::client_closed ? AttemptOutcome::client_closed : AttemptOutcome::cut;
-}
 
 // A plain answer: whole, or (end != complete) its head announcing the whole body, body_cut_at bytes of
 // it, then (stall_then_abort) silence, then the cut.
@@ -33,10 +31,7 @@ net::awaitable<Executed> respond_plain(ClientWire& wire, const Plan& plan, bool 
     written = co_await wire.write_body(
         std::string_view(plan.body.data(), std::min(plan.body_cut_at, plan.body.size())));
   }
-  if (written && plan.end == StreamEnd::stall_then_abort) {
-    if (co_await wire.wait(plan.stall_ms) == WaitEnd::client_closed)
-      out.outcome = AttemptOutcome::client_closed;
-  }
+  if (written) co_await end_stream(wire, plan.end, plan.stall_ms, keep_alive, out);
   wire.cut();
   co_return out;
 }
@@ -46,7 +41,7 @@ net::awaitable<Executed> respond_plain(ClientWire& wire, const Plan& plan, bool 
 net::awaitable<Executed> play_frames(ClientWire& wire, const Plan& plan, Executed out, bool keep_alive,
                                      std::size_t first) {
   for (std::size_t i = first; i < plan.frames.size(); ++i) {
-    const double delay = i == 0 ? plan.first_event_ms : plan.inter_event_ms;
+    const double delay = frame_delay(plan, i == 0);
     if (delay > 0) {
       const auto w = co_await wire.wait(delay);
       if (w != WaitEnd::elapsed) {
@@ -60,21 +55,7 @@ net::awaitable<Executed> play_frames(ClientWire& wire, const Plan& plan, Execute
     }
     if (plan.frames[i].content) ++out.events;
   }
-  switch (plan.end) {
-    case StreamEnd::complete:
-      if (!co_await wire.write_last_chunk()) {
-        out.outcome = AttemptOutcome::client_closed;
-        co_return out;
-      }
-      out.keep_open = keep_alive;
-      co_return out;
-    case StreamEnd::stall_then_abort:
-      out.outcome = ended_early(co_await wire.wait(plan.stall_ms));
-      break;
-    case StreamEnd::abort:
-      out.outcome = AttemptOutcome::cut;
-      break;
-  }
+  co_await end_stream(wire, plan.end, plan.stall_ms, keep_alive, out);
   if (out.outcome == AttemptOutcome::cut) wire.cut();
   co_return out;
 }
@@ -85,7 +66,7 @@ net::awaitable<Executed> respond_stream(ClientWire& wire, const Plan& plan, bool
   const bool first_with_head =
       !plan.frames.empty() && !plan.frames[0].bytes.empty() && !(plan.first_event_ms > 0);
   bool written = false;
-  if (first_with_head)  // not `c ? co_await a : co_await b` (GCC 12's coroutine conditionals)
+  if (first_with_head)  // no co_await inside ?: (GCC 12: DEVELOPERS.md)
     written = co_await wire.write_head_and_chunk(plan.status, plan.headers, keep_alive, plan.frames[0].bytes);
   else
     written = co_await wire.write_head(plan.status, plan.headers, true, 0, keep_alive);
@@ -102,8 +83,7 @@ net::awaitable<Executed> respond_stream(ClientWire& wire, const Plan& plan, bool
 
 net::awaitable<bool> write_head_then_chunk(ClientWire& wire, int status, const HeaderList& headers,
                                            bool keep_alive, std::string_view first_chunk) {
-  // Each result in a variable: `if (!co_await a) co_return false; co_return co_await b;` is miscompiled by
-  // GCC 12 here (the second resumption lands in the frame's cold path: tests/mockprovider/test_stream_head).
+  // Each result in a variable: the other shape is miscompiled by GCC 12 here (DEVELOPERS.md).
   const bool head = co_await wire.write_head(status, headers, true, 0, keep_alive);
   if (!head) co_return false;
   const bool chunk = co_await wire.write_chunk(first_chunk);
@@ -129,14 +109,9 @@ net::awaitable<Executed> execute_plan(ClientWire& wire, const Plan& plan, bool k
     case WireAction::respond:
       break;
   }
-  if (plan.latency_ms > 0) {
-    const auto w = co_await wire.wait(plan.latency_ms);
-    if (w != WaitEnd::elapsed) {
-      out.outcome = ended_early(w);
-      co_return out;
-    }
-  }
-  // Not a conditional expression: GCC 12 evaluates both co_awaits of `c ? co_await a : co_await b`.
+  const bool waited = co_await wait_latency(wire, plan, out);
+  if (!waited) co_return out;
+  // No co_await inside ?: (GCC 12: DEVELOPERS.md).
   if (plan.streamed) co_return co_await respond_stream(wire, plan, keep_alive);
   co_return co_await respond_plain(wire, plan, keep_alive);
 }

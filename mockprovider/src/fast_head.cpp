@@ -15,7 +15,7 @@ using byte_scan::ascii_lower;
 using byte_scan::iequals_lower;
 
 // What the fast path does with a request field, by its lower-cased name.
-enum class FastField { ignored, content_length, connection, beast, router, host };
+enum class FastField { ignored, content_length, connection, needs_beast_parser, router, host };
 
 // Dispatched on the name's length: a field meets at most one comparison here, not five.
 FastField fast_field(std::string_view lname) {
@@ -25,10 +25,10 @@ FastField fast_field(std::string_view lname) {
       if (lname == "host"sv) return FastField::host;  // read by the router for admin requests only
       break;
     case 6:
-      if (lname == "expect"sv) return FastField::beast;
+      if (lname == "expect"sv) return FastField::needs_beast_parser;
       break;
     case 7:
-      if (lname == "upgrade"sv) return FastField::beast;
+      if (lname == "upgrade"sv) return FastField::needs_beast_parser;
       break;
     case 10:
       if (lname == "connection"sv) return FastField::connection;
@@ -37,7 +37,7 @@ FastField fast_field(std::string_view lname) {
       if (lname == "content-length"sv) return FastField::content_length;
       break;
     case 17:
-      if (lname == "transfer-encoding"sv) return FastField::beast;
+      if (lname == "transfer-encoding"sv) return FastField::needs_beast_parser;
       break;
     default:
       break;
@@ -116,7 +116,7 @@ struct HeadFields {
   // One field by its lower-cased name; false: a field the fast path leaves to Beast.
   bool take(std::string_view lname, std::string_view value) {
     const FastField kind = fast_field(lname);
-    if (KeepAll && kind != FastField::beast && !keep(lname, value)) return false;
+    if (KeepAll && kind != FastField::needs_beast_parser && !keep(lname, value)) return false;
     switch (kind) {
       case FastField::content_length: {
         if (content_length || value.empty() || value.size() > 15) return false;
@@ -133,7 +133,7 @@ struct HeadFields {
         connection_seen = true;
         if (iequals_lower(value, "close")) close = true;
         return close || iequals_lower(value, "keep-alive");
-      case FastField::beast:
+      case FastField::needs_beast_parser:
         return false;
       case FastField::router:
         return KeepAll || keep(lname, value);
@@ -182,7 +182,7 @@ const char* read_fields(const char* p, const char* const last, const FastHeadLim
 template <bool KeepAll>
 FastHeadRead read_head_as(std::string_view in, const FastHeadLimits& opt, RawRequest& req) {
   const auto refuse = [&in]() -> FastHeadRead {
-    return {head_end(in) != std::string_view::npos || in.size() > fast_head_max ? FastHead::beast
+    return {head_end(in) != std::string_view::npos || in.size() > fast_head_max ? FastHead::needs_beast_parser
                                                                                 : FastHead::need_more};
   };
   const char* const first = in.data();
@@ -195,10 +195,11 @@ FastHeadRead read_head_as(std::string_view in, const FastHeadLimits& opt, RawReq
   if (!blank) return refuse();
 
   const auto head_len = static_cast<std::size_t>(blank + 2 - first);
-  if (head_len > fast_head_max || head_len > opt.header_limit) return {FastHead::beast};
+  if (head_len > fast_head_max || head_len > opt.header_limit) return {FastHead::needs_beast_parser};
   const std::size_t body_len = f.content_length.value_or(0);
-  if (body_len > opt.body_limit || body_len > 1024 * 1024) return {FastHead::beast};
-  if (in.size() - head_len < body_len) return {FastHead::beast};  // the body is still coming: Beast reads it
+  if (body_len > opt.body_limit || body_len > 1024 * 1024) return {FastHead::needs_beast_parser};
+  if (in.size() - head_len < body_len)
+    return {FastHead::needs_beast_parser};  // the body is still coming: Beast reads it
 
   assign_reusing(req.method, std::string_view(first, line->method_len));
   assign_reusing(req.target, line->target);

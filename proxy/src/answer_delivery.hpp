@@ -21,6 +21,7 @@
 #include "answer_head.hpp"
 #include "llmchaos/mockprovider/dialect.hpp"
 #include "llmchaos/mockprovider/forward_hook.hpp"
+#include "llmchaos/mockprovider/stream_pacing.hpp"
 #include "llmchaos/proxy/stream_edit.hpp"
 
 namespace llmchaos::proxy::detail {
@@ -130,35 +131,16 @@ inline boost::asio::awaitable<Executed> answer_error(ClientWire& client, int sta
   co_return out;
 }
 
-// The plan's latency before anything else; false when the client left (or the server stops) meanwhile.
-inline boost::asio::awaitable<bool> wait_latency(ClientWire& client, const Plan& plan, Executed& out) {
-  if (plan.latency_ms <= 0) co_return true;
-  const auto w = co_await client.wait(plan.latency_ms);
-  if (w == WaitEnd::elapsed) co_return true;
-  out.outcome = w == WaitEnd::client_closed ? AttemptOutcome::client_closed : AttemptOutcome::cut;
-  co_return false;
-}
+// The plan's latency before anything else, and each stream's end (the mock's own: stream_pacing.hpp).
+using mock::wait_latency;
 
 // The end a plan gives its stream, once its frames are written.
 inline boost::asio::awaitable<void> finish_stream(Exchange& x, StreamEnd end) {
-  // if, not switch: GCC 12 miscompiles a co_return inside a switch of a coroutine (SIGILL).
-  if (end == StreamEnd::complete) {
-    if (co_await x.client.write_last_chunk())
-      x.out.keep_open = x.keep_alive;
-    else
-      x.out.outcome = AttemptOutcome::client_closed;
-  } else if (end == StreamEnd::stall_then_abort) {
-    const WaitEnd w = co_await x.client.wait(x.plan.stall_ms);
-    x.out.outcome = w == WaitEnd::client_closed ? AttemptOutcome::client_closed : AttemptOutcome::cut;
-  } else {
-    x.out.outcome = AttemptOutcome::cut;
-  }
-  co_return;
+  return mock::end_stream(x.client, end, x.plan.stall_ms, x.keep_alive, x.out);
 }
 
-// GCC 12 reports the release of these coroutines' frames by Asio's frame allocator (aligned_new /
-// aligned_delete, a matched pair) as a mismatched free: a false -Wmismatched-new-delete, silenced here
-// only (not inlined, so the warning cannot move to a caller).
+// GCC 12's false -Wmismatched-new-delete on Asio's frame allocator (DEVELOPERS.md), silenced here only
+// (not inlined, so the warning cannot move to a caller).
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmismatched-new-delete"
 
@@ -192,9 +174,9 @@ class StreamWriter {
 
   // One frame after its delay (with the head when it is still pending); false when the client is gone.
   boost::asio::awaitable<bool> frame(std::string_view bytes) {
-    const double delay = first_ ? x_.plan.first_event_ms : x_.plan.inter_event_ms;
+    const double delay = mock::frame_delay(x_.plan, first_);
     first_ = false;
-    // No co_await inside && or ?: (GCC 12's coroutine conditionals, see mock's execute_plan.cpp).
+    // No co_await inside && or ?: (GCC 12: DEVELOPERS.md).
     if (head_pending_ && delay > 0) {
       const bool written = co_await head();
       if (!written) co_return false;
@@ -232,7 +214,7 @@ template <class Source>
 [[gnu::noinline]] boost::asio::awaitable<void> deliver_stream(Exchange& x, const AnswerHead& head,
                                                               Source& source, Dialect dialect) {
   StreamWriter out(x, head, body_came_with_head(source));
-  if (!out.head_pending()) {  // no co_await inside && (GCC 12's coroutine conditionals)
+  if (!out.head_pending()) {  // no co_await inside && (GCC 12: DEVELOPERS.md)
     const bool written = co_await out.head();
     if (!written) {
       x.out.outcome = AttemptOutcome::client_closed;

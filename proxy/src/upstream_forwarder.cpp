@@ -315,8 +315,8 @@ struct Reuse {
   bool reusable = false;
 };
 
-// GCC 12 reports the release of these coroutines' frames by Asio's frame allocator as a mismatched free:
-// a false -Wmismatched-new-delete (answer_delivery.hpp says more), silenced down to the forwarder.
+// GCC 12's false -Wmismatched-new-delete on Asio's frame allocator (DEVELOPERS.md), silenced down to the
+// forwarder.
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmismatched-new-delete"
 // One read of the upstream's answer into `buffer`, within timeout_ms: on a plain connection bounded by its

@@ -149,7 +149,7 @@ TEST_CASE(
       REQUIRE(in.find("\r\n\r\n") == std::string::npos);
       continue;
     }
-    if (fast.verdict == FastHead::beast) {
+    if (fast.verdict == FastHead::needs_beast_parser) {
       ++beast;
       continue;
     }

@@ -4,7 +4,7 @@
 // this pass does not fully understand (HTTP/1.0, chunked bodies, Expect, Upgrade, odd bytes, limits
 // reached, a body still coming) is left to Beast's parser, which then reads the very same bytes: so
 // every answer to an unusual request stays what Beast's path gives. A pure function over bytes, used by
-// the server's sessions (server.cpp) and checked against Beast's parser
+// the server's request reader (serving/request_reader.cpp) and checked against Beast's parser
 // (tests/mockprovider/test_fast_head.cpp).
 #include <cstddef>
 #include <string_view>
@@ -14,9 +14,9 @@
 namespace llmchaos::mock {
 
 enum class FastHead {
-  ready,      // the request is read: see FastHeadRead
-  need_more,  // no complete head yet, and it may still fit the fast path: read more
-  beast,      // let Beast's parser read this request
+  ready,               // the request is read: see FastHeadRead
+  need_more,           // no complete head yet, and it may still fit the fast path: read more
+  needs_beast_parser,  // the head is one only Beast's parser reads right: it reads the same bytes
 };
 
 struct FastHeadLimits {  // the server's (ServerOptions): past them Beast answers as it does
@@ -30,7 +30,7 @@ struct FastHeadLimits {  // the server's (ServerOptions): past them Beast answer
 inline constexpr std::size_t fast_head_fields_kept = 48;
 
 struct FastHeadRead {
-  FastHead verdict = FastHead::beast;
+  FastHead verdict = FastHead::needs_beast_parser;
   std::size_t consumed = 0;  // ready: the request's bytes (head and body) at the start of the input
   bool keep_alive = true;    // ready: no `Connection: close`
 };

@@ -29,7 +29,7 @@ constexpr PrefaceMatch match_http2_preface(std::string_view in) {
   return n == http2_preface.size() ? PrefaceMatch::whole : PrefaceMatch::partial;
 }
 
-// What an HTTP/2 connection uses of the server's session that found the preface (server.cpp).
+// What an HTTP/2 connection uses of the server's session that found the preface (serving/http2_host.cpp).
 class Http2Host {
  public:
   virtual ~Http2Host() = default;

@@ -34,8 +34,17 @@ struct Routed {
 };
 
 struct RouterOptions {
-  std::string admin_token;     // when set, admin requests need it
-  bool report_targets = true;  // Routed's ns, route and path are filled in (a forwarder needs them)
+  std::string admin_token;         // when set, admin requests need it
+  bool report_targets = true;      // Routed's ns, route and path are filled in (a forwarder needs them)
+  bool keep_every_header = false;  // the requests are forwarded: readers keep every header (headers_kept)
+};
+
+// Which request headers a request reader keeps, lower-cased: the router's decision (Router::headers_kept),
+// handed to the reader once, so nothing on a request's way asks the router back. Every one when the
+// requests are forwarded, else those the router reads (reads_header; Host of an admin target, reads_host).
+struct HeadersKept {
+  bool every = false;
+  bool keeps(std::string_view lower_name, std::string_view target) const;
 };
 
 // Where an admin path (below /__llmchaos/) points: an endpoint of every namespace (all) or of one, or
@@ -60,6 +69,7 @@ class Router {
   // Whether it reads the Host header of a request for `target`: only an admin request's (the session
   // API builds the base URLs it hands out from it), so provider traffic never pays for it.
   static bool reads_host(std::string_view target);
+  HeadersKept headers_kept() const { return {options_.keep_every_header}; }
   // The app's admin endpoints (nullptr: none). Set before the server starts.
   void set_extension(std::shared_ptr<AdminExtension> extension);
   // Whether `target` is an admin path of the extension: the server routes it off its I/O threads.
@@ -79,6 +89,10 @@ class Router {
   RouterOptions options_;
   std::shared_ptr<AdminExtension> extension_;
 };
+
+inline bool HeadersKept::keeps(std::string_view lower_name, std::string_view target) const {
+  return every || Router::reads_header(lower_name) || (lower_name == "host" && Router::reads_host(target));
+}
 
 // A JSON reply that is not a provider answer (admin, 404 of an unknown route).
 Plan json_plan(int status, std::string body);
