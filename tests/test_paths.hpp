@@ -24,4 +24,13 @@ inline std::string source_dir() {
 #endif
 }
 
+// How much slower than a Release build the binaries run (LLMCHAOS_TEST_SLOWDOWN, 1 to 20, default 1):
+// scripts/test-sanitizers sets it. Tests that play real time at a small time scale multiply the scale
+// (and their time bounds) by it, so a case's margins stay wider than the sanitizer's slowdown.
+inline double slowdown() {
+  const char* v = std::getenv("LLMCHAOS_TEST_SLOWDOWN");
+  const double f = v ? std::atof(v) : 1.0;
+  return f < 1 ? 1.0 : f > 20 ? 20.0 : f;
+}
+
 }  // namespace llmchaos::test_paths

@@ -255,12 +255,14 @@ TEST_CASE("ascii_lower16 lower-cases exactly A to Z, sixteen bytes at a time", "
 }
 
 // byte_scan::iequals against Beast's iequals (the plain way it replaces in the server's head checks), on
-// every pair of bytes and on names of each length.
+// every pair of bytes and on names of each length. Each byte sits in a 2-byte array: Boost 1.81's
+// iequals reads one byte past both ends once it has met a case difference (its slow loop loads the next
+// pair before it tests the count), which ASan reports on a lone stack char.
 TEST_CASE("byte_scan::iequals agrees with Beast's iequals", "[core]") {
   for (int a = 0; a < 256; ++a)
     for (int b = 0; b < 256; ++b) {
-      const char x = static_cast<char>(a), y = static_cast<char>(b);
-      REQUIRE(byte_scan::iequals({&x, 1}, {&y, 1}) == boost::beast::iequals({&x, 1}, {&y, 1}));
+      const char x[2] = {static_cast<char>(a), 0}, y[2] = {static_cast<char>(b), 0};
+      REQUIRE(byte_scan::iequals({x, 1}, {y, 1}) == boost::beast::iequals({x, 1}, {y, 1}));
     }
   for (std::string_view n : {"Content-Type", "content-type", "CONTENT-TYPE", "content-typf", "x", ""})
     for (std::string_view m : {"content-type", "Content-Type", "content-typ", "Content-TypE ", "X", ""})

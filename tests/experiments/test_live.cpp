@@ -6,6 +6,7 @@
 
 #include "llmchaos/experiments/overload_live.hpp"
 #include "llmchaos/experiments/replay_live.hpp"
+#include "test_env.hpp"
 
 using namespace llmchaos::experiments;
 
@@ -41,7 +42,8 @@ TEST_CASE("live replay through the mock agrees with the offline replay within it
   const auto trace = live_trace();
   const auto configs = policy_configs(std::vector<double>{2.0, 4.5});
   LiveReplayOptions options;
-  options.time_scale = 0.05;  // 1 s of the trace = 50 ms
+  options.time_scale =
+      0.05 * llmchaos::test::slowdown();  // 1 s of the trace = 50 ms (under a sanitizer: more)
   options.concurrency = 8;
   options.jitter_ms = 60;  // guard 1.2 s of trace time: generous for a loaded CI machine
   const auto live = replay_live(trace, configs, options);
@@ -86,11 +88,12 @@ TEST_CASE("comparing live and offline ignores requests near T and names every ot
 
 TEST_CASE("a short live overload run agrees with its simulation within the stated tolerance",
           "[experiments][live]") {
+  const double slower = llmchaos::test::slowdown();  // a sanitizer's build: the same run, slowed down alike
   OverloadSettings settings;
-  settings.capacity_per_sec = 40;  // 40/s x 50 ms = 2 model slots
-  settings.service_ms = 50;
+  settings.capacity_per_sec = 40 / slower;  // 40/s x 50 ms = 2 model slots
+  settings.service_ms = 50 * slower;
   settings.workers = 16;
-  settings.duration_ms = 1500;
+  settings.duration_ms = 1500 * slower;
   const std::vector<GateSpec> gates = {parse_gate("bounded:6"), parse_gate("admission:100")};
   const std::vector<double> loads = {2};
   const auto live = overload_live(gates, loads, settings);

@@ -24,23 +24,15 @@ test::CliOutput run_cli(const std::string& args) {
   return test::run_cli("run " + args);
 }
 
-// How much slower than a Release build the binaries run (LLMCHAOS_TEST_SLOWDOWN, 1 to 20, default 1):
-// scripts/test-sanitizers sets it for TSan, which runs the gateway some 5 to 10 times slower. The cooldown
-// cases' Retry-After decisions sit 0.5 s (scaled: 50 ms at 0.1) from the budget's edge, less than one
-// 429's delivery under TSan; the gateway's time scale and the run's time bound are multiplied by it.
-double slowdown() {
-  const char* v = std::getenv("LLMCHAOS_TEST_SLOWDOWN");
-  const double f = v ? std::atof(v) : 1;
-  return std::clamp(f, 1.0, 20.0);
-}
-
-// `llmchaos run PATHS --driver http` against a gateway started per case.
+// `llmchaos run PATHS --driver http` against a gateway started per case, at time scale 0.1 times a
+// sanitizer's slowdown: under TSan one 429 takes ~170 ms to deliver, more than the 50 ms the cooldown
+// cases leave at 0.1 (their Retry-After decisions sit 0.5 s from the budget's edge).
 std::string http_run_args(const std::string& paths, const std::string& extra = {}) {
   const auto src = test::source_dir();
   return paths + " --driver http --target 'http://127.0.0.1:{port}' --target-config '" + src +
          "/examples/gateway-case-template.toml' --target-command \"'" + test::llmchaos_bin() +
-         "' gateway --config {config} --port {port}\" --time-scale " + std::to_string(0.1 * slowdown()) +
-         " -j 2 --quiet " + extra;
+         "' gateway --config {config} --port {port}\" --time-scale " +
+         std::to_string(0.1 * test::slowdown()) + " -j 2 --quiet " + extra;
 }
 
 std::string cases(std::initializer_list<const char*> files) {
@@ -158,7 +150,7 @@ TEST_CASE("http driver: the whole catalog through the gateway, in under a minute
   // x-llmchaos-points, so no pinned point is left unobservable.
   CHECK(unknown == 0);
   CHECK(passed == total - not_run);
-  CHECK(r.seconds < 60 * slowdown());
+  CHECK(r.seconds < 60 * test::slowdown());
 }
 
 TEST_CASE("http driver: a target whose reported points match the ledger passes with its decision log",

@@ -4,5 +4,6 @@
 
 namespace llmchaos::harness::test {
 using llmchaos::test_paths::llmchaos_bin;
+using llmchaos::test_paths::slowdown;
 using llmchaos::test_paths::source_dir;
 }  // namespace llmchaos::harness::test
