@@ -59,10 +59,11 @@ function(llmchaos_add_test name)
   target_compile_definitions(${name} PRIVATE LLMCHAOS_TEST_BIN="$<TARGET_FILE:llmchaos>"
                                              LLMCHAOS_TEST_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
   # The sanitizers run the CPU-bound tests (explore, shards, every bundled case served) several times
-  # slower: explore's background test took 264 s under TSan and over 120 s under ASan's Debug build.
+  # slower: explore's background test took 264 s under TSan and over 120 s under ASan's Debug build; the
+  # catalog through the gateway at the cases' own time (LLMCHAOS_TEST_SLOWDOWN=10) some 300 s under TSan.
   set(timeout 120)
   if(LLMCHAOS_SANITIZE)
-    set(timeout 600)
+    set(timeout 900)
   endif()
   catch_discover_tests(${name} TEST_PREFIX "${name}: " WORKING_DIRECTORY ${PROJECT_SOURCE_DIR}
                        PROPERTIES TIMEOUT ${timeout})
